@@ -1,0 +1,28 @@
+// swift-tools-version:6.1
+//
+// Keyhaven benchmarks (ordo-one/benchmark). Run from this directory:
+//   swift package benchmark                      # all
+//   swift package benchmark --filter Generation  # one group
+// Peer comparisons (other tools measured in the same run) are scripts in ./scripts.
+
+import PackageDescription
+
+let package = Package(
+    name: "keyhaven-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "PasswordRulesBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PasswordRules", package: "main"),
+            ],
+            path: "Benchmarks/PasswordRulesBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ]
+)

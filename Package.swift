@@ -1,0 +1,75 @@
+// swift-tools-version:6.2
+//
+// Keyhaven: open, self-hostable account security (password audit, one-tap upgrades,
+// Sign in with Keyhaven). See README.md and docs/.
+
+import PackageDescription
+
+/// One set of Swift settings for every target, tests included (see README "Code style").
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .treatAllWarnings(as: .error),
+]
+
+// MARK: - Dependencies
+
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+
+// MARK: - Targets
+
+let package = Package(
+    name: "keyhaven",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "keyhaven", targets: ["keyhaven"]),
+        .library(name: "PasswordRules", targets: ["PasswordRules"]),
+        .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    ],
+    targets: [
+        // Apple's password-rules language: parse, canonicalize, validate, generate; quirks data.
+        .target(
+            name: "PasswordRules",
+            exclude: ["Resources"],
+            swiftSettings: swiftSettings
+        ),
+        // Test support shipped to users: seeded randomness, fixed clocks, fixtures.
+        .target(
+            name: "KeyhavenTesting",
+            swiftSettings: swiftSettings
+        ),
+        // The commands of `keyhaven`, as a library so tests can drive them in-process.
+        .target(
+            name: "KeyhavenCLI",
+            dependencies: [
+                "PasswordRules",
+                argumentParser,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The `keyhaven` executable: only `main.swift`.
+        .executableTarget(
+            name: "keyhaven",
+            dependencies: ["KeyhavenCLI", argumentParser],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Tests
+        .testTarget(
+            name: "PasswordRulesTests",
+            dependencies: ["PasswordRules", "KeyhavenTesting"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyhavenCLITests",
+            dependencies: ["KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

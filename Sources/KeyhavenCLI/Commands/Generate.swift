@@ -1,0 +1,119 @@
+import ArgumentParser
+import PasswordRules
+
+extension Keyhaven {
+    struct Generate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Generate strong passwords.",
+            discussion: """
+                Without options, passwords use Apple's format: 20 characters like hupvEw-fodne1-qabjyg \
+                (consonant–vowel syllables, one upper-case letter, one digit; about 71 bits).
+
+                --rules takes a password-rules string (Apple's language, as in the HTML passwordrules \
+                attribute); --domain uses the per-site rules Apple publishes for that domain, if any. \
+                Apple's format is kept whenever the rules allow it; otherwise characters are drawn \
+                uniformly from what the rules allow, at the longest length they allow up to 20 \
+                (longer for small alphabets).
+                """
+        )
+
+        @Option(name: .long, help: ArgumentHelp("Password rules to satisfy.", valueName: "rules"))
+        var rules: String?
+
+        @Option(
+            name: .long,
+            help: ArgumentHelp("Use the published password rules of this domain.", valueName: "domain")
+        )
+        var domain: String?
+
+        @Option(name: [.customShort("n"), .long], help: "How many passwords to print.")
+        var count: Int = 1
+
+        @Flag(name: .long, help: "Print one JSON object with the passwords, the rules used and the style.")
+        var json = false
+
+        func validate() throws {
+            if rules != nil && domain != nil {
+                throw ValidationError("use either --rules or --domain, not both")
+            }
+            if count < 1 {
+                throw ValidationError("--count must be at least 1")
+            }
+        }
+
+        struct Report: Encodable {
+            var passwords: [String]
+            var rules: String?
+            var source: String
+            var style: String
+            var bits: Double
+        }
+
+        func run() throws {
+            var source = "default"
+            var ruleSet: PasswordRules?
+            var ruleText: String?
+            if let rules {
+                let parsed = PasswordRules.parse(rules)
+                for diagnostic in parsed.diagnostics(atLeast: .warning) {
+                    Output.error("keyhaven: warning: rules: \(diagnostic)")
+                }
+                ruleSet = parsed.rules
+                ruleText = rules
+                source = "rules"
+            } else if let domain {
+                if let quirk = PasswordRulesQuirks.shared.rules(forDomain: domain) {
+                    ruleSet = quirk.rules
+                    ruleText = quirk.ruleText
+                    source = "quirk:\(quirk.domain)"
+                } else {
+                    Output.error("keyhaven: note: no published password rules for \(domain); using the default format")
+                }
+            }
+
+            let generator: PasswordGenerator
+            do {
+                generator =
+                    try ruleSet.map { (rules) throws(PasswordGenerationError) in
+                        try PasswordGenerator(rules: rules)
+                    } ?? PasswordGenerator()
+            } catch {
+                throw Output.failure("these rules cannot be met: \(error.reason)")
+            }
+            var passwords: [String] = []
+            passwords.reserveCapacity(json ? count : 0)
+            for _ in 0..<count {
+                let password: String
+                do {
+                    password = try generator.generate()
+                } catch {
+                    throw Output.failure(error.reason)
+                }
+                if json {
+                    passwords.append(password)
+                } else {
+                    print(password)
+                }
+            }
+            if json {
+                let style: String
+                switch generator.style {
+                case .appleFormat(let dashes): style = dashes ? "apple" : "apple-without-dashes"
+                case .random: style = "random"
+                }
+                let canonical = ruleText.map(PasswordRules.canonical)
+                print(
+                    try Output.jsonLine(
+                        Report(
+                            passwords: passwords,
+                            rules: canonical,
+                            source: source,
+                            style: style,
+                            bits: (generator.estimatedBits * 10).rounded() / 10
+                        )
+                    )
+                )
+            }
+        }
+    }
+}

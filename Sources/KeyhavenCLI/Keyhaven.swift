@@ -1,0 +1,25 @@
+public import ArgumentParser
+
+/// The `keyhaven` command: account security for everyone.
+@available(macOS 10.15, macCatalyst 13, iOS 13, tvOS 13, watchOS 6, *)
+public struct Keyhaven: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "keyhaven",
+        abstract: "Account security you can host yourself: audit, generate and upgrade passwords.",
+        discussion: """
+            Keyhaven finds reused, easily guessed and breached passwords and fixes them: a new strong \
+            password, or a switch to "Sign in with Keyhaven", wherever the service supports it.
+            """,
+        version: KeyhavenVersion.current,
+        groupedSubcommands: [
+            CommandGroup(name: "Passwords", subcommands: [Generate.self, Rules.self])
+        ]
+    )
+
+    public init() {}
+}
+
+/// The version printed by `keyhaven --version`.
+public enum KeyhavenVersion {
+    public static let current = "0.1.0"
+}

@@ -1,0 +1,88 @@
+public import Foundation
+
+/// Runs the built `keyhaven` executable (or another program) and captures its output, for end-to-end
+/// tests of the command line.
+public struct CommandRunner: Sendable {
+    /// What a finished command printed and returned.
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+        /// `stdout` split into lines, without the final empty line.
+        public var lines: [String] {
+            var lines = stdout.components(separatedBy: "\n")
+            if lines.last == "" { lines.removeLast() }
+            return lines
+        }
+    }
+
+    public var executable: URL
+    public var environment: [String: String]
+
+    public init(executable: URL, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.executable = executable
+        self.environment = environment
+    }
+
+    /// The `keyhaven` binary built next to the running test bundle (or `$KEYHAVEN_BINARY`).
+    public static func keyhaven(environment: [String: String] = ProcessInfo.processInfo.environment) -> CommandRunner {
+        if let path = environment["KEYHAVEN_BINARY"] {
+            return CommandRunner(executable: URL(fileURLWithPath: path), environment: environment)
+        }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        // macOS runs tests from inside an .xctest bundle.
+        while directory.pathExtension == "xctest" || directory.lastPathComponent == "MacOS"
+            || directory.lastPathComponent == "Contents"
+        {
+            directory.deleteLastPathComponent()
+        }
+        return CommandRunner(executable: directory.appendingPathComponent("keyhaven"), environment: environment)
+    }
+
+    /// Runs the command with `arguments`, feeding `stdin`, and waits for it to exit.
+    public func run(
+        _ arguments: [String],
+        stdin: String = "",
+        extraEnvironment: [String: String] = [:]
+    ) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment.merging(extraEnvironment) { $1 }
+        let input = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Read both pipes concurrently so a chatty command cannot fill one and block.
+        let stdoutData = LockedData()
+        let stderrData = LockedData()
+        let group = DispatchGroup()
+        for (pipe, sink) in [(output, stdoutData), (errors, stderrData)] {
+            group.enter()
+            DispatchQueue.global().async {
+                sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
+                group.leave()
+            }
+        }
+        input.fileHandleForWriting.write(Data(stdin.utf8))
+        try input.fileHandleForWriting.close()
+        group.wait()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: stdoutData.get(), as: UTF8.self),
+            stderr: String(decoding: stderrData.get(), as: UTF8.self)
+        )
+    }
+}
+
+private final class LockedData: @unchecked Sendable {
+    // Guarded by `lock`.
+    private var data = Data()
+    private let lock = NSLock()
+    func set(_ value: Data) { lock.withLock { data = value } }
+    func get() -> Data { lock.withLock { data } }
+}

@@ -1,0 +1,33 @@
+/// Why no password can be generated for a set of rules.
+///
+/// A struct with an opaque ``Code`` so new cases never break callers; compare errors by code.
+public struct PasswordGenerationError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// `minlength` is greater than `maxlength`.
+        public static let minLengthExceedsMaxLength = Code("min-length-exceeds-max-length")
+        /// A `required` line has no character the password may contain.
+        public static let requiredNotAllowed = Code("required-not-allowed")
+        /// More `required` lines than `maxlength` characters.
+        public static let tooManyRequiredLines = Code("too-many-required-lines")
+        /// The repeat / sequence limits cannot be met with the allowed characters at this length.
+        public static let limitsUnsatisfiable = Code("limits-unsatisfiable")
+    }
+
+    public var code: Code
+    /// What is impossible and how the rules could be changed. Never contains a password.
+    public var reason: String
+
+    public init(code: Code, reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    public var description: String { "PasswordGenerationError.\(code): \(reason)" }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Soundness checks that CI runs before the tests:
+#   - Swift sources are formatted (swift format lint --strict with .swift-format);
+#   - generated sources are up to date with the data they embed;
+#   - nothing that must not be committed is tracked (.build, Package.resolved);
+#   - no source file reads ../shared at run time (the product ships its own copies).
+# Usage: scripts/soundness.sh [--fix]   (--fix formats in place first)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+swift_files() {
+    git ls-files --cached --others --exclude-standard -- '*.swift' | grep -v '\.generated\.swift$' | while read -r f; do
+        [ -f "$f" ] && echo "$f"
+    done
+}
+
+status=0
+if [ "${1:-}" = "--fix" ]; then
+    swift_files | xargs swift format format --in-place --parallel
+fi
+
+echo "== swift format lint"
+if ! swift_files | xargs swift format lint --strict --parallel; then
+    echo "formatting differs: run scripts/soundness.sh --fix" >&2
+    status=1
+fi
+
+echo "== generated sources"
+python3 scripts/embed-resources.py --check || status=1
+
+echo "== tracked files"
+if git ls-files | grep -qE '(^|/)\.build[^/]*/|Package\.resolved$'; then
+    echo "a build folder or Package.resolved is tracked" >&2
+    status=1
+fi
+
+echo "== no run-time reads of ../shared"
+if git grep -nE '\.\./shared' -- 'Sources/*' ; then
+    echo "Sources must not refer to ../shared: copy the data into the repository" >&2
+    status=1
+fi
+
+[ $status -eq 0 ] && echo "soundness: ok"
+exit $status
