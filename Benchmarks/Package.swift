@@ -5,7 +5,12 @@
 //   swift package benchmark --filter Generation  # one group
 // Peer comparisons (other tools measured in the same run) are scripts in ./scripts.
 
+import Foundation
 import PackageDescription
+
+/// SwiftPM names a path dependency after its folder, so the main package's identity is whatever the
+/// checkout folder is called.
+let keyhaven = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 let package = Package(
     name: "keyhaven-benchmarks",
@@ -19,7 +24,7 @@ let package = Package(
             name: "PasswordRulesBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "PasswordRules", package: "main"),
+                .product(name: "PasswordRules", package: keyhaven),
             ],
             path: "Benchmarks/PasswordRulesBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
