@@ -26,6 +26,7 @@ let package = Package(
     products: [
         .executable(name: "keyhaven", targets: ["keyhaven"]),
         .library(name: "PasswordRules", targets: ["PasswordRules"]),
+        .library(name: "PasswordStrength", targets: ["PasswordStrength"]),
         .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
     ],
     dependencies: [
@@ -35,6 +36,12 @@ let package = Package(
         // Apple's password-rules language: parse, canonicalize, validate, generate; quirks data.
         .target(
             name: "PasswordRules",
+            exclude: ["Resources"],
+            swiftSettings: swiftSettings
+        ),
+        // zxcvbn-exact strength estimation; frequency lists and keyboard graphs compiled in.
+        .target(
+            name: "PasswordStrength",
             exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
@@ -48,6 +55,7 @@ let package = Package(
             name: "KeyhavenCLI",
             dependencies: [
                 "PasswordRules",
+                "PasswordStrength",
                 argumentParser,
             ],
             swiftSettings: swiftSettings
@@ -63,6 +71,12 @@ let package = Package(
         .testTarget(
             name: "PasswordRulesTests",
             dependencies: ["PasswordRules", "KeyhavenTesting"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PasswordStrengthTests",
+            dependencies: ["PasswordStrength", "KeyhavenTesting"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

@@ -22,6 +22,25 @@ EMBEDDED = [
         "Sources/PasswordRules/Quirks/EmbeddedQuirks.generated.swift",
         "embeddedPasswordRulesJSON",
     ),
+    (
+        "Sources/PasswordStrength/Resources/adjacency_graphs.json",
+        "Sources/PasswordStrength/Data/EmbeddedAdjacencyGraphs.generated.swift",
+        "embeddedAdjacencyGraphsJSON",
+    ),
+] + [
+    (
+        f"Sources/PasswordStrength/Resources/frequency_lists/{name}.txt",
+        f"Sources/PasswordStrength/Data/EmbeddedFrequencyList+{camel}.generated.swift",
+        f"embeddedFrequencyList{camel}",
+    )
+    for name, camel in [
+        ("passwords", "Passwords"),
+        ("english_wikipedia", "EnglishWikipedia"),
+        ("female_names", "FemaleNames"),
+        ("surnames", "Surnames"),
+        ("us_tv_and_film", "USTVAndFilm"),
+        ("male_names", "MaleNames"),
+    ]
 ]
 
 
