@@ -28,6 +28,15 @@ let package = Package(
             ],
             path: "Benchmarks/PasswordRulesBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "PasswordStrengthBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PasswordStrength", package: keyhaven),
+            ],
+            path: "Benchmarks/PasswordStrengthBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

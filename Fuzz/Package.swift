@@ -20,6 +20,11 @@ let package = Package(
             name: "FuzzPasswordRules",
             dependencies: [.product(name: "PasswordRules", package: keyhaven)],
             swiftSettings: [.swiftLanguageMode(.v6)]
-        )
+        ),
+        .executableTarget(
+            name: "FuzzPasswordStrength",
+            dependencies: [.product(name: "PasswordStrength", package: keyhaven)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )

@@ -22,6 +22,14 @@ for i, v in enumerate(rules.values()):
     (out / f"quirk-{i}").write_text(v["password-rules"], encoding="utf-8")
 PY
     ;;
+FuzzPasswordStrength)
+    python3 -c "
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+for i, e in enumerate(json.load(open('Tests/PasswordStrengthTests/Fixtures/zxcvbn-reference-smoke.json'))['entries']):
+    (out / f'smoke-{i}').write_text(e['password'], encoding='utf-8')
+" "$corpus"
+    ;;
 esac
 
 swift build --package-path Fuzz --scratch-path Fuzz/.build -c debug --product "$target" \

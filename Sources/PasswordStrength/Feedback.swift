@@ -36,7 +36,11 @@ extension StrengthFeedback {
         return feedback
     }
 
-    private static func matchFeedback(_ match: Match, isSoleMatch: Bool, password: [Unicode.Scalar]) -> StrengthFeedback? {
+    private static func matchFeedback(
+        _ match: Match,
+        isSoleMatch: Bool,
+        password: [Unicode.Scalar]
+    ) -> StrengthFeedback? {
         switch match.kind {
         case .dictionary:
             return dictionaryFeedback(match, isSoleMatch: isSoleMatch, password: password)
@@ -73,7 +77,11 @@ extension StrengthFeedback {
         }
     }
 
-    private static func dictionaryFeedback(_ match: Match, isSoleMatch: Bool, password: [Unicode.Scalar]) -> StrengthFeedback {
+    private static func dictionaryFeedback(
+        _ match: Match,
+        isSoleMatch: Bool,
+        password: [Unicode.Scalar]
+    ) -> StrengthFeedback {
         var warning = ""
         switch RankedDictionary.names[Int(match.dictionary)] {
         case "passwords":

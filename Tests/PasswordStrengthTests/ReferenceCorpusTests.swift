@@ -92,7 +92,8 @@ struct ReferenceCorpusTests {
         let smoke = try Fixtures.decode(Smoke.self, "zxcvbn-reference-smoke.json")
         var same = 0
         for entry in smoke.entries {
-            let times = StrengthEstimator.shared.estimate(entry.password, userInputs: entry.user_inputs ?? []).crackTimes
+            let times = StrengthEstimator.shared.estimate(entry.password, userInputs: entry.user_inputs ?? [])
+                .crackTimes
             let ours = [
                 "online_throttling_100_per_hour": times.onlineThrottling100PerHour.display,
                 "online_no_throttling_10_per_second": times.onlineNoThrottling10PerSecond.display,

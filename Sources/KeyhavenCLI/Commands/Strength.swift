@@ -20,7 +20,9 @@ extension Keyhaven {
                 """
         )
 
-        @Argument(help: ArgumentHelp("The password, or - to read passwords from standard input.", valueName: "password"))
+        @Argument(
+            help: ArgumentHelp("The password, or - to read passwords from standard input.", valueName: "password")
+        )
         var password: String
 
         @Option(
@@ -61,11 +63,17 @@ extension Keyhaven {
                 print(try Output.jsonLine(StrengthReport(estimate)))
                 return
             }
-            let labels = ["too guessable", "very guessable", "somewhat guessable", "safely unguessable", "very unguessable"]
+            let labels = [
+                "too guessable", "very guessable", "somewhat guessable", "safely unguessable", "very unguessable",
+            ]
             print("score: \(estimate.score)/4 (\(labels[estimate.score]))")
-            print("guesses: \(String(format: "%.3g", estimate.guesses)) (10^\(String(format: "%.2f", estimate.guessesLog10)))")
-            print("crack time: \(estimate.crackTimes.offlineSlowHashing1e4PerSecond.display) offline with a slow hash, "
-                + "\(estimate.crackTimes.onlineThrottling100PerHour.display) online (throttled)")
+            print(
+                "guesses: \(String(format: "%.3g", estimate.guesses)) (10^\(String(format: "%.2f", estimate.guessesLog10)))"
+            )
+            print(
+                "crack time: \(estimate.crackTimes.offlineSlowHashing1e4PerSecond.display) offline with a slow hash, "
+                    + "\(estimate.crackTimes.onlineThrottling100PerHour.display) online (throttled)"
+            )
             if !estimate.feedback.warning.isEmpty {
                 print("warning: \(estimate.feedback.warning)")
             }

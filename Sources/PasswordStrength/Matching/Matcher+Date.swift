@@ -101,7 +101,8 @@ extension Matcher {
             return index > start ? token[start..<index] : nil
         }
         func isSeparator(_ scalar: Unicode.Scalar) -> Bool {
-            PythonText.isSpace(scalar) || scalar == "/" || scalar == "\\" || scalar == "_" || scalar == "." || scalar == "-"
+            PythonText.isSpace(scalar) || scalar == "/" || scalar == "\\" || scalar == "_" || scalar == "."
+                || scalar == "-"
         }
         // The first group is greedy `\d{1,4}`; backtracking cannot help because a separator is not a
         // digit, so the greedy reading is the only one.

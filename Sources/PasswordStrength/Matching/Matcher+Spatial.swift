@@ -1,6 +1,8 @@
 extension Matcher {
     /// Characters typed with shift on qwerty and dvorak (`SHIFTED_RX`).
-    static let shiftedCharacters: Set<Unicode.Scalar> = Set(#"~!@#$%^&*()_+QWERTYUIOP{}|ASDFGHJKL:"ZXCVBNM<>?"#.unicodeScalars)
+    static let shiftedCharacters: Set<Unicode.Scalar> = Set(
+        #"~!@#$%^&*()_+QWERTYUIOP{}|ASDFGHJKL:"ZXCVBNM<>?"#.unicodeScalars
+    )
 
     /// `spatial_match`: runs of adjacent keys (`qwerty`, `zxcvbn`, `7896`) on each keyboard.
     func spatialMatches(_ password: [Unicode.Scalar], into matches: inout [Match]) {
