@@ -17,6 +17,9 @@ let swiftSettings: [SwiftSetting] = [
 // MARK: - Dependencies
 
 let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
 
 // MARK: - Targets
 
@@ -27,10 +30,13 @@ let package = Package(
         .executable(name: "keyhaven", targets: ["keyhaven"]),
         .library(name: "PasswordRules", targets: ["PasswordRules"]),
         .library(name: "PasswordStrength", targets: ["PasswordStrength"]),
+        .library(name: "Vault", targets: ["Vault"]),
         .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // Apple's password-rules language: parse, canonicalize, validate, generate; quirks data.
@@ -45,9 +51,16 @@ let package = Package(
             exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
+        // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
+        .target(
+            name: "Vault",
+            dependencies: [grdb, crypto, cryptoExtras],
+            swiftSettings: swiftSettings
+        ),
         // Test support shipped to users: seeded randomness, fixed clocks, fixtures.
         .target(
             name: "KeyhavenTesting",
+            dependencies: ["Vault"],
             swiftSettings: swiftSettings
         ),
         // The commands of `keyhaven`, as a library so tests can drive them in-process.
@@ -56,6 +69,7 @@ let package = Package(
             dependencies: [
                 "PasswordRules",
                 "PasswordStrength",
+                "Vault",
                 argumentParser,
             ],
             swiftSettings: swiftSettings
@@ -81,8 +95,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "VaultTests",
+            dependencies: ["Vault", "KeyhavenTesting", grdb],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KeyhavenCLITests",
-            dependencies: ["KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules"],
+            dependencies: ["KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules", "Vault"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -12,9 +12,22 @@ public struct Keyhaven: AsyncParsableCommand {
             """,
         version: KeyhavenVersion.current,
         groupedSubcommands: [
-            CommandGroup(name: "Passwords", subcommands: [Generate.self, Rules.self, Strength.self])
+            CommandGroup(name: "Passwords", subcommands: [Generate.self, Rules.self, Strength.self]),
+            CommandGroup(
+                name: "Vault",
+                subcommands: [
+                    Init.self, Add.self, List.self, Show.self, Search.self, Edit.self, Remove.self, Restore.self,
+                    Import.self, Export.self, ChangeMasterPassword.self,
+                ]
+            ),
         ]
     )
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The vault file for vault commands (see `keyhaven help init`).", valueName: "path")
+    )
+    var vault: String?
 
     public init() {}
 }

@@ -1,9 +1,7 @@
 import ArgumentParser
 import KeyhavenCLI
 
-/// The entry point. The command tree lives in `KeyhavenCLI` (so tests can parse and run it in-process);
-/// `@main` must sit on an `AsyncParsableCommand` in the executable for async subcommands to run.
+/// The entry point: the command tree lives in `KeyhavenCLI` (so tests can parse it in-process); the
+/// executable only marks its root as `@main`.
 @main
-struct KeyhavenMain: AsyncParsableCommand {
-    static let configuration = Keyhaven.configuration
-}
+extension Keyhaven {}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Vault
 
 /// Terminal output helpers shared by the commands.
 enum Output {
@@ -14,10 +15,27 @@ enum Output {
         return ExitCode(exitCode)
     }
 
+    /// Reports a vault error and returns the exit code: 2 for a wrong master password, else 1.
+    static func vaultFailure(_ error: any Error) -> ExitCode {
+        guard let error = error as? VaultError else {
+            return failure("\(error)")
+        }
+        return failure(error.message, exitCode: error.code == .wrongPassword ? 2 : 1)
+    }
+
+    /// Pretty-printed JSON with sorted keys.
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
     /// One JSON document on one line (keys sorted, slashes unescaped).
     static func jsonLine(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 

@@ -1,0 +1,394 @@
+import ArgumentParser
+import Foundation
+import PasswordRules
+import Vault
+
+/// A vault subcommand: options, the global `--vault`, and opening.
+protocol VaultCommand: ParsableCommand {
+    var options: VaultOptions { get }
+    var root: Keyhaven { get }
+}
+
+extension VaultCommand {
+    var vaultURL: URL { options.url(global: root.vault) }
+    func openVault() throws -> Vault { try options.open(global: root.vault) }
+
+    /// Runs `body`, reporting vault errors with their exit code.
+    func reporting<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            throw Output.vaultFailure(error)
+        }
+    }
+}
+
+/// The JSON shape of a credential in `list --json` and friends (no secrets unless revealed).
+struct CredentialSummary: Encodable {
+    var id: String
+    var title: String
+    var services: [String]
+    var user: String
+    var folder: String?
+    var hasPassword: Bool
+    var hasTOTP: Bool
+    var signIn: String?
+    var created: Date
+    var modified: Date
+    var deleted: Date?
+    var password: String?
+    var notes: String?
+    var totp: String?
+    var history: [HistoryItem]?
+
+    struct HistoryItem: Encodable {
+        var replaced: Date
+        var password: String?
+    }
+
+    init(_ credential: Credential, reveal: Bool = false, history: [PasswordHistoryEntry]? = nil) {
+        id = credential.id.rawValue
+        title = credential.content.displayTitle
+        services = credential.services.map(\.identifier)
+        user = credential.user
+        folder = credential.folder
+        hasPassword = credential.password != nil
+        hasTOTP = credential.totp != nil
+        signIn = credential.signIn.map { "\($0.issuer) (\($0.subject))" }
+        created = credential.created
+        modified = credential.modified
+        deleted = credential.deleted
+        if reveal {
+            password = credential.password
+            notes = credential.notes
+            totp = credential.totp
+        }
+        self.history = history?.map { HistoryItem(replaced: $0.replaced, password: reveal ? $0.password : nil) }
+    }
+}
+
+enum Table {
+    /// A plain text table of credentials.
+    static func print(_ credentials: [Credential]) {
+        guard !credentials.isEmpty else {
+            Swift.print("(no credentials)")
+            return
+        }
+        let rows = credentials.map { credential in
+            [
+                credential.id.short, credential.content.displayTitle, credential.user,
+                credential.services.first?.identifier ?? "", credential.folder ?? "",
+            ]
+        }
+        let header = ["ID", "TITLE", "USER", "SERVICE", "FOLDER"]
+        var widths = header.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() {
+                widths[index] = min(max(widths[index], cell.count), 40)
+            }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                let clipped = cell.count > widths[index] ? String(cell.prefix(widths[index] - 1)) + "…" : cell
+                return clipped.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+        }
+        Swift.print(line(header))
+        for row in rows { Swift.print(line(row)) }
+    }
+}
+
+extension Keyhaven {
+    struct Init: VaultCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an encrypted vault.",
+            discussion: """
+                The vault is an SQLite file in which every secret (password, user name, URL, note, TOTP \
+                secret) is sealed with AES-256-GCM under a random vault key; the vault key is wrapped \
+                by a key derived from your master password with scrypt, calibrated on this machine \
+                (at least N=2^17, r=8, p=1). Keyhaven never overwrites an existing file.
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+
+        @Option(
+            name: .customLong("scrypt-log-n"),
+            help: ArgumentHelp(
+                "Use N = 2^n instead of calibrating. Below 17 is weaker than Keyhaven's floor (tests only).",
+                valueName: "n"
+            )
+        )
+        var scryptLogN: Int?
+
+        func run() throws {
+            let url = vaultURL
+            if FileManager.default.fileExists(atPath: url.path) {
+                throw Output.failure("\(url.path) already exists; Keyhaven never overwrites a file")
+            }
+            let password = try options.masterPassword(confirm: true)
+            if let scryptLogN, !(10...22).contains(scryptLogN) {
+                throw ValidationError("--scrypt-log-n must be between 10 and 22")
+            }
+            if let scryptLogN, scryptLogN < KDFParameters.minimumLogN {
+                Output.error("keyhaven: warning: N=2^\(scryptLogN) is below Keyhaven's minimum of 2^17")
+            }
+            let kdf = scryptLogN.map { KDFParameters.random(logN: $0) } ?? .calibrated()
+            let vault = try reporting { try Vault.create(at: url, masterPassword: password, kdf: kdf) }
+            try? vault.close()
+            print("Created vault \(url.path) (scrypt N=2^\(kdf.logN), r=\(kdf.r), p=\(kdf.p)).")
+        }
+    }
+
+    struct Add: VaultCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a credential.",
+            discussion: """
+                Without --password, Keyhaven asks for one on the terminal, or generates a strong one \
+                (following the site's published password rules) when there is no terminal or with \
+                --generate, and prints it.
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+
+        @Option(name: .long, help: ArgumentHelp("A domain or URL; repeat for several.", valueName: "service"))
+        var service: [String] = []
+        @Option(name: .long, help: "The user name or e-mail.") var user: String = ""
+        @Option(name: .long, help: "The password (visible to other local users while the command runs).")
+        var password: String?
+        @Flag(name: .long, help: "Generate a strong password.") var generate = false
+        @Option(name: .long, help: "A title (default: the first service).") var title: String = ""
+        @Option(name: .long, help: "Notes.") var notes: String = ""
+        @Option(name: .long, help: "A TOTP secret (base32) or otpauth:// URI.") var totp: String?
+        @Option(name: .long, help: "A folder path such as Work/VPN.") var folder: String?
+        @Flag(name: .long, help: "Print the new credential as JSON.") var json = false
+
+        func validate() throws {
+            if service.isEmpty {
+                throw ValidationError("give at least one --service (a domain or URL)")
+            }
+            if password != nil && generate {
+                throw ValidationError("use either --password or --generate")
+            }
+        }
+
+        func run() throws {
+            let vault = try openVault()
+            var secret = password
+            var generated = false
+            if secret == nil && !generate && isatty(0) == 1 && !options.passwordStdin {
+                secret = try? Terminal.askSecret("Password for \(service[0]) (empty to generate): ")
+            }
+            if secret == nil || secret == "" {
+                let rules = service.lazy.compactMap { PasswordRulesQuirks.shared.rules(forDomain: $0)?.rules }.first
+                secret = try (rules.map { try PasswordGenerator(rules: $0) } ?? PasswordGenerator()).generate()
+                generated = true
+            }
+            let content = CredentialContent(
+                title: title,
+                services: service.map(ServiceIdentifier.init),
+                user: user,
+                password: secret,
+                notes: notes,
+                totp: totp,
+                folder: folder
+            )
+            let id = try reporting { try vault.add(content) }
+            if json {
+                print(try Output.json(CredentialSummary(try reporting { try vault.credential(id) })))
+            } else {
+                print("Added \(id.short) (\(content.displayTitle)).")
+                if generated { print("Generated password: \(secret ?? "")") }
+            }
+        }
+    }
+
+    struct List: VaultCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List credentials (never their passwords).",
+            discussion: "--json prints an array of objects with id, title, services, user, folder and dates."
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Flag(name: .long, help: "Print JSON.") var json = false
+        @Flag(name: .long, help: "List recently deleted credentials instead.") var deleted = false
+
+        func run() throws {
+            let vault = try openVault()
+            let listing = try reporting { try vault.list(onlyDeleted: deleted) }
+            if json {
+                print(try Output.json(listing.credentials.map { CredentialSummary($0) }))
+            } else {
+                Table.print(listing.credentials)
+            }
+            for failure in listing.failures {
+                Output.error("keyhaven: error: \(failure.message)")
+            }
+            if !listing.failures.isEmpty { throw ExitCode(1) }
+        }
+    }
+
+    struct Show: VaultCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one credential and its password history.",
+            discussion: "The id may be abbreviated (at least 4 characters). Secrets stay hidden without --reveal."
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Argument(help: "The credential id (or its first characters).") var id: String
+        @Flag(name: .long, help: "Show the password, notes, TOTP secret and old passwords.") var reveal = false
+        @Flag(name: .long, help: "Print JSON.") var json = false
+
+        func run() throws {
+            let vault = try openVault()
+            let (credential, history) = try reporting {
+                let resolved = try vault.resolve(id)
+                return (try vault.credential(resolved), try vault.history(resolved))
+            }
+            if json {
+                print(try Output.json(CredentialSummary(credential, reveal: reveal, history: history)))
+                return
+            }
+            let hidden = "••••••••"
+            print("id:        \(credential.id)")
+            print("title:     \(credential.content.displayTitle)")
+            print("services:  \(credential.services.map(\.identifier).joined(separator: ", "))")
+            print("user:      \(credential.user)")
+            if let signIn = credential.signIn {
+                print("sign-in:   \(signIn.issuer) (no password)")
+            } else {
+                print("password:  \(reveal ? credential.password ?? "" : hidden)")
+            }
+            if !credential.notes.isEmpty { print("notes:     \(reveal ? credential.notes : hidden)") }
+            if let totp = credential.totp { print("totp:      \(reveal ? totp : hidden)") }
+            if let folder = credential.folder { print("folder:    \(folder)") }
+            print("created:   \(credential.created.formatted(.iso8601))")
+            print("modified:  \(credential.modified.formatted(.iso8601))")
+            if let deleted = credential.deleted { print("deleted:   \(deleted.formatted(.iso8601)) (restore with keyhaven restore)") }
+            if !history.isEmpty {
+                print("history:   \(history.count) earlier password\(history.count == 1 ? "" : "s")")
+                for entry in history.reversed() {
+                    print("  replaced \(entry.replaced.formatted(.iso8601))\(reveal ? ": \(entry.password)" : "")")
+                }
+            }
+        }
+    }
+
+    struct Search: VaultCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Find credentials by service or text.",
+            discussion: """
+                A domain or URL is looked up through keyed hashes, without decrypting other \
+                credentials: it finds the domain, its subdomains and its parent domains. Other text \
+                (or --text) matches titles, users, services, notes and folders.
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Argument(help: "A domain, URL, or text.") var query: String
+        @Flag(name: .long, help: "Match text instead of looking up a service.") var text = false
+        @Flag(name: .long, help: "Print JSON.") var json = false
+
+        func run() throws {
+            let vault = try openVault()
+            let looksLikeService = !text && !query.contains(" ") && (query.contains(".") || query.contains("://"))
+            let listing = try reporting {
+                looksLikeService ? try vault.credentials(forService: query) : try vault.search(text: query)
+            }
+            if json {
+                print(try Output.json(listing.credentials.map { CredentialSummary($0) }))
+            } else {
+                Table.print(listing.credentials)
+            }
+            for failure in listing.failures {
+                Output.error("keyhaven: error: \(failure.message)")
+            }
+        }
+    }
+
+    struct Edit: VaultCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a credential.",
+            discussion: "A new password moves the old one to the credential's history, with the date."
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Argument(help: "The credential id (or its first characters).") var id: String
+        @Option(name: .long, help: "New user name.") var user: String?
+        @Option(name: .long, help: "New password.") var password: String?
+        @Flag(name: .long, help: "Generate a new strong password (printed).") var generate = false
+        @Option(name: .long, help: "New title.") var title: String?
+        @Option(name: .long, help: "New notes.") var notes: String?
+        @Option(name: .long, help: "New TOTP secret or URI (empty removes it).") var totp: String?
+        @Option(name: .long, help: "New folder (empty removes it).") var folder: String?
+        @Option(name: .customLong("add-service"), help: "Add a service.") var addService: [String] = []
+        @Option(name: .customLong("remove-service"), help: "Remove a service.") var removeService: [String] = []
+
+        func run() throws {
+            let vault = try openVault()
+            var newPassword = password
+            let credential = try reporting {
+                let resolved = try vault.resolve(id)
+                if generate {
+                    let existing = try vault.credential(resolved)
+                    let rules = existing.services.lazy.compactMap {
+                        PasswordRulesQuirks.shared.rules(forDomain: $0.identifier)?.rules
+                    }.first
+                    newPassword = try (rules.map { try PasswordGenerator(rules: $0) } ?? PasswordGenerator()).generate()
+                }
+                return try vault.update(resolved) { content in
+                    if let user { content.user = user }
+                    if let newPassword { content.password = newPassword }
+                    if let title { content.title = title }
+                    if let notes { content.notes = notes }
+                    if let totp { content.totp = totp.isEmpty ? nil : totp }
+                    if let folder { content.folder = folder.isEmpty ? nil : folder }
+                    content.services.removeAll { removeService.contains($0.identifier) }
+                    content.services += addService.map(ServiceIdentifier.init)
+                }
+            }
+            print("Updated \(credential.id.short) (\(credential.content.displayTitle)).")
+            if generate, let newPassword { print("Generated password: \(newPassword)") }
+        }
+    }
+
+    struct Remove: VaultCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rm",
+            abstract: "Move a credential to Recently Deleted (restorable for 30 days)."
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Argument(help: "The credential id (or its first characters).") var id: String
+
+        func run() throws {
+            let vault = try openVault()
+            let resolved = try reporting {
+                let resolved = try vault.resolve(id)
+                try vault.remove(resolved)
+                return resolved
+            }
+            print("Moved \(resolved.short) to Recently Deleted; `keyhaven restore \(resolved.short)` brings it back.")
+        }
+    }
+
+    struct Restore: VaultCommand {
+        static let configuration = CommandConfiguration(abstract: "Bring back a recently deleted credential.")
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Argument(help: "The credential id (or its first characters).") var id: String
+
+        func run() throws {
+            let vault = try openVault()
+            let resolved = try reporting {
+                let resolved = try vault.resolve(id)
+                try vault.restore(resolved)
+                return resolved
+            }
+            print("Restored \(resolved.short).")
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import ArgumentParser
+import Foundation
+import Vault
+
+extension Keyhaven {
+    struct Import: VaultCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import passwords exported from another password manager.",
+            discussion: """
+                The format is detected from the file's header: Chrome/Edge, Firefox, Safari/Apple \
+                Passwords, Bitwarden (CSV and unencrypted JSON), 1Password 8, KeePassXC, LastPass, \
+                FIDO CXF 1.0, and Keyhaven's own CSV. Exact duplicates are merged; rows that cannot \
+                be read and items that are not logins (notes, cards, passkeys) are reported with \
+                their line or position; everything else is imported in one transaction.
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Argument(help: "The export file.") var file: String
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Force a format: \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")).",
+                valueName: "format"
+            )
+        )
+        var format: String?
+        @Flag(name: .long, help: "Print the report as JSON.") var json = false
+
+        func run() throws {
+            var forced: ImportFormat?
+            if let format {
+                guard let parsed = ImportFormat(name: format) else {
+                    throw ValidationError(
+                        "unknown format \(format); use one of \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
+                }
+                forced = parsed
+            }
+            let url = URL(fileURLWithPath: file)
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw Output.failure("cannot read \(file)")
+            }
+            let parsed = try reporting { try ImportParser.parse(Array(data), format: forced) }
+            let vault = try openVault()
+            let report = try reporting { try vault.importItems(parsed) }
+            if json {
+                print(try Output.json(report))
+                return
+            }
+            print(
+                "Imported \(report.imported) credential\(report.imported == 1 ? "" : "s") from \(file) "
+                    + "(\(report.format.rawValue)); \(report.duplicatesMerged) duplicate"
+                    + "\(report.duplicatesMerged == 1 ? "" : "s") merged; \(report.skipped.count) skipped."
+            )
+            for problem in report.skipped {
+                print("  skipped \(problem)")
+            }
+            for problem in report.warnings {
+                print("  warning \(problem)")
+            }
+        }
+    }
+
+    struct Export: VaultCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Export the vault (unencrypted!).",
+            discussion: """
+                csv: Chrome's columns plus totp, folder and other_urls; bitwarden-json: Bitwarden's \
+                unencrypted JSON, with password history; cxf: FIDO Credential Exchange Format 1.0. \
+                Each re-imports into the same credentials. Files are created readable by you only, \
+                and never overwritten.
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Option(
+            name: .long,
+            help: ArgumentHelp("csv, bitwarden-json or cxf.", valueName: "format")
+        )
+        var format: String
+        @Option(name: .long, help: "Write to this file instead of standard output.") var output: String?
+
+        func run() throws {
+            guard let exportFormat = ExportFormat(rawValue: format) else {
+                throw ValidationError("--format must be csv, bitwarden-json or cxf")
+            }
+            if let output, FileManager.default.fileExists(atPath: output) {
+                throw Output.failure("\(output) already exists; choose another name")
+            }
+            let vault = try openVault()
+            let listing = try reporting { try vault.list() }
+            var history: [CredentialID: [PasswordHistoryEntry]] = [:]
+            if exportFormat == .bitwardenJSON {
+                for credential in listing.credentials {
+                    history[credential.id] = try reporting { try vault.history(credential.id) }
+                }
+            }
+            let data = Exporter.export(listing.credentials, history: history, format: exportFormat)
+            if let output {
+                guard FileManager.default.createFile(atPath: output, contents: data, attributes: [.posixPermissions: 0o600])
+                else {
+                    throw Output.failure("cannot write \(output)")
+                }
+                Output.error(
+                    "keyhaven: exported \(listing.credentials.count) credentials to \(output) — it is NOT encrypted; delete it when done"
+                )
+            } else {
+                FileHandle.standardOutput.write(data)
+            }
+            for failure in listing.failures {
+                Output.error("keyhaven: error: \(failure.message) (not exported)")
+            }
+            if !listing.failures.isEmpty { throw ExitCode(1) }
+        }
+    }
+
+    struct ChangeMasterPassword: VaultCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "passwd",
+            abstract: "Change the master password.",
+            discussion: """
+                Re-wraps the vault key under the new password (fresh salt, calibrated scrypt); no \
+                record is re-encrypted. The new password comes from $KEYHAVEN_NEW_PASSWORD, the second \
+                line of standard input with --password-stdin, or a prompt.
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Option(name: .customLong("scrypt-log-n"), help: ArgumentHelp("Use N = 2^n instead of calibrating.", valueName: "n"))
+        var scryptLogN: Int?
+
+        func run() throws {
+            let vault = try openVault()
+            let newPassword: String
+            if options.passwordStdin {
+                guard let line = Terminal.standardInputLine(), !line.isEmpty else {
+                    throw Output.failure("--password-stdin: the second line (the new password) is missing")
+                }
+                newPassword = line
+            } else if let fromEnvironment = ProcessInfo.processInfo.environment["KEYHAVEN_NEW_PASSWORD"],
+                !fromEnvironment.isEmpty
+            {
+                newPassword = fromEnvironment
+            } else {
+                newPassword = try Terminal.askSecret("New master password: ", confirm: true)
+            }
+            let kdf = scryptLogN.map { KDFParameters.random(logN: $0) } ?? .calibrated()
+            try reporting { try vault.changeMasterPassword(to: newPassword, kdf: kdf) }
+            print("Master password changed.")
+        }
+    }
+}

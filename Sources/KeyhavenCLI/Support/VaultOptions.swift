@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import Vault
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Options every vault command takes: where the vault is and how to get the master password.
+struct VaultOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The vault file (default: $KEYHAVEN_VAULT, else $XDG_DATA_HOME/keyhaven/vault.sqlite).",
+            valueName: "path"
+        )
+    )
+    var vault: String?
+
+    @Flag(
+        name: .long,
+        help: "Read the master password from the first line of standard input (else $KEYHAVEN_PASSWORD, else a prompt)."
+    )
+    var passwordStdin = false
+
+    /// The vault path: this option, the global `--vault`, `$KEYHAVEN_VAULT`, or the XDG default.
+    func url(global: String? = nil) -> URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = vault ?? global ?? environment["KEYHAVEN_VAULT"], !path.isEmpty {
+            return URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
+        }
+        let data =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (NSHomeDirectory() as NSString).appendingPathComponent(".local/share")
+        return URL(fileURLWithPath: data).appendingPathComponent("keyhaven/vault.sqlite")
+    }
+
+    /// The master password: stdin (with `--password-stdin`), `$KEYHAVEN_PASSWORD`, or a prompt.
+    func masterPassword(confirm: Bool = false) throws -> String {
+        if passwordStdin {
+            guard let line = Terminal.standardInputLine(), !line.isEmpty else {
+                throw Output.failure("--password-stdin: standard input has no password line")
+            }
+            return line
+        }
+        if let password = ProcessInfo.processInfo.environment["KEYHAVEN_PASSWORD"], !password.isEmpty {
+            return password
+        }
+        return try Terminal.askSecret("Master password: ", confirm: confirm)
+    }
+
+    /// Opens the vault, turning failures into clear messages and exit codes (2: wrong password).
+    func open(global: String? = nil) throws -> Vault {
+        let url = url(global: global)
+        let password = try masterPassword()
+        do {
+            return try Vault.open(at: url, masterPassword: password)
+        } catch {
+            throw Output.vaultFailure(error)
+        }
+    }
+}
+
+/// Reading secrets and lines without echo or buffering surprises.
+enum Terminal {
+    /// One line of standard input, read byte by byte so that later reads see the rest.
+    static func standardInputLine() -> String? {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(0, &byte, 1) == 1 {
+            if byte == UInt8(ascii: "\n") { break }
+            bytes.append(byte)
+        }
+        if bytes.isEmpty && byte != UInt8(ascii: "\n") { return nil }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Asks on the terminal with echo off; `confirm` asks twice.
+    static func askSecret(_ prompt: String, confirm: Bool = false) throws -> String {
+        let tty = open("/dev/tty", O_RDWR)
+        guard tty >= 0 else {
+            throw Output.failure(
+                "no terminal to ask for the password: set KEYHAVEN_PASSWORD or use --password-stdin"
+            )
+        }
+        defer { close(tty) }
+        func ask(_ text: String) -> String {
+            _ = text.withCString { write(tty, $0, strlen($0)) }
+            var saved = termios()
+            tcgetattr(tty, &saved)
+            var silent = saved
+            silent.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(tty, TCSAFLUSH, &silent)
+            defer {
+                tcsetattr(tty, TCSAFLUSH, &saved)
+                _ = write(tty, "\n", 1)
+            }
+            var bytes: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(tty, &byte, 1) == 1 && byte != UInt8(ascii: "\n") {
+                bytes.append(byte)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let first = ask(prompt)
+        guard !first.isEmpty else { throw Output.failure("an empty password is not allowed") }
+        if confirm {
+            guard ask("Repeat to confirm: ") == first else {
+                throw Output.failure("the passwords do not match")
+            }
+        }
+        return first
+    }
+}

@@ -1,0 +1,212 @@
+public import Foundation
+
+/// Export formats. Each re-imports to the same credentials (title, services, user, password, notes,
+/// TOTP, folder); Bitwarden JSON also carries the password history.
+public enum ExportFormat: String, Sendable, CaseIterable {
+    /// Chrome's columns (`name,url,username,password,note`) plus `totp`, `folder` and `other_urls`
+    /// (further services, one per line), so Chrome-style importers read it and nothing is lost.
+    case csv
+    /// Bitwarden's unencrypted JSON export.
+    case bitwardenJSON = "bitwarden-json"
+    /// FIDO Credential Exchange Format 1.0.
+    case cxf
+}
+
+public enum Exporter {
+    /// Serializes `credentials` (with `history[id]` where the format has room for it).
+    public static func export(
+        _ credentials: [Credential],
+        history: [CredentialID: [PasswordHistoryEntry]] = [:],
+        format: ExportFormat,
+        now: Date = Date()
+    ) -> Data {
+        switch format {
+        case .csv: return csv(credentials)
+        case .bitwardenJSON: return bitwardenJSON(credentials, history: history)
+        case .cxf: return cxf(credentials, now: now)
+        }
+    }
+
+    // MARK: CSV
+
+    static func csvField(_ value: String) -> String {
+        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+            || value.hasPrefix(" ") || value.hasSuffix(" ")
+        else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func csv(_ credentials: [Credential]) -> Data {
+        var lines = ["name,url,username,password,note,totp,folder,other_urls"]
+        for credential in credentials {
+            let services = credential.services.map(\.identifier)
+            let fields = [
+                credential.title, services.first ?? "", credential.user, credential.password ?? "", credential.notes,
+                credential.totp ?? "", credential.folder ?? "", services.dropFirst().joined(separator: "\n"),
+            ]
+            lines.append(fields.map(csvField).joined(separator: ","))
+        }
+        return Data((lines.joined(separator: "\n") + "\n").utf8)
+    }
+
+    // MARK: Bitwarden JSON
+
+    static func bitwardenJSON(_ credentials: [Credential], history: [CredentialID: [PasswordHistoryEntry]]) -> Data {
+        let dates = ISO8601DateFormatter()
+        dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var folderIDs: [String: String] = [:]
+        for folder in Set(credentials.compactMap(\.folder)).sorted() {
+            folderIDs[folder] = UUID().uuidString.lowercased()
+        }
+        let folders: [[String: Any]] = folderIDs.sorted { $0.key < $1.key }.map { ["id": $0.value, "name": $0.key] }
+        let items: [[String: Any]] = credentials.map { credential in
+            let entries: [[String: Any]] = (history[credential.id] ?? []).map {
+                ["lastUsedDate": dates.string(from: $0.replaced), "password": $0.password]
+            }
+            return [
+                "id": credential.id.rawValue,
+                "organizationId": NSNull(),
+                "folderId": credential.folder.flatMap { folderIDs[$0] } ?? NSNull(),
+                "type": 1,
+                "reprompt": 0,
+                "name": credential.title,
+                "notes": credential.notes.isEmpty ? NSNull() : credential.notes,
+                "favorite": false,
+                "collectionIds": NSNull(),
+                "passwordHistory": entries.isEmpty ? NSNull() : entries,
+                "revisionDate": dates.string(from: credential.modified),
+                "creationDate": dates.string(from: credential.created),
+                "deletedDate": NSNull(),
+                "login": [
+                    "fido2Credentials": [Any](),
+                    "uris": credential.services.map { ["match": NSNull(), "uri": $0.identifier] },
+                    "username": credential.user,
+                    "password": credential.password ?? NSNull(),
+                    "totp": credential.totp ?? NSNull(),
+                ] as [String: Any],
+            ]
+        }
+        let document: [String: Any] = ["encrypted": false, "folders": folders, "items": items]
+        return (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+    }
+
+    // MARK: CXF 1.0
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func uuidBytes(_ id: CredentialID) -> Data {
+        let uuid = UUID(uuidString: id.rawValue)!.uuid
+        return withUnsafeBytes(of: uuid) { Data($0) }
+    }
+
+    static func cxf(_ credentials: [Credential], now: Date) -> Data {
+        var items: [[String: Any]] = []
+        // Folders become collections (nested by path).
+        var collectionItems: [String: [String]] = [:]
+        for credential in credentials {
+            let itemID = base64URL(uuidBytes(credential.id))
+            var basic: [String: Any] = [
+                "type": "basic-auth",
+                "username": ["fieldType": "string", "value": credential.user],
+            ]
+            if let password = credential.password {
+                basic["password"] = ["fieldType": "concealed-string", "value": password]
+            }
+            var creds: [[String: Any]] = [basic]
+            if let totp = credential.totp, !totp.isEmpty {
+                if totp.lowercased().hasPrefix("otpauth://") {
+                    // Keep URIs verbatim: a note of the item would lose it; CXF's totp needs fields.
+                    let parsed = URLComponents(string: totp)
+                    let query = Dictionary(
+                        (parsed?.queryItems ?? []).map { ($0.name.lowercased(), $0.value ?? "") },
+                        uniquingKeysWith: { a, _ in a }
+                    )
+                    var entry: [String: Any] = [
+                        "type": "totp", "secret": query["secret"] ?? "",
+                        "period": Int(query["period"] ?? "") ?? 30, "digits": Int(query["digits"] ?? "") ?? 6,
+                        "algorithm": (query["algorithm"] ?? "sha1").lowercased(),
+                    ]
+                    if let issuer = query["issuer"] { entry["issuer"] = issuer }
+                    entry["x-keyhaven-otpauth"] = totp
+                    creds.append(entry)
+                } else {
+                    creds.append(["type": "totp", "secret": totp, "period": 30, "digits": 6, "algorithm": "sha1"])
+                }
+            }
+            if !credential.notes.isEmpty {
+                creds.append(["type": "note", "content": ["fieldType": "string", "value": credential.notes]])
+            }
+            var urls: [String] = []
+            var apps: [[String: Any]] = []
+            for service in credential.services {
+                if let package = service.androidPackage {
+                    apps.append(["bundleId": package])
+                } else {
+                    urls.append(service.identifier)
+                }
+            }
+            items.append([
+                "id": itemID,
+                "creationAt": Int(credential.created.timeIntervalSince1970),
+                "modifiedAt": Int(credential.modified.timeIntervalSince1970),
+                "title": credential.title,
+                "scope": ["urls": urls, "androidApps": apps],
+                "credentials": creds,
+            ])
+            if let folder = credential.folder {
+                collectionItems[folder, default: []].append(itemID)
+            }
+        }
+        let collections = collectionTree(collectionItems)
+        let document: [String: Any] = [
+            "version": ["major": 1, "minor": 0],
+            "exporterRpId": "keyhaven.local",
+            "exporterDisplayName": "Keyhaven",
+            "timestamp": Int(now.timeIntervalSince1970),
+            "accounts": [
+                [
+                    "id": base64URL(Data("keyhaven-vault".utf8)),
+                    "username": "",
+                    "email": "",
+                    "collections": collections,
+                    "items": items,
+                ] as [String: Any]
+            ],
+        ]
+        return (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+    }
+
+    /// Folder paths (`Work/VPN`) to nested CXF collections.
+    static func collectionTree(_ itemsByPath: [String: [String]]) -> [[String: Any]] {
+        final class Node {
+            var children: [String: Node] = [:]
+            var items: [String] = []
+        }
+        let root = Node()
+        for (path, items) in itemsByPath {
+            var node = root
+            for part in path.split(separator: "/", omittingEmptySubsequences: false).map(String.init) {
+                if node.children[part] == nil { node.children[part] = Node() }
+                node = node.children[part]!
+            }
+            node.items += items
+        }
+        func render(_ node: Node, path: String) -> [[String: Any]] {
+            node.children.sorted { $0.key < $1.key }.map { title, child in
+                let childPath = path.isEmpty ? title : "\(path)/\(title)"
+                var collection: [String: Any] = [
+                    "id": base64URL(Data("collection:\(childPath)".utf8).prefix(48)),
+                    "title": title,
+                    "items": child.items.map { ["item": $0] },
+                ]
+                let sub = render(child, path: childPath)
+                if !sub.isEmpty { collection["subCollections"] = sub }
+                return collection
+            }
+        }
+        return render(root, path: "")
+    }
+}

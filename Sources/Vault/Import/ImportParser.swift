@@ -1,0 +1,269 @@
+import Foundation
+
+/// Reads password-manager exports into credentials: format detection, CSV dialects, JSON shapes,
+/// non-login items skipped and reported, malformed rows reported with their line numbers while every
+/// other row is read. Touches no vault; ``Vault/importItems(_:)`` stores the result.
+public enum ImportParser {
+    /// Parses `bytes`, detecting the format from the header unless `format` is given.
+    public static func parse(_ bytes: [UInt8], format: ImportFormat? = nil) throws(VaultError) -> ParsedImport {
+        guard let format = format ?? ImportFormat.detect(bytes) else {
+            throw VaultError(
+                .invalidInput,
+                "unrecognised export format; supported: "
+                    + ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")
+                    + " (use --format to choose one)"
+            )
+        }
+        switch format {
+        case .bitwardenJSON: return try parseBitwardenJSON(bytes)
+        case .cxf: return try parseCXF(bytes)
+        default: return try parseCSV(bytes, format: format)
+        }
+    }
+
+    // MARK: CSV
+
+    static func parseCSV(_ bytes: [UInt8], format: ImportFormat) throws(VaultError) -> ParsedImport {
+        let records = CSVReader.records(bytes)
+        guard let headerRecord = records.first, headerRecord.problem == nil else {
+            throw VaultError(.invalidInput, "the file has no readable header line")
+        }
+        let header = headerRecord.fields.map { $0.trimmingCharacters(in: .whitespaces) }
+        var result = ParsedImport(format: format, items: [], skipped: [], warnings: [])
+        var columns: [String: Int] = [:]
+        for (index, name) in header.enumerated() where columns[name] == nil {
+            columns[name] = index
+        }
+        let required = requiredColumns(format)
+        let missing = required.filter { columns[$0] == nil }
+        guard missing.isEmpty else {
+            throw VaultError(
+                .invalidInput,
+                "the header lacks the \(format.rawValue) column(s) \(missing.joined(separator: ", "))"
+            )
+        }
+
+        for record in records.dropFirst() {
+            let location = ImportProblem.Location(line: record.line)
+            if let problem = record.problem {
+                result.skipped.append(ImportProblem(location: location, reason: problem.rawValue, detail: detail(problem)))
+                continue
+            }
+            if record.fields.count > header.count {
+                result.skipped.append(
+                    ImportProblem(
+                        location: location,
+                        reason: "too-many-fields",
+                        detail: "\(record.fields.count) fields, header has \(header.count)"
+                    )
+                )
+                continue
+            }
+            if record.fields.count < header.count {
+                result.skipped.append(
+                    ImportProblem(
+                        location: location,
+                        reason: "too-few-fields",
+                        detail: "\(record.fields.count) fields, header has \(header.count)"
+                    )
+                )
+                continue
+            }
+            let row = Row(fields: record.fields, columns: columns)
+            switch mapRow(row, format: format) {
+            case .item(let content):
+                if content.services.isEmpty && (content.password ?? "").isEmpty {
+                    result.skipped.append(
+                        ImportProblem(
+                            location: location,
+                            reason: "missing-url-and-password",
+                            detail: "url and password are both empty"
+                        )
+                    )
+                } else {
+                    result.items.append(.init(content: content, history: [], location: location))
+                }
+            case .skip(let reason, let detail):
+                result.skipped.append(ImportProblem(location: location, reason: reason, detail: detail))
+            }
+        }
+        return result
+    }
+
+    static func detail(_ problem: CSVReader.Problem) -> String {
+        switch problem {
+        case .bareQuote: return "double quote inside an unquoted field"
+        case .textAfterClosingQuote: return "text after the closing quote of a field"
+        case .unterminatedQuote: return "a quoted field is never closed; the rest of the file is part of it"
+        case .invalidUTF8: return "the row is not valid UTF-8"
+        }
+    }
+
+    static func requiredColumns(_ format: ImportFormat) -> [String] {
+        switch format {
+        case .chromeCSV: return ["name", "url", "username", "password"]
+        case .keyhavenCSV: return ["name", "url", "username", "password", "note", "totp", "folder"]
+        case .firefoxCSV: return ["url", "username", "password"]
+        case .appleCSV: return ["Title", "URL", "Username", "Password"]
+        case .bitwardenCSV: return ["type", "name", "login_uri", "login_username", "login_password"]
+        case .onePasswordCSV: return ["Title", "Url", "Username", "Password"]
+        case .keepassxcCSV: return ["Group", "Title", "Username", "Password", "URL"]
+        case .lastpassCSV: return ["url", "username", "password", "name"]
+        case .bitwardenJSON, .cxf: return []
+        }
+    }
+
+    struct Row {
+        var fields: [String]
+        var columns: [String: Int]
+        subscript(_ name: String) -> String {
+            guard let index = columns[name], index < fields.count else { return "" }
+            return fields[index]
+        }
+        func optional(_ name: String) -> String? {
+            let value = self[name]
+            return value.isEmpty ? nil : value
+        }
+    }
+
+    enum Mapped {
+        case item(CredentialContent)
+        case skip(reason: String, detail: String)
+    }
+
+    static func services(_ values: [String]) -> [ServiceIdentifier] {
+        values.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }.map {
+            ServiceIdentifier(androidAppURL($0))
+        }
+    }
+
+    /// Chrome's `android://<cert-hash>@<package>/` becomes `androidapp://<package>`.
+    static func androidAppURL(_ url: String) -> String {
+        guard url.lowercased().hasPrefix("android://"), let at = url.lastIndex(of: "@") else { return url }
+        let package = url[url.index(after: at)...].split(separator: "/").first.map(String.init) ?? ""
+        return package.isEmpty ? url : "androidapp://\(package)"
+    }
+
+    static func mapRow(_ row: Row, format: ImportFormat) -> Mapped {
+        switch format {
+        case .chromeCSV:
+            return .item(
+                CredentialContent(
+                    title: row["name"],
+                    services: services([row["url"]]),
+                    user: row["username"],
+                    password: row["password"],
+                    notes: row["note"]
+                )
+            )
+        case .keyhavenCSV:
+            let extra = row["other_urls"].split(whereSeparator: \.isNewline).map(String.init)
+            return .item(
+                CredentialContent(
+                    title: row["name"],
+                    services: services([row["url"]] + extra),
+                    user: row["username"],
+                    password: row["password"],
+                    notes: row["note"],
+                    totp: row.optional("totp"),
+                    folder: row.optional("folder")
+                )
+            )
+        case .firefoxCSV:
+            var title = ServiceIdentifier(row["url"]).host ?? row["url"]
+            if title.hasPrefix("www.") { title.removeFirst(4) }
+            return .item(
+                CredentialContent(
+                    title: title,
+                    services: services([row["url"]]),
+                    user: row["username"],
+                    password: row["password"]
+                )
+            )
+        case .appleCSV:
+            return .item(
+                CredentialContent(
+                    title: row["Title"],
+                    services: services([row["URL"]]),
+                    user: row["Username"],
+                    password: row["Password"],
+                    notes: row["Notes"],
+                    totp: row.optional("OTPAuth")
+                )
+            )
+        case .bitwardenCSV:
+            let type = row["type"].lowercased()
+            guard type == "login" else {
+                let reason = type == "note" ? "secure-note" : (type == "card" ? "card" : "not-a-login")
+                return .skip(reason: reason, detail: "type '\(row["type"])' (\(row["name"]))")
+            }
+            return .item(
+                CredentialContent(
+                    title: row["name"],
+                    services: services(row["login_uri"].components(separatedBy: ",")),
+                    user: row["login_username"],
+                    password: row["login_password"],
+                    notes: row["notes"],
+                    totp: row.optional("login_totp"),
+                    folder: row.optional("folder") ?? row.optional("collections")
+                )
+            )
+        case .onePasswordCSV:
+            return .item(
+                CredentialContent(
+                    title: row["Title"],
+                    services: services([row["Url"]]),
+                    user: row["Username"],
+                    password: row["Password"],
+                    notes: row["Notes"],
+                    totp: row.optional("OTPAuth")
+                )
+            )
+        case .keepassxcCSV:
+            let group = row["Group"].split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            if group.count >= 2 && group[1] == "Recycle Bin" {
+                return .skip(reason: "recycle-bin", detail: "entry in the Recycle Bin (\(row["Title"]))")
+            }
+            if row["Username"].isEmpty && row["Password"].isEmpty && row["URL"].isEmpty {
+                return .skip(
+                    reason: "no-login-data",
+                    detail: "entry has no username, password or URL (\(row["Title"]))"
+                )
+            }
+            let folder = group.dropFirst().joined(separator: "/")
+            return .item(
+                CredentialContent(
+                    title: row["Title"],
+                    services: services([row["URL"]]),
+                    user: row["Username"],
+                    password: row["Password"],
+                    notes: row["Notes"],
+                    totp: row.optional("TOTP"),
+                    folder: folder.isEmpty ? nil : folder
+                )
+            )
+        case .lastpassCSV:
+            if row["url"].trimmingCharacters(in: .whitespaces) == "http://sn" {
+                let isCard = row["extra"].hasPrefix("NoteType:Credit Card")
+                return .skip(
+                    reason: isCard ? "card" : "secure-note",
+                    detail: "url http://sn\(isCard ? ", extra starts NoteType:Credit Card" : "") (\(row["name"]))"
+                )
+            }
+            let grouping = row["grouping"].replacingOccurrences(of: "\\", with: "/")
+            return .item(
+                CredentialContent(
+                    title: row["name"],
+                    services: services([row["url"]]),
+                    user: row["username"],
+                    password: row["password"],
+                    notes: row["extra"],
+                    totp: row.optional("totp"),
+                    folder: grouping.isEmpty || grouping == "(none)" ? nil : grouping
+                )
+            )
+        case .bitwardenJSON, .cxf:
+            preconditionFailure("JSON formats are not CSV")
+        }
+    }
+}

@@ -1,0 +1,64 @@
+public import Foundation
+import GRDB
+
+/// The outcome of an import.
+public struct ImportReport: Sendable, Codable {
+    public var format: ImportFormat
+    /// Credentials added to the vault.
+    public var imported: Int
+    /// Credentials identical (title, services, user, password, notes, TOTP, folder) to one earlier in
+    /// the file or already in the vault, and therefore not added again.
+    public var duplicatesMerged: Int
+    /// Rows or items not imported, with where and why.
+    public var skipped: [ImportProblem]
+    /// Items imported in part.
+    public var warnings: [ImportProblem]
+    public var ids: [CredentialID]
+}
+
+extension Vault {
+    /// Stores what ``ImportParser`` read, in one transaction: all of it or, on failure, none of it.
+    public func importItems(_ parsed: ParsedImport) throws(VaultError) -> ImportReport {
+        try guarded {
+            try database.write { db in
+                var seen = Set<Data>()
+                for tag in try Data.fetchAll(db, sql: "SELECT contentTag FROM credential WHERE deleted IS NULL") {
+                    seen.insert(tag)
+                }
+                var report = ImportReport(
+                    format: parsed.format,
+                    imported: 0,
+                    duplicatesMerged: 0,
+                    skipped: parsed.skipped,
+                    warnings: parsed.warnings,
+                    ids: []
+                )
+                for item in parsed.items {
+                    let tag = keys.contentTag(item.content)
+                    guard seen.insert(tag).inserted else {
+                        report.duplicatesMerged += 1
+                        continue
+                    }
+                    let id = try insert(item.content, db)
+                    for entry in item.history {
+                        try appendHistory(id, password: entry.password, replaced: entry.replaced, db)
+                    }
+                    report.ids.append(id)
+                    report.imported += 1
+                }
+                return report
+            }
+        }
+    }
+
+    /// Reads and imports a file: ``ImportParser/parse(_:format:)`` then ``importItems(_:)``.
+    public func importFile(_ url: URL, format: ImportFormat? = nil) throws(VaultError) -> ImportReport {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: url))
+        } catch {
+            throw VaultError(.invalidInput, "cannot read \(url.path)")
+        }
+        return try importItems(ImportParser.parse(bytes, format: format))
+    }
+}

@@ -1,0 +1,321 @@
+import Foundation
+import GRDB
+
+extension Vault {
+    static func recordAD(_ id: CredentialID) -> String { "keyhaven/credential/v1|\(id.rawValue)" }
+    static func historyAD(_ id: CredentialID, _ entry: String) -> String { "keyhaven/history/v1|\(id.rawValue)|\(entry)" }
+
+    // MARK: Writing
+
+    /// Adds a credential and returns its id.
+    @discardableResult
+    public func add(_ content: CredentialContent) throws(VaultError) -> CredentialID {
+        try guarded {
+            try database.write { db in try insert(content, db) }
+        }
+    }
+
+    func insert(_ content: CredentialContent, _ db: Database, id: CredentialID = CredentialID()) throws -> CredentialID {
+        let time = now().timeIntervalSince1970
+        try db.execute(
+            sql: "INSERT INTO credential (id, sealed, contentTag, created, modified) VALUES (?, ?, ?, ?, ?)",
+            arguments: [id.rawValue, try seal(content, id), keys.contentTag(content), time, time]
+        )
+        try writeServiceTags(content, id, db)
+        return id
+    }
+
+    /// Changes a credential. A changed password moves the old one to the history with the time it
+    /// was replaced; history is never dropped.
+    @discardableResult
+    public func update(_ id: CredentialID, _ change: (inout CredentialContent) throws -> Void) throws(VaultError)
+        -> Credential
+    {
+        try guarded {
+            try database.write { db in
+                var credential = try load(id, db)
+                var content = credential.content
+                try change(&content)
+                try replace(&credential, with: content, db)
+                return credential
+            }
+        }
+    }
+
+    func replace(_ credential: inout Credential, with content: CredentialContent, _ db: Database) throws {
+        let time = now()
+        if let old = credential.password, old != content.password {
+            try appendHistory(credential.id, password: old, replaced: time, db)
+        }
+        credential.content = content
+        credential.modified = time
+        try db.execute(
+            sql: "UPDATE credential SET sealed = ?, contentTag = ?, modified = ? WHERE id = ?",
+            arguments: [
+                try seal(content, credential.id), keys.contentTag(content), time.timeIntervalSince1970,
+                credential.id.rawValue,
+            ]
+        )
+        try db.execute(sql: "DELETE FROM credentialService WHERE credentialID = ?", arguments: [credential.id.rawValue])
+        try writeServiceTags(content, credential.id, db)
+    }
+
+    func appendHistory(_ id: CredentialID, password: String, replaced: Date, _ db: Database) throws {
+        let entry = UUID().uuidString.lowercased()
+        let sealed = try keys.seal(Data(password.utf8), associatedData: Self.historyAD(id, entry))
+        try db.execute(
+            sql: "INSERT INTO passwordHistory (id, credentialID, sealed, replaced) VALUES (?, ?, ?, ?)",
+            arguments: [entry, id.rawValue, sealed, replaced.timeIntervalSince1970]
+        )
+    }
+
+    /// Moves a credential to "recently deleted"; it can be restored for 30 days.
+    public func remove(_ id: CredentialID) throws(VaultError) {
+        try setDeleted(id, now().timeIntervalSince1970)
+    }
+
+    /// Brings a credential back from "recently deleted".
+    public func restore(_ id: CredentialID) throws(VaultError) {
+        try setDeleted(id, nil)
+    }
+
+    private func setDeleted(_ id: CredentialID, _ time: Double?) throws(VaultError) {
+        let changed = try guarded {
+            try database.write { db in
+                try db.execute(sql: "UPDATE credential SET deleted = ? WHERE id = ?", arguments: [time, id.rawValue])
+                return db.changesCount
+            }
+        }
+        if changed == 0 {
+            throw VaultError(.notFound, "no credential \(id)", record: id)
+        }
+    }
+
+    /// Deletes for good what has been in "recently deleted" for more than 30 days.
+    func purgeExpired() throws {
+        let limit = now().timeIntervalSince1970 - Self.recentlyDeletedPeriod
+        let expired = try database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM credential WHERE deleted < ?", arguments: [limit]) ?? 0
+        }
+        if expired > 0 {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM credential WHERE deleted < ?", arguments: [limit])
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// The credential with `id` (also when recently deleted).
+    public func credential(_ id: CredentialID) throws(VaultError) -> Credential {
+        try guarded { try database.read { db in try load(id, db) } }
+    }
+
+    func load(_ id: CredentialID, _ db: Database) throws -> Credential {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM credential WHERE id = ?", arguments: [id.rawValue])
+        else {
+            throw VaultError(.notFound, "no credential \(id)", record: id)
+        }
+        return try decode(row)
+    }
+
+    /// Credentials and the records that could not be read, in creation order.
+    public struct Listing: Sendable {
+        public var credentials: [Credential]
+        /// One error per record that failed to decrypt (named by id); the others are listed.
+        public var failures: [VaultError]
+    }
+
+    /// Every credential (recently deleted ones only when asked).
+    public func list(includeDeleted: Bool = false, onlyDeleted: Bool = false) throws(VaultError) -> Listing {
+        try guarded {
+            let rows = try database.read { db in
+                let filter = onlyDeleted ? "WHERE deleted IS NOT NULL" : (includeDeleted ? "" : "WHERE deleted IS NULL")
+                return try Row.fetchAll(db, sql: "SELECT * FROM credential \(filter) ORDER BY created, id")
+            }
+            return decodeAll(rows)
+        }
+    }
+
+    func decodeAll(_ rows: [Row]) -> Listing {
+        var listing = Listing(credentials: [], failures: [])
+        listing.credentials.reserveCapacity(rows.count)
+        for row in rows {
+            do {
+                listing.credentials.append(try decode(row))
+            } catch {
+                listing.failures.append(Self.mapped(error))
+            }
+        }
+        return listing
+    }
+
+    /// The password history of a credential, oldest first.
+    public func history(_ id: CredentialID) throws(VaultError) -> [PasswordHistoryEntry] {
+        try guarded {
+            let rows = try database.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: "SELECT id, sealed, replaced FROM passwordHistory WHERE credentialID = ? ORDER BY replaced, rowid",
+                    arguments: [id.rawValue]
+                )
+            }
+            return try rows.map { row in
+                let entry: String = row["id"]
+                do {
+                    let password = try keys.open(row["sealed"], associatedData: Self.historyAD(id, entry))
+                    return PasswordHistoryEntry(
+                        password: String(decoding: password, as: UTF8.self),
+                        replaced: Date(timeIntervalSince1970: row["replaced"])
+                    )
+                } catch {
+                    throw VaultError(
+                        .corruptRecord,
+                        "the password history of credential \(id) is corrupt (entry \(entry.prefix(8)))",
+                        record: id
+                    )
+                }
+            }
+        }
+    }
+
+    /// The credential whose id is `text` or starts with it (at least 4 characters).
+    public func resolve(_ text: String) throws(VaultError) -> CredentialID {
+        let prefix = text.lowercased()
+        guard prefix.count >= 4 else {
+            throw VaultError(.invalidInput, "give at least 4 characters of the credential id")
+        }
+        let ids = try guarded {
+            try database.read { db in
+                try String.fetchAll(
+                    db,
+                    sql: "SELECT id FROM credential WHERE substr(id, 1, ?) = ? LIMIT 2",
+                    arguments: [prefix.count, prefix]
+                )
+            }
+        }
+        switch ids.count {
+        case 0: throw VaultError(.notFound, "no credential with id \(text)")
+        case 1: return CredentialID(rawValue: ids[0])!
+        default: throw VaultError(.ambiguous, "more than one credential id starts with \(text); give more characters")
+        }
+    }
+
+    /// How many credentials there are (not counting recently deleted ones).
+    public func count() throws(VaultError) -> Int {
+        try guarded {
+            try database.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM credential WHERE deleted IS NULL") ?? 0
+            }
+        }
+    }
+
+    // MARK: Sealing
+
+    func seal(_ content: CredentialContent, _ id: CredentialID) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try keys.seal(try encoder.encode(content), associatedData: Self.recordAD(id))
+    }
+
+    func decode(_ row: Row) throws -> Credential {
+        let rawID: String = row["id"]
+        guard let id = CredentialID(rawValue: rawID) else {
+            throw VaultError(.corruptRecord, "a record has a malformed id")
+        }
+        let content: CredentialContent
+        do {
+            let plaintext = try keys.open(row["sealed"], associatedData: Self.recordAD(id))
+            content = try JSONDecoder().decode(CredentialContent.self, from: plaintext)
+        } catch {
+            throw VaultError(
+                .corruptRecord,
+                "credential \(id) cannot be decrypted: its data was altered or damaged; the other credentials are unaffected",
+                record: id
+            )
+        }
+        let deleted: Double? = row["deleted"]
+        return Credential(
+            id: id,
+            title: content.title,
+            services: content.services,
+            user: content.user,
+            password: content.password,
+            notes: content.notes,
+            totp: content.totp,
+            folder: content.folder,
+            signIn: content.signIn,
+            created: Date(timeIntervalSince1970: row["created"]),
+            modified: Date(timeIntervalSince1970: row["modified"]),
+            deleted: deleted.map(Date.init(timeIntervalSince1970:))
+        )
+    }
+
+    // MARK: Service lookup
+
+    func writeServiceTags(_ content: CredentialContent, _ id: CredentialID, _ db: Database) throws {
+        var tags = Set<Data>()
+        for service in content.services {
+            if let host = service.host {
+                tags.insert(keys.tag("exact", host))
+                for domain in ServiceIdentifier.domainAndParents(host) {
+                    tags.insert(keys.tag("within", domain))
+                }
+            }
+            if let package = service.androidPackage {
+                tags.insert(keys.tag("app", package.lowercased()))
+            }
+        }
+        for tag in tags {
+            try db.execute(
+                sql: "INSERT INTO credentialService (credentialID, tag) VALUES (?, ?)",
+                arguments: [id.rawValue, tag]
+            )
+        }
+    }
+
+    /// Credentials for a service, found through keyed hashes (no decryption of unrelated records):
+    /// those for the domain itself and its subdomains, and those for its parent domains
+    /// (`login.example.com` finds `example.com` credentials; `example.com` finds `login.example.com`
+    /// ones). `service` may be a domain, a URL or an Android package (`androidapp://…`).
+    public func credentials(forService service: String) throws(VaultError) -> Listing {
+        let identifier = ServiceIdentifier(service)
+        var tags: [Data] = []
+        if let package = identifier.androidPackage {
+            tags.append(keys.tag("app", package.lowercased()))
+        } else if let host = identifier.host ?? ServiceIdentifier(kind: .domain, identifier: service).host {
+            tags.append(keys.tag("within", host))
+            for parent in ServiceIdentifier.domainAndParents(host).dropFirst() {
+                tags.append(keys.tag("exact", parent))
+            }
+        }
+        guard !tags.isEmpty else { return Listing(credentials: [], failures: []) }
+        return try guarded {
+            let rows = try database.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT * FROM credential WHERE deleted IS NULL AND id IN
+                          (SELECT credentialID FROM credentialService WHERE tag IN (\(tags.map { _ in "?" }.joined(separator: ","))))
+                        ORDER BY created, id
+                        """,
+                    arguments: StatementArguments(tags)
+                )
+            }
+            return decodeAll(rows)
+        }
+    }
+
+    /// Credentials whose title, user, services, notes or folder contain `text` (case-insensitive).
+    /// This decrypts every record in memory; nothing is written.
+    public func search(text: String) throws(VaultError) -> Listing {
+        var listing = try list()
+        let needle = text.lowercased()
+        listing.credentials = listing.credentials.filter { credential in
+            let haystacks = [credential.title, credential.user, credential.notes, credential.folder ?? ""]
+                + credential.services.map(\.identifier)
+            return haystacks.contains { $0.lowercased().contains(needle) }
+        }
+        return listing
+    }
+}

@@ -1,0 +1,199 @@
+public import Foundation
+import GRDB
+
+/// An unlocked vault: an encrypted SQLite file (WAL) holding credentials and their password history.
+///
+/// ```swift
+/// let vault = try Vault.create(at: url, masterPassword: "correct horse")
+/// let id = try vault.add(CredentialContent(services: [.init("example.com")], user: "alice", password: "hunter2"))
+/// let again = try Vault.open(at: url, masterPassword: "correct horse")
+/// let credential = try again.credential(id)
+/// ```
+///
+/// Several processes may use one vault at once: writes are serialized by SQLite (immediate
+/// transactions, waiting up to a minute for the lock), reads see consistent snapshots.
+public final class Vault: Sendable {
+    public let url: URL
+    let database: DatabasePool
+    let keys: VaultKeys
+    let now: @Sendable () -> Date
+
+    /// Deleted credentials stay in "recently deleted" this long, as in Apple's Passwords.
+    public static let recentlyDeletedPeriod: TimeInterval = 30 * 24 * 3600
+
+    private init(url: URL, database: DatabasePool, keys: VaultKeys, now: @escaping @Sendable () -> Date) {
+        self.url = url
+        self.database = database
+        self.keys = keys
+        self.now = now
+    }
+
+    static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        configuration.label = "keyhaven.vault"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        return configuration
+    }
+
+    // MARK: Create and open
+
+    /// Creates a vault at `url` protected by `masterPassword`. The file must not exist.
+    ///
+    /// The vault is built under a temporary name in the same folder and renamed into place, so a
+    /// crash never leaves a half-made vault at `url`.
+    public static func create(
+        at url: URL,
+        masterPassword: String,
+        kdf: KDFParameters = .calibrated(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(VaultError) -> Vault {
+        guard !masterPassword.isEmpty else {
+            throw VaultError(.invalidInput, "the master password must not be empty")
+        }
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            throw VaultError(.alreadyExists, "\(url.path) already exists; Keyhaven never overwrites a file")
+        }
+        let folder = url.deletingLastPathComponent()
+        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).creating-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let keys = VaultKeys.generate()
+            let wrapped = try keys.wrap(password: masterPassword, kdf: kdf)
+            let kdfJSON = String(decoding: try JSONEncoder().encode(kdf), as: UTF8.self)
+            do {
+                // One connection, so that closing it checkpoints the WAL into the file and removes it.
+                var setup = configuration()
+                setup.journalMode = .wal
+                let database = try DatabaseQueue(path: temporary.path, configuration: setup)
+                try database.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA application_id = \(VaultSchema.applicationID)")
+                }
+                try VaultSchema.migrator.migrate(database)
+                try database.write { db in
+                    try db.execute(
+                        sql: "INSERT INTO vault (id, format, kdf, wrappedKey, created) VALUES (1, ?, ?, ?, ?)",
+                        arguments: [VaultSchema.formatVersion, kdfJSON, wrapped, now().timeIntervalSince1970]
+                    )
+                }
+                try database.close()
+            }
+            if FileManager.default.fileExists(atPath: temporary.path + "-wal") {
+                throw VaultError(.storage, "the new vault could not be completed (its write-ahead log was not merged)")
+            }
+            if FileManager.default.fileExists(atPath: url.path) {
+                throw VaultError(.alreadyExists, "\(url.path) appeared while the vault was being created")
+            }
+            try FileManager.default.moveItem(at: temporary, to: url)
+        } catch {
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: temporary.path + suffix)
+            }
+            throw Self.mapped(error)
+        }
+        return try open(at: url, masterPassword: masterPassword, now: now)
+    }
+
+    /// Opens the vault at `url`.
+    ///
+    /// - Throws: ``VaultError`` `wrongPassword` (the file is not modified), `notAVault` / `damaged` /
+    ///   `noVault` (checked before SQLite opens the file, so nothing is ever written to it).
+    public static func open(
+        at url: URL,
+        masterPassword: String,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(VaultError) -> Vault {
+        do {
+            try VaultFile.check(url)
+            // Read the header through a read-only connection: nothing can touch the file until the
+            // password is known to be right.
+            var readOnly = configuration()
+            readOnly.readonly = true
+            let header = try DatabaseQueue(path: url.path, configuration: readOnly).read { db -> (Int, String, Data)? in
+                guard try db.tableExists("vault"),
+                    let row = try Row.fetchOne(db, sql: "SELECT format, kdf, wrappedKey FROM vault WHERE id = 1")
+                else { return nil }
+                return (row["format"], row["kdf"], row["wrappedKey"])
+            }
+            guard let (format, kdfJSON, wrapped) = header else {
+                throw VaultError(.notAVault, "\(url.path) has no vault header; it is not a Keyhaven vault")
+            }
+            guard format <= VaultSchema.formatVersion else {
+                throw VaultError(
+                    .unsupportedVersion,
+                    "\(url.path) was written by a newer Keyhaven (format \(format)); upgrade Keyhaven"
+                )
+            }
+            let kdf = try JSONDecoder().decode(KDFParameters.self, from: Data(kdfJSON.utf8))
+            let keys = try VaultKeys.unwrap(wrapped, password: masterPassword, kdf: kdf)
+            // Only now, with the right password, may the file change.
+            let database = try DatabasePool(path: url.path, configuration: configuration())
+            try VaultSchema.migrator.migrate(database)
+            let vault = Vault(url: url, database: database, keys: keys, now: now)
+            try vault.purgeExpired()
+            return vault
+        } catch {
+            throw mapped(error)
+        }
+    }
+
+    /// The key-derivation parameters in use.
+    public func kdfParameters() throws(VaultError) -> KDFParameters {
+        try guarded {
+            let json = try database.read { db in try String.fetchOne(db, sql: "SELECT kdf FROM vault WHERE id = 1") }
+            return try JSONDecoder().decode(KDFParameters.self, from: Data((json ?? "").utf8))
+        }
+    }
+
+    /// Changes the master password: the vault key is re-wrapped under a key derived from the new
+    /// password with fresh parameters; no record is re-encrypted.
+    public func changeMasterPassword(to newPassword: String, kdf: KDFParameters = .calibrated()) throws(VaultError) {
+        guard !newPassword.isEmpty else {
+            throw VaultError(.invalidInput, "the master password must not be empty")
+        }
+        try guarded {
+            let wrapped = try keys.wrap(password: newPassword, kdf: kdf)
+            let kdfJSON = String(decoding: try JSONEncoder().encode(kdf), as: UTF8.self)
+            try database.write { db in
+                try db.execute(
+                    sql: "UPDATE vault SET kdf = ?, wrappedKey = ? WHERE id = 1",
+                    arguments: [kdfJSON, wrapped]
+                )
+            }
+        }
+    }
+
+    /// Closes the database (also done when the vault is released).
+    public func close() throws(VaultError) {
+        try guarded { try database.close() }
+    }
+
+    // MARK: Errors
+
+    func guarded<T>(_ body: () throws -> T) throws(VaultError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    static func mapped(_ error: any Error) -> VaultError {
+        if let error = error as? VaultError { return error }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_NOTADB:
+                return VaultError(.notAVault, "the file is not a Keyhaven vault")
+            case .SQLITE_CORRUPT:
+                return VaultError(.damaged, "the vault file is damaged; restore it from a backup")
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return VaultError(.storage, "the vault is locked by another process for too long; try again")
+            default:
+                return VaultError(.storage, "database error: \(error.message ?? "\(error.resultCode)")")
+            }
+        }
+        return VaultError(.storage, "\(error)")
+    }
+}

@@ -1,0 +1,49 @@
+import GRDB
+
+/// The vault's SQLite schema, as named, append-only migrations: never edit a shipped migration, add
+/// a new one.
+///
+/// Only ciphertext and keyed hashes are stored for anything secret (passwords, user names, URLs,
+/// notes, TOTP secrets, titles, folders); dates and ids are plain.
+enum VaultSchema {
+    /// SQLite `application_id` of a Keyhaven vault ("KHVL").
+    static let applicationID: Int32 = 0x4B48_564C
+    /// The format this build writes; a vault with a newer one is refused.
+    static let formatVersion = 1
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-vault-credentials-history") { db in
+            try db.create(table: "vault") { t in
+                t.column("id", .integer).primaryKey(onConflict: .fail, autoincrement: false)
+                    .check { $0 == 1 }
+                t.column("format", .integer).notNull()
+                t.column("kdf", .text).notNull()
+                t.column("wrappedKey", .blob).notNull()
+                t.column("created", .double).notNull()
+            }
+            try db.create(table: "credential") { t in
+                t.column("id", .text).primaryKey()
+                t.column("sealed", .blob).notNull()
+                t.column("contentTag", .blob).notNull()
+                t.column("created", .double).notNull()
+                t.column("modified", .double).notNull()
+                t.column("deleted", .double)
+            }
+            try db.create(index: "credential_contentTag", on: "credential", columns: ["contentTag"])
+            try db.create(table: "credentialService") { t in
+                t.column("credentialID", .text).notNull().references("credential", onDelete: .cascade)
+                t.column("tag", .blob).notNull()
+                t.primaryKey(["credentialID", "tag"])
+            }
+            try db.create(index: "credentialService_tag", on: "credentialService", columns: ["tag"])
+            try db.create(table: "passwordHistory") { t in
+                t.column("id", .text).primaryKey()
+                t.column("credentialID", .text).notNull().indexed().references("credential", onDelete: .cascade)
+                t.column("sealed", .blob).notNull()
+                t.column("replaced", .double).notNull()
+            }
+        }
+        return migrator
+    }
+}

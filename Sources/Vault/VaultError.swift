@@ -1,0 +1,51 @@
+/// Why a vault operation failed. Messages never contain a secret: records are named by id only.
+public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// The master password does not open the vault.
+        public static let wrongPassword = Code("wrong-password")
+        /// The file is not a Keyhaven vault (another SQLite database, or not SQLite at all).
+        public static let notAVault = Code("not-a-vault")
+        /// The file is shorter than its own header says: truncated or damaged.
+        public static let damaged = Code("damaged")
+        /// No vault at the path.
+        public static let noVault = Code("no-vault")
+        /// `init` on a path that already exists.
+        public static let alreadyExists = Code("already-exists")
+        /// A newer Keyhaven wrote this vault.
+        public static let unsupportedVersion = Code("unsupported-version")
+        /// A record failed authentication: its ciphertext was altered.
+        public static let corruptRecord = Code("corrupt-record")
+        /// No credential with that id.
+        public static let notFound = Code("not-found")
+        /// An id prefix matches more than one credential.
+        public static let ambiguous = Code("ambiguous")
+        /// Invalid input (empty password, bad parameters…).
+        public static let invalidInput = Code("invalid-input")
+        /// The database failed (I/O, locking…).
+        public static let storage = Code("storage")
+    }
+
+    public var code: Code
+    /// What went wrong and what to do about it.
+    public var message: String
+    /// The record concerned, if any.
+    public var record: CredentialID?
+
+    public init(_ code: Code, _ message: String, record: CredentialID? = nil) {
+        self.code = code
+        self.message = message
+        self.record = record
+    }
+
+    public var description: String { message }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code && lhs.record == rhs.record }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(record)
+    }
+}

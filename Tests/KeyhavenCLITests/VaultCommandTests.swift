@@ -1,0 +1,183 @@
+import Foundation
+import KeyhavenTesting
+import Testing
+import Vault
+
+/// `keyhaven init | add | list | show | search | edit | rm | restore | import | export | passwd`,
+/// end to end against the built binary.
+struct VaultCommandTests {
+    let directory: URL
+    let keyhaven: CommandRunner
+    var vaultPath: String { directory.appendingPathComponent("vault.sqlite").path }
+
+    init() throws {
+        directory = try TemporaryDirectory.make()
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
+        environment["KEYHAVEN_PASSWORD"] = "correct horse battery"
+        environment.removeValue(forKey: "KEYHAVEN_NEW_PASSWORD")
+        keyhaven = CommandRunner.keyhaven(environment: environment)
+    }
+
+    func initVault() throws {
+        let result = try keyhaven.run(["init", "--scrypt-log-n", "10"])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    struct Summary: Decodable {
+        var id: String
+        var services: [String]
+        var user: String
+        var title: String
+        var password: String?
+    }
+
+    func list() throws -> [Summary] {
+        let result = try keyhaven.run(["list", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        return try JSONDecoder().decode([Summary].self, from: Data(result.stdout.utf8))
+    }
+
+    @Test func addListShowEditRemoveRestore() throws {
+        try initVault()
+        let added = try keyhaven.run(["add", "--service", "https://example.com/login", "--user", "alice", "--password", "hunter2"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let items = try list()
+        #expect(items.count == 1)
+        #expect(items[0].services == ["https://example.com/login"])
+        #expect(items[0].user == "alice")
+        #expect(items[0].password == nil)
+        let id = items[0].id
+
+        let hidden = try keyhaven.run(["show", String(id.prefix(8))])
+        #expect(!hidden.stdout.contains("hunter2"))
+        let revealed = try keyhaven.run(["show", String(id.prefix(8)), "--reveal"])
+        #expect(revealed.stdout.contains("password:  hunter2"))
+
+        #expect(try keyhaven.run(["edit", id, "--password", "better-one"]).status == 0)
+        let json = try keyhaven.run(["show", id, "--json", "--reveal"])
+        #expect(json.stdout.contains("better-one") && json.stdout.contains("hunter2"))  // current + history
+
+        // A service lookup finds the domain, its subdomains and its parents.
+        #expect(try keyhaven.run(["search", "example.com"]).stdout.contains(String(id.prefix(8))))
+        #expect(try keyhaven.run(["search", "login.example.com"]).stdout.contains(String(id.prefix(8))))
+        #expect(!(try keyhaven.run(["search", "example.org"]).stdout.contains(String(id.prefix(8)))))
+        #expect(try keyhaven.run(["search", "--text", "ALIC"]).stdout.contains(String(id.prefix(8))))
+
+        #expect(try keyhaven.run(["rm", id]).status == 0)
+        #expect(try list().isEmpty)
+        #expect(try keyhaven.run(["list", "--deleted"]).stdout.contains(String(id.prefix(8))))
+        #expect(try keyhaven.run(["restore", id]).status == 0)
+        #expect(try list().count == 1)
+    }
+
+    @Test func wrongMasterPasswordExitsTwoAndTouchesNothing() throws {
+        try initVault()
+        #expect(try keyhaven.run(["add", "--service", "example.com", "--password", "x"]).status == 0)
+        let before = FileManager.default.contents(atPath: vaultPath)
+        let result = try keyhaven.run(["list"], extraEnvironment: ["KEYHAVEN_PASSWORD": "wrong"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("wrong master password"))
+        #expect(FileManager.default.contents(atPath: vaultPath) == before)
+    }
+
+    @Test func masterPasswordFromStandardInput() throws {
+        try initVault()
+        let result = try keyhaven.run(
+            ["list", "--password-stdin"],
+            stdin: "correct horse battery\n",
+            extraEnvironment: ["KEYHAVEN_PASSWORD": ""]
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let changed = try keyhaven.run(
+            ["passwd", "--password-stdin", "--scrypt-log-n", "10"],
+            stdin: "correct horse battery\nnew master password\n",
+            extraEnvironment: ["KEYHAVEN_PASSWORD": ""]
+        )
+        #expect(changed.status == 0, "\(changed.stderr)")
+        #expect(try keyhaven.run(["list"]).status == 2)
+        #expect(try keyhaven.run(["list"], extraEnvironment: ["KEYHAVEN_PASSWORD": "new master password"]).status == 0)
+    }
+
+    @Test func initNeverOverwrites() throws {
+        try initVault()
+        let again = try keyhaven.run(["init", "--scrypt-log-n", "10"])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("already exists"))
+        let text = directory.appendingPathComponent("notes.txt")
+        try Data("my notes".utf8).write(to: text)
+        let foreign = try keyhaven.run(["list", "--vault", text.path])
+        #expect(foreign.status == 1)
+        #expect(foreign.stderr.contains("not a Keyhaven vault"))
+        #expect(try Data(contentsOf: text) == Data("my notes".utf8))
+    }
+
+    @Test func importReportsBrokenRowsAndExportRoundTrips() throws {
+        try initVault()
+        let broken = Fixtures.packageRoot().appendingPathComponent("Tests/VaultTests/Fixtures/imports/broken-1000.csv")
+        let result = try keyhaven.run(["import", broken.path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Report: Decodable {
+            struct Problem: Decodable {
+                struct Location: Decodable { var line: Int? }
+                var location: Location
+                var reason: String
+            }
+            var imported: Int
+            var skipped: [Problem]
+        }
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        #expect(report.imported == 995)
+        #expect(report.skipped.compactMap(\.location.line) == [137, 402, 588, 771, 950])
+
+        for format in ["csv", "bitwarden-json", "cxf"] {
+            let file = directory.appendingPathComponent("export.\(format)")
+            let export = try keyhaven.run(["export", "--format", format, "--output", file.path])
+            #expect(export.status == 0, "\(export.stderr)")
+            let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            // Into a second vault: the same credentials come back.
+            let other = directory.appendingPathComponent("other-\(format).sqlite").path
+            #expect(try keyhaven.run(["init", "--vault", other, "--scrypt-log-n", "10"]).status == 0)
+            let reimport = try keyhaven.run(["import", file.path, "--vault", other])
+            #expect(reimport.stdout.contains("Imported 995 credentials"), "\(reimport.stdout)")
+            // Exporting the copy gives the same file (ids and dates aside, CSV has neither).
+            if format == "csv" {
+                let again = try keyhaven.run(["export", "--format", "csv", "--vault", other])
+                #expect(again.stdout == String(decoding: try Data(contentsOf: file), as: UTF8.self))
+            }
+        }
+        let exists = try keyhaven.run(["export", "--format", "csv", "--output", directory.appendingPathComponent("export.csv").path])
+        #expect(exists.status == 1 && exists.stderr.contains("already exists"))
+    }
+
+    /// Two processes adding 500 credentials each at the same time: 1,000 credentials, no error.
+    @Test func twoProcessesAddingAtOnce() async throws {
+        try initVault()
+        let runner = keyhaven
+        try await withThrowingTaskGroup(of: [Int32].self) { group in
+            for process in 0..<2 {
+                group.addTask {
+                    var statuses: [Int32] = []
+                    // One shell runs 500 `keyhaven add` in sequence; two shells run side by side.
+                    let script = """
+                        for i in $(seq 1 500); do
+                          "\(runner.executable.path)" add --service "p\(process)-$i.example.com" --user u$i --password pw$i >/dev/null || echo "FAIL $i" >&2
+                        done
+                        """
+                    let shell = CommandRunner(executable: URL(fileURLWithPath: "/bin/sh"), environment: runner.environment)
+                    let result = try shell.run(["-c", script])
+                    statuses.append(result.status)
+                    #expect(result.stderr.isEmpty, "process \(process): \(result.stderr.prefix(500))")
+                    return statuses
+                }
+            }
+            for try await statuses in group {
+                #expect(statuses == [0])
+            }
+        }
+        let items = try list()
+        #expect(items.count == 1000)
+        #expect(Set(items.map(\.services[0])).count == 1000)
+    }
+}

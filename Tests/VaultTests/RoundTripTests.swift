@@ -1,0 +1,50 @@
+import Foundation
+import KeyhavenTesting
+import Testing
+import Vault
+
+/// Export → import gives back the same vault content, for every export format.
+struct RoundTripTests {
+    static func contents(_ vault: Vault) throws -> [CredentialContent] {
+        try vault.list().credentials.map(\.content).sorted { "\($0)" < "\($1)" }
+    }
+
+    @Test(arguments: ExportFormat.allCases)
+    func exportReimportsToTheSameContent(_ format: ExportFormat) throws {
+        let source = try TestVault()
+        for sample in ["chrome.csv", "bitwarden.json", "keepassxc.csv", "cxf.json", "lastpass.csv"] {
+            _ = try source.vault.importFile(Fixtures.url("imports/\(sample)"))
+        }
+        // A credential with every field, several services and a TOTP URI.
+        let id = try source.vault.add(
+            CredentialContent(
+                title: "Everything, \"quoted\"",
+                services: [.init("https://a.example.com/login"), .init("b.example.com"), .init("androidapp://com.example.b")],
+                user: " spaced user ",
+                password: "p,a\"s\ns",
+                notes: "line 1\r\nline 2, “curly”",
+                totp: "otpauth://totp/Example:alice?secret=JBSWY3DPEHPK3PXP&issuer=Example&digits=8&period=60",
+                folder: "Work/Deep/Nested"
+            )
+        )
+        try source.vault.update(id) { $0.password = "second" }
+
+        let credentials = try source.vault.list().credentials
+        var history: [CredentialID: [PasswordHistoryEntry]] = [:]
+        for credential in credentials {
+            history[credential.id] = try source.vault.history(credential.id)
+        }
+        let exported = Exporter.export(credentials, history: history, format: format)
+
+        let target = try TestVault()
+        let parsed = try ImportParser.parse(Array(exported))
+        #expect(parsed.skipped.isEmpty, "\(parsed.skipped)")
+        let report = try target.vault.importItems(parsed)
+        #expect(report.imported == credentials.count)
+        #expect(try Self.contents(target.vault) == Self.contents(source.vault))
+        if format == .bitwardenJSON {
+            let copied = try target.vault.list().credentials.first { $0.password == "second" }!
+            #expect(try target.vault.history(copied.id).map(\.password) == ["p,a\"s\ns"])
+        }
+    }
+}
