@@ -38,5 +38,14 @@ let package = Package(
             path: "Benchmarks/PasswordStrengthBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "VaultBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Vault", package: keyhaven),
+            ],
+            path: "Benchmarks/VaultBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

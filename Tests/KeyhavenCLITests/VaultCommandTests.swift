@@ -40,7 +40,9 @@ struct VaultCommandTests {
 
     @Test func addListShowEditRemoveRestore() throws {
         try initVault()
-        let added = try keyhaven.run(["add", "--service", "https://example.com/login", "--user", "alice", "--password", "hunter2"])
+        let added = try keyhaven.run([
+            "add", "--service", "https://example.com/login", "--user", "alice", "--password", "hunter2",
+        ])
         #expect(added.status == 0, "\(added.stderr)")
         let items = try list()
         #expect(items.count == 1)
@@ -147,7 +149,9 @@ struct VaultCommandTests {
                 #expect(again.stdout == String(decoding: try Data(contentsOf: file), as: UTF8.self))
             }
         }
-        let exists = try keyhaven.run(["export", "--format", "csv", "--output", directory.appendingPathComponent("export.csv").path])
+        let exists = try keyhaven.run([
+            "export", "--format", "csv", "--output", directory.appendingPathComponent("export.csv").path,
+        ])
         #expect(exists.status == 1 && exists.stderr.contains("already exists"))
     }
 
@@ -165,7 +169,10 @@ struct VaultCommandTests {
                           "\(runner.executable.path)" add --service "p\(process)-$i.example.com" --user u$i --password pw$i >/dev/null || echo "FAIL $i" >&2
                         done
                         """
-                    let shell = CommandRunner(executable: URL(fileURLWithPath: "/bin/sh"), environment: runner.environment)
+                    let shell = CommandRunner(
+                        executable: URL(fileURLWithPath: "/bin/sh"),
+                        environment: runner.environment
+                    )
                     let result = try shell.run(["-c", script])
                     statuses.append(result.status)
                     #expect(result.stderr.isEmpty, "process \(process): \(result.stderr.prefix(500))")

@@ -23,7 +23,9 @@ struct CredentialLifecycleTests {
 
     @Test func anUpgradedAccountKeepsItsRecordWithoutAPassword() throws {
         let test = try TestVault()
-        let id = try test.vault.add(CredentialContent(services: [.init("shiny.example")], user: "bob", password: "weak"))
+        let id = try test.vault.add(
+            CredentialContent(services: [.init("shiny.example")], user: "bob", password: "weak")
+        )
         try test.vault.update(id) {
             $0.password = nil
             $0.signIn = SignInLink(issuer: "https://idp.example", subject: "000123.abc", linked: Date())
@@ -59,9 +61,15 @@ struct CredentialLifecycleTests {
         let login = try test.vault.add(
             CredentialContent(services: [.init("https://login.example.com/sign-in")], user: "login", password: "2")
         )
-        let other = try test.vault.add(CredentialContent(services: [.init("https://other.example.org")], user: "o", password: "3"))
-        let app = try test.vault.add(CredentialContent(services: [.init("androidapp://com.example.app")], user: "a", password: "4"))
-        func ids(_ query: String) throws -> Set<CredentialID> { Set(try test.vault.credentials(forService: query).credentials.map(\.id)) }
+        let other = try test.vault.add(
+            CredentialContent(services: [.init("https://other.example.org")], user: "o", password: "3")
+        )
+        let app = try test.vault.add(
+            CredentialContent(services: [.init("androidapp://com.example.app")], user: "a", password: "4")
+        )
+        func ids(_ query: String) throws -> Set<CredentialID> {
+            Set(try test.vault.credentials(forService: query).credentials.map(\.id))
+        }
         #expect(try ids("example.com") == [root, login])
         #expect(try ids("https://login.example.com/x") == [root, login])
         #expect(try ids("LOGIN.EXAMPLE.COM") == [root, login])
@@ -87,7 +95,9 @@ struct CredentialLifecycleTests {
             for vault in [test.vault, other] {
                 group.addTask {
                     for index in 0..<100 {
-                        _ = try? vault.add(CredentialContent(services: [.init("s\(index).example")], user: "u", password: "p"))
+                        _ = try? vault.add(
+                            CredentialContent(services: [.init("s\(index).example")], user: "u", password: "p")
+                        )
                     }
                 }
             }

@@ -19,7 +19,9 @@ struct RoundTripTests {
         let id = try source.vault.add(
             CredentialContent(
                 title: "Everything, \"quoted\"",
-                services: [.init("https://a.example.com/login"), .init("b.example.com"), .init("androidapp://com.example.b")],
+                services: [
+                    .init("https://a.example.com/login"), .init("b.example.com"), .init("androidapp://com.example.b"),
+                ],
                 user: " spaced user ",
                 password: "p,a\"s\ns",
                 notes: "line 1\r\nline 2, “curly”",

@@ -14,9 +14,10 @@ struct StorageSecurityTests {
     @Test func noSecretAppearsInTheDatabaseWALOrSHM() throws {
         let test = try TestVault()
         var secrets = Set<String>()
-        for sample in ["chrome.csv", "firefox.csv", "safari.csv", "bitwarden.csv", "bitwarden.json", "1password.csv",
-            "keepassxc.csv", "lastpass.csv", "cxf.json", "broken-1000.csv"]
-        {
+        for sample in [
+            "chrome.csv", "firefox.csv", "safari.csv", "bitwarden.csv", "bitwarden.json", "1password.csv",
+            "keepassxc.csv", "lastpass.csv", "cxf.json", "broken-1000.csv",
+        ] {
             let report = try test.vault.importFile(Fixtures.url("imports/\(sample)"))
             #expect(report.imported > 0 || report.duplicatesMerged > 0)
         }
@@ -25,8 +26,11 @@ struct StorageSecurityTests {
         try test.vault.update(credentials[0].id) { $0.password = "a-replaced-password-9157" }
         secrets.insert("a-replaced-password-9157")
         for credential in credentials {
-            let fields = [credential.title, credential.user, credential.password ?? "", credential.notes,
-                credential.totp ?? "", credential.folder ?? ""] + credential.services.map(\.identifier)
+            let fields =
+                [
+                    credential.title, credential.user, credential.password ?? "", credential.notes,
+                    credential.totp ?? "", credential.folder ?? "",
+                ] + credential.services.map(\.identifier)
                 + credential.services.compactMap(\.host)
             for field in fields where field.utf8.count >= 5 {
                 secrets.insert(field)
@@ -71,7 +75,11 @@ struct StorageSecurityTests {
         // Flip one byte of the sealed field, as disk corruption or tampering would.
         let database = try DatabaseQueue(path: test.url.path)
         try database.write { db in
-            var sealed = try Data.fetchOne(db, sql: "SELECT sealed FROM credential WHERE id = ?", arguments: [bad.rawValue])!
+            var sealed = try Data.fetchOne(
+                db,
+                sql: "SELECT sealed FROM credential WHERE id = ?",
+                arguments: [bad.rawValue]
+            )!
             sealed[sealed.count / 2] ^= 0x01
             try db.execute(sql: "UPDATE credential SET sealed = ? WHERE id = ?", arguments: [sealed, bad.rawValue])
         }
@@ -97,7 +105,11 @@ struct StorageSecurityTests {
         try test.vault.close()
         let database = try DatabaseQueue(path: test.url.path)
         try database.write { db in
-            let sealed = try Data.fetchOne(db, sql: "SELECT sealed FROM credential WHERE id = ?", arguments: [a.rawValue])!
+            let sealed = try Data.fetchOne(
+                db,
+                sql: "SELECT sealed FROM credential WHERE id = ?",
+                arguments: [a.rawValue]
+            )!
             try db.execute(sql: "UPDATE credential SET sealed = ? WHERE id = ?", arguments: [sealed, b.rawValue])
         }
         try database.close()
@@ -115,7 +127,9 @@ struct StorageSecurityTests {
         case "truncated":
             let test = try TestVault()
             for index in 0..<200 {
-                try test.vault.add(CredentialContent(services: [.init("s\(index).example")], user: "u", password: "p\(index)"))
+                try test.vault.add(
+                    CredentialContent(services: [.init("s\(index).example")], user: "u", password: "p\(index)")
+                )
             }
             try test.vault.close()
             let data = try Data(contentsOf: test.url)

@@ -267,7 +267,9 @@ extension Keyhaven {
             if let folder = credential.folder { print("folder:    \(folder)") }
             print("created:   \(credential.created.formatted(.iso8601))")
             print("modified:  \(credential.modified.formatted(.iso8601))")
-            if let deleted = credential.deleted { print("deleted:   \(deleted.formatted(.iso8601)) (restore with keyhaven restore)") }
+            if let deleted = credential.deleted {
+                print("deleted:   \(deleted.formatted(.iso8601)) (restore with keyhaven restore)")
+            }
             if !history.isEmpty {
                 print("history:   \(history.count) earlier password\(history.count == 1 ? "" : "s")")
                 for entry in history.reversed() {

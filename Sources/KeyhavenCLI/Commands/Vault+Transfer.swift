@@ -98,7 +98,12 @@ extension Keyhaven {
             }
             let data = Exporter.export(listing.credentials, history: history, format: exportFormat)
             if let output {
-                guard FileManager.default.createFile(atPath: output, contents: data, attributes: [.posixPermissions: 0o600])
+                guard
+                    FileManager.default.createFile(
+                        atPath: output,
+                        contents: data,
+                        attributes: [.posixPermissions: 0o600]
+                    )
                 else {
                     throw Output.failure("cannot write \(output)")
                 }
@@ -127,7 +132,10 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Option(name: .customLong("scrypt-log-n"), help: ArgumentHelp("Use N = 2^n instead of calibrating.", valueName: "n"))
+        @Option(
+            name: .customLong("scrypt-log-n"),
+            help: ArgumentHelp("Use N = 2^n instead of calibrating.", valueName: "n")
+        )
         var scryptLogN: Int?
 
         func run() throws {

@@ -30,8 +30,9 @@ public enum Exporter {
     // MARK: CSV
 
     static func csvField(_ value: String) -> String {
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-            || value.hasPrefix(" ") || value.hasSuffix(" ")
+        guard
+            value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+                || value.hasPrefix(" ") || value.hasSuffix(" ")
         else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

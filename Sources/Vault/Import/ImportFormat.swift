@@ -75,7 +75,8 @@ public enum ImportFormat: String, Sendable, Codable, CaseIterable {
         {
             return .keyhavenCSV
         }
-        if names == ["name", "url", "username", "password", "note"] || names == ["name", "url", "username", "password"] {
+        if names == ["name", "url", "username", "password", "note"] || names == ["name", "url", "username", "password"]
+        {
             return .chromeCSV
         }
         return nil

@@ -60,7 +60,8 @@ extension ImportParser {
             )
             let history: [PasswordHistoryEntry] = (item["passwordHistory"]?.array ?? []).compactMap { entry in
                 guard let password = entry["password"]?.string else { return nil }
-                let date = entry["lastUsedDate"]?.string.flatMap { dates.date(from: $0) } ?? Date(timeIntervalSince1970: 0)
+                let date =
+                    entry["lastUsedDate"]?.string.flatMap { dates.date(from: $0) } ?? Date(timeIntervalSince1970: 0)
                 return PasswordHistoryEntry(password: password, replaced: date)
             }
             result.items.append(.init(content: content, history: history, location: location))

@@ -46,7 +46,9 @@ public enum ImportParser {
         for record in records.dropFirst() {
             let location = ImportProblem.Location(line: record.line)
             if let problem = record.problem {
-                result.skipped.append(ImportProblem(location: location, reason: problem.rawValue, detail: detail(problem)))
+                result.skipped.append(
+                    ImportProblem(location: location, reason: problem.rawValue, detail: detail(problem))
+                )
                 continue
             }
             if record.fields.count > header.count {

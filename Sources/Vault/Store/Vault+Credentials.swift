@@ -3,7 +3,9 @@ import GRDB
 
 extension Vault {
     static func recordAD(_ id: CredentialID) -> String { "keyhaven/credential/v1|\(id.rawValue)" }
-    static func historyAD(_ id: CredentialID, _ entry: String) -> String { "keyhaven/history/v1|\(id.rawValue)|\(entry)" }
+    static func historyAD(_ id: CredentialID, _ entry: String) -> String {
+        "keyhaven/history/v1|\(id.rawValue)|\(entry)"
+    }
 
     // MARK: Writing
 
@@ -15,7 +17,8 @@ extension Vault {
         }
     }
 
-    func insert(_ content: CredentialContent, _ db: Database, id: CredentialID = CredentialID()) throws -> CredentialID {
+    func insert(_ content: CredentialContent, _ db: Database, id: CredentialID = CredentialID()) throws -> CredentialID
+    {
         let time = now().timeIntervalSince1970
         try db.execute(
             sql: "INSERT INTO credential (id, sealed, contentTag, created, modified) VALUES (?, ?, ?, ?, ?)",
@@ -28,7 +31,10 @@ extension Vault {
     /// Changes a credential. A changed password moves the old one to the history with the time it
     /// was replaced; history is never dropped.
     @discardableResult
-    public func update(_ id: CredentialID, _ change: (inout CredentialContent) throws -> Void) throws(VaultError)
+    public func update(
+        _ id: CredentialID,
+        _ change: (inout CredentialContent) throws -> Void
+    ) throws(VaultError)
         -> Credential
     {
         try guarded {
@@ -156,14 +162,16 @@ extension Vault {
             let rows = try database.read { db in
                 try Row.fetchAll(
                     db,
-                    sql: "SELECT id, sealed, replaced FROM passwordHistory WHERE credentialID = ? ORDER BY replaced, rowid",
+                    sql:
+                        "SELECT id, sealed, replaced FROM passwordHistory WHERE credentialID = ? ORDER BY replaced, rowid",
                     arguments: [id.rawValue]
                 )
             }
             return try rows.map { row in
                 let entry: String = row["id"]
                 do {
-                    let password = try keys.open(row["sealed"], associatedData: Self.historyAD(id, entry))
+                    var password = try keys.open(row["sealed"], associatedData: Self.historyAD(id, entry))
+                    defer { password.resetBytes(in: 0..<password.count) }
                     return PasswordHistoryEntry(
                         password: String(decoding: password, as: UTF8.self),
                         replaced: Date(timeIntervalSince1970: row["replaced"])
@@ -215,7 +223,9 @@ extension Vault {
     func seal(_ content: CredentialContent, _ id: CredentialID) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return try keys.seal(try encoder.encode(content), associatedData: Self.recordAD(id))
+        var plaintext = try encoder.encode(content)
+        defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+        return try keys.seal(plaintext, associatedData: Self.recordAD(id))
     }
 
     func decode(_ row: Row) throws -> Credential {
@@ -225,7 +235,9 @@ extension Vault {
         }
         let content: CredentialContent
         do {
-            let plaintext = try keys.open(row["sealed"], associatedData: Self.recordAD(id))
+            var plaintext = try keys.open(row["sealed"], associatedData: Self.recordAD(id))
+            // Overwrite the decrypted bytes once decoded (Strings cannot be wiped; buffers can).
+            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
             content = try JSONDecoder().decode(CredentialContent.self, from: plaintext)
         } catch {
             throw VaultError(
@@ -312,7 +324,8 @@ extension Vault {
         var listing = try list()
         let needle = text.lowercased()
         listing.credentials = listing.credentials.filter { credential in
-            let haystacks = [credential.title, credential.user, credential.notes, credential.folder ?? ""]
+            let haystacks =
+                [credential.title, credential.user, credential.notes, credential.folder ?? ""]
                 + credential.services.map(\.identifier)
             return haystacks.contains { $0.lowercased().contains(needle) }
         }
