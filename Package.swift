@@ -20,6 +20,12 @@ let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package
 let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
 let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
+let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting", package: "hummingbird")
+let asyncHTTPClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
 
 // MARK: - Targets
 
@@ -31,12 +37,18 @@ let package = Package(
         .library(name: "PasswordRules", targets: ["PasswordRules"]),
         .library(name: "PasswordStrength", targets: ["PasswordStrength"]),
         .library(name: "Vault", targets: ["Vault"]),
+        .library(name: "BreachCheck", targets: ["BreachCheck"]),
         .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Apple's password-rules language: parse, canonicalize, validate, generate; quirks data.
@@ -49,6 +61,18 @@ let package = Package(
         .target(
             name: "PasswordStrength",
             exclude: ["Resources"],
+            swiftSettings: swiftSettings
+        ),
+        // Pwned Passwords: SHA-1 k-anonymity client logic, offline index (build + mapped lookup), ranges.
+        .target(
+            name: "BreachCheck",
+            dependencies: [crypto],
+            swiftSettings: swiftSettings
+        ),
+        // HTTP glue (the only targets that import Hummingbird / AsyncHTTPClient): servers, transports.
+        .target(
+            name: "KeyhavenHTTP",
+            dependencies: ["BreachCheck", hummingbird, asyncHTTPClient, serviceLifecycle, logging, httpTypes],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
@@ -70,6 +94,8 @@ let package = Package(
                 "PasswordRules",
                 "PasswordStrength",
                 "Vault",
+                "BreachCheck",
+                "KeyhavenHTTP",
                 argumentParser,
             ],
             swiftSettings: swiftSettings
@@ -101,8 +127,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "BreachCheckTests",
+            dependencies: ["BreachCheck", "KeyhavenHTTP", "KeyhavenTesting", hummingbird, hummingbirdTesting, httpTypes],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KeyhavenCLITests",
-            dependencies: ["KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules", "Vault"],
+            dependencies: ["KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules", "Vault", "BreachCheck"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -12,7 +12,7 @@ public struct Keyhaven: AsyncParsableCommand {
             """,
         version: KeyhavenVersion.current,
         groupedSubcommands: [
-            CommandGroup(name: "Passwords", subcommands: [Generate.self, Rules.self, Strength.self]),
+            CommandGroup(name: "Passwords", subcommands: [Generate.self, Rules.self, Strength.self, Breach.self]),
             CommandGroup(
                 name: "Vault",
                 subcommands: [

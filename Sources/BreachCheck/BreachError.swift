@@ -1,0 +1,38 @@
+/// Why a breach check or index operation failed. Never contains a password or a full hash.
+public struct BreachError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// The file is not a Keyhaven breach index.
+        public static let notAnIndex = Code("not-an-index")
+        /// The index is shorter than its header says.
+        public static let truncated = Code("truncated")
+        /// A newer index format.
+        public static let unsupportedVersion = Code("unsupported-version")
+        /// The operation needs full hashes (range serving) but the index is compact.
+        public static let needsFullIndex = Code("needs-full-index")
+        /// Reading or writing a file failed.
+        public static let io = Code("io")
+        /// The range API could not be reached.
+        public static let offline = Code("offline")
+        /// The range API answered with an error or garbage.
+        public static let badResponse = Code("bad-response")
+        /// Invalid input (a malformed hash, an empty corpus…).
+        public static let invalidInput = Code("invalid-input")
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1,0 +1,72 @@
+import Crypto
+
+/// A SHA-1 digest, the key of the Pwned Passwords corpus.
+public struct SHA1Digest: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The 20 bytes, big-endian as in the hex form.
+    public let bytes: [UInt8]
+
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 20 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// SHA-1 of the password's UTF-8 bytes, as HIBP computes it.
+    public init(password: String) {
+        bytes = Array(Insecure.SHA1.hash(data: Array(password.utf8)))
+    }
+
+    /// Parses 40 hexadecimal digits, either case.
+    public init?(hex: some StringProtocol) {
+        guard let bytes = Self.parseHex(Array(hex.utf8)[...]) else { return nil }
+        self.bytes = bytes
+    }
+
+    static func parseHex(_ text: ArraySlice<UInt8>) -> [UInt8]? {
+        guard text.count == 40 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 20)
+        var index = text.startIndex
+        for position in 0..<20 {
+            guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else { return nil }
+            bytes[position] = high << 4 | low
+            index += 2
+        }
+        return bytes
+    }
+
+    @inline(__always)
+    static func hexValue(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+
+    static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// 40 upper-case hex digits.
+    public var hex: String {
+        var characters = [UInt8](repeating: 0, count: 40)
+        for (index, byte) in bytes.enumerated() {
+            characters[index * 2] = Self.hexDigits[Int(byte >> 4)]
+            characters[index * 2 + 1] = Self.hexDigits[Int(byte & 0xF)]
+        }
+        return String(decoding: characters, as: UTF8.self)
+    }
+
+    public var description: String { hex }
+
+    /// The first five hex digits: all that the range API ever sends.
+    public var prefix: String { String(hex.prefix(5)) }
+
+    /// The 35 hex digits after the prefix, as range responses list them.
+    public var suffix: String { String(hex.dropFirst(5)) }
+
+    /// The first 64 bits, big-endian.
+    public var high64: UInt64 {
+        bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+}

@@ -1,0 +1,37 @@
+public import AsyncHTTPClient
+public import BreachCheck
+import NIOCore
+import NIOHTTP1
+
+/// The range API over HTTP(S) with AsyncHTTPClient: `GET {base}/range/{prefix}`, `Add-Padding: true`,
+/// a User-Agent (the public API requires one), 10-second timeout.
+public struct HTTPRangeTransport: RangeTransport {
+    public let base: String
+    let client: HTTPClient
+
+    /// A client that fails fast when the server cannot be reached (no connection retries until the
+    /// deadline; the range client does its own retries with backoff). Lives for the whole process.
+    public static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    public init(base: String, client: HTTPClient = HTTPRangeTransport.client) {
+        var base = base
+        while base.hasSuffix("/") { base.removeLast() }
+        self.base = base
+        self.client = client
+    }
+
+    public func fetchRange(prefix: String) async throws -> RangeHTTPResponse {
+        var request = HTTPClientRequest(url: "\(base)/range/\(prefix)")
+        request.headers.add(name: "Add-Padding", value: "true")
+        request.headers.add(name: "User-Agent", value: "Keyhaven")
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 8 << 20)
+        let retryAfter = response.headers.first(name: "Retry-After").flatMap(Double.init)
+        return RangeHTTPResponse(status: Int(response.status.code), body: Array(buffer: body), retryAfter: retryAfter)
+    }
+}

@@ -1,0 +1,218 @@
+import BreachCheck
+import Foundation
+import KeyhavenTesting
+import Testing
+
+/// Index build and lookup on generated Pwned-Passwords files: sorted and shuffled, LF and CRLF, with
+/// broken lines; every present hash found with its count, none of 100,000 absent ones.
+struct BreachIndexTests {
+    struct Corpus {
+        var present: [(digest: SHA1Digest, count: Int)]
+        var absent: [SHA1Digest]
+    }
+
+    static func corpus(size: Int, seed: UInt64) -> Corpus {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        var present: [(SHA1Digest, Int)] = []
+        present.reserveCapacity(size)
+        for index in 0..<size {
+            let count = Int.random(in: 1...Int.random(in: 1...2_000_000, using: &rng), using: &rng)
+            present.append((SHA1Digest(password: "present-\(seed)-\(index)"), count))
+        }
+        let absent = (0..<100_000).map { SHA1Digest(password: "absent-\(seed)-\($0)") }
+        return Corpus(present: present, absent: absent)
+    }
+
+    /// Writes the corpus in HIBP's text format, with `broken` malformed lines mixed in.
+    static func write(
+        _ corpus: Corpus,
+        to url: URL,
+        sorted: Bool,
+        lineEnding: String,
+        broken: [String] = [],
+        seed: UInt64 = 1
+    ) throws -> [Int] {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        var rows = corpus.present.map { "\($0.digest.hex):\($0.count)" }
+        if sorted { rows.sort() } else { rows.shuffle(using: &rng) }
+        var brokenLines: [Int] = []
+        for (offset, bad) in broken.enumerated() {
+            let position = min(rows.count, (offset + 1) * rows.count / (broken.count + 1))
+            rows.insert(bad, at: position)
+        }
+        for (index, row) in rows.enumerated() where broken.contains(row) {
+            brokenLines.append(index + 1)
+        }
+        try Data(rows.joined(separator: lineEnding).appending(lineEnding).utf8).write(to: url)
+        return brokenLines
+    }
+
+    static let broken = [
+        "NOTAHASH:12",
+        "ABCDEF:5",
+        "\(String(repeating: "G", count: 40)):3",
+        "\(String(repeating: "A", count: 40))-7",
+        "\(String(repeating: "B", count: 40)):",
+        "\(String(repeating: "C", count: 40)):12x",
+        "\(String(repeating: "D", count: 40)):0",
+    ]
+
+    @Test(arguments: [
+        (BreachIndexBuilder.Kind.full, true, "\n"),
+        (.full, false, "\r\n"),
+        (.compact, true, "\r\n"),
+        (.compact, false, "\n"),
+    ])
+    func findsEveryPresentHashAndNoAbsentOne(_ kind: BreachIndexBuilder.Kind, _ sorted: Bool, _ ending: String) throws {
+        let directory = try TemporaryDirectory.make()
+        let corpus = Self.corpus(size: 50_000, seed: sorted ? 1 : 2)
+        let source = directory.appendingPathComponent("pwned.txt")
+        let brokenLines = try Self.write(corpus, to: source, sorted: sorted, lineEnding: ending, broken: Self.broken)
+        let output = directory.appendingPathComponent("pwned.khbi")
+        // A small memory limit forces several sorted runs and a merge (the bounded-memory path).
+        let report = try BreachIndexBuilder(kind: kind, memoryLimit: 200_000).build(input: source, output: output)
+        #expect(report.hashes == corpus.present.count)
+        #expect(report.badLines == Self.broken.count)
+        #expect(report.badLineSamples.map(\.line) == brokenLines)
+        #expect(report.runs > 1)
+
+        let index = try BreachIndex(url: output)
+        #expect(index.count == corpus.present.count)
+        for (digest, count) in corpus.present {
+            let found = index.count(of: digest)
+            if kind == .full {
+                #expect(found == count)
+            } else {
+                // Compact counts are powers of two: the largest not above the true count (max 32768).
+                #expect(found == 1 << min(15, Int.bitWidth - 1 - count.leadingZeroBitCount))
+            }
+            if found == 0 { break }
+        }
+        var falsePositives = 0
+        for digest in corpus.absent where index.count(of: digest) != 0 {
+            falsePositives += 1
+        }
+        #expect(falsePositives == 0)
+        if kind == .compact {
+            #expect(index.bytesPerHash < 8)
+        }
+    }
+
+    @Test func sortedAndShuffledInputsGiveTheSameIndex() throws {
+        let directory = try TemporaryDirectory.make()
+        let corpus = Self.corpus(size: 20_000, seed: 3)
+        var files: [Data] = []
+        for (name, sorted, memory) in [("a", true, 1 << 30), ("b", false, 100_000), ("c", false, 1 << 30)] {
+            let source = directory.appendingPathComponent("\(name).txt")
+            _ = try Self.write(corpus, to: source, sorted: sorted, lineEnding: sorted ? "\n" : "\r\n")
+            let output = directory.appendingPathComponent("\(name).khbi")
+            _ = try BreachIndexBuilder(kind: .compact, memoryLimit: memory).build(input: source, output: output)
+            files.append(try Data(contentsOf: output))
+        }
+        #expect(files[0] == files[1])
+        #expect(files[0] == files[2])
+    }
+
+    @Test func duplicateHashesAddTheirCounts() throws {
+        let directory = try TemporaryDirectory.make()
+        let digest = SHA1Digest(password: "duplicate")
+        let source = directory.appendingPathComponent("dup.txt")
+        try Data("\(digest.hex):5\n\(digest.hex.lowercased()):7\n".utf8).write(to: source)
+        let output = directory.appendingPathComponent("dup.khbi")
+        _ = try BreachIndexBuilder(kind: .full).build(input: source, output: output)
+        let index = try BreachIndex(url: output)
+        #expect(index.count == 1)
+        #expect(index.count(of: digest) == 12)
+    }
+
+    @Test func rangesListEverySuffixInOrder() throws {
+        let directory = try TemporaryDirectory.make()
+        let corpus = Self.corpus(size: 30_000, seed: 4)
+        let source = directory.appendingPathComponent("r.txt")
+        _ = try Self.write(corpus, to: source, sorted: false, lineEnding: "\n")
+        let output = directory.appendingPathComponent("r.khbi")
+        _ = try BreachIndexBuilder(kind: .full).build(input: source, output: output)
+        let index = try BreachIndex(url: output)
+        var byPrefix: [String: [(String, Int)]] = [:]
+        for (digest, count) in corpus.present {
+            byPrefix[digest.prefix, default: []].append((digest.suffix, count))
+        }
+        for prefix in Array(byPrefix.keys).sorted().prefix(300) + ["00000", "FFFFF"] {
+            let expected = (byPrefix[prefix] ?? []).sorted { $0.0 < $1.0 }
+            let rows = try index.range(prefix: RangeBody.prefixValue(prefix)!)
+            #expect(rows.count == expected.count)
+            for (row, (suffix, count)) in zip(rows, expected) {
+                let hex = SHA1Digest(bytes: [0, 0] + row.suffix)!.hex
+                #expect(String(hex.dropFirst(5)) == suffix)
+                #expect(row.count == count)
+            }
+        }
+        // A compact index refuses.
+        let compact = directory.appendingPathComponent("c.khbi")
+        _ = try BreachIndexBuilder(kind: .compact).build(input: source, output: compact)
+        #expect(throws: BreachError(.needsFullIndex, "")) { try BreachIndex(url: compact).range(prefix: 0) }
+    }
+
+    @Test func foreignAndTruncatedFilesAreClearErrors() throws {
+        let directory = try TemporaryDirectory.make()
+        let corpus = Self.corpus(size: 5_000, seed: 5)
+        let source = directory.appendingPathComponent("s.txt")
+        _ = try Self.write(corpus, to: source, sorted: true, lineEnding: "\n")
+        let output = directory.appendingPathComponent("s.khbi")
+        _ = try BreachIndexBuilder(kind: .compact).build(input: source, output: output)
+        let data = try Data(contentsOf: output)
+
+        let truncated = directory.appendingPathComponent("t.khbi")
+        try data.prefix(data.count - 100).write(to: truncated)
+        #expect {
+            try BreachIndex(url: truncated)
+        } throws: { error in
+            (error as? BreachError)?.code == .truncated && "\(error)".contains("truncated")
+        }
+        // The HIBP text itself is not an index.
+        #expect(throws: BreachError(.notAnIndex, "")) { try BreachIndex(url: source) }
+        let empty = directory.appendingPathComponent("e.khbi")
+        try Data().write(to: empty)
+        #expect(throws: BreachError(.notAnIndex, "")) { try BreachIndex(url: empty) }
+        var damaged = data
+        damaged[20] ^= 0xFF
+        let damagedURL = directory.appendingPathComponent("d.khbi")
+        try damaged.write(to: damagedURL)
+        #expect(throws: BreachError(.notAnIndex, "")) { try BreachIndex(url: damagedURL) }
+        #expect(throws: BreachError(.io, "")) { try BreachIndex(url: directory.appendingPathComponent("missing")) }
+    }
+
+    @Test func anInputWithoutValidLinesIsRefused() throws {
+        let directory = try TemporaryDirectory.make()
+        let source = directory.appendingPathComponent("junk.txt")
+        try Data("hello\nworld\n".utf8).write(to: source)
+        #expect(throws: BreachError(.invalidInput, "")) {
+            try BreachIndexBuilder().build(input: source, output: directory.appendingPathComponent("x.khbi"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("x.khbi").path))
+    }
+
+    @Test func lookupsAreSafeFromManyThreads() async throws {
+        let directory = try TemporaryDirectory.make()
+        let corpus = Self.corpus(size: 20_000, seed: 6)
+        let source = directory.appendingPathComponent("m.txt")
+        _ = try Self.write(corpus, to: source, sorted: true, lineEnding: "\n")
+        let output = directory.appendingPathComponent("m.khbi")
+        _ = try BreachIndexBuilder(kind: .full).build(input: source, output: output)
+        let index = try BreachIndex(url: output)
+        let present = corpus.present
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for (position, entry) in present.enumerated() where position % 8 == worker {
+                        if index.count(of: entry.digest) != entry.count { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+    }
+}

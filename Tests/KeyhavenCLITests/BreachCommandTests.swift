@@ -1,0 +1,149 @@
+import BreachCheck
+import Foundation
+import KeyhavenTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `keyhaven breach index build | check | serve` end to end, and a plain Python `requests` client
+/// against the range server.
+struct BreachCommandTests {
+    let directory: URL
+    let keyhaven = CommandRunner.keyhaven()
+    let passwords: [(String, Int)]
+    let source: URL
+
+    init() throws {
+        directory = try TemporaryDirectory.make()
+        var rng = SeededRandomNumberGenerator(seed: 21)
+        passwords = (0..<3000).map { ("password-\($0)", Int.random(in: 1...100_000, using: &rng)) }
+        source = directory.appendingPathComponent("pwned.txt")
+        var lines = passwords.map { "\(SHA1Digest(password: $0.0).hex):\($0.1)" }
+        lines.shuffle(using: &rng)
+        lines.insert("this line is broken", at: 1000)
+        try Data(lines.joined(separator: "\r\n").utf8).write(to: source)
+    }
+
+    func buildIndex(compact: Bool = false) throws -> String {
+        let index = directory.appendingPathComponent(compact ? "compact.khbi" : "full.khbi").path
+        let result = try keyhaven.run(["breach", "index", "build", source.path, "--output", index] + (compact ? ["--compact"] : []))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Indexed 3000 hashes from 3001 lines (1 malformed)"))
+        #expect(result.stderr.contains("skipped line 1001"))
+        return index
+    }
+
+    @Test func checkWithAnIndex() throws {
+        let index = try buildIndex()
+        let input = ["password-5", "not breached at all", "password-2999"].joined(separator: "\n") + "\n"
+        let result = try keyhaven.run(["breach", "check", "--index", index], stdin: input)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.lines == [String(passwords[5].1), "0", String(passwords[2999].1)])
+
+        let hashes = [SHA1Digest(password: "password-7").hex.lowercased(), SHA1Digest(password: "nope").hex].joined(separator: "\n")
+        let bySHA1 = try keyhaven.run(["breach", "check", "--index", index, "--sha1"], stdin: hashes)
+        #expect(bySHA1.lines == [String(passwords[7].1), "0"])
+        let bad = try keyhaven.run(["breach", "check", "--index", index, "--sha1"], stdin: "xyz\n")
+        #expect(bad.status == 1 && bad.stderr.contains("line 1"))
+
+        let compact = try buildIndex(compact: true)
+        let approximate = try keyhaven.run(["breach", "check", "--index", compact], stdin: "password-5\nnope\n")
+        let expected = 1 << min(15, Int.bitWidth - 1 - passwords[5].1.leadingZeroBitCount)
+        #expect(approximate.lines == [String(expected), "0"])
+        #expect(try keyhaven.run(["breach", "index", "info", compact]).stdout.contains("compact index: 3000 hashes"))
+        let serveCompact = try keyhaven.run(["breach", "serve", "--index", compact, "--port", "1"])
+        #expect(serveCompact.status == 1 && serveCompact.stderr.contains("cannot answer range requests"))
+    }
+
+    @Test func anotherFileIsNotAnIndex() throws {
+        let result = try keyhaven.run(["breach", "check", "--index", source.path], stdin: "x\n")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("not a Keyhaven breach index"))
+    }
+
+    @Test func offlineAPIIsAClearError() throws {
+        let result = try keyhaven.run(["breach", "check", "--api", "http://127.0.0.1:1"], stdin: "password\n")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot reach http://127.0.0.1:1"))
+        #expect(result.stdout.isEmpty)
+    }
+
+    static func freePort() -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test func serveAnswersPythonRequestsAndOurClient() throws {
+        let index = try buildIndex()
+        let port = Self.freePort()
+        let server = Process()
+        server.executableURL = keyhaven.executable
+        server.arguments = ["breach", "serve", "--index", index, "--port", String(port)]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+
+        // A plain Python `requests` client, checked against what the text file implies.
+        let script = """
+            import hashlib, sys, time, requests
+            base = "http://127.0.0.1:\(port)"
+            for _ in range(100):
+                try:
+                    requests.get(base + "/", timeout=1); break
+                except Exception:
+                    time.sleep(0.1)
+            expected = {}
+            for line in open(sys.argv[1], encoding="utf-8", newline="").read().split("\\r\\n"):
+                h, _, c = line.partition(":")
+                if len(h) == 40 and c.isdigit():
+                    expected.setdefault(h[:5], {})[h[5:]] = int(c)
+            checked = 0
+            for prefix in sorted(expected)[:200]:
+                plain = requests.get(base + "/range/" + prefix.lower(), timeout=5)
+                assert plain.status_code == 200, plain.status_code
+                rows = plain.text.split("\\r\\n")
+                assert rows == sorted(f"{s}:{c}" for s, c in expected[prefix].items()), prefix
+                padded = requests.get(base + "/range/" + prefix, headers={"Add-Padding": "true"}, timeout=5)
+                got = {}
+                for row in padded.text.split("\\r\\n"):
+                    s, _, c = row.partition(":")
+                    if int(c) > 0: got[s] = int(c)
+                assert got == expected[prefix], prefix
+                assert 800 <= len(padded.text.split("\\r\\n")) <= 1000
+                checked += 1
+            empty = requests.get(base + "/range/FFFFF", timeout=5)
+            assert empty.status_code == 200
+            bad = requests.get(base + "/range/XYZ12", timeout=5)
+            assert bad.status_code == 400, bad.status_code
+            print(f"python requests: {checked} prefixes identical")
+            """
+        let python = CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"))
+        let result = try python.run(["python3", "-c", script, source.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("200 prefixes identical"))
+
+        // Our own client against our own server.
+        let sample = passwords.prefix(50).map(\.0) + ["surely not breached 123"]
+        let ours = try keyhaven.run(["breach", "check", "--api", "http://127.0.0.1:\(port)"], stdin: sample.joined(separator: "\n"))
+        #expect(ours.status == 0, "\(ours.stderr)")
+        #expect(ours.lines == passwords.prefix(50).map { String($0.1) } + ["0"])
+
+        // Graceful shutdown on SIGTERM.
+        server.terminate()
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
+    }
+}
