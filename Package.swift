@@ -128,7 +128,9 @@ let package = Package(
         ),
         .testTarget(
             name: "BreachCheckTests",
-            dependencies: ["BreachCheck", "KeyhavenHTTP", "KeyhavenTesting", hummingbird, hummingbirdTesting, httpTypes],
+            dependencies: [
+                "BreachCheck", "KeyhavenHTTP", "KeyhavenTesting", hummingbird, hummingbirdTesting, httpTypes,
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suites need beyond Swift, if it is missing. Idempotent and quiet when
-# everything is present. Nothing is needed yet beyond python3; later suites add PostgreSQL, Chromium
-# and Python clients here.
+# everything is present:
+#   - python3 with `requests` (a plain HTTP client run against our range server).
 set -euo pipefail
 
 need_apt=()
@@ -16,4 +16,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
         echo "missing test dependencies: ${need_apt[*]} (install them, or run as root on Debian/Ubuntu)" >&2
         exit 1
     fi
+fi
+
+if ! python3 -c "import requests" >/dev/null 2>&1; then
+    echo "installing: python requests"
+    python3 -m pip install --quiet requests || {
+        echo "cannot install the python package requests" >&2
+        exit 1
+    }
 fi

@@ -113,6 +113,38 @@ struct BreachIndexTests {
         #expect(files[0] == files[2])
     }
 
+    @Test(arguments: [BreachIndexBuilder.Kind.compact, .full])
+    func crowdedBucketsUseTheOverflowTable(_ kind: BreachIndexBuilder.Kind) throws {
+        // 300 hashes sharing their first 40 bits land in one bucket (sizes above 14 escape).
+        var rng = SeededRandomNumberGenerator(seed: 9)
+        let hexDigits = Array("0123456789ABCDEF")
+        func random(_ count: Int) -> String { String((0..<count).map { _ in hexDigits.randomElement(using: &rng)! }) }
+        var lines: [String] = []
+        var expected: [(SHA1Digest, Int)] = []
+        for index in 0..<300 {
+            let hex = "ABCDEF0123" + random(30)
+            lines.append("\(hex):\(index + 1)")
+            expected.append((SHA1Digest(hex: hex)!, index + 1))
+        }
+        for index in 0..<2000 {
+            let hex = random(40)
+            lines.append("\(hex):\(index + 1)")
+            expected.append((SHA1Digest(hex: hex)!, index + 1))
+        }
+        lines.shuffle(using: &rng)
+        let directory = try TemporaryDirectory.make()
+        let source = directory.appendingPathComponent("crowded.txt")
+        try Data(lines.joined(separator: "\n").utf8).write(to: source)
+        let output = directory.appendingPathComponent("crowded.khbi")
+        _ = try BreachIndexBuilder(kind: kind).build(input: source, output: output)
+        let index = try BreachIndex(url: output)
+        for (digest, count) in expected {
+            let found = index.count(of: digest)
+            #expect(found == (kind == .full ? count : 1 << min(15, Int.bitWidth - 1 - count.leadingZeroBitCount)))
+        }
+        #expect(index.count(of: SHA1Digest(hex: "ABCDEF0123" + String(repeating: "0", count: 30))!) == 0)
+    }
+
     @Test func duplicateHashesAddTheirCounts() throws {
         let directory = try TemporaryDirectory.make()
         let digest = SHA1Digest(password: "duplicate")

@@ -122,7 +122,9 @@ struct RangeClientTests {
     }
 
     @Test func rangeBodiesParseAndFormat() {
-        let parsed = RangeBody.parse(Array("ABC\r\n\(String(repeating: "a", count: 35)):3\n\(String(repeating: "B", count: 35)):0\r\n".utf8))
+        let parsed = RangeBody.parse(
+            Array("ABC\r\n\(String(repeating: "a", count: 35)):3\n\(String(repeating: "B", count: 35)):0\r\n".utf8)
+        )
         #expect(parsed == [String(repeating: "A", count: 35): 3])
         let body = RangeBody.format([("A", 1), ("B", 2)])
         #expect(String(decoding: body, as: UTF8.self) == "A:1\r\nB:2")

@@ -35,16 +35,27 @@ struct RangeServerTests {
                     .map { "\($0.digest.suffix):\($0.count)" }.sorted()
                 #expect(lines == expected)
             }
-            try await client.execute(uri: "/range/\(sample.digest.prefix)", method: .get, headers: [HTTPField.Name("Add-Padding")!: "true"]) {
+            try await client.execute(
+                uri: "/range/\(sample.digest.prefix)",
+                method: .get,
+                headers: [HTTPField.Name("Add-Padding")!: "true"]
+            ) {
                 response in
                 let lines = String(buffer: response.body).components(separatedBy: "\r\n")
                 #expect((800...1000).contains(lines.count))
                 #expect(lines == lines.sorted())
                 #expect(lines.contains("\(sample.digest.suffix):\(sample.count)"))
-                #expect(lines.filter { $0.hasSuffix(":0") }.count == lines.count - corpus.present.filter {
-                    $0.digest.prefix == sample.digest.prefix
-                }.count)
-                #expect(lines.allSatisfy { $0.count >= 37 && $0.prefix(35).allSatisfy(\.isHexDigit) && $0 == $0.uppercased() })
+                #expect(
+                    lines.filter { $0.hasSuffix(":0") }.count == lines.count
+                        - corpus.present.filter {
+                            $0.digest.prefix == sample.digest.prefix
+                        }.count
+                )
+                #expect(
+                    lines.allSatisfy {
+                        $0.count >= 37 && $0.prefix(35).allSatisfy(\.isHexDigit) && $0 == $0.uppercased()
+                    }
+                )
             }
             for bad in ["ABCD", "ABCDEF", "GHIJK", "12%2034"] {
                 try await client.execute(uri: "/range/\(bad)", method: .get) { response in

@@ -28,7 +28,9 @@ struct BreachCommandTests {
 
     func buildIndex(compact: Bool = false) throws -> String {
         let index = directory.appendingPathComponent(compact ? "compact.khbi" : "full.khbi").path
-        let result = try keyhaven.run(["breach", "index", "build", source.path, "--output", index] + (compact ? ["--compact"] : []))
+        let result = try keyhaven.run(
+            ["breach", "index", "build", source.path, "--output", index] + (compact ? ["--compact"] : [])
+        )
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Indexed 3000 hashes from 3001 lines (1 malformed)"))
         #expect(result.stderr.contains("skipped line 1001"))
@@ -42,7 +44,9 @@ struct BreachCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.lines == [String(passwords[5].1), "0", String(passwords[2999].1)])
 
-        let hashes = [SHA1Digest(password: "password-7").hex.lowercased(), SHA1Digest(password: "nope").hex].joined(separator: "\n")
+        let hashes = [SHA1Digest(password: "password-7").hex.lowercased(), SHA1Digest(password: "nope").hex].joined(
+            separator: "\n"
+        )
         let bySHA1 = try keyhaven.run(["breach", "check", "--index", index, "--sha1"], stdin: hashes)
         #expect(bySHA1.lines == [String(passwords[7].1), "0"])
         let bad = try keyhaven.run(["breach", "check", "--index", index, "--sha1"], stdin: "xyz\n")
@@ -78,7 +82,9 @@ struct BreachCommandTests {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
@@ -137,7 +143,10 @@ struct BreachCommandTests {
 
         // Our own client against our own server.
         let sample = passwords.prefix(50).map(\.0) + ["surely not breached 123"]
-        let ours = try keyhaven.run(["breach", "check", "--api", "http://127.0.0.1:\(port)"], stdin: sample.joined(separator: "\n"))
+        let ours = try keyhaven.run(
+            ["breach", "check", "--api", "http://127.0.0.1:\(port)"],
+            stdin: sample.joined(separator: "\n")
+        )
         #expect(ours.status == 0, "\(ours.stderr)")
         #expect(ours.lines == passwords.prefix(50).map { String($0.1) } + ["0"])
 

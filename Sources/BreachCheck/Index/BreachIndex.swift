@@ -2,8 +2,8 @@ public import Foundation
 
 /// A breach index opened for lookups: a memory-mapped file, safe to query from many threads.
 ///
-/// Lookup cost, compact index: one block-offset read, at most 63 one-byte bucket sizes summed, then a
-/// scan of the bucket (~8 records on average): O(1) expected, a few hundred nanoseconds when the
+/// Lookup cost, compact index: one block-offset read, at most 127 bucket sizes (nibbles) summed, then a
+/// scan of the bucket (4–8 records on average): O(1) expected, a few hundred nanoseconds when the
 /// pages are cached. Full index: a bucket of n / 65,536 records searched by binary search:
 /// O(log n).
 public final class BreachIndex: Sendable {
@@ -44,7 +44,10 @@ public final class BreachIndex: Sendable {
         }
         let bytes = file.bytes
         guard bytes.count >= BreachIndexFormat.headerSize, Array(bytes[0..<8]) == BreachIndexFormat.magic else {
-            throw BreachError(.notAnIndex, "\(url.path) is not a Keyhaven breach index (build one with `keyhaven breach index build`)")
+            throw BreachError(
+                .notAnIndex,
+                "\(url.path) is not a Keyhaven breach index (build one with `keyhaven breach index build`)"
+            )
         }
         guard BreachIndexFormat.fnv1a(bytes[0..<112]) == file.load(UInt64.self, at: 112) else {
             throw BreachError(.notAnIndex, "\(url.path): the index header is damaged")
@@ -75,7 +78,8 @@ public final class BreachIndex: Sendable {
         overflowCount = Int(file.load(UInt64.self, at: 80)) / 16
         recordsOffset = Int(file.load(UInt64.self, at: 88))
         let recordsLength = Int(file.load(UInt64.self, at: 96))
-        let sectionsFit = [bucketsOffset, blocksOffset, overflowOffset, recordsOffset].allSatisfy { $0 <= bytes.count }
+        let sectionsFit =
+            [bucketsOffset, blocksOffset, overflowOffset, recordsOffset].allSatisfy { $0 <= bytes.count }
             && recordsOffset + recordsLength <= bytes.count
         guard sectionsFit, (8...40).contains(bucketBits) || kind == .full else {
             throw BreachError(.notAnIndex, "\(url.path): the index sections are inconsistent")
@@ -93,8 +97,9 @@ public final class BreachIndex: Sendable {
     /// Number of hashes in bucket `bucket` (compact).
     @inline(__always)
     func bucketSize(_ bucket: Int) -> Int {
-        let size = Int(file.bytes[bucketsOffset + bucket])
-        guard size == 255 else { return size }
+        let byte = file.bytes[bucketsOffset + bucket >> 1]
+        let size = Int(bucket & 1 == 0 ? byte >> 4 : byte & 0xF)
+        guard size == BreachIndexFormat.escape else { return size }
         // Escaped: binary search the overflow table of (bucket, size) pairs.
         var low = 0
         var high = overflowCount

@@ -46,8 +46,11 @@ public struct BreachIndexBuilder: Sendable {
             throw BreachError(.io, "cannot read \(input.path)")
         }
         defer { try? handle.close() }
-        let totalBytes = (try? FileManager.default.attributesOfItem(atPath: input.path)[.size] as? NSNumber)?.intValue ?? 0
-        let scratch = output.deletingLastPathComponent().appendingPathComponent(".\(output.lastPathComponent).runs-\(UUID().uuidString)")
+        let totalBytes =
+            (try? FileManager.default.attributesOfItem(atPath: input.path)[.size] as? NSNumber)?.intValue ?? 0
+        let scratch = output.deletingLastPathComponent().appendingPathComponent(
+            ".\(output.lastPathComponent).runs-\(UUID().uuidString)"
+        )
         defer { try? FileManager.default.removeItem(at: scratch) }
 
         var runs = RunSet(kind: kind, capacity: memoryLimit / (kind == .compact ? 16 : 32), scratch: scratch)
@@ -73,12 +76,16 @@ public struct BreachIndexBuilder: Sendable {
             throw BreachError(.invalidInput, "\(input.path) has no valid `SHA1:COUNT` line (\(badLines) malformed)")
         }
 
-        let temporary = output.deletingLastPathComponent().appendingPathComponent(".\(output.lastPathComponent).building-\(UUID().uuidString)")
+        let temporary = output.deletingLastPathComponent().appendingPathComponent(
+            ".\(output.lastPathComponent).building-\(UUID().uuidString)"
+        )
         let hashes: Int
         do {
             let total = runs.total
             var writer = try IndexWriter(kind: kind, url: temporary, expectedCount: total)
-            try runs.merge { key, count in try writer.append(key, count) } progress: { done in
+            try runs.merge { key, count in
+                try writer.append(key, count)
+            } progress: { done in
                 progress?("writing", done, total)
             }
             hashes = try writer.finish()

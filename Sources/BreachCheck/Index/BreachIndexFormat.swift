@@ -19,9 +19,9 @@
 ///
 /// - **compact** (≤ 6 bytes per hash at scale): only the first 64 bits of each SHA-1 are kept.
 ///   Records are bit-packed, `64 − k` suffix bits then a 4-bit count code `min(15, ⌊log2 count⌋)`
-///   (so counts read back as powers of two: approximate). Bucket sizes are one byte per bucket (255
-///   escapes to the overflow table of `(bucket, size)` pairs) plus the entry index at every 64th
-///   bucket. *k* is about log2(n) − 3, so a bucket holds ~8 hashes.
+///   (so counts read back as powers of two: approximate). Bucket sizes are one nibble per bucket
+///   (high nibble first; 15 escapes to the overflow table of `(bucket, size)` pairs) plus the entry
+///   index at every 128th bucket. *k* is ⌊log2 n⌋ − 2, so a bucket holds 4–8 hashes.
 /// - **full** (what range serving needs): the whole SHA-1 and its exact count. k = 16; records are 22
 ///   bytes — SHA-1 bytes 2 ..< 20 then the count as UInt32; the bucket section holds 2^16 + 1 entry
 ///   indices (UInt64) instead of sizes.
@@ -37,15 +37,18 @@ enum BreachIndexFormat {
 
     static let fullBucketBits = 16
     static let fullRecordSize = 22
-    static let blockSize = 64
+    static let blockSize = 128
     static let countCodeBits = 4
 
-    /// Bucket bits for a compact index of about `n` hashes: ~8 per bucket.
+    /// Bucket bits for a compact index of about `n` hashes: 4–8 per bucket.
     static func compactBucketBits(for n: Int) -> Int {
         guard n > 1 else { return 8 }
         let log2n = 63 - UInt64(n).leadingZeroBitCount
-        return min(max(log2n - 3, 8), 40)
+        return min(max(log2n - 2, 8), 40)
     }
+
+    /// A bucket size of 15 or more is stored as this nibble and looked up in the overflow table.
+    static let escape = 15
 
     /// `min(15, ⌊log2 count⌋)`.
     static func countCode(_ count: UInt32) -> UInt64 {
@@ -64,4 +67,3 @@ enum BreachIndexFormat {
         return hash
     }
 }
-

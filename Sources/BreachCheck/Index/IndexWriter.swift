@@ -57,9 +57,11 @@ struct IndexWriter {
         switch kind {
         case .compact:
             let bucket = Int(entry.a >> UInt64(suffixBits))
-            if sizes[bucket] == 254 || sizes[bucket] == 255 {
-                sizes[bucket] = 255
-                overflow[bucket, default: 254] += 1
+            if sizes[bucket] == UInt8(BreachIndexFormat.escape) {
+                overflow[bucket, default: UInt64(BreachIndexFormat.escape)] += 1
+            } else if sizes[bucket] == UInt8(BreachIndexFormat.escape - 1) {
+                sizes[bucket] = UInt8(BreachIndexFormat.escape)
+                overflow[bucket] = UInt64(BreachIndexFormat.escape)
             } else {
                 sizes[bucket] += 1
             }
@@ -68,9 +70,15 @@ struct IndexWriter {
             writeBits(record, width: recordBits)
         case .full:
             fullSizes[Int(entry.a >> 48)] += 1
-            for shift in stride(from: 40, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: entry.a >> UInt64(shift))) }
-            for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: entry.b >> UInt64(shift))) }
-            for shift in stride(from: 24, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: entry.c >> UInt32(shift))) }
+            for shift in stride(from: 40, through: 0, by: -8) {
+                buffer.append(UInt8(truncatingIfNeeded: entry.a >> UInt64(shift)))
+            }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                buffer.append(UInt8(truncatingIfNeeded: entry.b >> UInt64(shift)))
+            }
+            for shift in stride(from: 24, through: 0, by: -8) {
+                buffer.append(UInt8(truncatingIfNeeded: entry.c >> UInt32(shift)))
+            }
             withUnsafeBytes(of: total.littleEndian) { buffer.append(contentsOf: $0) }
         }
         try flushBuffer()
@@ -113,14 +121,18 @@ struct IndexWriter {
         }
         switch kind {
         case .compact:
-            try section(sizes)
+            var nibbles = [UInt8](repeating: 0, count: (sizes.count + 1) / 2)
+            for (bucket, size) in sizes.enumerated() {
+                nibbles[bucket >> 1] |= bucket & 1 == 0 ? size << 4 : size
+            }
+            try section(nibbles)
             var blocks: [UInt8] = []
             var running: UInt64 = 0
             for bucket in 0..<sizes.count {
                 if bucket % BreachIndexFormat.blockSize == 0 {
                     withUnsafeBytes(of: running.littleEndian) { blocks.append(contentsOf: $0) }
                 }
-                running += sizes[bucket] == 255 ? overflow[bucket]! : UInt64(sizes[bucket])
+                running += sizes[bucket] == UInt8(BreachIndexFormat.escape) ? overflow[bucket]! : UInt64(sizes[bucket])
             }
             withUnsafeBytes(of: running.littleEndian) { blocks.append(contentsOf: $0) }
             try section(blocks)

@@ -123,6 +123,9 @@ public actor RangeClient {
                 )
             }
         }
-        throw BreachError(.badResponse, "\(baseDescription) kept failing (\(lastProblem)) after \(maxAttempts) attempts")
+        throw BreachError(
+            .badResponse,
+            "\(baseDescription) kept failing (\(lastProblem)) after \(maxAttempts) attempts"
+        )
     }
 }

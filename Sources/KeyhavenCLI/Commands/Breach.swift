@@ -115,7 +115,9 @@ extension Keyhaven.Breach {
             } catch {
                 throw Output.failure(error.message)
             }
-            Output.error("keyhaven: serving \(server.index.count) hashes on http://\(host):\(port)/range/{prefix} (Ctrl-C stops)")
+            Output.error(
+                "keyhaven: serving \(server.index.count) hashes on http://\(host):\(port)/range/{prefix} (Ctrl-C stops)"
+            )
             try await server.run(host: host, port: port)
         }
     }
@@ -202,9 +204,11 @@ extension Keyhaven.Breach.Index {
         func run() throws {
             do {
                 let opened = try BreachIndex(url: URL(fileURLWithPath: index))
-                print("\(opened.kind.rawValue) index: \(opened.count) hashes, "
-                    + String(format: "%.2f bytes per hash, ", opened.bytesPerHash)
-                    + (opened.exactCounts ? "exact counts, can serve ranges" : "approximate counts, lookups only"))
+                print(
+                    "\(opened.kind.rawValue) index: \(opened.count) hashes, "
+                        + String(format: "%.2f bytes per hash, ", opened.bytesPerHash)
+                        + (opened.exactCounts ? "exact counts, can serve ranges" : "approximate counts, lookups only")
+                )
             } catch {
                 throw Output.failure(error.message)
             }

@@ -30,7 +30,8 @@ final class ProgressBar: @unchecked Sendable {
             let width = 30
             let filled = Int(fraction * Double(width))
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            let text = "\r\(phase) [\(bar)] \(Int(fraction * 100))% \(Self.format(done, unit))/\(Self.format(total, unit))"
+            let text =
+                "\r\(phase) [\(bar)] \(Int(fraction * 100))% \(Self.format(done, unit))/\(Self.format(total, unit))"
             FileHandle.standardError.write(Data(text.utf8))
         }
     }
