@@ -38,6 +38,7 @@ let package = Package(
         .library(name: "PasswordStrength", targets: ["PasswordStrength"]),
         .library(name: "Vault", targets: ["Vault"]),
         .library(name: "BreachCheck", targets: ["BreachCheck"]),
+        .library(name: "SecurityRecommendations", targets: ["SecurityRecommendations"]),
         .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
     ],
     dependencies: [
@@ -72,7 +73,17 @@ let package = Package(
         // HTTP glue (the only targets that import Hummingbird / AsyncHTTPClient): servers, transports.
         .target(
             name: "KeyhavenHTTP",
-            dependencies: ["BreachCheck", hummingbird, asyncHTTPClient, serviceLifecycle, logging, httpTypes],
+            dependencies: [
+                "BreachCheck", "SecurityRecommendations", hummingbird, asyncHTTPClient, serviceLifecycle, logging,
+                httpTypes,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Security Recommendations: breached, reused, weak, unsecured; change-password discovery.
+        .target(
+            name: "SecurityRecommendations",
+            dependencies: ["Vault", "PasswordStrength", "BreachCheck"],
+            exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
@@ -95,6 +106,7 @@ let package = Package(
                 "PasswordStrength",
                 "Vault",
                 "BreachCheck",
+                "SecurityRecommendations",
                 "KeyhavenHTTP",
                 argumentParser,
             ],
@@ -131,6 +143,17 @@ let package = Package(
             dependencies: [
                 "BreachCheck", "KeyhavenHTTP", "KeyhavenTesting", hummingbird, hummingbirdTesting, httpTypes,
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SecurityRecommendationsTests",
+            dependencies: [
+                "SecurityRecommendations", "KeyhavenHTTP", "KeyhavenTesting", "Vault", "BreachCheck",
+                "PasswordStrength",
+                hummingbird,
+                hummingbirdTesting, httpTypes,
+            ],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

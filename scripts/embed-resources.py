@@ -23,6 +23,16 @@ EMBEDDED = [
         "embeddedPasswordRulesJSON",
     ),
     (
+        "Sources/SecurityRecommendations/Resources/shared-credentials.json",
+        "Sources/SecurityRecommendations/Data/EmbeddedSharedCredentials.generated.swift",
+        "embeddedSharedCredentialsJSON",
+    ),
+    (
+        "Sources/SecurityRecommendations/Resources/change-password-URLs.json",
+        "Sources/SecurityRecommendations/Data/EmbeddedChangePasswordURLs.generated.swift",
+        "embeddedChangePasswordURLsJSON",
+    ),
+    (
         "Sources/PasswordStrength/Resources/adjacency_graphs.json",
         "Sources/PasswordStrength/Data/EmbeddedAdjacencyGraphs.generated.swift",
         "embeddedAdjacencyGraphsJSON",

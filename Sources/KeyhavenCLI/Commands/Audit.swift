@@ -1,0 +1,147 @@
+import ArgumentParser
+import BreachCheck
+import Foundation
+import KeyhavenHTTP
+import SecurityRecommendations
+import Vault
+
+extension Keyhaven {
+    struct Audit: AsyncParsableCommand, VaultCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Find breached, reused, weak and unsecured passwords in the vault.",
+            discussion: """
+                breached: seen in Pwned Passwords, checked with an offline index (--breach-index, \
+                $KEYHAVEN_BREACH_INDEX, or $XDG_DATA_HOME/keyhaven/pwned.khbi when present), else the \
+                k-anonymity range API (only 5 hex digits of a SHA-1 leave the machine; \
+                https://api.pwnedpasswords.com unless --breach-api), else skipped with a notice. \
+                reused: the same password on services that are not the same backend (Apple's \
+                shared-credentials list groups sites that share one). weak: zxcvbn score 2 or less \
+                with your user name and the site as context, or a common/patterned 4- or 6-digit PIN. \
+                unsecured: a login URL on plain http.
+
+                Severity, most urgent first: high (breached), reused-and-weak, reused, weak, unsecured. \
+                Each flagged item gets a change-password URL from the site's \
+                /.well-known/change-password (trusted only when the site answers non-2xx for a page \
+                that cannot exist) or Apple's per-site list. --no-network contacts no site and no API.
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Flag(name: .long, help: "Print {\"items\": [...], \"summary\": {...}} as JSON.") var json = false
+        @Option(name: .customLong("breach-index"), help: ArgumentHelp("An offline breach index.", valueName: "index"))
+        var breachIndex: String?
+        @Option(name: .customLong("breach-api"), help: ArgumentHelp("A range API base URL.", valueName: "url"))
+        var breachAPI: String?
+        @Flag(name: .customLong("no-breach-check"), help: "Do not check breaches.") var noBreachCheck = false
+        @Flag(name: .customLong("no-network"), help: "Contact nothing: no range API, no change-password probes.")
+        var noNetwork = false
+        @Flag(name: .long, help: "Include passwords in the report.") var reveal = false
+        @Flag(name: .long, help: "Print the time spent in each stage on standard error.") var timings = false
+
+        func validate() throws {
+            if [breachIndex != nil, breachAPI != nil, noBreachCheck].filter({ $0 }).count > 1 {
+                throw ValidationError("use only one of --breach-index, --breach-api and --no-breach-check")
+            }
+            if noNetwork && breachAPI != nil {
+                throw ValidationError("--breach-api needs the network; drop --no-network")
+            }
+        }
+
+        func breachSource() throws -> SecurityAudit.BreachSource {
+            let environment = ProcessInfo.processInfo.environment
+            if noBreachCheck { return .none(reason: "--no-breach-check") }
+            var indexPath = breachIndex ?? environment["KEYHAVEN_BREACH_INDEX"].flatMap { $0.isEmpty ? nil : $0 }
+            if indexPath == nil && breachAPI == nil {
+                let defaultIndex = options.url(global: root.vault).deletingLastPathComponent().appendingPathComponent(
+                    "pwned.khbi"
+                )
+                if FileManager.default.fileExists(atPath: defaultIndex.path) { indexPath = defaultIndex.path }
+            }
+            if let indexPath {
+                do {
+                    return .index(try BreachIndex(url: URL(fileURLWithPath: indexPath)))
+                } catch {
+                    throw Output.failure(error.message)
+                }
+            }
+            if noNetwork {
+                return .none(reason: "no offline index configured and --no-network given")
+            }
+            let base = breachAPI ?? "https://api.pwnedpasswords.com"
+            return .api(RangeClient(transport: HTTPRangeTransport(base: base), baseDescription: base))
+        }
+
+        func run() async throws {
+            let start = Date()
+            let source = try breachSource()
+            let vault = try openVault()
+            let listing = try reporting { try vault.list() }
+            let opened = Date()
+            for failure in listing.failures {
+                Output.error("keyhaven: error: \(failure.message)")
+            }
+            let bar = ProgressBar()
+            let audit = SecurityAudit(
+                breachSource: source,
+                discovery: ChangePasswordDiscovery(probe: noNetwork ? nil : HTTPWellKnownProbe()),
+                reveal: reveal
+            )
+            let (report, stages) = await audit.run(listing.credentials, unreadable: listing.failures.count) {
+                stage,
+                done,
+                total in
+                bar.update(stage, done: done, total: total)
+            }
+            bar.finish()
+            if timings {
+                Output.error(String(format: "timing: unlock and decrypt %.3f s", opened.timeIntervalSince(start)))
+                for stage in stages.stages {
+                    Output.error(String(format: "timing: %@ %.3f s", stage.name, stage.seconds))
+                }
+                Output.error(String(format: "timing: total %.3f s", Date().timeIntervalSince(start)))
+            }
+            if json {
+                print(try Output.json(report))
+                return
+            }
+            printTable(report)
+        }
+
+        func printTable(_ report: AuditReport) {
+            let summary = report.summary
+            print("Security recommendations for \(summary.credentials) credentials: \(summary.withIssues) with issues.")
+            for severity in AuditSeverity.allCases where severity != .none {
+                let items = report.items.filter { $0.severity == severity }
+                guard !items.isEmpty else { continue }
+                print("")
+                print("\(severity.title) (\(items.count))")
+                for item in items {
+                    var line = "  \(item.id.prefix(8))  \(item.service)  \(item.user.isEmpty ? "-" : item.user)  "
+                    line += item.issues.map(\.rawValue).joined(separator: ", ")
+                    if let count = item.breachCount, count > 0 { line += " (seen \(count)×)" }
+                    if let weakness = item.weakness { line += " — \(weakness)" }
+                    if let reveal = item.password { line += "  password: \(reveal)" }
+                    print(line)
+                    if let url = item.actions.changePasswordURL {
+                        print("      change it at \(url) (\(item.actions.changePasswordSource ?? ""))")
+                    }
+                    if let offer = item.actions.upgrade, offer.strongPassword || offer.signIn {
+                        print("      one-tap upgrade available: keyhaven upgrade \(item.service)")
+                    }
+                }
+            }
+            print("")
+            print("No issues: \(summary.bySeverity["none"] ?? 0)")
+            let breach: String
+            switch summary.breachCheck {
+            case "index": breach = "offline index"
+            case "api": breach = "range API (only 5 hex digits of each hash were sent)"
+            default: breach = "skipped"
+            }
+            print("Breach check: \(breach).")
+            for notice in summary.notices {
+                print("Note: \(notice)")
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+public import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+public import SecurityRecommendations
+
+/// GETs for change-password discovery and manifests: redirects followed by hand (at most 5, to
+/// learn the final URL), 5-second timeout, at most 64 KiB of body, no cookies, fails fast when a site
+/// cannot be reached.
+public struct HTTPWellKnownProbe: WellKnownProbe {
+    let client: HTTPClient
+
+    public static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(5))
+        configuration.redirectConfiguration = .disallow
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    public init(client: HTTPClient = HTTPWellKnownProbe.client) {
+        self.client = client
+    }
+
+    public func get(_ url: String) async -> ProbeResponse? {
+        var current = url
+        for _ in 0...5 {
+            var request = HTTPClientRequest(url: current)
+            request.headers.add(name: "User-Agent", value: "Keyhaven")
+            request.headers.add(name: "Cache-Control", value: "no-store")
+            guard let response = try? await client.execute(request, timeout: .seconds(5)) else { return nil }
+            let status = Int(response.status.code)
+            if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "Location"),
+                let next = URL(string: location, relativeTo: URL(string: current))?.absoluteURL.absoluteString
+            {
+                current = next
+                continue
+            }
+            let body = (try? await response.body.collect(upTo: 64 << 10)).map { Array(buffer: $0) } ?? []
+            return ProbeResponse(status: status, finalURL: current, body: body)
+        }
+        return nil
+    }
+}

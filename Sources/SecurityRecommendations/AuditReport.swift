@@ -1,0 +1,150 @@
+/// What an audit found, as plain values: deterministic for a given vault and breach corpus, and free
+/// of passwords unless they were asked for.
+public struct AuditReport: Sendable, Encodable {
+    public var items: [AuditItem]
+    public var summary: AuditSummary
+}
+
+/// One kind of problem (Apple's Security Recommendations, plus Bitwarden's "unsecured website").
+public enum AuditIssue: String, Sendable, Codable, CaseIterable, Comparable {
+    /// The password appears in a breach corpus.
+    case breached
+    /// The same password is used for services that are not the same backend.
+    case reused
+    /// Easily guessed: zxcvbn score ≤ 2, or a common / patterned 4- or 6-digit PIN.
+    case weak
+    /// A login URL on plain `http://`.
+    case unsecured
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// How urgent an item is, most urgent first:
+///
+/// 1. `high`: breached (whatever else applies);
+/// 2. `reused-and-weak`;
+/// 3. `reused`;
+/// 4. `weak`;
+/// 5. `unsecured`;
+/// 6. `none`: nothing found.
+public enum AuditSeverity: String, Sendable, Codable, CaseIterable, Comparable {
+    case high
+    case reusedAndWeak = "reused-and-weak"
+    case reused
+    case weak
+    case unsecured
+    case none
+
+    public init(issues: Set<AuditIssue>) {
+        if issues.contains(.breached) {
+            self = .high
+        } else if issues.contains(.reused) && issues.contains(.weak) {
+            self = .reusedAndWeak
+        } else if issues.contains(.reused) {
+            self = .reused
+        } else if issues.contains(.weak) {
+            self = .weak
+        } else if issues.contains(.unsecured) {
+            self = .unsecured
+        } else {
+            self = .none
+        }
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+
+    /// Words for reports.
+    public var title: String {
+        switch self {
+        case .high: return "High priority: seen in a data breach"
+        case .reusedAndWeak: return "Reused and easily guessed"
+        case .reused: return "Reused on other websites"
+        case .weak: return "Easily guessed"
+        case .unsecured: return "Login page not secured (http)"
+        case .none: return "No issues"
+        }
+    }
+}
+
+/// One credential's findings.
+public struct AuditItem: Sendable, Encodable {
+    public var id: String
+    /// The credential's first domain (or app, or identifier).
+    public var service: String
+    public var user: String
+    public var title: String
+    public var issues: [AuditIssue]
+    public var severity: AuditSeverity
+    public var actions: AuditActions
+    /// Times seen in breaches (when checked; an approximate power of two with a compact index).
+    public var breachCount: Int?
+    /// zxcvbn score 0…4.
+    public var strengthScore: Int?
+    /// Why the password counts as weak, in words (zxcvbn's warning, or the PIN rule).
+    public var weakness: String?
+    /// Other credentials (ids) sharing the password on a different backend.
+    public var reusedWith: [String]
+    /// Only with `--reveal`.
+    public var password: String?
+}
+
+/// What can be done about an item.
+public struct AuditActions: Sendable, Encodable, Equatable {
+    /// Where to change the password: the site's `/.well-known/change-password` (when the site's
+    /// status codes are trustworthy), else Apple's per-site quirk, else nothing.
+    public var changePasswordURL: String?
+    /// `well-known` or `quirk`.
+    public var changePasswordSource: String?
+    /// Whether the service offers a one-tap upgrade through Keyhaven's account-modification
+    /// protocol (its manifest); `nil` when not checked.
+    public var upgrade: UpgradeOffer?
+
+    public init(changePasswordURL: String? = nil, changePasswordSource: String? = nil, upgrade: UpgradeOffer? = nil) {
+        self.changePasswordURL = changePasswordURL
+        self.changePasswordSource = changePasswordSource
+        self.upgrade = upgrade
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case changePasswordURL, changePasswordSource, upgrade
+    }
+
+    /// Every key is present, `null` when unknown.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(changePasswordURL, forKey: .changePasswordURL)
+        try container.encode(changePasswordSource, forKey: .changePasswordSource)
+        try container.encode(upgrade, forKey: .upgrade)
+    }
+}
+
+/// A service's account-modification manifest, as far as the audit needs it.
+public struct UpgradeOffer: Sendable, Encodable, Equatable {
+    public var strongPassword: Bool
+    public var signIn: Bool
+
+    public init(strongPassword: Bool, signIn: Bool) {
+        self.strongPassword = strongPassword
+        self.signIn = signIn
+    }
+}
+
+/// Counts and notes.
+public struct AuditSummary: Sendable, Encodable {
+    public var credentials: Int
+    public var withIssues: Int
+    public var breached: Int
+    public var reused: Int
+    public var weak: Int
+    public var unsecured: Int
+    public var bySeverity: [String: Int]
+    /// `index`, `api`, or `skipped`.
+    public var breachCheck: String
+    /// Anything the person should know about how the audit ran (a skipped check, unreadable
+    /// records).
+    public var notices: [String]
+}

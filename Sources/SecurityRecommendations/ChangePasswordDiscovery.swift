@@ -1,0 +1,116 @@
+import Foundation
+
+/// One HTTP answer as the discovery needs it.
+public struct ProbeResponse: Sendable {
+    /// The status after following redirects.
+    public var status: Int
+    /// The URL after following redirects.
+    public var finalURL: String
+    /// The body (only the first few kilobytes).
+    public var body: [UInt8]
+
+    public init(status: Int, finalURL: String, body: [UInt8] = []) {
+        self.status = status
+        self.finalURL = finalURL
+        self.body = body
+    }
+}
+
+/// GETs a URL, following redirects; `nil` on a network error. Implemented over HTTP in
+/// `KeyhavenHTTP`; tests may script it.
+public protocol WellKnownProbe: Sendable {
+    func get(_ url: String) async -> ProbeResponse?
+}
+
+/// Finds where to change a site's password, per W3C "A Well-Known URL for Changing Passwords":
+///
+/// 1. GET `/.well-known/resource-that-should-not-exist-whose-status-code-should-not-be-200`: if it
+///    answers 2xx (or the site is unreachable), the site's status codes cannot be trusted.
+/// 2. Otherwise GET `/.well-known/change-password`: a 2xx after redirects gives the URL it ended on.
+/// 3. Without a trustworthy answer, Apple's `change-password-URLs.json` quirk for the domain (or a
+///    parent domain), if any.
+///
+/// Only https origins are probed, and http ones on loopback (for local services and tests).
+/// Answers are cached per origin.
+public actor ChangePasswordDiscovery {
+    let probe: (any WellKnownProbe)?
+    let quirks: [String: String]
+    private var cache: [String: (url: String?, source: String?)] = [:]
+    private var manifests: [String: UpgradeOffer?] = [:]
+
+    public static let bogusPath = "/.well-known/resource-that-should-not-exist-whose-status-code-should-not-be-200"
+
+    /// `probe` nil: quirks only (no network).
+    public init(probe: (any WellKnownProbe)?) {
+        self.probe = probe
+        quirks = Self.embeddedQuirks
+    }
+
+    static let embeddedQuirks: [String: String] = {
+        (try? JSONDecoder().decode([String: String].self, from: Data(embeddedChangePasswordURLsJSON.utf8))) ?? [:]
+    }()
+
+    /// The origin to probe for a service identifier, or nil.
+    public static func origin(for identifier: String) -> String? {
+        if identifier.contains("://") {
+            guard let components = URLComponents(string: identifier), let scheme = components.scheme?.lowercased(),
+                let host = components.host?.lowercased(), !host.isEmpty
+            else { return nil }
+            let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+            guard scheme == "https" || (scheme == "http" && loopback) else {
+                return scheme == "http" ? "https://\(host)" : nil
+            }
+            return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")"
+        }
+        let host = identifier.split(whereSeparator: { $0 == "/" || $0 == ":" }).first.map { $0.lowercased() } ?? ""
+        return host.isEmpty || !host.contains(".") ? nil : "https://\(host)"
+    }
+
+    /// The change-password URL for a credential's service, and where it came from.
+    public func changePasswordURL(service identifier: String, domain: String?) async -> (url: String?, source: String?)
+    {
+        if let probe, let origin = Self.origin(for: identifier) {
+            if let cached = cache[origin] { return cached.url == nil ? quirk(domain) : cached }
+            var found: (url: String?, source: String?) = (nil, nil)
+            if let bogus = await probe.get(origin + Self.bogusPath), !(200..<300).contains(bogus.status) {
+                if let answer = await probe.get(origin + "/.well-known/change-password"),
+                    (200..<300).contains(answer.status)
+                {
+                    found = (answer.finalURL, "well-known")
+                }
+            }
+            cache[origin] = found
+            if found.url != nil { return found }
+        }
+        return quirk(domain)
+    }
+
+    func quirk(_ domain: String?) -> (url: String?, source: String?) {
+        guard var candidate = domain?.lowercased() else { return (nil, nil) }
+        while true {
+            if let url = quirks[candidate] { return (url, "quirk") }
+            guard let dot = candidate.firstIndex(of: ".") else { return (nil, nil) }
+            candidate = String(candidate[candidate.index(after: dot)...])
+            if !candidate.contains(".") { return (nil, nil) }
+        }
+    }
+
+    /// Whether the service publishes an account-modification manifest
+    /// (`/.well-known/account-modification`), and what it offers. `nil` when unknown.
+    public func upgradeOffer(service identifier: String) async -> UpgradeOffer? {
+        guard let probe, let origin = Self.origin(for: identifier) else { return nil }
+        if let cached = manifests[origin] { return cached }
+        var offer: UpgradeOffer?
+        if let response = await probe.get(origin + "/.well-known/account-modification") {
+            let object =
+                response.status == 200
+                ? (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] : nil
+            offer = UpgradeOffer(
+                strongPassword: object?["supportsStrongPasswordChange"] as? Bool ?? false,
+                signIn: object?["supportsUpgradeToSignIn"] as? Bool ?? false
+            )
+        }
+        manifests[origin] = offer
+        return offer
+    }
+}

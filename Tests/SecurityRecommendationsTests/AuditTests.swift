@@ -1,0 +1,165 @@
+import BreachCheck
+import Foundation
+import KeyhavenTesting
+import PasswordStrength
+import SecurityRecommendations
+import Testing
+import Vault
+
+/// The audit on a vault imported from a real-shaped export, with known answers for every issue kind.
+struct AuditTests {
+    /// A breach corpus: filler plus the passwords that should count as breached.
+    static func breachIndex(in directory: URL, breached: [String: Int]) throws -> BreachIndex {
+        var lines = (0..<5000).map { "\(SHA1Digest(password: "filler-\($0)").hex):\($0 + 1)" }
+        for (password, count) in breached {
+            lines.append("\(SHA1Digest(password: password).hex):\(count)")
+        }
+        let source = directory.appendingPathComponent("pwned.txt")
+        try Data(lines.joined(separator: "\r\n").utf8).write(to: source)
+        let output = directory.appendingPathComponent("pwned.khbi")
+        _ = try BreachIndexBuilder(kind: .full).build(input: source, output: output)
+        return try BreachIndex(url: output)
+    }
+
+    static let expected: [String: (issues: [AuditIssue], severity: AuditSeverity)] = [
+        "github.com": ([], .none),
+        "gitlab.com": ([.reused], .reused),
+        "bitbucket.org": ([.reused], .reused),
+        "www.safeway.com": ([], .none),  // shares its backend with vons.com (Apple's list)
+        "www.vons.com": ([], .none),
+        "login.example.com": ([], .none),  // same site as example.com
+        "example.com": ([], .none),
+        "my.a2hosting.com": ([], .none),  // a2hosting.com moved to hosting.com
+        "hosting.com": ([], .none),
+        "forum.example.org": ([.breached, .weak], .high),
+        "myblog.example.net": ([.weak], .weak),  // built from the user name
+        "site-a.example": ([.reused, .weak], .reusedAndWeak),
+        "site-b.example": ([.reused, .weak], .reusedAndWeak),
+        "com.example.bank": ([.weak], .weak),  // PIN 1234
+        "cards.example": ([], .none),  // a random 6-digit PIN is fine
+        "locker.example": ([.weak], .weak),  // PIN 123321
+        "legacy.example.net": ([.unsecured], .unsecured),
+        "leaked.example": ([.breached], .high),
+    ]
+
+    @Test func knownAnswersForEveryIssueKind() async throws {
+        let test = try TestVault()
+        let report0 = try test.vault.importFile(Fixtures.url("audit-chrome.csv"))
+        #expect(report0.imported == 18)
+        let index = try Self.breachIndex(
+            in: test.directory,
+            breached: ["password1": 2_413_945, "Sunflower-Orbit-7765!": 3]
+        )
+        let audit = SecurityAudit(breachSource: .index(index))
+        let (report, _) = await audit.run(try test.vault.list().credentials)
+        #expect(report.items.count == 18)
+        for item in report.items {
+            guard let expected = Self.expected[item.service] else {
+                Issue.record("unexpected service \(item.service)")
+                continue
+            }
+            #expect(item.issues == expected.issues, "\(item.service)")
+            #expect(item.severity == expected.severity, "\(item.service)")
+            #expect(item.password == nil)
+        }
+        let forum = report.items.first { $0.service == "forum.example.org" }!
+        #expect(forum.breachCount == 2_413_945)
+        let gitlab = report.items.first { $0.service == "gitlab.com" }!
+        let bitbucket = report.items.first { $0.service == "bitbucket.org" }!
+        #expect(gitlab.reusedWith == [bitbucket.id])
+        // Sorted by severity first.
+        #expect(report.items.map(\.severity) == report.items.map(\.severity).sorted())
+        #expect(report.summary.breached == 2)
+        #expect(report.summary.reused == 4)
+        #expect(report.summary.weak == 6)
+        #expect(report.summary.unsecured == 1)
+        #expect(report.summary.withIssues == 10)
+        #expect(report.summary.bySeverity["high"] == 2)
+        #expect(report.summary.breachCheck == "index")
+    }
+
+    @Test func resultsAreDeterministicAndRevealIsOptIn() async throws {
+        let test = try TestVault()
+        _ = try test.vault.importFile(Fixtures.url("audit-chrome.csv"))
+        let credentials = try test.vault.list().credentials
+        let audit = SecurityAudit(breachSource: .none(reason: "test"))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let first = try encoder.encode(await audit.run(credentials).report)
+        let second = try encoder.encode(await audit.run(credentials.reversed()).report)
+        #expect(first == second)
+        #expect(!String(decoding: first, as: UTF8.self).contains("qwerty123"))
+        var revealing = audit
+        revealing.reveal = true
+        let revealed = try encoder.encode(await revealing.run(credentials).report)
+        #expect(String(decoding: revealed, as: UTF8.self).contains("qwerty123"))
+        let report = await audit.run(credentials).report
+        #expect(report.summary.breachCheck == "skipped")
+        #expect(report.summary.notices.contains { $0.contains("breach check skipped") })
+        #expect(report.items.allSatisfy { $0.breachCount == nil })
+    }
+
+    @Test func theRangeAPIIsUsedWhenThereIsNoIndex() async throws {
+        struct Transport: RangeTransport {
+            func fetchRange(prefix: String) async throws -> RangeHTTPResponse {
+                let digest = SHA1Digest(password: "password1")
+                let body = prefix == digest.prefix ? "\(digest.suffix):99\r\n" : ""
+                return RangeHTTPResponse(status: 200, body: Array(body.utf8))
+            }
+        }
+        let test = try TestVault()
+        _ = try test.vault.importFile(Fixtures.url("audit-chrome.csv"))
+        let audit = SecurityAudit(breachSource: .api(RangeClient(transport: Transport())))
+        let report = await audit.run(try test.vault.list().credentials).report
+        #expect(report.summary.breachCheck == "api")
+        #expect(report.items.filter { $0.issues.contains(.breached) }.map(\.service) == ["forum.example.org"])
+    }
+
+    @Test func upgradedAccountsWithoutPasswordsAreNotFlagged() async throws {
+        let test = try TestVault()
+        try test.vault.add(
+            CredentialContent(
+                services: [.init("https://shiny.example")],
+                user: "alice",
+                password: nil,
+                signIn: SignInLink(issuer: "https://idp.example", subject: "1", linked: Date())
+            )
+        )
+        let report = await SecurityAudit(breachSource: .none(reason: "test")).run(try test.vault.list().credentials)
+            .report
+        #expect(report.items.count == 1)
+        #expect(report.items[0].issues.isEmpty)
+    }
+}
+
+struct WeakPasswordPolicyTests {
+    @Test(arguments: [
+        ("1234", true), ("0000", true), ("8765", true), ("1212", true), ("2580", true), ("123123", true),
+        ("123321", true), ("112233", true), ("654321", true), ("482913", false), ("9371", false), ("027415", false),
+        ("password", true), ("Tr0ub4dour&3", true), ("correcthorsebatterystaple", false),
+        ("12345", true),  // not a PIN length: zxcvbn decides
+    ])
+    func pinsAndPasswords(_ password: String, _ weak: Bool) {
+        #expect(WeakPasswordPolicy().judge(password, userInputs: []).isWeak == weak)
+    }
+
+    @Test func userNameAndDomainCountAsUserInputs() {
+        let inputs = WeakPasswordPolicy.userInputs(user: "alice.smith@mail.example", domain: "accounts.shiny.example")
+        #expect(inputs == ["alice.smith@mail.example", "alice", "smith", "accounts", "shiny"])
+        let with = StrengthEstimator.shared.estimate("smithshiny", userInputs: inputs)
+        let without = StrengthEstimator.shared.estimate("smithshiny")
+        #expect(with.guessesLog10 < without.guessesLog10)
+        #expect(WeakPasswordPolicy().judge("smithshiny", userInputs: inputs).isWeak)
+    }
+}
+
+struct ReuseDetectorTests {
+    @Test func backends() {
+        let detector = ReuseDetector.shared
+        #expect(detector.backend(of: "www.safeway.com") == detector.backend(of: "vons.com"))
+        #expect(detector.backend(of: "a2hosting.com") == detector.backend(of: "hosting.com"))
+        #expect(detector.backend(of: "login.example.com") == detector.backend(of: "example.com"))
+        #expect(detector.backend(of: "a.example.co.uk") == "example.co.uk")
+        #expect(detector.backend(of: "gitlab.com") != detector.backend(of: "github.com"))
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import KeyhavenHTTP
+import SecurityRecommendations
+import Testing
+
+/// Change-password discovery against real local HTTP servers: one that redirects correctly, one that
+/// answers 200 for everything (must not be trusted), and one that is down.
+struct ChangePasswordDiscoveryTests {
+    static func wellBehaved() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/.well-known/change-password") { _, _ in
+            Response(status: .found, headers: [.location: "/account/password"])
+        }
+        router.get("/account/password") { _, _ in "change your password here" }
+        router.get("/.well-known/account-modification") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/json"],
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        string: #"{"supportsStrongPasswordChange": true, "supportsUpgradeToSignIn": false}"#
+                    )
+                )
+            )
+        }
+        return router  // anything else: 404
+    }
+
+    static func answersEverything() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("**") { _, _ in "welcome" }
+        return router
+    }
+
+    @Test func trustsASiteThatRedirectsCorrectly() async throws {
+        let app = Application(
+            router: Self.wellBehaved(),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0))
+        )
+        try await app.test(.live) { client in
+            let origin = "http://127.0.0.1:\(client.port!)"
+            let discovery = ChangePasswordDiscovery(probe: HTTPWellKnownProbe())
+            let found = await discovery.changePasswordURL(service: "\(origin)/login", domain: "127.0.0.1")
+            #expect(found.url == "\(origin)/account/password")
+            #expect(found.source == "well-known")
+            let offer = await discovery.upgradeOffer(service: "\(origin)/login")
+            #expect(offer == UpgradeOffer(strongPassword: true, signIn: false))
+        }
+    }
+
+    @Test func distrustsASiteThatAnswers200ToEverything() async throws {
+        let app = Application(
+            router: Self.answersEverything(),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0))
+        )
+        try await app.test(.live) { client in
+            let origin = "http://127.0.0.1:\(client.port!)"
+            let discovery = ChangePasswordDiscovery(probe: HTTPWellKnownProbe())
+            let found = await discovery.changePasswordURL(service: origin, domain: "127.0.0.1")
+            #expect(found.url == nil)
+            #expect(await discovery.upgradeOffer(service: origin) == UpgradeOffer(strongPassword: false, signIn: false))
+        }
+    }
+
+    @Test func aDownSiteGivesNothing() async throws {
+        let discovery = ChangePasswordDiscovery(probe: HTTPWellKnownProbe())
+        let found = await discovery.changePasswordURL(service: "http://127.0.0.1:1/login", domain: "127.0.0.1")
+        #expect(found.url == nil)
+        #expect(await discovery.upgradeOffer(service: "http://127.0.0.1:1/login") == nil)
+    }
+
+    @Test func fallsBackToApplesQuirks() async throws {
+        let discovery = ChangePasswordDiscovery(probe: nil)
+        let found = await discovery.changePasswordURL(service: "https://www.11st.co.kr/login", domain: "www.11st.co.kr")
+        #expect(found.url == "https://www.11st.co.kr/register/popupModifyPWD.tmall")
+        #expect(found.source == "quirk")
+        #expect(
+            await discovery.changePasswordURL(service: "https://nothing.example", domain: "nothing.example").url == nil
+        )
+    }
+
+    @Test func onlyHTTPSOrLoopbackOriginsAreProbed() {
+        #expect(ChangePasswordDiscovery.origin(for: "https://Example.com/login?x=1") == "https://example.com")
+        #expect(ChangePasswordDiscovery.origin(for: "http://example.com/login") == "https://example.com")
+        #expect(ChangePasswordDiscovery.origin(for: "http://127.0.0.1:8080/x") == "http://127.0.0.1:8080")
+        #expect(ChangePasswordDiscovery.origin(for: "example.org") == "https://example.org")
+        #expect(ChangePasswordDiscovery.origin(for: "androidapp://com.example") == nil)
+    }
+}
