@@ -34,11 +34,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "keyhaven", targets: ["keyhaven"]),
+        .executable(name: "shiny", targets: ["shiny"]),
         .library(name: "PasswordRules", targets: ["PasswordRules"]),
         .library(name: "PasswordStrength", targets: ["PasswordStrength"]),
         .library(name: "Vault", targets: ["Vault"]),
         .library(name: "BreachCheck", targets: ["BreachCheck"]),
         .library(name: "SecurityRecommendations", targets: ["SecurityRecommendations"]),
+        .library(name: "AccountModification", targets: ["AccountModification"]),
+        .library(name: "AccountModificationKit", targets: ["AccountModificationKit"]),
         .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
     ],
     dependencies: [
@@ -74,8 +77,9 @@ let package = Package(
         .target(
             name: "KeyhavenHTTP",
             dependencies: [
-                "BreachCheck", "SecurityRecommendations", hummingbird, asyncHTTPClient, serviceLifecycle, logging,
-                httpTypes,
+                "BreachCheck", "SecurityRecommendations", "AccountModification", "KeyhavenUpgrade", hummingbird,
+                asyncHTTPClient,
+                serviceLifecycle, logging, httpTypes,
             ],
             swiftSettings: swiftSettings
         ),
@@ -84,6 +88,43 @@ let package = Package(
             name: "SecurityRecommendations",
             dependencies: ["Vault", "PasswordStrength", "BreachCheck"],
             exclude: ["Resources"],
+            swiftSettings: swiftSettings
+        ),
+        // The account-modification protocol: messages, manifest, host-side flow (no I/O).
+        .target(
+            name: "AccountModification",
+            swiftSettings: swiftSettings
+        ),
+        // The service kit: a service implements AccountModificationExtension; the kit serves it.
+        .target(
+            name: "AccountModificationKit",
+            dependencies: ["AccountModification", hummingbird, httpTypes],
+            swiftSettings: swiftSettings
+        ),
+        // RFC 6238 one-time codes and base32.
+        .target(
+            name: "OneTimeCodes",
+            dependencies: [crypto],
+            swiftSettings: swiftSettings
+        ),
+        // shiny, the example service (library, so tests and `keyhaven demo` can run it in-process).
+        .target(
+            name: "ShinyService",
+            dependencies: [
+                "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules", hummingbird, httpTypes,
+                grdb, crypto, cryptoExtras, logging,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "shiny",
+            dependencies: ["ShinyService", argumentParser],
+            swiftSettings: swiftSettings
+        ),
+        // Keyhaven's side of upgrades: journal-first password changes, reconciliation, in-app requests.
+        .target(
+            name: "KeyhavenUpgrade",
+            dependencies: ["AccountModification", "Vault", "PasswordRules"],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
@@ -108,6 +149,10 @@ let package = Package(
                 "BreachCheck",
                 "SecurityRecommendations",
                 "KeyhavenHTTP",
+                "KeyhavenUpgrade",
+                "AccountModification",
+                "ShinyService",
+                "OneTimeCodes",
                 argumentParser,
             ],
             swiftSettings: swiftSettings

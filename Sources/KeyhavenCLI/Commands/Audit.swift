@@ -74,7 +74,7 @@ extension Keyhaven {
         func run() async throws {
             let start = Date()
             let source = try breachSource()
-            let vault = try openVault()
+            let vault = try await openVault()
             let listing = try reporting { try vault.list() }
             let opened = Date()
             for failure in listing.failures {

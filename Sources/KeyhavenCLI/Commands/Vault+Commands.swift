@@ -4,14 +4,20 @@ import PasswordRules
 import Vault
 
 /// A vault subcommand: options, the global `--vault`, and opening.
-protocol VaultCommand: ParsableCommand {
+protocol VaultCommand: AsyncParsableCommand {
     var options: VaultOptions { get }
     var root: Keyhaven { get }
 }
 
 extension VaultCommand {
     var vaultURL: URL { options.url(global: root.vault) }
-    func openVault() throws -> Vault { try options.open(global: root.vault) }
+
+    /// Opens the vault and settles upgrades a previous run left pending (asking their services).
+    func openVault() async throws -> Vault {
+        let vault = try options.open(global: root.vault)
+        await Reconciler.run(vault)
+        return vault
+    }
 
     /// Runs `body`, reporting vault errors with their exit code.
     func reporting<T>(_ body: () throws -> T) throws -> T {
@@ -123,7 +129,7 @@ extension Keyhaven {
         )
         var scryptLogN: Int?
 
-        func run() throws {
+        func run() async throws {
             let url = vaultURL
             if FileManager.default.fileExists(atPath: url.path) {
                 throw Output.failure("\(url.path) already exists; Keyhaven never overwrites a file")
@@ -175,8 +181,8 @@ extension Keyhaven {
             }
         }
 
-        func run() throws {
-            let vault = try openVault()
+        func run() async throws {
+            let vault = try await openVault()
             var secret = password
             var generated = false
             if secret == nil && !generate && isatty(0) == 1 && !options.passwordStdin {
@@ -216,8 +222,8 @@ extension Keyhaven {
         @Flag(name: .long, help: "Print JSON.") var json = false
         @Flag(name: .long, help: "List recently deleted credentials instead.") var deleted = false
 
-        func run() throws {
-            let vault = try openVault()
+        func run() async throws {
+            let vault = try await openVault()
             let listing = try reporting { try vault.list(onlyDeleted: deleted) }
             if json {
                 print(try Output.json(listing.credentials.map { CredentialSummary($0) }))
@@ -242,8 +248,8 @@ extension Keyhaven {
         @Flag(name: .long, help: "Show the password, notes, TOTP secret and old passwords.") var reveal = false
         @Flag(name: .long, help: "Print JSON.") var json = false
 
-        func run() throws {
-            let vault = try openVault()
+        func run() async throws {
+            let vault = try await openVault()
             let (credential, history) = try reporting {
                 let resolved = try vault.resolve(id)
                 return (try vault.credential(resolved), try vault.history(resolved))
@@ -294,8 +300,8 @@ extension Keyhaven {
         @Flag(name: .long, help: "Match text instead of looking up a service.") var text = false
         @Flag(name: .long, help: "Print JSON.") var json = false
 
-        func run() throws {
-            let vault = try openVault()
+        func run() async throws {
+            let vault = try await openVault()
             let looksLikeService = !text && !query.contains(" ") && (query.contains(".") || query.contains("://"))
             let listing = try reporting {
                 looksLikeService ? try vault.credentials(forService: query) : try vault.search(text: query)
@@ -329,8 +335,8 @@ extension Keyhaven {
         @Option(name: .customLong("add-service"), help: "Add a service.") var addService: [String] = []
         @Option(name: .customLong("remove-service"), help: "Remove a service.") var removeService: [String] = []
 
-        func run() throws {
-            let vault = try openVault()
+        func run() async throws {
+            let vault = try await openVault()
             var newPassword = password
             let credential = try reporting {
                 let resolved = try vault.resolve(id)
@@ -366,8 +372,8 @@ extension Keyhaven {
         @ParentCommand var root: Keyhaven
         @Argument(help: "The credential id (or its first characters).") var id: String
 
-        func run() throws {
-            let vault = try openVault()
+        func run() async throws {
+            let vault = try await openVault()
             let resolved = try reporting {
                 let resolved = try vault.resolve(id)
                 try vault.remove(resolved)
@@ -383,8 +389,8 @@ extension Keyhaven {
         @ParentCommand var root: Keyhaven
         @Argument(help: "The credential id (or its first characters).") var id: String
 
-        func run() throws {
-            let vault = try openVault()
+        func run() async throws {
+            let vault = try await openVault()
             let resolved = try reporting {
                 let resolved = try vault.resolve(id)
                 try vault.restore(resolved)

@@ -27,7 +27,7 @@ extension Keyhaven {
         var format: String?
         @Flag(name: .long, help: "Print the report as JSON.") var json = false
 
-        func run() throws {
+        func run() async throws {
             var forced: ImportFormat?
             if let format {
                 guard let parsed = ImportFormat(name: format) else {
@@ -42,7 +42,7 @@ extension Keyhaven {
                 throw Output.failure("cannot read \(file)")
             }
             let parsed = try reporting { try ImportParser.parse(Array(data), format: forced) }
-            let vault = try openVault()
+            let vault = try await openVault()
             let report = try reporting { try vault.importItems(parsed) }
             if json {
                 print(try Output.json(report))
@@ -81,14 +81,14 @@ extension Keyhaven {
         var format: String
         @Option(name: .long, help: "Write to this file instead of standard output.") var output: String?
 
-        func run() throws {
+        func run() async throws {
             guard let exportFormat = ExportFormat(rawValue: format) else {
                 throw ValidationError("--format must be csv, bitwarden-json or cxf")
             }
             if let output, FileManager.default.fileExists(atPath: output) {
                 throw Output.failure("\(output) already exists; choose another name")
             }
-            let vault = try openVault()
+            let vault = try await openVault()
             let listing = try reporting { try vault.list() }
             var history: [CredentialID: [PasswordHistoryEntry]] = [:]
             if exportFormat == .bitwardenJSON {
@@ -138,8 +138,8 @@ extension Keyhaven {
         )
         var scryptLogN: Int?
 
-        func run() throws {
-            let vault = try openVault()
+        func run() async throws {
+            let vault = try await openVault()
             let newPassword: String
             if options.passwordStdin {
                 guard let line = Terminal.standardInputLine(), !line.isEmpty else {

@@ -34,6 +34,8 @@ public final class Vault: Sendable {
         configuration.label = "keyhaven.vault"
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA secure_delete = ON")
+            // Every commit reaches the disk before it returns: the upgrade journal depends on it.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         return configuration
     }

@@ -44,6 +44,16 @@ enum VaultSchema {
                 t.column("replaced", .double).notNull()
             }
         }
+        migrator.registerMigration("v2-upgrade-journal") { db in
+            // One row per account upgrade in progress: written (and synced) before the service is
+            // asked to change anything; removed in the same transaction that applies the result.
+            try db.create(table: "upgradeJournal") { t in
+                t.column("id", .text).primaryKey()
+                t.column("credentialID", .text).notNull().indexed()
+                t.column("sealed", .blob).notNull()
+                t.column("created", .double).notNull()
+            }
+        }
         return migrator
     }
 }

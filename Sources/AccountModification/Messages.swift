@@ -1,0 +1,243 @@
+
+
+// The account-modification protocol's messages (docs/openapi/account-modification.yaml is the
+// contract). A service publishes a manifest; Keyhaven asks it to change a password or to convert the
+// account to "Sign in with Keyhaven", and follows the answers: completed, failed, user interaction
+// required, present an interface (step-up), or needs a sign-in authorization.
+
+/// `GET /.well-known/account-modification`: what a service supports and where.
+/// (The Info.plist keys of an Account Authentication Modification extension.)
+public struct AccountModificationManifest: Codable, Hashable, Sendable {
+    /// Base URL of the protocol's endpoints (`{endpoint}/change-password`, …).
+    public var endpoint: String
+    public var supportsStrongPasswordChange: Bool
+    public var supportsUpgradeToSignIn: Bool
+    /// Password rules (Apple's language) generated passwords must satisfy.
+    public var passwordGenerationRequirements: String?
+    /// The identity provider and client id to use for the upgrade to sign-in.
+    public var signIn: SignInConfiguration?
+
+    public init(
+        endpoint: String,
+        supportsStrongPasswordChange: Bool,
+        supportsUpgradeToSignIn: Bool,
+        passwordGenerationRequirements: String? = nil,
+        signIn: SignInConfiguration? = nil
+    ) {
+        self.endpoint = endpoint
+        self.supportsStrongPasswordChange = supportsStrongPasswordChange
+        self.supportsUpgradeToSignIn = supportsUpgradeToSignIn
+        self.passwordGenerationRequirements = passwordGenerationRequirements
+        self.signIn = signIn
+    }
+}
+
+public struct SignInConfiguration: Codable, Hashable, Sendable {
+    public var issuer: String
+    public var clientId: String
+
+    public init(issuer: String, clientId: String) {
+        self.issuer = issuer
+        self.clientId = clientId
+    }
+}
+
+/// A user name and password (`ASPasswordCredential`).
+public struct PasswordCredential: Codable, Hashable, Sendable, CustomStringConvertible {
+    public var user: String
+    public var password: String
+
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+
+    /// Never shows the password.
+    public var description: String { "PasswordCredential(user: \(user), password: ••••)" }
+}
+
+/// Whether the service may show the person an interface for this request.
+public enum Interaction: String, Codable, Hashable, Sendable {
+    /// `…WithoutUserInteraction`: the service must finish alone or say it needs the person.
+    case none
+    /// `prepareInterfaceTo…`: the service may answer `presentInterface`.
+    case allowed
+}
+
+/// `POST {endpoint}/change-password`.
+public struct ChangePasswordRequest: Codable, Hashable, Sendable {
+    /// Chosen by Keyhaven; identifies the request in later calls (status, cancel).
+    public var requestId: String
+    /// The domain or URL of the account (`ASCredentialServiceIdentifier`).
+    public var serviceIdentifier: String
+    /// The current credential; `nil` for in-app requests, which carry `userInfo` instead.
+    public var existingCredential: PasswordCredential?
+    public var newPassword: String
+    /// What the app passed along (in-app requests), e.g. a session token.
+    public var userInfo: [String: String]?
+    public var interaction: Interaction
+
+    public init(
+        requestId: String,
+        serviceIdentifier: String,
+        existingCredential: PasswordCredential?,
+        newPassword: String,
+        userInfo: [String: String]?,
+        interaction: Interaction
+    ) {
+        self.requestId = requestId
+        self.serviceIdentifier = serviceIdentifier
+        self.existingCredential = existingCredential
+        self.newPassword = newPassword
+        self.userInfo = userInfo
+        self.interaction = interaction
+    }
+}
+
+/// `POST {endpoint}/convert-to-sign-in`.
+public struct ConvertToSignInRequest: Codable, Hashable, Sendable {
+    public var requestId: String
+    public var serviceIdentifier: String
+    public var existingCredential: PasswordCredential?
+    public var userInfo: [String: String]?
+    public var interaction: Interaction
+
+    public init(
+        requestId: String,
+        serviceIdentifier: String,
+        existingCredential: PasswordCredential?,
+        userInfo: [String: String]?,
+        interaction: Interaction
+    ) {
+        self.requestId = requestId
+        self.serviceIdentifier = serviceIdentifier
+        self.existingCredential = existingCredential
+        self.userInfo = userInfo
+        self.interaction = interaction
+    }
+}
+
+/// `POST {endpoint}/requests/{id}/sign-in-authorization`: what the identity provider issued (or why
+/// not), handed to the service.
+public struct SignInAuthorization: Codable, Hashable, Sendable {
+    public var user: String?
+    public var identityToken: String?
+    public var authorizationCode: String?
+    public var state: String?
+    public var email: String?
+    public var fullName: String?
+    /// Set instead of the rest when no authorization could be obtained (`user_cancelled_authorize`…).
+    public var error: String?
+
+    public init(
+        user: String? = nil,
+        identityToken: String? = nil,
+        authorizationCode: String? = nil,
+        state: String? = nil,
+        email: String? = nil,
+        fullName: String? = nil,
+        error: String? = nil
+    ) {
+        self.user = user
+        self.identityToken = identityToken
+        self.authorizationCode = authorizationCode
+        self.state = state
+        self.email = email
+        self.fullName = fullName
+        self.error = error
+    }
+}
+
+/// `ASExtensionError`'s three codes.
+public enum ModificationErrorCode: String, Codable, Hashable, Sendable, CaseIterable {
+    case failed
+    case userCanceled
+    case userInteractionRequired
+}
+
+/// Why a request did not complete (`cancelRequest(withError:)` with
+/// `ASExtensionLocalizedFailureReasonErrorKey`).
+public struct ModificationError: Codable, Hashable, Sendable, Error, CustomStringConvertible {
+    public var code: ModificationErrorCode
+    /// A reason to show the person, in the service's words.
+    public var localizedFailureReason: String?
+
+    public init(code: ModificationErrorCode, localizedFailureReason: String? = nil) {
+        self.code = code
+        self.localizedFailureReason = localizedFailureReason
+    }
+
+    public var description: String {
+        localizedFailureReason.map { "\(code.rawValue): \($0)" } ?? code.rawValue
+    }
+}
+
+/// Every answer of the service (to a request, a status poll, a cancel, an authorization).
+public struct ModificationResponse: Codable, Hashable, Sendable {
+    public enum Status: String, Codable, Hashable, Sendable, CaseIterable {
+        /// Done. A password change may carry the credential actually set.
+        case completed
+        /// Not done, with an error (`failed`, `userCanceled`, `userInteractionRequired`).
+        case failed
+        /// The service needs the person: ask again with `interaction: allowed`.
+        case userInteractionRequired
+        /// Open `interfaceURL` for the person and poll until a final answer.
+        case presentInterface
+        /// Still working (while the person uses the interface).
+        case pending
+        /// Obtain a sign-in authorization with `signInRequest` and post it.
+        case needsSignInAuthorization
+    }
+
+    public var requestId: String
+    public var status: Status
+    public var updatedCredential: PasswordCredential?
+    public var error: ModificationError?
+    public var interfaceURL: String?
+    public var signInRequest: SignInRequest?
+
+    public init(
+        requestId: String,
+        status: Status,
+        updatedCredential: PasswordCredential? = nil,
+        error: ModificationError? = nil,
+        interfaceURL: String? = nil,
+        signInRequest: SignInRequest? = nil
+    ) {
+        self.requestId = requestId
+        self.status = status
+        self.updatedCredential = updatedCredential
+        self.error = error
+        self.interfaceURL = interfaceURL
+        self.signInRequest = signInRequest
+    }
+
+    /// Whether no further answer will follow.
+    public var isFinal: Bool { status == .completed || status == .failed }
+}
+
+/// The state and nonce the service wants in the identity token
+/// (`getSignInWithAppleUpgradeAuthorization(state:nonce:)`).
+public struct SignInRequest: Codable, Hashable, Sendable {
+    public var state: String
+    public var nonce: String
+    /// The service's client id at the identity provider.
+    public var clientId: String?
+
+    public init(state: String, nonce: String, clientId: String? = nil) {
+        self.state = state
+        self.nonce = nonce
+        self.clientId = clientId
+    }
+}
+
+/// `{"error": {...}}` for malformed calls (HTTP 4xx).
+public struct ProtocolErrorBody: Codable, Hashable, Sendable {
+    public var error: String
+    public var message: String
+
+    public init(error: String, message: String) {
+        self.error = error
+        self.message = message
+    }
+}

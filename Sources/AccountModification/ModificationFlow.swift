@@ -1,0 +1,236 @@
+/// The host side of one account modification, as a plain state machine: no I/O, no clocks. Feed it
+/// what happened (an answer, the person's cancel, a transport failure), and it says what to do next.
+///
+/// Flow (Apple's `ASAccountAuthenticationModificationController` behaviour):
+///
+/// 1. send the request without interaction (`…WithoutUserInteraction`);
+/// 2. `userInteractionRequired` → send it again with interaction allowed (`prepareInterfaceTo…`);
+/// 3. `presentInterface` → show the URL to the person and poll until a final answer;
+/// 4. `needsSignInAuthorization` (conversions) → obtain an authorization with the service's state and
+///    nonce, post it, continue;
+/// 5. `completed` / `failed` → finish. A cancel by the person is sent to the service; its answer
+///    decides the outcome (a service that completed first wins: its new password must be kept).
+public struct ModificationFlow: Sendable {
+    public enum Kind: Hashable, Sendable {
+        case changePassword(newPassword: String)
+        case convertToSignIn
+    }
+
+    /// A request to the service.
+    public enum Request: Hashable, Sendable {
+        case changePassword(ChangePasswordRequest)
+        case convertToSignIn(ConvertToSignInRequest)
+    }
+
+    public enum Action: Hashable, Sendable {
+        /// Send this request.
+        case send(Request)
+        /// Show this URL to the person, then poll.
+        case presentInterface(String)
+        /// Wait the polling interval, then ask for the request's status.
+        case poll
+        /// Ask the service to cancel (`cancelRequest()`).
+        case cancel
+        /// Obtain an authorization from the identity provider for this state and nonce.
+        case obtainSignInAuthorization(SignInRequest)
+        /// Post the authorization (or its error) to the service.
+        case sendAuthorization(SignInAuthorization)
+        /// Done.
+        case finish(Outcome)
+    }
+
+    public enum Outcome: Hashable, Sendable {
+        /// The service completed. For a password change, the credential it reports (it may differ
+        /// from what was sent: store that one); `nil` means the password that was sent.
+        case completed(updatedCredential: PasswordCredential?)
+        /// The service did not change anything.
+        case failed(ModificationError)
+        /// The service may or may not have applied the change (the connection failed after the
+        /// request was sent). The journal entry stays pending until the service can be asked.
+        case indeterminate(reason: String)
+    }
+
+    enum State: Hashable, Sendable {
+        case initial
+        case awaitingAnswer(Interaction)
+        case presenting
+        case awaitingAuthorization
+        case sendingAuthorization
+        case canceling
+        case finished
+    }
+
+    public let kind: Kind
+    public let requestId: String
+    public let serviceIdentifier: String
+    public let existingCredential: PasswordCredential?
+    public let userInfo: [String: String]?
+    /// Whether the person can be shown an interface (false for headless runs).
+    public let allowInteraction: Bool
+    private(set) var state: State = .initial
+    /// Whether a committing request has been sent (so a lost connection is indeterminate).
+    private(set) var requestSent = false
+
+    public init(
+        kind: Kind,
+        requestId: String,
+        serviceIdentifier: String,
+        existingCredential: PasswordCredential?,
+        userInfo: [String: String]? = nil,
+        allowInteraction: Bool = true
+    ) {
+        self.kind = kind
+        self.requestId = requestId
+        self.serviceIdentifier = serviceIdentifier
+        self.existingCredential = existingCredential
+        self.userInfo = userInfo
+        self.allowInteraction = allowInteraction
+    }
+
+    public var isFinished: Bool { state == .finished }
+
+    func request(_ interaction: Interaction) -> Request {
+        switch kind {
+        case .changePassword(let newPassword):
+            return .changePassword(
+                ChangePasswordRequest(
+                    requestId: requestId,
+                    serviceIdentifier: serviceIdentifier,
+                    existingCredential: existingCredential,
+                    newPassword: newPassword,
+                    userInfo: userInfo,
+                    interaction: interaction
+                )
+            )
+        case .convertToSignIn:
+            return .convertToSignIn(
+                ConvertToSignInRequest(
+                    requestId: requestId,
+                    serviceIdentifier: serviceIdentifier,
+                    existingCredential: existingCredential,
+                    userInfo: userInfo,
+                    interaction: interaction
+                )
+            )
+        }
+    }
+
+    /// The first action.
+    public mutating func start() -> Action {
+        precondition(state == .initial, "start() once")
+        state = .awaitingAnswer(.none)
+        requestSent = true
+        return .send(request(.none))
+    }
+
+    private mutating func finish(_ outcome: Outcome) -> Action {
+        state = .finished
+        return .finish(outcome)
+    }
+
+    private mutating func protocolViolation(_ what: String) -> Action {
+        finish(.failed(ModificationError(code: .failed, localizedFailureReason: "the service answered unexpectedly: \(what)")))
+    }
+
+    /// The service answered (a request, a poll, a cancel or an authorization).
+    public mutating func handle(_ response: ModificationResponse) -> Action {
+        guard state != .finished else { return .finish(.failed(ModificationError(code: .failed))) }
+        guard response.requestId == requestId else {
+            return protocolViolation("an answer for another request")
+        }
+        switch response.status {
+        case .completed:
+            if case .convertToSignIn = kind, state == .awaitingAnswer(.none) || state == .awaitingAnswer(.allowed) {
+                // A conversion completes only after the authorization was handed over.
+                return protocolViolation("a conversion completed without a sign-in authorization")
+            }
+            return finish(.completed(updatedCredential: response.updatedCredential))
+        case .failed:
+            let error = response.error ?? ModificationError(code: .failed)
+            if state == .canceling {
+                return finish(.failed(ModificationError(code: .userCanceled, localizedFailureReason: error.localizedFailureReason)))
+            }
+            if error.code == .userInteractionRequired {
+                return interactionRequired()
+            }
+            return finish(.failed(error))
+        case .userInteractionRequired:
+            if state == .canceling {
+                return finish(.failed(ModificationError(code: .userCanceled)))
+            }
+            return interactionRequired()
+        case .presentInterface:
+            guard let url = response.interfaceURL, !url.isEmpty else {
+                return protocolViolation("presentInterface without an interfaceURL")
+            }
+            switch state {
+            case .awaitingAnswer(.allowed):
+                state = .presenting
+                return .presentInterface(url)
+            case .presenting, .sendingAuthorization:
+                state = .presenting
+                return .poll
+            case .canceling:
+                return .poll
+            default:
+                return protocolViolation("presentInterface for a request sent without interaction")
+            }
+        case .pending:
+            return .poll
+        case .needsSignInAuthorization:
+            guard case .convertToSignIn = kind else {
+                return protocolViolation("a sign-in authorization requested for a password change")
+            }
+            guard let signIn = response.signInRequest else {
+                return protocolViolation("needsSignInAuthorization without state and nonce")
+            }
+            if state == .canceling || state == .awaitingAuthorization || state == .sendingAuthorization {
+                return .poll
+            }
+            state = .awaitingAuthorization
+            return .obtainSignInAuthorization(signIn)
+        }
+    }
+
+    private mutating func interactionRequired() -> Action {
+        guard case .awaitingAnswer(.none) = state else {
+            return protocolViolation("userInteractionRequired although interaction was allowed")
+        }
+        guard allowInteraction else {
+            return finish(.failed(ModificationError(code: .userInteractionRequired, localizedFailureReason: "the service needs you to confirm on its page")))
+        }
+        state = .awaitingAnswer(.allowed)
+        return .send(request(.allowed))
+    }
+
+    /// The identity provider answered (or the person declined: `authorization.error`).
+    public mutating func authorizationObtained(_ authorization: SignInAuthorization) -> Action {
+        guard state == .awaitingAuthorization else { return protocolViolation("an authorization out of turn") }
+        state = .sendingAuthorization
+        return .sendAuthorization(authorization)
+    }
+
+    /// The person pressed Cancel (or Ctrl-C), or the runner's deadline passed.
+    public mutating func cancel() -> Action {
+        switch state {
+        case .initial:
+            return finish(.failed(ModificationError(code: .userCanceled)))
+        case .finished:
+            return .finish(.failed(ModificationError(code: .userCanceled)))
+        case .canceling:
+            return .poll
+        default:
+            state = .canceling
+            return .cancel
+        }
+    }
+
+    /// The service could not be reached or answered something that is not the protocol.
+    /// `delivered` is false when the request certainly did not reach it (connection refused).
+    public mutating func transportFailed(_ reason: String, delivered: Bool) -> Action {
+        if !delivered && state == .awaitingAnswer(.none) {
+            return finish(.failed(ModificationError(code: .failed, localizedFailureReason: reason)))
+        }
+        return finish(.indeterminate(reason: reason))
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Carries requests to a service (HTTP in production; in-process in tests).
+public protocol ModificationTransport: Sendable {
+    func send(_ request: ModificationFlow.Request) async throws -> ModificationResponse
+    func status(requestId: String) async throws -> ModificationResponse
+    func cancel(requestId: String) async throws -> ModificationResponse
+    func authorize(requestId: String, _ authorization: SignInAuthorization) async throws -> ModificationResponse
+}
+
+/// Thrown by transports: whether the request may have reached the service.
+public struct ModificationTransportError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    /// False when the service certainly did not receive the request (connection refused, DNS).
+    public var delivered: Bool
+
+    public init(_ message: String, delivered: Bool) {
+        self.message = message
+        self.delivered = delivered
+    }
+
+    public var description: String { message }
+}
+
+/// The person's side of a flow: showing pages and obtaining sign-in authorizations.
+public protocol ModificationHost: Sendable {
+    /// Shows the service's page (print it, open a browser…). Returns immediately.
+    func presentInterface(_ url: String) async
+    /// Obtains an authorization from the identity provider (after the consent step).
+    func obtainSignInAuthorization(_ request: SignInRequest) async -> SignInAuthorization
+}
+
+/// Drives a ``ModificationFlow`` with a transport, polling interval and deadline.
+public struct ModificationRunner: Sendable {
+    public var transport: any ModificationTransport
+    public var host: any ModificationHost
+    /// Between status polls while the person uses the service's page.
+    public var pollInterval: Duration
+    /// The whole flow's limit, interaction included; past it the request is cancelled.
+    public var deadline: Duration
+    let clock: ContinuousClock
+
+    public init(
+        transport: any ModificationTransport,
+        host: any ModificationHost,
+        pollInterval: Duration = .milliseconds(500),
+        deadline: Duration = .seconds(600)
+    ) {
+        self.transport = transport
+        self.host = host
+        self.pollInterval = pollInterval
+        self.deadline = deadline
+        clock = ContinuousClock()
+    }
+
+    /// Runs the flow to its outcome. `cancelled` is polled between steps (Ctrl-C sets it).
+    public func run(_ flow: ModificationFlow, cancelled: @escaping @Sendable () -> Bool = { false }) async
+        -> ModificationFlow.Outcome
+    {
+        var flow = flow
+        let end = clock.now.advanced(by: deadline)
+        var action = flow.start()
+        var cancelSent = false
+        while true {
+            if !cancelSent && (cancelled() || clock.now >= end) && !flow.isFinished {
+                if case .finish = action {} else {
+                    cancelSent = true
+                    action = flow.cancel()
+                }
+            }
+            do {
+                switch action {
+                case .send(let request):
+                    action = flow.handle(try await transport.send(request))
+                case .presentInterface(let url):
+                    await host.presentInterface(url)
+                    action = .poll
+                case .poll:
+                    try? await Task.sleep(for: pollInterval)
+                    if !cancelSent && (cancelled() || clock.now >= end) { continue }
+                    action = flow.handle(try await transport.status(requestId: flow.requestId))
+                case .cancel:
+                    action = flow.handle(try await transport.cancel(requestId: flow.requestId))
+                case .obtainSignInAuthorization(let request):
+                    let authorization = await host.obtainSignInAuthorization(request)
+                    action = flow.authorizationObtained(authorization)
+                case .sendAuthorization(let authorization):
+                    action = flow.handle(try await transport.authorize(requestId: flow.requestId, authorization))
+                case .finish(let outcome):
+                    if clock.now >= end, case .failed(let error) = outcome, error.code == .userCanceled, !cancelled() {
+                        return .failed(ModificationError(code: .failed, localizedFailureReason: "timed out waiting for the service"))
+                    }
+                    return outcome
+                }
+            } catch let error as ModificationTransportError {
+                action = flow.transportFailed(error.message, delivered: error.delivered)
+            } catch {
+                action = flow.transportFailed("\(error)", delivered: true)
+            }
+        }
+    }
+}

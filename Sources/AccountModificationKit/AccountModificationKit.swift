@@ -1,0 +1,261 @@
+public import AccountModification
+import Foundation
+import HTTPTypes
+public import Hummingbird
+import NIOCore
+
+/// Serves the account-modification protocol for an ``AccountModificationExtension`` on a Hummingbird
+/// router: the manifest at `/.well-known/account-modification` and the endpoints under
+/// `/account-modification` (docs/openapi/account-modification.yaml).
+///
+/// ```swift
+/// let kit = AccountModificationKit(extension: MyExtension(), manifest: .init(
+///     endpoint: "https://example.com/account-modification",
+///     supportsStrongPasswordChange: true, supportsUpgradeToSignIn: false,
+///     passwordGenerationRequirements: "minlength: 12; required: digit;"))
+/// kit.addRoutes(to: router)
+/// ```
+///
+/// Every request is recorded before the extension runs, so `GET requests/{id}` can tell a client that
+/// crashed what happened. Requests are idempotent by id: the same request again returns its current
+/// answer; a different request with the same id is a conflict (409). Records live in memory (at most
+/// ``maximumRecords``, the oldest finished ones dropped first).
+public struct AccountModificationKit<Extension: AccountModificationExtension>: Sendable {
+    public let manifest: AccountModificationManifest
+    public let `extension`: Extension
+    /// How long a call waits for the extension's first answer before replying `pending`.
+    public var answerTimeout: Duration
+    let book = RequestBook()
+    public static var maximumRecords: Int { 10_000 }
+
+    public init(extension: Extension, manifest: AccountModificationManifest, answerTimeout: Duration = .seconds(20)) {
+        self.extension = `extension`
+        self.manifest = manifest
+        self.answerTimeout = answerTimeout
+    }
+
+    /// The path prefix of the endpoints.
+    public static var basePath: String { "/account-modification" }
+
+    /// The context of an open request, for the service's own pages (a step-up page finishes the
+    /// request through it).
+    public func context(for requestId: String) async -> ModificationContext? {
+        guard let record = await book.record(requestId) else { return nil }
+        return await record.context
+    }
+
+    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        router.get("/.well-known/account-modification") { request, _ in
+            var published = manifest
+            published.endpoint = Self.absolute(manifest.endpoint, origin: Self.origin(of: request))
+            return Self.json(.ok, published)
+        }
+        let group = router.group(RouterPath(Self.basePath))
+        group.post("change-password") { request, _ in
+            await handleStart(request, kind: .changePassword)
+        }
+        group.post("convert-to-sign-in") { request, _ in
+            await handleStart(request, kind: .convertToSignIn)
+        }
+        group.get("requests/:id") { _, context in
+            guard let record = await book.record(context.parameters.get("id") ?? "") else { return Self.unknown() }
+            return Self.json(.ok, await record.response)
+        }
+        group.post("requests/:id/cancel") { _, context in
+            guard let record = await book.record(context.parameters.get("id") ?? "") else { return Self.unknown() }
+            if await !record.isFinal, let modification = await record.context {
+                await self.extension.cancelRequest(modification)
+                await record.finish(
+                    ModificationResponse(requestId: record.requestId, status: .failed, error: .init(code: .userCanceled))
+                )
+            }
+            return Self.json(.ok, await record.response)
+        }
+        group.post("requests/:id/sign-in-authorization") { request, context in
+            guard let record = await book.record(context.parameters.get("id") ?? "") else { return Self.unknown() }
+            guard let authorization: SignInAuthorization = await Self.decode(request) else {
+                return Self.badRequest("the body is not a sign-in authorization")
+            }
+            let version = await record.version
+            guard await record.deliver(authorization) else {
+                if await record.isFinal { return Self.json(.ok, await record.response) }
+                return Self.badRequest("this request is not waiting for a sign-in authorization")
+            }
+            await record.waitForChange(after: version + 1, timeout: answerTimeout)
+            return Self.json(.ok, await record.response)
+        }
+    }
+
+    // MARK: Starting requests
+
+    func handleStart(_ request: Request, kind: ModificationContext.Request.Kind) async -> Response {
+        let incoming: ModificationContext.Request
+        switch kind {
+        case .changePassword:
+            guard let body: ChangePasswordRequest = await Self.decode(request) else {
+                return Self.badRequest("the body is not a change-password request")
+            }
+            incoming = .init(
+                kind: .changePassword,
+                requestId: body.requestId,
+                serviceIdentifier: body.serviceIdentifier,
+                existingCredential: body.existingCredential,
+                newPassword: body.newPassword,
+                userInfo: body.userInfo,
+                interaction: body.interaction
+            )
+        case .convertToSignIn:
+            guard let body: ConvertToSignInRequest = await Self.decode(request) else {
+                return Self.badRequest("the body is not a convert-to-sign-in request")
+            }
+            incoming = .init(
+                kind: .convertToSignIn,
+                requestId: body.requestId,
+                serviceIdentifier: body.serviceIdentifier,
+                existingCredential: body.existingCredential,
+                newPassword: nil,
+                userInfo: body.userInfo,
+                interaction: body.interaction
+            )
+        }
+        if let problem = Self.validate(incoming) {
+            return Self.badRequest(problem)
+        }
+        if let existing = await book.record(incoming.requestId) {
+            let previous = await existing.fingerprint
+            let answer = await existing.response
+            var upgraded = previous
+            upgraded.interaction = .allowed
+            if previous == incoming {
+                return Self.json(.ok, answer)  // a retry: the same request again
+            }
+            guard answer.status == .userInteractionRequired, incoming.interaction == .allowed, upgraded == incoming else {
+                return Self.json(
+                    .conflict,
+                    ProtocolErrorBody(error: "conflict", message: "another request already uses this requestId")
+                )
+            }
+        }
+        let record = RequestRecord(incoming)
+        let modification = ModificationContext(request: incoming, record: record, clientId: manifest.signIn?.clientId)
+        await record.attach(modification)
+        await book.insert(record)
+        let version = await record.version
+        let extensionValue = self.extension
+        let origin = Self.origin(of: request)
+        Task {
+            switch (incoming.kind, incoming.interaction) {
+            case (.changePassword, .none):
+                await extensionValue.changePasswordWithoutUserInteraction(modification)
+            case (.convertToSignIn, .none):
+                await extensionValue.convertAccountToSignInWithoutUserInteraction(modification)
+            case (.changePassword, .allowed), (.convertToSignIn, .allowed):
+                let url =
+                    incoming.kind == .changePassword
+                    ? await extensionValue.prepareInterfaceToChangePassword(modification)
+                    : await extensionValue.prepareInterfaceToConvertAccountToSignIn(modification)
+                if let url, await !record.isFinal {
+                    let absolute = Self.absolute(url, origin: origin)
+                    await record.set(
+                        ModificationResponse(requestId: incoming.requestId, status: .presentInterface, interfaceURL: absolute)
+                    )
+                    return
+                }
+            }
+            if await !record.isFinal, await record.response.status != .needsSignInAuthorization {
+                await record.finish(
+                    ModificationResponse(
+                        requestId: incoming.requestId,
+                        status: .failed,
+                        error: .init(code: .failed, localizedFailureReason: "The service did not finish this request.")
+                    )
+                )
+            }
+        }
+        await record.waitForChange(after: version, timeout: answerTimeout)
+        return Self.json(.ok, await record.response)
+    }
+
+    static func validate(_ request: ModificationContext.Request) -> String? {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-")
+        guard (1...128).contains(request.requestId.count), request.requestId.allSatisfy(allowed.contains) else {
+            return "requestId must be 1 to 128 characters of A-Z a-z 0-9 . _ ~ -"
+        }
+        guard !request.serviceIdentifier.isEmpty, request.serviceIdentifier.count <= 2048 else {
+            return "serviceIdentifier must be a domain or URL"
+        }
+        if let password = request.newPassword, password.isEmpty || password.count > 1024 {
+            return "newPassword must be 1 to 1024 characters"
+        }
+        if let credential = request.existingCredential, credential.password.count > 1024 || credential.user.count > 1024 {
+            return "existingCredential is too long"
+        }
+        return nil
+    }
+
+    /// `scheme://host[:port]` of the request as the client addressed it (`X-Forwarded-Proto` is
+    /// honoured behind a proxy).
+    static func origin(of request: Request) -> String {
+        let scheme =
+            request.headers[HTTPField.Name("X-Forwarded-Proto")!] ?? request.head.scheme ?? "http"
+        let authority = request.head.authority ?? "localhost"
+        return "\(scheme)://\(authority)"
+    }
+
+    /// `url` when absolute, else `origin` + `url` (a manifest may give its endpoint as a path).
+    static func absolute(_ url: String, origin: String) -> String {
+        url.hasPrefix("/") ? origin + url : url
+    }
+
+    // MARK: JSON
+
+    static func decode<T: Decodable>(_ request: Request) async -> T? {
+        guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return nil }
+        return try? JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+
+    static func badRequest(_ message: String) -> Response {
+        json(.badRequest, ProtocolErrorBody(error: "invalid_request", message: message))
+    }
+
+    static func unknown() -> Response {
+        json(.notFound, ProtocolErrorBody(error: "unknown_request", message: "no request with this id"))
+    }
+}
+
+/// All requests, by id.
+actor RequestBook {
+    private var records: [String: RequestRecord] = [:]
+    private var order: [String] = []
+
+    func record(_ id: String) -> RequestRecord? { records[id] }
+
+    func insert(_ record: RequestRecord) {
+        if records[record.requestId] == nil { order.append(record.requestId) }
+        records[record.requestId] = record
+        if order.count > AccountModificationKit<NeverExtension>.maximumRecords {
+            let dropped = order.removeFirst()
+            records.removeValue(forKey: dropped)
+        }
+    }
+}
+
+/// Only used to read the static limit.
+struct NeverExtension: AccountModificationExtension {
+    func changePasswordWithoutUserInteraction(_ context: ModificationContext) async {}
+}
+
+extension RequestRecord {
+    func attach(_ context: ModificationContext) { self.context = context }
+}

@@ -1,0 +1,139 @@
+public import AccountModification
+import Foundation
+
+/// One request as the extension sees it, and the ways to finish it
+/// (`ASAccountAuthenticationModificationExtensionContext`).
+public final class ModificationContext: Sendable {
+    /// What Keyhaven asked for.
+    public struct Request: Sendable, Hashable {
+        public enum Kind: String, Sendable, Hashable {
+            case changePassword = "change-password"
+            case convertToSignIn = "convert-to-sign-in"
+        }
+
+        public var kind: Kind
+        public var requestId: String
+        public var serviceIdentifier: String
+        public var existingCredential: PasswordCredential?
+        /// The password Keyhaven generated (password changes).
+        public var newPassword: String?
+        public var userInfo: [String: String]?
+        public var interaction: Interaction
+    }
+
+    public let request: Request
+    let record: RequestRecord
+    let clientId: String?
+
+    init(request: Request, record: RequestRecord, clientId: String?) {
+        self.request = request
+        self.record = record
+        self.clientId = clientId
+    }
+
+    /// The password change is done. Pass the credential actually set when it differs from
+    /// `request.newPassword` (Keyhaven stores what you report).
+    public func completeChangePasswordRequest(updatedCredential: PasswordCredential?) async {
+        await record.finish(.init(requestId: request.requestId, status: .completed, updatedCredential: updatedCredential))
+    }
+
+    /// The upgrade to sign-in is done: the account is linked and its password no longer signs in.
+    public func completeUpgradeToSignIn() async {
+        await record.finish(.init(requestId: request.requestId, status: .completed))
+    }
+
+    /// Ends the request without a change. `.userInteractionRequired` from a `…WithoutUserInteraction`
+    /// method makes Keyhaven ask again with an interface allowed.
+    public func cancelRequest(withError error: ModificationError) async {
+        if error.code == .userInteractionRequired && request.interaction == .none {
+            await record.finish(.init(requestId: request.requestId, status: .userInteractionRequired, error: error))
+        } else {
+            await record.finish(.init(requestId: request.requestId, status: .failed, error: error))
+        }
+    }
+
+    /// Asks Keyhaven for a sign-in authorization carrying `state` and `nonce`, and waits for it.
+    /// - Throws: `CancellationError` when the request is cancelled while waiting.
+    public func getSignInUpgradeAuthorization(state: String, nonce: String) async throws -> SignInAuthorization {
+        try await record.awaitAuthorization(SignInRequest(state: state, nonce: nonce, clientId: clientId))
+    }
+
+    /// Whether the request is still open (not completed, failed or cancelled).
+    public var isOpen: Bool {
+        get async { await !record.isFinal }
+    }
+}
+
+/// The kit's bookkeeping for one request: its current answer, who waits for a change, and the
+/// authorization hand-off.
+actor RequestRecord {
+    let requestId: String
+    /// What identifies the request's content (to tell a retry from a conflicting request).
+    var fingerprint: ModificationContext.Request
+    private(set) var response: ModificationResponse
+    private(set) var version = 0
+    private var waiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    private var authorizationWaiter: CheckedContinuation<SignInAuthorization, any Error>?
+    var context: ModificationContext?
+
+    init(_ request: ModificationContext.Request) {
+        requestId = request.requestId
+        fingerprint = request
+        response = ModificationResponse(requestId: request.requestId, status: .pending)
+    }
+
+    var isFinal: Bool { response.isFinal || response.status == .userInteractionRequired }
+
+    func set(_ response: ModificationResponse) {
+        guard !isFinal else { return }
+        self.response = response
+        version += 1
+        let ready = waiters
+        waiters.removeAll()
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    func finish(_ response: ModificationResponse) {
+        set(response)
+        if let waiter = authorizationWaiter {
+            authorizationWaiter = nil
+            waiter.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Waits until the response changes from what `version` saw, or `timeout` passes.
+    func waitForChange(after version: Int, timeout: Duration) async {
+        guard self.version == version && !isFinal else { return }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.wake()
+        }
+        await withCheckedContinuation { continuation in
+            waiters.append((version, continuation))
+        }
+        timer.cancel()
+    }
+
+    private func wake() {
+        let ready = waiters
+        waiters.removeAll()
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
+    func awaitAuthorization(_ request: SignInRequest) async throws -> SignInAuthorization {
+        guard !isFinal else { throw CancellationError() }
+        set(ModificationResponse(requestId: requestId, status: .needsSignInAuthorization, signInRequest: request))
+        return try await withCheckedThrowingContinuation { continuation in
+            authorizationWaiter = continuation
+        }
+    }
+
+    /// Hands Keyhaven's authorization to the waiting extension. False when nothing waits for one.
+    func deliver(_ authorization: SignInAuthorization) -> Bool {
+        guard let waiter = authorizationWaiter else { return false }
+        authorizationWaiter = nil
+        set(ModificationResponse(requestId: requestId, status: .pending))
+        waiter.resume(returning: authorization)
+        return true
+    }
+}

@@ -1,0 +1,59 @@
+import AccountModification
+import Foundation
+
+/// The person's side on a terminal: prints the service's page and opens a browser when one is
+/// available.
+struct TerminalHost: ModificationHost {
+    var openBrowser = true
+
+    func presentInterface(_ url: String) async {
+        Output.error("keyhaven: the service needs you to confirm. Open this page:\n\n    \(url)\n")
+        Output.error("keyhaven: waiting… (Ctrl-C cancels the request on the service)")
+        guard openBrowser else { return }
+        let environment = ProcessInfo.processInfo.environment
+        let hasDisplay = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
+        let opener = environment["BROWSER"] ?? (hasDisplay ? "xdg-open" : nil)
+        guard let opener else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [opener, url]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+    }
+
+    func obtainSignInAuthorization(_ request: SignInRequest) async -> SignInAuthorization {
+        SignInAuthorization(error: "sign_in_not_configured")
+    }
+}
+
+/// Ctrl-C during an upgrade cancels the request on the service instead of killing Keyhaven; a
+/// second Ctrl-C quits.
+final class InterruptFlag: @unchecked Sendable {
+    // Guarded by `lock`.
+    private var raised = false
+    private let lock = NSLock()
+    private var source: (any DispatchSourceSignal)?
+
+    var isRaised: Bool { lock.withLock { raised } }
+
+    func install() {
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler { [weak self] in
+            guard let self else { return }
+            let second = self.lock.withLock { () -> Bool in
+                defer { self.raised = true }
+                return self.raised
+            }
+            if second {
+                signal(SIGINT, SIG_DFL)
+                raise(SIGINT)
+            } else {
+                Output.error("\nkeyhaven: cancelling the request on the service… (Ctrl-C again to quit)")
+            }
+        }
+        source.resume()
+        self.source = source
+    }
+}

@@ -1,0 +1,311 @@
+import AccountModification
+import AccountModificationKit
+import Foundation
+import HTTPTypes
+public import Hummingbird
+public import Logging
+import NIOCore
+import OneTimeCodes
+import PasswordRules
+
+/// shiny's settings.
+public struct ShinyConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// The SQLite file of users; `nil` keeps them in memory.
+    public var databasePath: String?
+    /// scrypt cost for password hashes: N = 2^scryptLogN, r = 8, p = 1.
+    public var scryptLogN: Int
+    /// The password rules shiny enforces and publishes in its manifest.
+    public var passwordRules: String
+    /// Test hook: shiny stores (and reports) this password instead of the one Keyhaven sent.
+    public var substitutePassword: (@Sendable (String) -> String)?
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8081,
+        databasePath: String? = nil,
+        scryptLogN: Int = 13,
+        passwordRules: String = "required: lower; required: upper; required: digit; allowed: [-_.!]; minlength: 12; maxlength: 64;",
+        substitutePassword: (@Sendable (String) -> String)? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.databasePath = databasePath
+        self.scryptLogN = scryptLogN
+        self.passwordRules = passwordRules
+        self.substitutePassword = substitutePassword
+    }
+}
+
+/// shiny: an example service a developer would copy — accounts with scrypt-hashed passwords and
+/// optional TOTP, sign-up and sign-in pages, `/.well-known/change-password`, and Keyhaven's
+/// account-modification extension (one-tap strong passwords, with a step-up page for TOTP accounts).
+public final class Shiny: Sendable {
+    public let configuration: ShinyConfiguration
+    let store: ShinyStore
+    let stepUps = StepUps()
+    let kit: AccountModificationKit<ShinyExtension>
+
+    public init(configuration: ShinyConfiguration = ShinyConfiguration()) throws {
+        self.configuration = configuration
+        store = try ShinyStore(path: configuration.databasePath, scryptLogN: configuration.scryptLogN)
+        let rules = PasswordRules(configuration.passwordRules)
+        kit = AccountModificationKit(
+            extension: ShinyExtension(
+                store: store,
+                rules: rules,
+                stepUps: stepUps,
+                substitute: configuration.substitutePassword
+            ),
+            manifest: AccountModificationManifest(
+                endpoint: AccountModificationKit<ShinyExtension>.basePath,
+                supportsStrongPasswordChange: true,
+                supportsUpgradeToSignIn: false,
+                passwordGenerationRequirements: PasswordRules.canonical(configuration.passwordRules)
+            )
+        )
+    }
+
+    // MARK: Accounts (for tests and the demo)
+
+    /// Creates an account; returns its TOTP secret when `totp` is on.
+    @discardableResult
+    public func createAccount(user: String, password: String, totp: Bool = false) throws -> String? {
+        try store.createUser(name: user, password: password, totp: totp).totpSecret
+    }
+
+    /// Whether `password` (and `code`, for TOTP accounts) signs in to `user`.
+    public func signIn(user: String, password: String, code: String? = nil) throws -> Bool {
+        let (found, needsCode) = try store.verify(name: user, password: password, code: code)
+        return found != nil && !needsCode
+    }
+
+    /// Request ids shiny was asked to cancel through the protocol.
+    public var cancelledRequests: [String] {
+        get async { await stepUps.cancelled }
+    }
+
+    // MARK: Serving
+
+    public func application(logger: Logger? = nil) -> some ApplicationProtocol {
+        var logger = logger ?? Logger(label: "shiny")
+        logger.logLevel = .warning
+        return Application(
+            router: router(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "shiny"),
+            logger: logger
+        )
+    }
+
+    /// Serves until SIGINT or SIGTERM.
+    public func run() async throws {
+        try await application().runService()
+    }
+
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        kit.addRoutes(to: router)
+        addPages(to: router)
+        addAPI(to: router)
+        addStepUp(to: router)
+        return router
+    }
+
+    static func html(_ text: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "text/html; charset=utf-8"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.location] = location
+        return Response(status: .seeOther, headers: fields)
+    }
+
+    /// `application/x-www-form-urlencoded` fields.
+    static func form(_ request: Request) async -> [String: String] {
+        guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return [:] }
+        var components = URLComponents()
+        components.percentEncodedQuery = String(buffer: buffer).replacingOccurrences(of: "+", with: "%20")
+        var fields: [String: String] = [:]
+        for item in components.queryItems ?? [] where fields[item.name] == nil {
+            fields[item.name] = item.value ?? ""
+        }
+        return fields
+    }
+
+    static func jsonBody(_ request: Request) async -> [String: Any]? {
+        guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))) as? [String: Any]
+    }
+
+    func sessionUser(_ request: Request) -> ShinyStore.User? {
+        guard let cookie = request.headers[.cookie] else { return nil }
+        for part in cookie.split(separator: ";") {
+            let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+            if pair.count == 2, pair[0] == "shiny_session", let user = try? store.user(sessionToken: String(pair[1])) {
+                return user
+            }
+        }
+        return nil
+    }
+
+    func addPages(to router: Router<BasicRequestContext>) {
+        router.get("/") { _, _ in Self.html(ShinyPages.home()) }
+        router.get("/.well-known/change-password") { _, _ in
+            Response(status: .found, headers: [.location: "/account/password"])
+        }
+        router.get("/signup") { _, _ in Self.html(ShinyPages.signUp()) }
+        router.post("/signup") { request, _ in
+            let form = await Self.form(request)
+            let user = (form["user"] ?? "").trimmingCharacters(in: .whitespaces)
+            let password = form["password"] ?? ""
+            guard !user.isEmpty, !password.isEmpty else {
+                return Self.html(ShinyPages.signUp(error: "Choose a user name and a password."), status: .badRequest)
+            }
+            if let problem = self.ruleProblem(password) {
+                return Self.html(ShinyPages.signUp(error: problem), status: .badRequest)
+            }
+            guard (try? self.store.user(named: user)) == nil else {
+                return Self.html(ShinyPages.signUp(error: "This user name is taken."), status: .conflict)
+            }
+            guard let created = try? self.store.createUser(name: user, password: password, totp: form["totp"] == "1"),
+                let token = try? self.store.createSession(for: created.user.id)
+            else {
+                return Self.html(ShinyPages.signUp(error: "Something went wrong."), status: .internalServerError)
+            }
+            return Self.redirect("/account", headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"])
+        }
+        router.get("/signin") { _, _ in Self.html(ShinyPages.signIn()) }
+        router.post("/signin") { request, _ in
+            let form = await Self.form(request)
+            let user = form["user"] ?? ""
+            let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
+            guard let (found, needsCode) = try? self.store.verify(name: user, password: form["password"] ?? "", code: code),
+                let found
+            else {
+                return Self.html(ShinyPages.signIn(error: "Wrong user name or password.", user: user), status: .unauthorized)
+            }
+            if needsCode {
+                let message = code == nil ? "Enter the code from your authenticator." : "That code is not right."
+                return Self.html(ShinyPages.signIn(error: message, askCode: true, user: user), status: .unauthorized)
+            }
+            guard let token = try? self.store.createSession(for: found.id) else {
+                return Self.html(ShinyPages.signIn(error: "Something went wrong."), status: .internalServerError)
+            }
+            return Self.redirect("/account", headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"])
+        }
+        router.get("/account") { request, _ in
+            guard let user = self.sessionUser(request) else { return Self.redirect("/signin") }
+            return Self.html(ShinyPages.account(user: user.name, totp: user.totpSecret, linked: user.signInSubject != nil))
+        }
+        router.get("/account/password") { _, _ in Self.html(ShinyPages.changePassword()) }
+        router.post("/account/password") { request, _ in
+            let form = await Self.form(request)
+            guard let (user, needsCode) = try? self.store.verify(name: form["user"] ?? "", password: form["current"] ?? ""),
+                let user, !needsCode || user.totpSecret != nil
+            else {
+                return Self.html(ShinyPages.changePassword(message: "The current password is wrong."), status: .unauthorized)
+            }
+            let new = form["new"] ?? ""
+            if let problem = self.ruleProblem(new) {
+                return Self.html(ShinyPages.changePassword(message: problem), status: .badRequest)
+            }
+            try? self.store.setPassword(new, for: user.id)
+            return Self.html(ShinyPages.changePassword(message: "Your password was changed."))
+        }
+    }
+
+    func ruleProblem(_ password: String) -> String? {
+        let report = PasswordRules(configuration.passwordRules).validate(password)
+        return report.isValid ? nil : "This password does not meet shiny's rules: \(report)."
+    }
+
+    /// JSON endpoints for apps (and tests): sign up, sign in for a session token.
+    func addAPI(to router: Router<BasicRequestContext>) {
+        router.post("/api/signup") { request, _ in
+            guard let body = await Self.jsonBody(request), let user = body["user"] as? String, !user.isEmpty,
+                let password = body["password"] as? String
+            else {
+                return Self.json(.badRequest, ["error": "invalid_request", "message": "user and password are required"])
+            }
+            if let problem = self.ruleProblem(password) {
+                return Self.json(.badRequest, ["error": "weak_password", "message": problem])
+            }
+            guard (try? self.store.user(named: user)) == nil else {
+                return Self.json(.conflict, ["error": "exists", "message": "this user name is taken"])
+            }
+            guard let created = try? self.store.createUser(name: user, password: password, totp: body["totp"] as? Bool ?? false)
+            else {
+                return Self.json(.internalServerError, ["error": "server_error", "message": "could not create the account"])
+            }
+            var answer: [String: Any] = ["user": user]
+            if let secret = created.totpSecret { answer["totpSecret"] = secret }
+            return Self.json(.created, answer)
+        }
+        router.post("/api/signin") { request, _ in
+            guard let body = await Self.jsonBody(request), let user = body["user"] as? String,
+                let password = body["password"] as? String
+            else {
+                return Self.json(.badRequest, ["error": "invalid_request", "message": "user and password are required"])
+            }
+            guard let (found, needsCode) = try? self.store.verify(name: user, password: password, code: body["code"] as? String),
+                let found
+            else {
+                return Self.json(.unauthorized, ["error": "invalid_credentials", "message": "wrong user name or password"])
+            }
+            if needsCode {
+                return Self.json(.unauthorized, ["error": "code_required", "message": "a valid authenticator code is required"])
+            }
+            guard let token = try? self.store.createSession(for: found.id) else {
+                return Self.json(.internalServerError, ["error": "server_error", "message": "could not sign in"])
+            }
+            return Self.json(.ok, ["token": token, "user": found.name])
+        }
+    }
+
+    /// The step-up page Keyhaven opens for TOTP accounts.
+    func addStepUp(to router: Router<BasicRequestContext>) {
+        router.get("/account-modification/step-up/:id") { _, context in
+            let id = context.parameters.get("id") ?? ""
+            guard let pending = await self.stepUps.get(id) else { return Self.html(ShinyPages.notFound(), status: .notFound) }
+            return Self.html(ShinyPages.stepUp(id: id, user: pending.user.name))
+        }
+        router.post("/account-modification/step-up/:id") { request, context in
+            let id = context.parameters.get("id") ?? ""
+            guard let pending = await self.stepUps.get(id), let modification = await self.kit.context(for: id) else {
+                return Self.html(ShinyPages.notFound(), status: .notFound)
+            }
+            let code = (await Self.form(request))["code"] ?? ""
+            guard let secret = pending.user.totpSecret, let totp = try? TOTP(secret: secret), totp.verify(code, at: Date()) else {
+                if await self.stepUps.failedAttempt(id) >= 5 {
+                    await self.stepUps.close(id)
+                    await modification.cancelRequest(
+                        withError: .init(code: .failed, localizedFailureReason: "Too many wrong authenticator codes.")
+                    )
+                    return Self.html(ShinyPages.stepUpDone("Too many wrong codes: nothing was changed.", success: false))
+                }
+                return Self.html(ShinyPages.stepUp(id: id, user: pending.user.name, error: "That code is not right."), status: .unauthorized)
+            }
+            await self.stepUps.close(id)
+            await self.kit.extension.apply(pending.newPassword, user: pending.user, context: modification)
+            return Self.html(ShinyPages.stepUpDone("Your password was changed.", success: true))
+        }
+        router.post("/account-modification/step-up/:id/cancel") { _, context in
+            let id = context.parameters.get("id") ?? ""
+            guard await self.stepUps.get(id) != nil, let modification = await self.kit.context(for: id) else {
+                return Self.html(ShinyPages.notFound(), status: .notFound)
+            }
+            await self.stepUps.close(id)
+            await modification.cancelRequest(withError: .init(code: .userCanceled))
+            return Self.html(ShinyPages.stepUpDone("Cancelled: nothing was changed.", success: false))
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import AccountModification
+import AccountModificationKit
+import Foundation
+import PasswordRules
+
+/// shiny's account-modification extension: what a service developer would write.
+///
+/// - Identifies the account by its current credential (or, for in-app requests, the session token
+///   in `userInfo["sessionToken"]`).
+/// - Accounts with TOTP need the person: without interaction it answers `userInteractionRequired`;
+///   with interaction it prepares a step-up page where the person enters a code.
+/// - New passwords must satisfy shiny's rules; otherwise the request fails with the reason.
+struct ShinyExtension: AccountModificationExtension {
+    let store: ShinyStore
+    let rules: PasswordRules
+    let stepUps: StepUps
+    /// Test hook: the password the service actually sets (it reports it back).
+    let substitute: (@Sendable (String) -> String)?
+
+    func identify(_ request: ModificationContext.Request) throws -> Result<ShinyStore.User, ModificationError> {
+        if let credential = request.existingCredential {
+            let (user, needsCode) = try store.verify(name: credential.user, password: credential.password)
+            guard let user else {
+                return .failure(.init(code: .failed, localizedFailureReason: "The current user name or password is wrong."))
+            }
+            _ = needsCode  // the step-up asks for the code
+            return .success(user)
+        }
+        if let token = request.userInfo?["sessionToken"], let user = try store.user(sessionToken: token) {
+            return .success(user)
+        }
+        return .failure(.init(code: .failed, localizedFailureReason: "Sign in to shiny first: no valid credential or session."))
+    }
+
+    func check(_ newPassword: String?) -> ModificationError? {
+        guard let newPassword else { return .init(code: .failed, localizedFailureReason: "No new password was given.") }
+        let report = rules.validate(newPassword)
+        guard report.isValid else {
+            return .init(code: .failed, localizedFailureReason: "shiny cannot use this password: \(report).")
+        }
+        return nil
+    }
+
+    func apply(_ password: String, user: ShinyStore.User, context: ModificationContext) async {
+        let actual = substitute?(password) ?? password
+        do {
+            try store.setPassword(actual, for: user.id)
+            try store.endSessions(for: user.id)
+        } catch {
+            return await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: "shiny could not save the password."))
+        }
+        await context.completeChangePasswordRequest(
+            updatedCredential: actual == password ? nil : PasswordCredential(user: user.name, password: actual)
+        )
+    }
+
+    func changePasswordWithoutUserInteraction(_ context: ModificationContext) async {
+        let request = context.request
+        let identified: Result<ShinyStore.User, ModificationError>
+        do { identified = try identify(request) } catch {
+            return await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: "shiny is unavailable."))
+        }
+        switch identified {
+        case .failure(let error):
+            await context.cancelRequest(withError: error)
+        case .success(let user):
+            if let problem = check(request.newPassword) {
+                return await context.cancelRequest(withError: problem)
+            }
+            if user.totpSecret != nil {
+                // A second factor protects this account: the person must confirm.
+                return await context.cancelRequest(withError: .init(code: .userInteractionRequired))
+            }
+            await apply(request.newPassword!, user: user, context: context)
+        }
+    }
+
+    func prepareInterfaceToChangePassword(_ context: ModificationContext) async -> String? {
+        let request = context.request
+        guard let identified = try? identify(request) else {
+            await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: "shiny is unavailable."))
+            return nil
+        }
+        switch identified {
+        case .failure(let error):
+            await context.cancelRequest(withError: error)
+            return nil
+        case .success(let user):
+            if let problem = check(request.newPassword) {
+                await context.cancelRequest(withError: problem)
+                return nil
+            }
+            await stepUps.open(request.requestId, user: user, newPassword: request.newPassword!)
+            return "/account-modification/step-up/\(request.requestId)"
+        }
+    }
+
+    func cancelRequest(_ context: ModificationContext) async {
+        await stepUps.close(context.request.requestId)
+        await stepUps.noteCancelled(context.request.requestId)
+    }
+}
+
+/// Step-ups waiting for the person's code.
+actor StepUps {
+    struct Pending: Sendable {
+        var user: ShinyStore.User
+        var newPassword: String
+        var attempts = 0
+    }
+
+    private var pending: [String: Pending] = [:]
+    /// Request ids cancelled through the protocol (observable in tests and the demo).
+    private(set) var cancelled: [String] = []
+
+    func open(_ id: String, user: ShinyStore.User, newPassword: String) {
+        pending[id] = Pending(user: user, newPassword: newPassword)
+    }
+
+    func get(_ id: String) -> Pending? { pending[id] }
+
+    func close(_ id: String) { pending[id] = nil }
+
+    func failedAttempt(_ id: String) -> Int {
+        pending[id]?.attempts += 1
+        return pending[id]?.attempts ?? 0
+    }
+
+    func noteCancelled(_ id: String) { cancelled.append(id) }
+}

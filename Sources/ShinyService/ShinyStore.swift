@@ -1,0 +1,191 @@
+import Crypto
+import Foundation
+import GRDB
+import OneTimeCodes
+import _CryptoExtras
+
+/// shiny's users: its own SQLite table, passwords hashed with scrypt, optional TOTP, sessions.
+final class ShinyStore: Sendable {
+    let database: DatabaseQueue
+    let scryptLogN: Int
+
+    struct User: Sendable {
+        var id: Int64
+        var name: String
+        var totpSecret: String?
+        var signInSubject: String?
+        var hasPassword: Bool
+    }
+
+    init(path: String?, scryptLogN: Int) throws {
+        self.scryptLogN = scryptLogN
+        if let path {
+            database = try DatabaseQueue(path: path)
+        } else {
+            database = try DatabaseQueue()
+        }
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-users-sessions") { db in
+            try db.create(table: "user") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("name", .text).notNull().unique(onConflict: .fail)
+                t.column("passwordHash", .blob)
+                t.column("salt", .blob)
+                t.column("totpSecret", .text)
+                t.column("signInSubject", .text)
+                t.column("created", .double).notNull()
+            }
+            try db.create(table: "session") { t in
+                t.column("tokenHash", .blob).primaryKey()
+                t.column("userID", .integer).notNull().references("user", onDelete: .cascade)
+                t.column("expires", .double).notNull()
+            }
+        }
+        try migrator.migrate(database)
+    }
+
+    func hash(_ password: String, salt: [UInt8]) throws -> [UInt8] {
+        let key = try KDF.Scrypt.deriveKey(
+            from: Array(password.utf8),
+            salt: salt,
+            outputByteCount: 32,
+            rounds: 1 << scryptLogN,
+            blockSize: 8,
+            parallelism: 1
+        )
+        return key.withUnsafeBytes { Array($0) }
+    }
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    /// Constant-time comparison of secrets.
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+
+    func createUser(name: String, password: String, totp: Bool) throws -> (user: User, totpSecret: String?) {
+        let salt = Self.randomBytes(16)
+        let digest = try hash(password, salt: salt)
+        var generator = SystemRandomNumberGenerator()
+        let secret = totp ? TOTP.randomSecret(using: &generator) : nil
+        let id = try database.write { db -> Int64 in
+            try db.execute(
+                sql: "INSERT INTO user (name, passwordHash, salt, totpSecret, created) VALUES (?, ?, ?, ?, ?)",
+                arguments: [name, Data(digest), Data(salt), secret, Date().timeIntervalSince1970]
+            )
+            return db.lastInsertedRowID
+        }
+        return (User(id: id, name: name, totpSecret: secret, signInSubject: nil, hasPassword: true), secret)
+    }
+
+    func user(named name: String) throws -> User? {
+        try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE name = ?", arguments: [name]).map(Self.user)
+        }
+    }
+
+    func user(id: Int64) throws -> User? {
+        try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE id = ?", arguments: [id]).map(Self.user)
+        }
+    }
+
+    static func user(_ row: Row) -> User {
+        let hash: Data? = row["passwordHash"]
+        return User(id: row["id"], name: row["name"], totpSecret: row["totpSecret"], signInSubject: row["signInSubject"],
+            hasPassword: hash != nil)
+    }
+
+    /// The user whose password this is (and whose TOTP code, when enabled, matches).
+    /// `needsCode` is true when the password is right but a code is required and missing or wrong.
+    func verify(name: String, password: String, code: String? = nil) throws -> (user: User?, needsCode: Bool) {
+        let row = try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE name = ?", arguments: [name])
+        }
+        guard let row else {
+            // Spend the same time as for a real user.
+            _ = try hash(password, salt: Self.randomBytes(16))
+            return (nil, false)
+        }
+        let stored: Data? = row["passwordHash"]
+        let salt: Data? = row["salt"]
+        guard let stored, let salt else { return (nil, false) }  // signs in with Keyhaven only
+        guard Self.equal(try hash(password, salt: Array(salt)), Array(stored)) else { return (nil, false) }
+        let user = Self.user(row)
+        if let secret = user.totpSecret {
+            guard let code, let totp = try? TOTP(secret: secret), totp.verify(code, at: Date()) else {
+                return (user, true)
+            }
+        }
+        return (user, false)
+    }
+
+    func setPassword(_ password: String, for userID: Int64) throws {
+        let salt = Self.randomBytes(16)
+        let digest = try hash(password, salt: salt)
+        try database.write { db in
+            try db.execute(
+                sql: "UPDATE user SET passwordHash = ?, salt = ? WHERE id = ?",
+                arguments: [Data(digest), Data(salt), userID]
+            )
+        }
+    }
+
+    /// Links the account to an identity-provider subject; its password stops working.
+    func linkSignIn(subject: String, for userID: Int64) throws {
+        try database.write { db in
+            try db.execute(
+                sql: "UPDATE user SET signInSubject = ?, passwordHash = NULL, salt = NULL WHERE id = ?",
+                arguments: [subject, userID]
+            )
+        }
+    }
+
+    func unlinkSignIn(subject: String) throws {
+        try database.write { db in
+            try db.execute(sql: "UPDATE user SET signInSubject = NULL WHERE signInSubject = ?", arguments: [subject])
+        }
+    }
+
+    func user(signInSubject subject: String) throws -> User? {
+        try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM user WHERE signInSubject = ?", arguments: [subject]).map(Self.user)
+        }
+    }
+
+    // MARK: Sessions (tokens are stored as SHA-256 digests)
+
+    func createSession(for userID: Int64, lifetime: TimeInterval = 3600) throws -> String {
+        let token = Self.randomBytes(32).map { String(format: "%02x", $0) }.joined()
+        try database.write { db in
+            try db.execute(
+                sql: "INSERT INTO session (tokenHash, userID, expires) VALUES (?, ?, ?)",
+                arguments: [Data(SHA256.hash(data: Data(token.utf8))), userID, Date().timeIntervalSince1970 + lifetime]
+            )
+        }
+        return token
+    }
+
+    func user(sessionToken token: String) throws -> User? {
+        let digest = Data(SHA256.hash(data: Data(token.utf8)))
+        return try database.read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT user.* FROM session JOIN user ON user.id = session.userID WHERE tokenHash = ? AND expires > ?",
+                arguments: [digest, Date().timeIntervalSince1970]
+            ).map(Self.user)
+        }
+    }
+
+    func endSessions(for userID: Int64) throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM session WHERE userID = ?", arguments: [userID])
+        }
+    }
+}

@@ -1,0 +1,110 @@
+public import Foundation
+import GRDB
+
+/// An account upgrade in progress: what Keyhaven asked the service to do, with both passwords, so
+/// that no outcome — a crash, a lost answer, a killed process — can lose the password that works.
+public struct UpgradeJournalEntry: Hashable, Sendable, Codable, Identifiable {
+    public enum Kind: String, Hashable, Sendable, Codable {
+        case strongPassword = "strong-password"
+        case signIn = "sign-in"
+    }
+
+    public var id: String
+    public var credentialID: CredentialID
+    public var kind: Kind
+    /// The service as the person named it, and the protocol endpoint.
+    public var service: String
+    public var endpoint: String
+    public var requestId: String
+    /// The password the account had when the upgrade started.
+    public var oldPassword: String?
+    /// The password sent to the service (strong-password upgrades).
+    public var newPassword: String?
+    public var started: Date
+
+    public init(
+        id: String = UUID().uuidString.lowercased(),
+        credentialID: CredentialID,
+        kind: Kind,
+        service: String,
+        endpoint: String,
+        requestId: String,
+        oldPassword: String?,
+        newPassword: String?,
+        started: Date
+    ) {
+        self.id = id
+        self.credentialID = credentialID
+        self.kind = kind
+        self.service = service
+        self.endpoint = endpoint
+        self.requestId = requestId
+        self.oldPassword = oldPassword
+        self.newPassword = newPassword
+        self.started = started
+    }
+}
+
+extension Vault {
+    static func journalAD(_ id: String) -> String { "keyhaven/upgrade-journal/v1|\(id)" }
+
+    /// Records an upgrade before the service is asked (sealed like every secret; the commit is
+    /// synced to disk before this returns).
+    public func beginUpgrade(_ entry: UpgradeJournalEntry) throws(VaultError) {
+        try guarded {
+            var plaintext = try JSONEncoder().encode(entry)
+            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+            let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id))
+            try database.write { db in
+                try db.execute(
+                    sql: "INSERT INTO upgradeJournal (id, credentialID, sealed, created) VALUES (?, ?, ?, ?)",
+                    arguments: [entry.id, entry.credentialID.rawValue, sealed, entry.started.timeIntervalSince1970]
+                )
+            }
+        }
+    }
+
+    /// Upgrades that have not been resolved (after a crash, or while a service cannot be reached).
+    public func pendingUpgrades() throws(VaultError) -> [UpgradeJournalEntry] {
+        try guarded {
+            let rows = try database.read { db in
+                try Row.fetchAll(db, sql: "SELECT id, sealed FROM upgradeJournal ORDER BY created, id")
+            }
+            return try rows.map { row in
+                let id: String = row["id"]
+                var plaintext = try keys.open(row["sealed"], associatedData: Self.journalAD(id))
+                defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+                return try JSONDecoder().decode(UpgradeJournalEntry.self, from: plaintext)
+            }
+        }
+    }
+
+    /// The service applied the upgrade: in one transaction, the credential takes `password` (the old
+    /// one goes to history) or, for sign-in upgrades, loses its password and gains `signIn`; the
+    /// journal entry goes.
+    @discardableResult
+    public func completeUpgrade(_ entry: UpgradeJournalEntry, password: String?, signIn: SignInLink? = nil)
+        throws(VaultError) -> Credential
+    {
+        try guarded {
+            try database.write { db in
+                var credential = try load(entry.credentialID, db)
+                var content = credential.content
+                content.password = password
+                if let signIn { content.signIn = signIn }
+                try replace(&credential, with: content, db)
+                try db.execute(sql: "DELETE FROM upgradeJournal WHERE id = ?", arguments: [entry.id])
+                return credential
+            }
+        }
+    }
+
+    /// The service did not change anything: the journal entry goes, the credential stays as it was.
+    public func abandonUpgrade(_ entry: UpgradeJournalEntry) throws(VaultError) {
+        try guarded {
+            try database.write { db in
+                try db.execute(sql: "DELETE FROM upgradeJournal WHERE id = ?", arguments: [entry.id])
+            }
+        }
+    }
+}
