@@ -111,7 +111,8 @@ let package = Package(
         .target(
             name: "ShinyService",
             dependencies: [
-                "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules", hummingbird, httpTypes,
+                "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules", hummingbird,
+                httpTypes,
                 grdb, crypto, cryptoExtras, logging,
             ],
             swiftSettings: swiftSettings
@@ -202,8 +203,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "AccountModificationTests",
+            dependencies: [
+                "AccountModification", "AccountModificationKit", "ShinyService", "KeyhavenUpgrade", "KeyhavenHTTP",
+                "KeyhavenTesting", "Vault", "OneTimeCodes", hummingbird, hummingbirdTesting, httpTypes,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KeyhavenCLITests",
-            dependencies: ["KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules", "Vault", "BreachCheck"],
+            dependencies: [
+                "KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules", "Vault", "BreachCheck", "ShinyService",
+                "OneTimeCodes", "AccountModification",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,5 +1,3 @@
-
-
 // The account-modification protocol's messages (docs/openapi/account-modification.yaml is the
 // contract). A service publishes a manifest; Keyhaven asks it to change a password or to convert the
 // account to "Sign in with Keyhaven", and follows the answers: completed, failed, user interaction
@@ -239,5 +237,48 @@ public struct ProtocolErrorBody: Codable, Hashable, Sendable {
     public init(error: String, message: String) {
         self.error = error
         self.message = message
+    }
+}
+
+/// `POST /v1/requests` on Keyhaven's loopback API (`keyhaven serve`): an app asks Keyhaven to
+/// upgrade the signed-in account (`ASAccountAuthenticationModificationController` with a
+/// replace-password or upgrade-to-sign-in request). No password is sent: the service identifies the
+/// account from `userInfo` (e.g. a session token).
+public struct InAppRequest: Codable, Hashable, Sendable {
+    public enum Kind: String, Codable, Hashable, Sendable {
+        case changePassword = "change-password"
+        case convertToSignIn = "convert-to-sign-in"
+    }
+
+    public var type: Kind
+    public var user: String
+    public var serviceIdentifier: String
+    public var userInfo: [String: String]?
+
+    public init(type: Kind, user: String, serviceIdentifier: String, userInfo: [String: String]?) {
+        self.type = type
+        self.user = user
+        self.serviceIdentifier = serviceIdentifier
+        self.userInfo = userInfo
+    }
+}
+
+/// The answer to an app: what happened, and whether Keyhaven's vault was updated.
+public struct InAppResult: Codable, Hashable, Sendable {
+    public enum Status: String, Codable, Hashable, Sendable {
+        case completed
+        case failed
+    }
+
+    public var requestId: String
+    public var status: Status
+    public var error: ModificationError?
+    public var credentialUpdated: Bool
+
+    public init(requestId: String, status: Status, error: ModificationError? = nil, credentialUpdated: Bool) {
+        self.requestId = requestId
+        self.status = status
+        self.error = error
+        self.credentialUpdated = credentialUpdated
     }
 }

@@ -129,7 +129,11 @@ public struct ModificationFlow: Sendable {
     }
 
     private mutating func protocolViolation(_ what: String) -> Action {
-        finish(.failed(ModificationError(code: .failed, localizedFailureReason: "the service answered unexpectedly: \(what)")))
+        finish(
+            .failed(
+                ModificationError(code: .failed, localizedFailureReason: "the service answered unexpectedly: \(what)")
+            )
+        )
     }
 
     /// The service answered (a request, a poll, a cancel or an authorization).
@@ -148,7 +152,11 @@ public struct ModificationFlow: Sendable {
         case .failed:
             let error = response.error ?? ModificationError(code: .failed)
             if state == .canceling {
-                return finish(.failed(ModificationError(code: .userCanceled, localizedFailureReason: error.localizedFailureReason)))
+                return finish(
+                    .failed(
+                        ModificationError(code: .userCanceled, localizedFailureReason: error.localizedFailureReason)
+                    )
+                )
             }
             if error.code == .userInteractionRequired {
                 return interactionRequired()
@@ -197,7 +205,14 @@ public struct ModificationFlow: Sendable {
             return protocolViolation("userInteractionRequired although interaction was allowed")
         }
         guard allowInteraction else {
-            return finish(.failed(ModificationError(code: .userInteractionRequired, localizedFailureReason: "the service needs you to confirm on its page")))
+            return finish(
+                .failed(
+                    ModificationError(
+                        code: .userInteractionRequired,
+                        localizedFailureReason: "the service needs you to confirm on its page"
+                    )
+                )
+            )
         }
         state = .awaitingAnswer(.allowed)
         return .send(request(.allowed))

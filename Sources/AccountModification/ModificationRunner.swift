@@ -54,7 +54,10 @@ public struct ModificationRunner: Sendable {
     }
 
     /// Runs the flow to its outcome. `cancelled` is polled between steps (Ctrl-C sets it).
-    public func run(_ flow: ModificationFlow, cancelled: @escaping @Sendable () -> Bool = { false }) async
+    public func run(
+        _ flow: ModificationFlow,
+        cancelled: @escaping @Sendable () -> Bool = { false }
+    ) async
         -> ModificationFlow.Outcome
     {
         var flow = flow
@@ -63,7 +66,8 @@ public struct ModificationRunner: Sendable {
         var cancelSent = false
         while true {
             if !cancelSent && (cancelled() || clock.now >= end) && !flow.isFinished {
-                if case .finish = action {} else {
+                if case .finish = action {
+                } else {
                     cancelSent = true
                     action = flow.cancel()
                 }
@@ -88,7 +92,12 @@ public struct ModificationRunner: Sendable {
                     action = flow.handle(try await transport.authorize(requestId: flow.requestId, authorization))
                 case .finish(let outcome):
                     if clock.now >= end, case .failed(let error) = outcome, error.code == .userCanceled, !cancelled() {
-                        return .failed(ModificationError(code: .failed, localizedFailureReason: "timed out waiting for the service"))
+                        return .failed(
+                            ModificationError(
+                                code: .failed,
+                                localizedFailureReason: "timed out waiting for the service"
+                            )
+                        )
                     }
                     return outcome
                 }

@@ -38,16 +38,22 @@ public protocol AccountModificationExtension: Sendable {
 
 extension AccountModificationExtension {
     public func prepareInterfaceToChangePassword(_ context: ModificationContext) async -> String? {
-        await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: "This service has no confirmation page."))
+        await context.cancelRequest(
+            withError: .init(code: .failed, localizedFailureReason: "This service has no confirmation page.")
+        )
         return nil
     }
 
     public func convertAccountToSignInWithoutUserInteraction(_ context: ModificationContext) async {
-        await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: "This service does not support sign-in upgrades."))
+        await context.cancelRequest(
+            withError: .init(code: .failed, localizedFailureReason: "This service does not support sign-in upgrades.")
+        )
     }
 
     public func prepareInterfaceToConvertAccountToSignIn(_ context: ModificationContext) async -> String? {
-        await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: "This service has no confirmation page."))
+        await context.cancelRequest(
+            withError: .init(code: .failed, localizedFailureReason: "This service has no confirmation page.")
+        )
         return nil
     }
 

@@ -66,7 +66,11 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             if await !record.isFinal, let modification = await record.context {
                 await self.extension.cancelRequest(modification)
                 await record.finish(
-                    ModificationResponse(requestId: record.requestId, status: .failed, error: .init(code: .userCanceled))
+                    ModificationResponse(
+                        requestId: record.requestId,
+                        status: .failed,
+                        error: .init(code: .userCanceled)
+                    )
                 )
             }
             return Self.json(.ok, await record.response)
@@ -129,7 +133,8 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             if previous == incoming {
                 return Self.json(.ok, answer)  // a retry: the same request again
             }
-            guard answer.status == .userInteractionRequired, incoming.interaction == .allowed, upgraded == incoming else {
+            guard answer.status == .userInteractionRequired, incoming.interaction == .allowed, upgraded == incoming
+            else {
                 return Self.json(
                     .conflict,
                     ProtocolErrorBody(error: "conflict", message: "another request already uses this requestId")
@@ -157,7 +162,11 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
                 if let url, await !record.isFinal {
                     let absolute = Self.absolute(url, origin: origin)
                     await record.set(
-                        ModificationResponse(requestId: incoming.requestId, status: .presentInterface, interfaceURL: absolute)
+                        ModificationResponse(
+                            requestId: incoming.requestId,
+                            status: .presentInterface,
+                            interfaceURL: absolute
+                        )
                     )
                     return
                 }
@@ -187,7 +196,8 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
         if let password = request.newPassword, password.isEmpty || password.count > 1024 {
             return "newPassword must be 1 to 1024 characters"
         }
-        if let credential = request.existingCredential, credential.password.count > 1024 || credential.user.count > 1024 {
+        if let credential = request.existingCredential, credential.password.count > 1024 || credential.user.count > 1024
+        {
             return "existingCredential is too long"
         }
         return nil

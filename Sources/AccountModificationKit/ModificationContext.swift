@@ -34,7 +34,9 @@ public final class ModificationContext: Sendable {
     /// The password change is done. Pass the credential actually set when it differs from
     /// `request.newPassword` (Keyhaven stores what you report).
     public func completeChangePasswordRequest(updatedCredential: PasswordCredential?) async {
-        await record.finish(.init(requestId: request.requestId, status: .completed, updatedCredential: updatedCredential))
+        await record.finish(
+            .init(requestId: request.requestId, status: .completed, updatedCredential: updatedCredential)
+        )
     }
 
     /// The upgrade to sign-in is done: the account is linked and its password no longer signs in.

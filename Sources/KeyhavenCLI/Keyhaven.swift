@@ -20,7 +20,7 @@ public struct Keyhaven: AsyncParsableCommand {
                     Import.self, Export.self, ChangeMasterPassword.self,
                 ]
             ),
-            CommandGroup(name: "Security", subcommands: [Audit.self, Upgrade.self]),
+            CommandGroup(name: "Security", subcommands: [Audit.self, Upgrade.self, Serve.self, Demo.self]),
         ]
     )
 

@@ -92,6 +92,7 @@ public struct UpgradeCoordinator: Sendable {
         let entry = UpgradeJournalEntry(
             credentialID: credentialID,
             kind: .strongPassword,
+            user: credential.user,
             service: service,
             endpoint: manifest.endpoint,
             requestId: UUID().uuidString.lowercased(),
@@ -155,6 +156,71 @@ public struct UpgradeCoordinator: Sendable {
         }
     }
 
+    // MARK: In-app requests
+
+    /// An app's request (no password: the service identifies the account from `userInfo`). On
+    /// success the matching credential is updated, or created when the vault has none.
+    public func inAppRequest(_ request: InAppRequest) async -> InAppResult {
+        let requestId = UUID().uuidString.lowercased()
+        func failure(_ reason: String, _ code: ModificationErrorCode = .failed) -> InAppResult {
+            InAppResult(
+                requestId: requestId,
+                status: .failed,
+                error: ModificationError(code: code, localizedFailureReason: reason),
+                credentialUpdated: false
+            )
+        }
+        guard request.type == .changePassword else {
+            return failure("upgrading to sign-in needs an identity provider (keyhaven idp login)")
+        }
+        let existing = (try? vault.credentials(forService: request.serviceIdentifier).credentials)?
+            .first { $0.user == request.user }
+        let manifest: AccountModificationManifest
+        let newPassword: String
+        do {
+            manifest = try await environment.manifest(for: request.serviceIdentifier)
+            guard manifest.supportsStrongPasswordChange else {
+                return failure("\(request.serviceIdentifier) does not offer automatic password changes")
+            }
+            newPassword = try Self.generatePassword(manifest: manifest, service: request.serviceIdentifier)
+        } catch {
+            return failure("\(error)")
+        }
+        let entry = UpgradeJournalEntry(
+            credentialID: existing?.id ?? CredentialID(),
+            kind: .strongPassword,
+            user: request.user,
+            service: request.serviceIdentifier,
+            endpoint: manifest.endpoint,
+            requestId: requestId,
+            oldPassword: existing?.password,
+            newPassword: newPassword,
+            started: Date()
+        )
+        do {
+            try vault.beginUpgrade(entry)
+        } catch {
+            return failure(error.message)
+        }
+        let flow = ModificationFlow(
+            kind: .changePassword(newPassword: newPassword),
+            requestId: requestId,
+            serviceIdentifier: request.serviceIdentifier,
+            existingCredential: nil,
+            userInfo: request.userInfo,
+            allowInteraction: true
+        )
+        let outcome = await runner(entry.endpoint).run(flow)
+        switch apply(outcome, to: entry) {
+        case .upgraded:
+            return InAppResult(requestId: requestId, status: .completed, credentialUpdated: true)
+        case .failed(let reason, let code):
+            return failure(reason, code ?? .failed)
+        case .pending(let reason):
+            return failure("the service did not confirm (\(reason)); Keyhaven will ask it again")
+        }
+    }
+
     // MARK: Reconciliation
 
     /// What happened to one pending upgrade when reconciling.
@@ -182,9 +248,17 @@ public struct UpgradeCoordinator: Sendable {
                 if !response.isFinal && response.status != .userInteractionRequired {
                     response = try await transport.cancel(requestId: entry.requestId)
                 }
-            } catch where environment.isUnknownRequest(error) {
+            } catch  where environment.isUnknownRequest(error) {
                 // The service never recorded the request: nothing was changed there.
-                let result = apply(.failed(ModificationError(code: .failed, localizedFailureReason: "the service never received the request")), to: entry)
+                let result = apply(
+                    .failed(
+                        ModificationError(
+                            code: .failed,
+                            localizedFailureReason: "the service never received the request"
+                        )
+                    ),
+                    to: entry
+                )
                 results.append(Reconciliation(entry: entry, result: result))
                 continue
             } catch {

@@ -13,7 +13,7 @@ public enum AuditIssue: String, Sendable, Codable, CaseIterable, Comparable {
     case reused
     /// Easily guessed: zxcvbn score ≤ 2, or a common / patterned 4- or 6-digit PIN.
     case weak
-    /// A login URL on plain `http://`.
+    /// A login URL on plain `http://` (loopback addresses excepted).
     case unsecured
 
     public static func < (lhs: Self, rhs: Self) -> Bool {

@@ -44,6 +44,12 @@ public struct SecurityAudit: Sendable {
     }
 
     /// Progress: a stage name and items done / total.
+    /// A login URL on plain http to another machine (loopback is not sent over a network).
+    static func isUnsecured(_ service: ServiceIdentifier) -> Bool {
+        guard service.scheme == "http" else { return false }
+        return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(service.host ?? "")
+    }
+
     public typealias Progress = @Sendable (_ stage: String, _ done: Int, _ total: Int) -> Void
 
     /// Seconds spent per stage, for benchmarks (`--timings`).
@@ -134,7 +140,7 @@ public struct SecurityAudit: Sendable {
             if (breachCounts[credential.id] ?? 0) > 0 { issues.insert(.breached) }
             if reusedWith[credential.id] != nil { issues.insert(.reused) }
             if verdicts[credential.id]?.isWeak == true { issues.insert(.weak) }
-            if credential.services.contains(where: { $0.scheme == "http" }) { issues.insert(.unsecured) }
+            if credential.services.contains(where: Self.isUnsecured) { issues.insert(.unsecured) }
             issuesByID[credential.id] = issues
         }
 

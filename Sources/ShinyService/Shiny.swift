@@ -26,7 +26,8 @@ public struct ShinyConfiguration: Sendable {
         port: Int = 8081,
         databasePath: String? = nil,
         scryptLogN: Int = 13,
-        passwordRules: String = "required: lower; required: upper; required: digit; allowed: [-_.!]; minlength: 12; maxlength: 64;",
+        passwordRules: String =
+            "required: lower; required: upper; required: digit; allowed: [-_.!]; minlength: 12; maxlength: 64;",
         substitutePassword: (@Sendable (String) -> String)? = nil
     ) {
         self.host = host
@@ -103,6 +104,20 @@ public final class Shiny: Sendable {
         try await application().runService()
     }
 
+    /// Serves on `host:port` (0 picks a free port) until the task is cancelled; `onReady` gets the
+    /// bound port. For running shiny inside another program (tests, `keyhaven demo`).
+    public func serve(port: Int = 0, onReady: @escaping @Sendable (Int) async -> Void) async throws {
+        var logger = Logger(label: "shiny")
+        logger.logLevel = .critical
+        let app = Application(
+            router: router(),
+            configuration: .init(address: .hostname(configuration.host, port: port), serverName: "shiny"),
+            onServerRunning: { channel in await onReady(channel.localAddress?.port ?? port) },
+            logger: logger
+        )
+        try await app.run()
+    }
+
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         kit.addRoutes(to: router)
@@ -120,7 +135,11 @@ public final class Shiny: Sendable {
 
     static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
     }
 
     static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
@@ -181,17 +200,28 @@ public final class Shiny: Sendable {
             else {
                 return Self.html(ShinyPages.signUp(error: "Something went wrong."), status: .internalServerError)
             }
-            return Self.redirect("/account", headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"])
+            return Self.redirect(
+                "/account",
+                headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"]
+            )
         }
         router.get("/signin") { _, _ in Self.html(ShinyPages.signIn()) }
         router.post("/signin") { request, _ in
             let form = await Self.form(request)
             let user = form["user"] ?? ""
             let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
-            guard let (found, needsCode) = try? self.store.verify(name: user, password: form["password"] ?? "", code: code),
+            guard
+                let (found, needsCode) = try? self.store.verify(
+                    name: user,
+                    password: form["password"] ?? "",
+                    code: code
+                ),
                 let found
             else {
-                return Self.html(ShinyPages.signIn(error: "Wrong user name or password.", user: user), status: .unauthorized)
+                return Self.html(
+                    ShinyPages.signIn(error: "Wrong user name or password.", user: user),
+                    status: .unauthorized
+                )
             }
             if needsCode {
                 let message = code == nil ? "Enter the code from your authenticator." : "That code is not right."
@@ -200,19 +230,31 @@ public final class Shiny: Sendable {
             guard let token = try? self.store.createSession(for: found.id) else {
                 return Self.html(ShinyPages.signIn(error: "Something went wrong."), status: .internalServerError)
             }
-            return Self.redirect("/account", headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"])
+            return Self.redirect(
+                "/account",
+                headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"]
+            )
         }
         router.get("/account") { request, _ in
             guard let user = self.sessionUser(request) else { return Self.redirect("/signin") }
-            return Self.html(ShinyPages.account(user: user.name, totp: user.totpSecret, linked: user.signInSubject != nil))
+            return Self.html(
+                ShinyPages.account(user: user.name, totp: user.totpSecret, linked: user.signInSubject != nil)
+            )
         }
         router.get("/account/password") { _, _ in Self.html(ShinyPages.changePassword()) }
         router.post("/account/password") { request, _ in
             let form = await Self.form(request)
-            guard let (user, needsCode) = try? self.store.verify(name: form["user"] ?? "", password: form["current"] ?? ""),
+            guard
+                let (user, needsCode) = try? self.store.verify(
+                    name: form["user"] ?? "",
+                    password: form["current"] ?? ""
+                ),
                 let user, !needsCode || user.totpSecret != nil
             else {
-                return Self.html(ShinyPages.changePassword(message: "The current password is wrong."), status: .unauthorized)
+                return Self.html(
+                    ShinyPages.changePassword(message: "The current password is wrong."),
+                    status: .unauthorized
+                )
             }
             let new = form["new"] ?? ""
             if let problem = self.ruleProblem(new) {
@@ -234,7 +276,10 @@ public final class Shiny: Sendable {
             guard let body = await Self.jsonBody(request), let user = body["user"] as? String, !user.isEmpty,
                 let password = body["password"] as? String
             else {
-                return Self.json(.badRequest, ["error": "invalid_request", "message": "user and password are required"])
+                return Self.json(
+                    .badRequest,
+                    ["error": "invalid_request", "message": "user and password are required"]
+                )
             }
             if let problem = self.ruleProblem(password) {
                 return Self.json(.badRequest, ["error": "weak_password", "message": problem])
@@ -242,9 +287,17 @@ public final class Shiny: Sendable {
             guard (try? self.store.user(named: user)) == nil else {
                 return Self.json(.conflict, ["error": "exists", "message": "this user name is taken"])
             }
-            guard let created = try? self.store.createUser(name: user, password: password, totp: body["totp"] as? Bool ?? false)
+            guard
+                let created = try? self.store.createUser(
+                    name: user,
+                    password: password,
+                    totp: body["totp"] as? Bool ?? false
+                )
             else {
-                return Self.json(.internalServerError, ["error": "server_error", "message": "could not create the account"])
+                return Self.json(
+                    .internalServerError,
+                    ["error": "server_error", "message": "could not create the account"]
+                )
             }
             var answer: [String: Any] = ["user": user]
             if let secret = created.totpSecret { answer["totpSecret"] = secret }
@@ -254,15 +307,29 @@ public final class Shiny: Sendable {
             guard let body = await Self.jsonBody(request), let user = body["user"] as? String,
                 let password = body["password"] as? String
             else {
-                return Self.json(.badRequest, ["error": "invalid_request", "message": "user and password are required"])
+                return Self.json(
+                    .badRequest,
+                    ["error": "invalid_request", "message": "user and password are required"]
+                )
             }
-            guard let (found, needsCode) = try? self.store.verify(name: user, password: password, code: body["code"] as? String),
+            guard
+                let (found, needsCode) = try? self.store.verify(
+                    name: user,
+                    password: password,
+                    code: body["code"] as? String
+                ),
                 let found
             else {
-                return Self.json(.unauthorized, ["error": "invalid_credentials", "message": "wrong user name or password"])
+                return Self.json(
+                    .unauthorized,
+                    ["error": "invalid_credentials", "message": "wrong user name or password"]
+                )
             }
             if needsCode {
-                return Self.json(.unauthorized, ["error": "code_required", "message": "a valid authenticator code is required"])
+                return Self.json(
+                    .unauthorized,
+                    ["error": "code_required", "message": "a valid authenticator code is required"]
+                )
             }
             guard let token = try? self.store.createSession(for: found.id) else {
                 return Self.json(.internalServerError, ["error": "server_error", "message": "could not sign in"])
@@ -275,7 +342,9 @@ public final class Shiny: Sendable {
     func addStepUp(to router: Router<BasicRequestContext>) {
         router.get("/account-modification/step-up/:id") { _, context in
             let id = context.parameters.get("id") ?? ""
-            guard let pending = await self.stepUps.get(id) else { return Self.html(ShinyPages.notFound(), status: .notFound) }
+            guard let pending = await self.stepUps.get(id) else {
+                return Self.html(ShinyPages.notFound(), status: .notFound)
+            }
             return Self.html(ShinyPages.stepUp(id: id, user: pending.user.name))
         }
         router.post("/account-modification/step-up/:id") { request, context in
@@ -284,15 +353,22 @@ public final class Shiny: Sendable {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
             let code = (await Self.form(request))["code"] ?? ""
-            guard let secret = pending.user.totpSecret, let totp = try? TOTP(secret: secret), totp.verify(code, at: Date()) else {
+            guard let secret = pending.user.totpSecret, let totp = try? TOTP(secret: secret),
+                totp.verify(code, at: Date())
+            else {
                 if await self.stepUps.failedAttempt(id) >= 5 {
                     await self.stepUps.close(id)
                     await modification.cancelRequest(
                         withError: .init(code: .failed, localizedFailureReason: "Too many wrong authenticator codes.")
                     )
-                    return Self.html(ShinyPages.stepUpDone("Too many wrong codes: nothing was changed.", success: false))
+                    return Self.html(
+                        ShinyPages.stepUpDone("Too many wrong codes: nothing was changed.", success: false)
+                    )
                 }
-                return Self.html(ShinyPages.stepUp(id: id, user: pending.user.name, error: "That code is not right."), status: .unauthorized)
+                return Self.html(
+                    ShinyPages.stepUp(id: id, user: pending.user.name, error: "That code is not right."),
+                    status: .unauthorized
+                )
             }
             await self.stepUps.close(id)
             await self.kit.extension.apply(pending.newPassword, user: pending.user, context: modification)

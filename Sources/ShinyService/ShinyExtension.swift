@@ -21,7 +21,9 @@ struct ShinyExtension: AccountModificationExtension {
         if let credential = request.existingCredential {
             let (user, needsCode) = try store.verify(name: credential.user, password: credential.password)
             guard let user else {
-                return .failure(.init(code: .failed, localizedFailureReason: "The current user name or password is wrong."))
+                return .failure(
+                    .init(code: .failed, localizedFailureReason: "The current user name or password is wrong.")
+                )
             }
             _ = needsCode  // the step-up asks for the code
             return .success(user)
@@ -29,7 +31,9 @@ struct ShinyExtension: AccountModificationExtension {
         if let token = request.userInfo?["sessionToken"], let user = try store.user(sessionToken: token) {
             return .success(user)
         }
-        return .failure(.init(code: .failed, localizedFailureReason: "Sign in to shiny first: no valid credential or session."))
+        return .failure(
+            .init(code: .failed, localizedFailureReason: "Sign in to shiny first: no valid credential or session.")
+        )
     }
 
     func check(_ newPassword: String?) -> ModificationError? {
@@ -47,7 +51,9 @@ struct ShinyExtension: AccountModificationExtension {
             try store.setPassword(actual, for: user.id)
             try store.endSessions(for: user.id)
         } catch {
-            return await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: "shiny could not save the password."))
+            return await context.cancelRequest(
+                withError: .init(code: .failed, localizedFailureReason: "shiny could not save the password.")
+            )
         }
         await context.completeChangePasswordRequest(
             updatedCredential: actual == password ? nil : PasswordCredential(user: user.name, password: actual)
@@ -58,7 +64,9 @@ struct ShinyExtension: AccountModificationExtension {
         let request = context.request
         let identified: Result<ShinyStore.User, ModificationError>
         do { identified = try identify(request) } catch {
-            return await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: "shiny is unavailable."))
+            return await context.cancelRequest(
+                withError: .init(code: .failed, localizedFailureReason: "shiny is unavailable.")
+            )
         }
         switch identified {
         case .failure(let error):
@@ -78,7 +86,9 @@ struct ShinyExtension: AccountModificationExtension {
     func prepareInterfaceToChangePassword(_ context: ModificationContext) async -> String? {
         let request = context.request
         guard let identified = try? identify(request) else {
-            await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: "shiny is unavailable."))
+            await context.cancelRequest(
+                withError: .init(code: .failed, localizedFailureReason: "shiny is unavailable.")
+            )
             return nil
         }
         switch identified {

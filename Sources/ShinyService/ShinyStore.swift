@@ -98,8 +98,13 @@ final class ShinyStore: Sendable {
 
     static func user(_ row: Row) -> User {
         let hash: Data? = row["passwordHash"]
-        return User(id: row["id"], name: row["name"], totpSecret: row["totpSecret"], signInSubject: row["signInSubject"],
-            hasPassword: hash != nil)
+        return User(
+            id: row["id"],
+            name: row["name"],
+            totpSecret: row["totpSecret"],
+            signInSubject: row["signInSubject"],
+            hasPassword: hash != nil
+        )
     }
 
     /// The user whose password this is (and whose TOTP code, when enabled, matches).
@@ -177,7 +182,8 @@ final class ShinyStore: Sendable {
         return try database.read { db in
             try Row.fetchOne(
                 db,
-                sql: "SELECT user.* FROM session JOIN user ON user.id = session.userID WHERE tokenHash = ? AND expires > ?",
+                sql:
+                    "SELECT user.* FROM session JOIN user ON user.id = session.userID WHERE tokenHash = ? AND expires > ?",
                 arguments: [digest, Date().timeIntervalSince1970]
             ).map(Self.user)
         }

@@ -24,8 +24,10 @@ extension Keyhaven {
         @ParentCommand var root: Keyhaven
         @Argument(help: "The service: a domain, or a URL such as http://127.0.0.1:8081 for a local one.")
         var service: String?
-        @Option(name: .long, help: "The account's user name, when the vault has several for the service.") var user: String?
-        @Option(name: .long, help: "strong-password (sign-in arrives with the identity provider).") var to = "strong-password"
+        @Option(name: .long, help: "The account's user name, when the vault has several for the service.") var user:
+            String?
+        @Option(name: .long, help: "strong-password (sign-in arrives with the identity provider).") var to =
+            "strong-password"
         @Flag(name: .customLong("no-browser"), help: "Print the service's page instead of opening a browser.")
         var noBrowser = false
         @Flag(name: .customLong("no-interaction"), help: "Fail instead of waiting when the service needs you.")
@@ -34,8 +36,12 @@ extension Keyhaven {
         @Option(name: .long, help: "Seconds to wait for the service before giving up.") var timeout = 600
 
         func validate() throws {
-            if !reconcile && service == nil { throw ValidationError("name the service to upgrade (or use --reconcile)") }
-            if to != "strong-password" && to != "sign-in" { throw ValidationError("--to is strong-password or sign-in") }
+            if !reconcile && service == nil {
+                throw ValidationError("name the service to upgrade (or use --reconcile)")
+            }
+            if to != "strong-password" && to != "sign-in" {
+                throw ValidationError("--to is strong-password or sign-in")
+            }
         }
 
         func run() async throws {

@@ -17,7 +17,9 @@ enum Reconciler {
                         + (substituted ? " (the one the service chose)" : "")
                 )
             case .failed(let reason, _):
-                Output.error("keyhaven: the interrupted upgrade on \(entry.service) did not happen (\(reason)); the password is unchanged")
+                Output.error(
+                    "keyhaven: the interrupted upgrade on \(entry.service) did not happen (\(reason)); the password is unchanged"
+                )
             case .pending(let reason):
                 Output.error(
                     "keyhaven: an upgrade on \(entry.service) is still unconfirmed (\(reason)); both passwords are kept "

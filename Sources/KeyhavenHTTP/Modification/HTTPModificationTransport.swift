@@ -24,7 +24,11 @@ public struct HTTPModificationTransport: ModificationTransport {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    public init(endpoint: String, timeout: Duration = .seconds(30), client: HTTPClient = HTTPModificationTransport.client) {
+    public init(
+        endpoint: String,
+        timeout: Duration = .seconds(30),
+        client: HTTPClient = HTTPModificationTransport.client
+    ) {
         var endpoint = endpoint
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
         self.endpoint = endpoint
@@ -47,7 +51,8 @@ public struct HTTPModificationTransport: ModificationTransport {
         try await call("POST", "/requests/\(requestId)/cancel", body: [String: String]())
     }
 
-    public func authorize(requestId: String, _ authorization: SignInAuthorization) async throws -> ModificationResponse {
+    public func authorize(requestId: String, _ authorization: SignInAuthorization) async throws -> ModificationResponse
+    {
         try await call("POST", "/requests/\(requestId)/sign-in-authorization", body: authorization)
     }
 
@@ -65,10 +70,20 @@ public struct HTTPModificationTransport: ModificationTransport {
         }
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds * 1_000_000_000
-                + timeout.components.attoseconds / 1_000_000_000)))
+            response = try await client.execute(
+                request,
+                timeout: .nanoseconds(
+                    Int64(
+                        timeout.components.seconds * 1_000_000_000
+                            + timeout.components.attoseconds / 1_000_000_000
+                    )
+                )
+            )
         } catch {
-            throw ModificationTransportError(Self.describe(error, endpoint: endpoint), delivered: !Self.isRefused(error))
+            throw ModificationTransportError(
+                Self.describe(error, endpoint: endpoint),
+                delivered: !Self.isRefused(error)
+            )
         }
         let data: ByteBuffer
         do {
@@ -80,7 +95,8 @@ public struct HTTPModificationTransport: ModificationTransport {
             throw UnknownRequest()
         }
         guard response.status == .ok else {
-            let message = (try? JSONDecoder().decode(ProtocolErrorBody.self, from: Data(data.readableBytesView)))?.message
+            let message = (try? JSONDecoder().decode(ProtocolErrorBody.self, from: Data(data.readableBytesView)))?
+                .message
             throw ModificationTransportError(
                 "the service answered HTTP \(response.status.code)\(message.map { ": \($0)" } ?? "")",
                 delivered: true
@@ -89,7 +105,10 @@ public struct HTTPModificationTransport: ModificationTransport {
         do {
             return try JSONDecoder().decode(ModificationResponse.self, from: Data(data.readableBytesView))
         } catch {
-            throw ModificationTransportError("the service answered something that is not the account-modification protocol", delivered: true)
+            throw ModificationTransportError(
+                "the service answered something that is not the account-modification protocol",
+                delivered: true
+            )
         }
     }
 
@@ -133,7 +152,10 @@ public enum ManifestFetcher {
         public var description: String
     }
 
-    public static func fetch(service: String, client: HTTPClient = HTTPModificationTransport.client) async throws(Failure)
+    public static func fetch(
+        service: String,
+        client: HTTPClient = HTTPModificationTransport.client
+    ) async throws(Failure)
         -> AccountModificationManifest
     {
         guard let origin = origin(of: service) else {
@@ -145,9 +167,16 @@ public enum ManifestFetcher {
             let response = try await client.execute(request, timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 256 << 10)
             guard response.status == .ok else {
-                throw Failure(description: "\(origin) does not support one-tap upgrades (no account-modification manifest: HTTP \(response.status.code))")
+                throw Failure(
+                    description:
+                        "\(origin) does not support one-tap upgrades (no account-modification manifest: HTTP \(response.status.code))"
+                )
             }
-            guard var manifest = try? JSONDecoder().decode(AccountModificationManifest.self, from: Data(body.readableBytesView))
+            guard
+                var manifest = try? JSONDecoder().decode(
+                    AccountModificationManifest.self,
+                    from: Data(body.readableBytesView)
+                )
             else {
                 throw Failure(description: "\(origin)'s account-modification manifest is malformed")
             }

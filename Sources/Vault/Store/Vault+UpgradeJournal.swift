@@ -12,6 +12,9 @@ public struct UpgradeJournalEntry: Hashable, Sendable, Codable, Identifiable {
     public var id: String
     public var credentialID: CredentialID
     public var kind: Kind
+    /// The account's user name (to create the credential when an app upgrades an account the vault
+    /// does not have yet).
+    public var user: String?
     /// The service as the person named it, and the protocol endpoint.
     public var service: String
     public var endpoint: String
@@ -26,6 +29,7 @@ public struct UpgradeJournalEntry: Hashable, Sendable, Codable, Identifiable {
         id: String = UUID().uuidString.lowercased(),
         credentialID: CredentialID,
         kind: Kind,
+        user: String? = nil,
         service: String,
         endpoint: String,
         requestId: String,
@@ -36,6 +40,7 @@ public struct UpgradeJournalEntry: Hashable, Sendable, Codable, Identifiable {
         self.id = id
         self.credentialID = credentialID
         self.kind = kind
+        self.user = user
         self.service = service
         self.endpoint = endpoint
         self.requestId = requestId
@@ -83,11 +88,33 @@ extension Vault {
     /// one goes to history) or, for sign-in upgrades, loses its password and gains `signIn`; the
     /// journal entry goes.
     @discardableResult
-    public func completeUpgrade(_ entry: UpgradeJournalEntry, password: String?, signIn: SignInLink? = nil)
+    public func completeUpgrade(
+        _ entry: UpgradeJournalEntry,
+        password: String?,
+        signIn: SignInLink? = nil
+    )
         throws(VaultError) -> Credential
     {
         try guarded {
             try database.write { db in
+                if try !Bool.fetchOne(
+                    db,
+                    sql: "SELECT EXISTS (SELECT 1 FROM credential WHERE id = ?)",
+                    arguments: [entry.credentialID.rawValue]
+                )! {
+                    // An app upgraded an account the vault did not know: save it now.
+                    let service = ServiceIdentifier(entry.service)
+                    let content = CredentialContent(
+                        title: service.host ?? entry.service,
+                        services: [service],
+                        user: entry.user ?? "",
+                        password: password,
+                        signIn: signIn
+                    )
+                    _ = try insert(content, db, id: entry.credentialID)
+                    try db.execute(sql: "DELETE FROM upgradeJournal WHERE id = ?", arguments: [entry.id])
+                    return try load(entry.credentialID, db)
+                }
                 var credential = try load(entry.credentialID, db)
                 var content = credential.content
                 content.password = password

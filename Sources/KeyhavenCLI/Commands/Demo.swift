@@ -1,0 +1,266 @@
+import AccountModification
+import ArgumentParser
+import BreachCheck
+import Foundation
+import KeyhavenHTTP
+import KeyhavenUpgrade
+import OneTimeCodes
+import PasswordStrength
+import SecurityRecommendations
+import ShinyService
+import Vault
+
+extension Keyhaven {
+    struct Demo: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "See Keyhaven work end to end, on a throwaway vault and a local example service.",
+            discussion: """
+                Starts shiny (an example service) on a free loopback port, creates a temporary vault \
+                with weak, reused and breached passwords (two accounts on shiny, one protected by an \
+                authenticator code), audits it, upgrades both shiny accounts in one step each — the \
+                second through shiny's confirmation page, which the demo fills in as you would — \
+                proves the new passwords sign in and the old ones no longer do, and prints before and \
+                after. Nothing outside a temporary folder is touched; exits 0 when every check passes.
+                """
+        )
+
+        @Flag(name: .long, help: "Keep the temporary folder (vault, breach index) and print its path.") var keep = false
+
+        func run() async throws {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "keyhaven-demo-\(UUID().uuidString.prefix(8))"
+            )
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
+            let say: (String) -> Void = { print($0) }
+
+            // 1. shiny on a free port.
+            let shiny = try Shiny()
+            let ready = AsyncStream.makeStream(of: Int.self)
+            let server = Task { try await shiny.serve { port in ready.continuation.yield(port) } }
+            defer { server.cancel() }
+            var iterator = ready.stream.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw Output.failure("shiny did not start") }
+            let origin = "http://127.0.0.1:\(port)"
+            say("▶ shiny, an example service, is running at \(origin)")
+
+            let alicePassword = "Password1234"
+            let bobPassword = "Welcome12345"
+            try shiny.createAccount(user: "alice", password: alicePassword)
+            guard let bobSecret = try shiny.createAccount(user: "bob", password: bobPassword, totp: true) else {
+                throw Output.failure("shiny did not give bob an authenticator secret")
+            }
+            say("  accounts on shiny: alice (password only), bob (password + authenticator code)")
+
+            // 2. A vault with the usual problems.
+            let vaultURL = folder.appendingPathComponent("vault.sqlite")
+            let vault = try Vault.create(
+                at: vaultURL,
+                masterPassword: "demo master password",
+                kdf: .random(logN: KDFParameters.minimumLogN)
+            )
+            let alice = try vault.add(
+                CredentialContent(
+                    title: "shiny (alice)",
+                    services: [.init("\(origin)/signin")],
+                    user: "alice",
+                    password: alicePassword
+                )
+            )
+            let bob = try vault.add(
+                CredentialContent(
+                    title: "shiny (bob)",
+                    services: [.init("\(origin)/signin")],
+                    user: "bob",
+                    password: bobPassword,
+                    totp: bobSecret
+                )
+            )
+            try vault.add(
+                CredentialContent(
+                    title: "Code forge",
+                    services: [.init("https://git.example.com/login")],
+                    user: "alice",
+                    password: alicePassword
+                )
+            )
+            try vault.add(
+                CredentialContent(
+                    title: "Webmail",
+                    services: [.init("https://mail.example.net")],
+                    user: "alice@mail.example.net",
+                    password: "password1"
+                )
+            )
+            try vault.add(
+                CredentialContent(
+                    title: "Bank app",
+                    services: [.init("androidapp://com.example.bank")],
+                    user: "alice",
+                    password: "1234"
+                )
+            )
+            try vault.add(
+                CredentialContent(
+                    title: "Old intranet",
+                    services: [.init("http://intranet.example.org/login")],
+                    user: "admin",
+                    password: "v7#Lq2!xR9mTz4Wp"
+                )
+            )
+            try vault.add(
+                CredentialContent(
+                    title: "Library",
+                    services: [.init("https://library.example.org")],
+                    user: "alice",
+                    password: "gusty-Orbit-lantern-94"
+                )
+            )
+            say("▶ a temporary vault with 7 credentials at \(vaultURL.path)")
+
+            // 3. A small offline breach index (the real one is built from HIBP's download).
+            let source = folder.appendingPathComponent("pwned.txt")
+            let breached = ["password1", "Password1234", "123456", "qwerty"].map {
+                "\(SHA1Digest(password: $0).hex):\(Int.random(in: 1000...90000))"
+            }
+            try Data(breached.joined(separator: "\n").utf8).write(to: source)
+            let indexURL = folder.appendingPathComponent("pwned.khbi")
+            _ = try BreachIndexBuilder().build(input: source, output: indexURL)
+            let index = try BreachIndex(url: indexURL)
+
+            let audit = SecurityAudit(
+                breachSource: .index(index),
+                discovery: ChangePasswordDiscovery(probe: LoopbackProbe())
+            )
+            let before = await audit.run(try vault.list().credentials).report
+            say("\n▶ keyhaven audit (before)")
+            printAudit(before)
+
+            // 4. One-tap upgrades.
+            let host = DemoHost(secret: bobSecret)
+            let coordinator = UpgradeCoordinator(
+                vault: vault,
+                environment: HTTPUpgradeEnvironment(),
+                host: host,
+                pollInterval: .milliseconds(100)
+            )
+            say("\n▶ keyhaven upgrade \(origin) --user alice")
+            let first = await coordinator.upgradeToStrongPassword(alice, service: origin)
+            say("  \(describe(first))")
+            say("\n▶ keyhaven upgrade \(origin) --user bob   (shiny asks bob to confirm with his code)")
+            let second = await coordinator.upgradeToStrongPassword(bob, service: origin)
+            say("  \(describe(second))")
+
+            // 5. Proof.
+            let newAlice = try vault.credential(alice).password ?? ""
+            let newBob = try vault.credential(bob).password ?? ""
+            let code = try TOTP(secret: bobSecret).code(at: Date())
+            let checks: [(String, Bool)] = [
+                ("alice's new password signs in to shiny", try shiny.signIn(user: "alice", password: newAlice)),
+                ("alice's old password no longer does", try !shiny.signIn(user: "alice", password: alicePassword)),
+                (
+                    "bob's new password (with his code) signs in",
+                    try shiny.signIn(user: "bob", password: newBob, code: code)
+                ),
+                (
+                    "bob's old password no longer does",
+                    try !shiny.signIn(user: "bob", password: bobPassword, code: code)
+                ),
+                (
+                    "the old passwords are kept in the history",
+                    try vault.history(alice).map(\.password) == [alicePassword]
+                        && vault.history(bob).map(\.password) == [bobPassword]
+                ),
+            ]
+            say("\n▶ checks")
+            for (label, passed) in checks {
+                say("  \(passed ? "✓" : "✗") \(label)")
+            }
+
+            let after = await audit.run(try vault.list().credentials).report
+            say("\n▶ keyhaven audit (after)")
+            printAudit(after)
+
+            say("\n▶ before → after")
+            let strength = StrengthEstimator.shared
+            for (name, old, new) in [("alice@shiny", alicePassword, newAlice), ("bob@shiny", bobPassword, newBob)] {
+                say(
+                    "  \(name): \(mask(old)) (strength \(strength.estimate(old).score)/4) → \(mask(new)) (strength \(strength.estimate(new).score)/4)"
+                )
+            }
+            say(
+                "  issues: \(before.summary.withIssues) → \(after.summary.withIssues) of \(after.summary.credentials) credentials"
+            )
+            if keep { say("\nKept \(folder.path)") }
+            guard checks.allSatisfy(\.1), case .upgraded = first, case .upgraded = second else {
+                throw Output.failure("the demo's checks did not all pass")
+            }
+            say("\nAll checks passed.")
+        }
+
+        func mask(_ password: String) -> String {
+            String(password.prefix(3)) + String(repeating: "•", count: max(0, password.count - 3))
+        }
+
+        func describe(_ result: UpgradeResult) -> String {
+            switch result {
+            case .upgraded(_, let substituted):
+                return
+                    "✓ upgraded: a new strong password is saved\(substituted ? " (chosen by the service)" : ""); the old one is in the history"
+            case .failed(let reason, _): return "✗ not upgraded: \(reason)"
+            case .pending(let reason): return "… unconfirmed: \(reason)"
+            }
+        }
+
+        func printAudit(_ report: AuditReport) {
+            for severity in AuditSeverity.allCases where severity != .none {
+                let items = report.items.filter { $0.severity == severity }
+                guard !items.isEmpty else { continue }
+                print("  \(severity.title) (\(items.count))")
+                for item in items {
+                    var line = "    \(item.title): \(item.issues.map(\.rawValue).joined(separator: ", "))"
+                    if let offer = item.actions.upgrade, offer.strongPassword { line += " — one-tap upgrade available" }
+                    print(line)
+                }
+            }
+            print("  no issues: \(report.summary.bySeverity["none"] ?? 0)")
+        }
+    }
+}
+
+/// Answers shiny's confirmation page as a person would: reads it, types the authenticator code.
+struct DemoHost: ModificationHost {
+    let secret: String
+
+    func presentInterface(_ url: String) async {
+        print("  shiny's page: \(url)")
+        do {
+            let page = try await FormClient.get(url)
+            guard page.status == 200, page.body.contains("id=\"code\"") else {
+                print("  (the page did not ask for a code)")
+                return
+            }
+            let code = try TOTP(secret: secret).code(at: Date())
+            let answer = try await FormClient.post(url, fields: ["code": code])
+            print(
+                "  the demo entered bob's authenticator code: \(answer.body.contains("Your password was changed") ? "accepted" : "rejected")"
+            )
+        } catch {
+            print("  (could not answer the page: \(error))")
+        }
+    }
+
+    func obtainSignInAuthorization(_ request: SignInRequest) async -> SignInAuthorization {
+        SignInAuthorization(error: "not_part_of_this_demo")
+    }
+}
+
+/// Probes only loopback services (the demo's shiny): nothing leaves the machine.
+struct LoopbackProbe: WellKnownProbe {
+    let probe = HTTPWellKnownProbe()
+
+    func get(_ url: String) async -> ProbeResponse? {
+        guard url.hasPrefix("http://127.0.0.1:") else { return nil }
+        return await probe.get(url)
+    }
+}
