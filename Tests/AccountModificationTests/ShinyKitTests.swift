@@ -200,7 +200,8 @@ struct ShinyKitTests {
             #expect(await shiny.cancelledRequests == ["r-5"])
             let (gone, _) = try await Self.get(client, "/account-modification/step-up/r-5")
             #expect(gone == .notFound)
-            #expect(try shiny.signIn(user: "bob", password: "Welcome12345", code: nil) == false)  // still needs the code
+            // The password is unchanged (and still needs the code).
+            #expect(try shiny.signIn(user: "bob", password: "Welcome12345", code: nil) == false)
         }
     }
 
