@@ -6,6 +6,8 @@ public struct CommandRunner: Sendable {
     /// What a finished command printed and returned.
     public struct Result: Sendable {
         public var status: Int32
+        /// The signal that ended the process, if one did (9 for SIGKILL).
+        public var signal: Int32?
         public var stdout: String
         public var stderr: String
         /// `stdout` split into lines, without the final empty line.
@@ -73,6 +75,7 @@ public struct CommandRunner: Sendable {
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus,
+            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil,
             stdout: String(decoding: stdoutData.get(), as: UTF8.self),
             stderr: String(decoding: stderrData.get(), as: UTF8.self)
         )

@@ -1,0 +1,82 @@
+import Foundation
+import KeyhavenTesting
+import OneTimeCodes
+import ShinyService
+import Testing
+import Vault
+
+/// "Never lose a password": `keyhaven upgrade` killed with SIGKILL at every step (fault points are
+/// compiled into test builds), then reconciled by the next start. Afterwards the vault must always
+/// hold a password that signs in to shiny.
+struct UpgradeFaultTests {
+    static let points = ["start", "after-generate", "after-journal", "after-response", "after-commit"]
+
+    @Test func sigkillAtEveryStepNeverLocksAnyoneOut() async throws {
+        let shiny = try Shiny(configuration: .init(scryptLogN: 10))
+        let ready = AsyncStream.makeStream(of: Int.self)
+        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+        defer { server.cancel() }
+        var iterator = ready.stream.makeAsyncIterator()
+        let origin = "http://127.0.0.1:\(try #require(await iterator.next()))"
+
+        let directory = try TemporaryDirectory.make()
+        let vaultURL = directory.appendingPathComponent("vault.sqlite")
+        let runs = 100
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_VAULT"] = vaultURL.path
+        environment["KEYHAVEN_PASSWORD"] = "fault master"
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+        #expect(try keyhaven.run(["init", "--scrypt-log-n", "10"]).status == 0)
+        var ids: [CredentialID] = []
+        do {
+            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master")
+            for run in 0..<runs {
+                let password = "Password\(1000 + run)x"
+                try shiny.createAccount(user: "user\(run)", password: password)
+                ids.append(try vault.add(CredentialContent(services: [.init(origin)], user: "user\(run)", password: password)))
+            }
+            try vault.close()
+        }
+
+        var killed = 0
+        var upgraded = 0
+        var kept = 0
+        var lockouts = 0
+        var lost = 0
+        for run in 0..<runs {
+            let point = Self.points[run % Self.points.count]
+            let attempt = try keyhaven.run(
+                ["upgrade", origin, "--user", "user\(run)", "--no-browser", "--no-interaction"],
+                extraEnvironment: ["KEYHAVEN_FAULT": point]
+            )
+            #expect(attempt.signal == 9, "run \(run) at \(point): \(attempt.status) \(attempt.stderr)")
+            if attempt.signal == 9 { killed += 1 }
+            // The next start settles whatever was left.
+            let next = try keyhaven.run(["upgrade", "--reconcile"])
+            #expect(next.status == 0, "run \(run) at \(point): \(next.stdout) \(next.stderr)")
+
+            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master")
+            let credential = try vault.credential(ids[run])
+            guard let password = credential.password else {
+                lost += 1
+                continue
+            }
+            if try shiny.signIn(user: "user\(run)", password: password) {
+                if password == "Password\(1000 + run)x" { kept += 1 } else { upgraded += 1 }
+            } else {
+                lockouts += 1
+            }
+            #expect(try vault.pendingUpgrades().isEmpty)
+            try vault.close()
+        }
+        print(
+            "SIGKILL fault injection: \(runs) runs over \(Self.points.count) steps, \(killed) killed; "
+                + "afterwards \(upgraded) upgraded, \(kept) kept the old password, \(lockouts) lockouts, \(lost) lost credentials"
+        )
+        #expect(killed == runs)
+        #expect(lockouts == 0)
+        #expect(lost == 0)
+        // Kills after the service answered must have kept the new password.
+        #expect(upgraded >= runs * 2 / Self.points.count)
+    }
+}
