@@ -216,6 +216,7 @@ let package = Package(
                 "KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules", "Vault", "BreachCheck", "ShinyService",
                 "OneTimeCodes", "AccountModification",
             ],
+            exclude: ["Browser"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -56,7 +56,7 @@ if [[ -z "$version" ]]; then
 fi
 major="${version%%.*}"
 echo "schemathesis $version"
-run_help="$("${st[@]}" run --help 2>&1 | tr -d '\\000' || true)"
+run_help="$("${st[@]}" run --help 2>&1 | tr -d '\000' || true)"
 has_option() { grep -aqE -- "(^|[ ,])$1([ ,=]|$)" <<<"$run_help"; }
 
 args=(run "$schema")
@@ -77,6 +77,10 @@ elif ((major == 3)); then
     else
         # Older 3.x: include filters only (regular expressions).
         args+=(--tag '^service$')
+    fi
+    # 3.x's link-following ("old" stateful) recurses through the response links and takes ages.
+    if has_option --stateful; then
+        args+=(--stateful none)
     fi
     if has_option --data-generation-method; then
         args+=(--data-generation-method all)

@@ -22,6 +22,12 @@ public struct ModificationTransportError: Error, Sendable, CustomStringConvertib
     public var description: String { message }
 }
 
+/// Thrown by transports when the service does not know the request id (HTTP 404 on
+/// `requests/{id}`): it never recorded the request, so it changed nothing.
+public struct UnknownModificationRequest: Error, Sendable {
+    public init() {}
+}
+
 /// The person's side of a flow: showing pages and obtaining sign-in authorizations.
 public protocol ModificationHost: Sendable {
     /// Shows the service's page (print it, open a browser…). Returns immediately.
@@ -62,6 +68,9 @@ public struct ModificationRunner: Sendable {
     {
         var flow = flow
         let end = clock.now.advanced(by: deadline)
+        if cancelled() {
+            return .failed(ModificationError(code: .userCanceled))  // nothing was sent
+        }
         var action = flow.start()
         var cancelSent = false
         while true {
@@ -84,7 +93,12 @@ public struct ModificationRunner: Sendable {
                     if !cancelSent && (cancelled() || clock.now >= end) { continue }
                     action = flow.handle(try await transport.status(requestId: flow.requestId))
                 case .cancel:
-                    action = flow.handle(try await transport.cancel(requestId: flow.requestId))
+                    do {
+                        action = flow.handle(try await transport.cancel(requestId: flow.requestId))
+                    } catch is UnknownModificationRequest {
+                        // The service never recorded the request: nothing to undo.
+                        return .failed(ModificationError(code: .userCanceled))
+                    }
                 case .obtainSignInAuthorization(let request):
                     let authorization = await host.obtainSignInAuthorization(request)
                     action = flow.authorizationObtained(authorization)

@@ -41,6 +41,23 @@ public struct CommandRunner: Sendable {
         return CommandRunner(executable: directory.appendingPathComponent("keyhaven"), environment: environment)
     }
 
+    /// ``run(_:stdin:extraEnvironment:)`` on a Dispatch thread, so that waiting for the process does
+    /// not hold one of Swift concurrency's few cooperative threads (which in-process servers need).
+    public func runDetached(_ arguments: [String], stdin: String = "", extraEnvironment: [String: String] = [:])
+        async throws -> Result
+    {
+        try await Self.detached { try self.run(arguments, stdin: stdin, extraEnvironment: extraEnvironment) }
+    }
+
+    /// Runs blocking work on a Dispatch thread and awaits it.
+    public static func detached<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Swift.Result<T, any Error> { try work() })
+            }
+        }
+    }
+
     /// Runs the command with `arguments`, feeding `stdin`, and waits for it to exit.
     public func run(
         _ arguments: [String],

@@ -34,6 +34,8 @@ struct UpgradeCoordinatorTests {
         enum Behaviour: Sendable {
             case enterCode(String)
             case pressCancelOnPage
+            /// The person sees the page and presses Ctrl-C in Keyhaven.
+            case interrupt(TestFlag)
             case ignore
         }
         let behaviour: Behaviour
@@ -45,6 +47,8 @@ struct UpgradeCoordinatorTests {
                 _ = try? await FormClient.post(url, fields: ["code": code])
             case .pressCancelOnPage:
                 _ = try? await FormClient.post(url + "/cancel", fields: [:])
+            case .interrupt(let flag):
+                flag.raise()
             case .ignore:
                 break
             }
@@ -113,11 +117,7 @@ struct UpgradeCoordinatorTests {
                 CredentialContent(services: [.init(origin)], user: "bob", password: "Welcome12345")
             )
             let pressed = TestFlag()
-            let coordinator = Self.coordinator(test.vault, host: .ignore)
-            Task {
-                try await Task.sleep(for: .milliseconds(400))
-                pressed.raise()  // Ctrl-C while the page is open
-            }
+            let coordinator = Self.coordinator(test.vault, host: .interrupt(pressed))
             let result = await coordinator.upgradeToStrongPassword(id, service: origin) { pressed.isRaised }
             #expect(result == .failed(reason: "cancelled", code: .userCanceled))
             #expect(await shiny.cancelledRequests.count == 1)

@@ -26,7 +26,7 @@ struct UpgradeFaultTests {
         environment["KEYHAVEN_VAULT"] = vaultURL.path
         environment["KEYHAVEN_PASSWORD"] = "fault master"
         let keyhaven = CommandRunner.keyhaven(environment: environment)
-        #expect(try keyhaven.run(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
         var ids: [CredentialID] = []
         do {
             let vault = try Vault.open(at: vaultURL, masterPassword: "fault master")
@@ -45,14 +45,14 @@ struct UpgradeFaultTests {
         var lost = 0
         for run in 0..<runs {
             let point = Self.points[run % Self.points.count]
-            let attempt = try keyhaven.run(
+            let attempt = try await keyhaven.runDetached(
                 ["upgrade", origin, "--user", "user\(run)", "--no-browser", "--no-interaction"],
                 extraEnvironment: ["KEYHAVEN_FAULT": point]
             )
             #expect(attempt.signal == 9, "run \(run) at \(point): \(attempt.status) \(attempt.stderr)")
             if attempt.signal == 9 { killed += 1 }
             // The next start settles whatever was left.
-            let next = try keyhaven.run(["upgrade", "--reconcile"])
+            let next = try await keyhaven.runDetached(["upgrade", "--reconcile"])
             #expect(next.status == 0, "run \(run) at \(point): \(next.stdout) \(next.stderr)")
 
             let vault = try Vault.open(at: vaultURL, masterPassword: "fault master")

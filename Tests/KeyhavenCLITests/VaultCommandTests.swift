@@ -19,8 +19,8 @@ struct VaultCommandTests {
         keyhaven = CommandRunner.keyhaven(environment: environment)
     }
 
-    func initVault() throws {
-        let result = try keyhaven.run(["init", "--scrypt-log-n", "10"])
+    func initVault() async throws {
+        let result = try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"])
         #expect(result.status == 0, "\(result.stderr)")
     }
 
@@ -32,92 +32,92 @@ struct VaultCommandTests {
         var password: String?
     }
 
-    func list() throws -> [Summary] {
-        let result = try keyhaven.run(["list", "--json"])
+    func list() async throws -> [Summary] {
+        let result = try await keyhaven.runDetached(["list", "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         return try JSONDecoder().decode([Summary].self, from: Data(result.stdout.utf8))
     }
 
-    @Test func addListShowEditRemoveRestore() throws {
-        try initVault()
-        let added = try keyhaven.run([
+    @Test func addListShowEditRemoveRestore() async throws {
+        try await initVault()
+        let added = try await keyhaven.runDetached([
             "add", "--service", "https://example.com/login", "--user", "alice", "--password", "hunter2",
         ])
         #expect(added.status == 0, "\(added.stderr)")
-        let items = try list()
+        let items = try await list()
         #expect(items.count == 1)
         #expect(items[0].services == ["https://example.com/login"])
         #expect(items[0].user == "alice")
         #expect(items[0].password == nil)
         let id = items[0].id
 
-        let hidden = try keyhaven.run(["show", String(id.prefix(8))])
+        let hidden = try await keyhaven.runDetached(["show", String(id.prefix(8))])
         #expect(!hidden.stdout.contains("hunter2"))
-        let revealed = try keyhaven.run(["show", String(id.prefix(8)), "--reveal"])
+        let revealed = try await keyhaven.runDetached(["show", String(id.prefix(8)), "--reveal"])
         #expect(revealed.stdout.contains("password:  hunter2"))
 
-        #expect(try keyhaven.run(["edit", id, "--password", "better-one"]).status == 0)
-        let json = try keyhaven.run(["show", id, "--json", "--reveal"])
+        #expect(try await keyhaven.runDetached(["edit", id, "--password", "better-one"]).status == 0)
+        let json = try await keyhaven.runDetached(["show", id, "--json", "--reveal"])
         #expect(json.stdout.contains("better-one") && json.stdout.contains("hunter2"))  // current + history
 
         // A service lookup finds the domain, its subdomains and its parents.
-        #expect(try keyhaven.run(["search", "example.com"]).stdout.contains(String(id.prefix(8))))
-        #expect(try keyhaven.run(["search", "login.example.com"]).stdout.contains(String(id.prefix(8))))
-        #expect(!(try keyhaven.run(["search", "example.org"]).stdout.contains(String(id.prefix(8)))))
-        #expect(try keyhaven.run(["search", "--text", "ALIC"]).stdout.contains(String(id.prefix(8))))
+        #expect(try await keyhaven.runDetached(["search", "example.com"]).stdout.contains(String(id.prefix(8))))
+        #expect(try await keyhaven.runDetached(["search", "login.example.com"]).stdout.contains(String(id.prefix(8))))
+        #expect(!(try await keyhaven.runDetached(["search", "example.org"]).stdout.contains(String(id.prefix(8)))))
+        #expect(try await keyhaven.runDetached(["search", "--text", "ALIC"]).stdout.contains(String(id.prefix(8))))
 
-        #expect(try keyhaven.run(["rm", id]).status == 0)
-        #expect(try list().isEmpty)
-        #expect(try keyhaven.run(["list", "--deleted"]).stdout.contains(String(id.prefix(8))))
-        #expect(try keyhaven.run(["restore", id]).status == 0)
-        #expect(try list().count == 1)
+        #expect(try await keyhaven.runDetached(["rm", id]).status == 0)
+        #expect(try await list().isEmpty)
+        #expect(try await keyhaven.runDetached(["list", "--deleted"]).stdout.contains(String(id.prefix(8))))
+        #expect(try await keyhaven.runDetached(["restore", id]).status == 0)
+        #expect(try await list().count == 1)
     }
 
-    @Test func wrongMasterPasswordExitsTwoAndTouchesNothing() throws {
-        try initVault()
-        #expect(try keyhaven.run(["add", "--service", "example.com", "--password", "x"]).status == 0)
+    @Test func wrongMasterPasswordExitsTwoAndTouchesNothing() async throws {
+        try await initVault()
+        #expect(try await keyhaven.runDetached(["add", "--service", "example.com", "--password", "x"]).status == 0)
         let before = FileManager.default.contents(atPath: vaultPath)
-        let result = try keyhaven.run(["list"], extraEnvironment: ["KEYHAVEN_PASSWORD": "wrong"])
+        let result = try await keyhaven.runDetached(["list"], extraEnvironment: ["KEYHAVEN_PASSWORD": "wrong"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("wrong master password"))
         #expect(FileManager.default.contents(atPath: vaultPath) == before)
     }
 
-    @Test func masterPasswordFromStandardInput() throws {
-        try initVault()
-        let result = try keyhaven.run(
+    @Test func masterPasswordFromStandardInput() async throws {
+        try await initVault()
+        let result = try await keyhaven.runDetached(
             ["list", "--password-stdin"],
             stdin: "correct horse battery\n",
             extraEnvironment: ["KEYHAVEN_PASSWORD": ""]
         )
         #expect(result.status == 0, "\(result.stderr)")
-        let changed = try keyhaven.run(
+        let changed = try await keyhaven.runDetached(
             ["passwd", "--password-stdin", "--scrypt-log-n", "10"],
             stdin: "correct horse battery\nnew master password\n",
             extraEnvironment: ["KEYHAVEN_PASSWORD": ""]
         )
         #expect(changed.status == 0, "\(changed.stderr)")
-        #expect(try keyhaven.run(["list"]).status == 2)
-        #expect(try keyhaven.run(["list"], extraEnvironment: ["KEYHAVEN_PASSWORD": "new master password"]).status == 0)
+        #expect(try await keyhaven.runDetached(["list"]).status == 2)
+        #expect(try await keyhaven.runDetached(["list"], extraEnvironment: ["KEYHAVEN_PASSWORD": "new master password"]).status == 0)
     }
 
-    @Test func initNeverOverwrites() throws {
-        try initVault()
-        let again = try keyhaven.run(["init", "--scrypt-log-n", "10"])
+    @Test func initNeverOverwrites() async throws {
+        try await initVault()
+        let again = try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"])
         #expect(again.status == 1)
         #expect(again.stderr.contains("already exists"))
         let text = directory.appendingPathComponent("notes.txt")
         try Data("my notes".utf8).write(to: text)
-        let foreign = try keyhaven.run(["list", "--vault", text.path])
+        let foreign = try await keyhaven.runDetached(["list", "--vault", text.path])
         #expect(foreign.status == 1)
         #expect(foreign.stderr.contains("not a Keyhaven vault"))
         #expect(try Data(contentsOf: text) == Data("my notes".utf8))
     }
 
-    @Test func importReportsBrokenRowsAndExportRoundTrips() throws {
-        try initVault()
+    @Test func importReportsBrokenRowsAndExportRoundTrips() async throws {
+        try await initVault()
         let broken = Fixtures.packageRoot().appendingPathComponent("Tests/VaultTests/Fixtures/imports/broken-1000.csv")
-        let result = try keyhaven.run(["import", broken.path, "--json"])
+        let result = try await keyhaven.runDetached(["import", broken.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         struct Report: Decodable {
             struct Problem: Decodable {
@@ -134,22 +134,22 @@ struct VaultCommandTests {
 
         for format in ["csv", "bitwarden-json", "cxf"] {
             let file = directory.appendingPathComponent("export.\(format)")
-            let export = try keyhaven.run(["export", "--format", format, "--output", file.path])
+            let export = try await keyhaven.runDetached(["export", "--format", format, "--output", file.path])
             #expect(export.status == 0, "\(export.stderr)")
             let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
             // Into a second vault: the same credentials come back.
             let other = directory.appendingPathComponent("other-\(format).sqlite").path
-            #expect(try keyhaven.run(["init", "--vault", other, "--scrypt-log-n", "10"]).status == 0)
-            let reimport = try keyhaven.run(["import", file.path, "--vault", other])
+            #expect(try await keyhaven.runDetached(["init", "--vault", other, "--scrypt-log-n", "10"]).status == 0)
+            let reimport = try await keyhaven.runDetached(["import", file.path, "--vault", other])
             #expect(reimport.stdout.contains("Imported 995 credentials"), "\(reimport.stdout)")
             // Exporting the copy gives the same file (ids and dates aside, CSV has neither).
             if format == "csv" {
-                let again = try keyhaven.run(["export", "--format", "csv", "--vault", other])
+                let again = try await keyhaven.runDetached(["export", "--format", "csv", "--vault", other])
                 #expect(again.stdout == String(decoding: try Data(contentsOf: file), as: UTF8.self))
             }
         }
-        let exists = try keyhaven.run([
+        let exists = try await keyhaven.runDetached([
             "export", "--format", "csv", "--output", directory.appendingPathComponent("export.csv").path,
         ])
         #expect(exists.status == 1 && exists.stderr.contains("already exists"))
@@ -157,7 +157,7 @@ struct VaultCommandTests {
 
     /// Two processes adding 500 credentials each at the same time: 1,000 credentials, no error.
     @Test func twoProcessesAddingAtOnce() async throws {
-        try initVault()
+        try await initVault()
         let runner = keyhaven
         try await withThrowingTaskGroup(of: [Int32].self) { group in
             for process in 0..<2 {
@@ -173,7 +173,7 @@ struct VaultCommandTests {
                         executable: URL(fileURLWithPath: "/bin/sh"),
                         environment: runner.environment
                     )
-                    let result = try shell.run(["-c", script])
+                    let result = try await shell.runDetached(["-c", script])
                     statuses.append(result.status)
                     #expect(result.stderr.isEmpty, "process \(process): \(result.stderr.prefix(500))")
                     return statuses
@@ -183,7 +183,7 @@ struct VaultCommandTests {
                 #expect(statuses == [0])
             }
         }
-        let items = try list()
+        let items = try await list()
         #expect(items.count == 1000)
         #expect(Set(items.map(\.services[0])).count == 1000)
     }

@@ -56,8 +56,6 @@ public struct HTTPModificationTransport: ModificationTransport {
         try await call("POST", "/requests/\(requestId)/sign-in-authorization", body: authorization)
     }
 
-    /// An unknown request id (404): the service never recorded it.
-    public struct UnknownRequest: Error, Sendable {}
 
     func call<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws -> ModificationResponse {
         var request = HTTPClientRequest(url: endpoint + path)
@@ -91,8 +89,8 @@ public struct HTTPModificationTransport: ModificationTransport {
         } catch {
             throw ModificationTransportError("the answer from \(endpoint) was cut off", delivered: true)
         }
-        if response.status == .notFound && method == "GET" {
-            throw UnknownRequest()
+        if response.status == .notFound && path.hasPrefix("/requests/") {
+            throw UnknownModificationRequest()
         }
         guard response.status == .ok else {
             let message = (try? JSONDecoder().decode(ProtocolErrorBody.self, from: Data(data.readableBytesView)))?

@@ -20,6 +20,6 @@ public struct HTTPUpgradeEnvironment: UpgradeEnvironment {
     }
 
     public func isUnknownRequest(_ error: any Error) -> Bool {
-        error is HTTPModificationTransport.UnknownRequest
+        error is UnknownModificationRequest
     }
 }

@@ -1,0 +1,109 @@
+import Foundation
+import KeyhavenTesting
+import OneTimeCodes
+import ShinyService
+import Testing
+import Vault
+
+/// The step-up page in real headless Chromium (Debian `chromium` + `chromium-driver`, `selenium` from
+/// PyPI): `keyhaven upgrade` prints shiny's page and waits; a browser confirms (or cancels) it.
+struct StepUpBrowserTests {
+    struct Setup {
+        var shiny: Shiny
+        var origin: String
+        var secret: String
+        var keyhaven: CommandRunner
+        var vaultURL: URL
+        var server: Task<Void, any Error>
+    }
+
+    static func setUp() async throws -> Setup {
+        let shiny = try Shiny(configuration: .init(scryptLogN: 10))
+        let ready = AsyncStream.makeStream(of: Int.self)
+        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+        var iterator = ready.stream.makeAsyncIterator()
+        let origin = "http://127.0.0.1:\(try #require(await iterator.next()))"
+        let secret = try #require(try shiny.createAccount(user: "bob", password: "Welcome12345", totp: true))
+        let directory = try TemporaryDirectory.make()
+        let vaultURL = directory.appendingPathComponent("vault.sqlite")
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_VAULT"] = vaultURL.path
+        environment["KEYHAVEN_PASSWORD"] = "browser master"
+        environment.removeValue(forKey: "DISPLAY")
+        environment.removeValue(forKey: "BROWSER")
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(try await keyhaven.runDetached(["add", "--service", origin, "--user", "bob", "--password", "Welcome12345"]).status == 0)
+        return Setup(shiny: shiny, origin: origin, secret: secret, keyhaven: keyhaven, vaultURL: vaultURL, server: server)
+    }
+
+    /// Starts `keyhaven upgrade` and returns it with the step-up URL it printed.
+    static func startUpgrade(_ setup: Setup) async throws -> (Process, Pipe, Pipe, String) {
+        try await CommandRunner.detached { try startUpgradeBlocking(setup) }
+    }
+
+    static func startUpgradeBlocking(_ setup: Setup) throws -> (Process, Pipe, Pipe, String) {
+        let process = Process()
+        process.executableURL = setup.keyhaven.executable
+        process.arguments = ["upgrade", setup.origin, "--user", "bob", "--no-browser"]
+        process.environment = setup.keyhaven.environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let chunk = errors.fileHandleForReading.availableData
+            text += String(decoding: chunk, as: UTF8.self)
+            if let range = text.range(of: #"http://\S+/step-up/\S+"#, options: .regularExpression) {
+                return (process, output, errors, String(text[range]))
+            }
+            if chunk.isEmpty && !process.isRunning { break }
+        }
+        process.terminate()
+        throw BrowserTestError(message: "keyhaven printed no step-up URL: \(text)")
+    }
+
+    struct BrowserTestError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    static func browser(_ url: String, _ secret: String, _ action: String) async throws -> CommandRunner.Result {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/step_up.py")
+        return try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"))
+            .runDetached(["python3", script.path, url, secret, action])
+    }
+
+    @Test func confirmingInChromiumCompletesTheUpgrade() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.server.cancel() }
+        let (process, output, _, url) = try await Self.startUpgrade(setup)
+        let browser = try await Self.browser(url, setup.secret, "confirm")
+        #expect(browser.status == 0, "\(browser.stdout) \(browser.stderr)")
+        try await CommandRunner.detached { process.waitUntilExit() }
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0)
+        #expect(printed.contains("Upgraded bob"))
+        let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master")
+        let password = try #require(try vault.credentials(forService: setup.origin).credentials.first?.password)
+        #expect(password != "Welcome12345")
+        #expect(try setup.shiny.signIn(user: "bob", password: password, code: TOTP(secret: setup.secret).code(at: Date())))
+    }
+
+    @Test func cancellingOnThePageEndsAsUserCanceled() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.server.cancel() }
+        let (process, _, errors, url) = try await Self.startUpgrade(setup)
+        let browser = try await Self.browser(url, setup.secret, "cancel")
+        #expect(browser.status == 0, "\(browser.stdout) \(browser.stderr)")
+        try await CommandRunner.detached { process.waitUntilExit() }
+        let printed = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 1)
+        #expect(printed.contains("cancelled: bob on \(setup.origin) keeps its password"))
+        let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master")
+        #expect(try vault.credentials(forService: setup.origin).credentials.first?.password == "Welcome12345")
+    }
+}
