@@ -42,6 +42,9 @@ let package = Package(
         .library(name: "SecurityRecommendations", targets: ["SecurityRecommendations"]),
         .library(name: "AccountModification", targets: ["AccountModification"]),
         .library(name: "AccountModificationKit", targets: ["AccountModificationKit"]),
+        .library(name: "ShinyService", targets: ["ShinyService"]),
+        .library(name: "KeyhavenUpgrade", targets: ["KeyhavenUpgrade"]),
+        .library(name: "KeyhavenHTTP", targets: ["KeyhavenHTTP"]),
         .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
     ],
     dependencies: [

@@ -47,5 +47,18 @@ let package = Package(
             path: "Benchmarks/VaultBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "UpgradeBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Vault", package: keyhaven),
+                .product(name: "ShinyService", package: keyhaven),
+                .product(name: "KeyhavenUpgrade", package: keyhaven),
+                .product(name: "KeyhavenHTTP", package: keyhaven),
+                .product(name: "AccountModification", package: keyhaven),
+            ],
+            path: "Benchmarks/UpgradeBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

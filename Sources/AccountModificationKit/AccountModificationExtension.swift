@@ -1,4 +1,4 @@
-import AccountModification
+public import AccountModification
 
 /// What a service implements to let Keyhaven change passwords and upgrade accounts to "Sign in with
 /// Keyhaven" — the Linux counterpart of subclassing `ASAccountAuthenticationModificationViewController`.
@@ -58,4 +58,15 @@ extension AccountModificationExtension {
     }
 
     public func cancelRequest(_ context: ModificationContext) async {}
+}
+
+/// Durable storage of request answers, so a service that restarts can still tell Keyhaven what
+/// happened to a request (`GET requests/{id}`). Without one, answers live in memory only and a
+/// restart forgets them (Keyhaven then keeps both passwords and tells the person).
+///
+/// The kit saves every answer, starting with `pending` before the extension runs. Keep the saving
+/// cheap and synchronous; a database the service already has is the natural place.
+public protocol ModificationLedger: Sendable {
+    func save(_ response: ModificationResponse)
+    func load(_ requestId: String) -> ModificationResponse?
 }

@@ -23,14 +23,22 @@ import NIOCore
 public struct AccountModificationKit<Extension: AccountModificationExtension>: Sendable {
     public let manifest: AccountModificationManifest
     public let `extension`: Extension
+    /// Durable answers, if the service keeps them (see ``ModificationLedger``).
+    public let ledger: (any ModificationLedger)?
     /// How long a call waits for the extension's first answer before replying `pending`.
     public var answerTimeout: Duration
     let book = RequestBook()
     public static var maximumRecords: Int { 10_000 }
 
-    public init(extension: Extension, manifest: AccountModificationManifest, answerTimeout: Duration = .seconds(20)) {
+    public init(
+        extension: Extension,
+        manifest: AccountModificationManifest,
+        ledger: (any ModificationLedger)? = nil,
+        answerTimeout: Duration = .seconds(20)
+    ) {
         self.extension = `extension`
         self.manifest = manifest
+        self.ledger = ledger
         self.answerTimeout = answerTimeout
     }
 
@@ -58,7 +66,19 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             await handleStart(request, kind: .convertToSignIn)
         }
         group.get("requests/:id") { _, context in
-            guard let record = await book.record(context.parameters.get("id") ?? "") else { return Self.unknown() }
+            let id = context.parameters.get("id") ?? ""
+            guard let record = await book.record(id) else {
+                guard var saved = ledger?.load(id) else { return Self.unknown() }
+                if !saved.isFinal && saved.status != .userInteractionRequired {
+                    // Open when the service stopped: its extension is gone, so nothing more will happen.
+                    saved = ModificationResponse(
+                        requestId: id,
+                        status: .failed,
+                        error: .init(code: .failed, localizedFailureReason: "The service restarted before finishing this request.")
+                    )
+                }
+                return Self.json(.ok, saved)
+            }
             return Self.json(.ok, await record.response)
         }
         group.post("requests/:id/cancel") { _, context in
@@ -141,7 +161,8 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
                 )
             }
         }
-        let record = RequestRecord(incoming)
+        let record = RequestRecord(incoming, ledger: ledger)
+        ledger?.save(ModificationResponse(requestId: incoming.requestId, status: .pending))
         let modification = ModificationContext(request: incoming, record: record, clientId: manifest.signIn?.clientId)
         await record.attach(modification)
         await book.insert(record)

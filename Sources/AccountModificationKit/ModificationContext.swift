@@ -77,10 +77,13 @@ actor RequestRecord {
     private var waiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
     private var authorizationWaiter: CheckedContinuation<SignInAuthorization, any Error>?
     var context: ModificationContext?
+    /// Where answers are kept durably (if the service gave one).
+    let ledger: (any ModificationLedger)?
 
-    init(_ request: ModificationContext.Request) {
+    init(_ request: ModificationContext.Request, ledger: (any ModificationLedger)? = nil) {
         requestId = request.requestId
         fingerprint = request
+        self.ledger = ledger
         response = ModificationResponse(requestId: request.requestId, status: .pending)
     }
 
@@ -89,6 +92,7 @@ actor RequestRecord {
     func set(_ response: ModificationResponse) {
         guard !isFinal else { return }
         self.response = response
+        ledger?.save(response)
         version += 1
         let ready = waiters
         waiters.removeAll()

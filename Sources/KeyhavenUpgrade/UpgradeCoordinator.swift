@@ -248,18 +248,26 @@ public struct UpgradeCoordinator: Sendable {
                 if !response.isFinal && response.status != .userInteractionRequired {
                     response = try await transport.cancel(requestId: entry.requestId)
                 }
-            } catch  where environment.isUnknownRequest(error) {
-                // The service never recorded the request: nothing was changed there.
-                let result = apply(
-                    .failed(
-                        ModificationError(
-                            code: .failed,
-                            localizedFailureReason: "the service never received the request"
+            } catch where environment.isUnknownRequest(error) {
+                // The service has no record of the request: most likely it never arrived, so the old
+                // password stays. A service that keeps its records only in memory may also have
+                // restarted after applying it: keep the generated password in the history so it is
+                // never lost.
+                do {
+                    try vault.abandonUpgrade(entry, keepingNewPassword: true)
+                    results.append(
+                        Reconciliation(
+                            entry: entry,
+                            result: .failed(
+                                reason: "the service has no record of the request; if the old password no longer works, "
+                                    + "the generated one is in the history",
+                                code: nil
+                            )
                         )
-                    ),
-                    to: entry
-                )
-                results.append(Reconciliation(entry: entry, result: result))
+                    )
+                } catch {
+                    results.append(Reconciliation(entry: entry, result: .pending(reason: error.message)))
+                }
                 continue
             } catch {
                 results.append(Reconciliation(entry: entry, result: .pending(reason: "\(error)")))

@@ -64,7 +64,8 @@ public final class Shiny: Sendable {
                 supportsStrongPasswordChange: true,
                 supportsUpgradeToSignIn: false,
                 passwordGenerationRequirements: PasswordRules.canonical(configuration.passwordRules)
-            )
+            ),
+            ledger: ShinyLedger(store: store)
         )
     }
 

@@ -1,3 +1,5 @@
+import AccountModification
+import AccountModificationKit
 import Crypto
 import Foundation
 import GRDB
@@ -39,6 +41,13 @@ final class ShinyStore: Sendable {
                 t.column("tokenHash", .blob).primaryKey()
                 t.column("userID", .integer).notNull().references("user", onDelete: .cascade)
                 t.column("expires", .double).notNull()
+            }
+        }
+        migrator.registerMigration("v2-modification-ledger") { db in
+            try db.create(table: "modificationRequest") { t in
+                t.column("requestId", .text).primaryKey()
+                t.column("response", .blob).notNull()
+                t.column("updated", .double).notNull()
             }
         }
         try migrator.migrate(database)
@@ -193,5 +202,27 @@ final class ShinyStore: Sendable {
         try database.write { db in
             try db.execute(sql: "DELETE FROM session WHERE userID = ?", arguments: [userID])
         }
+    }
+}
+
+/// shiny keeps the kit's answers in its own database, so `GET requests/{id}` survives a restart.
+struct ShinyLedger: ModificationLedger {
+    let store: ShinyStore
+
+    func save(_ response: ModificationResponse) {
+        guard let data = try? JSONEncoder().encode(response) else { return }
+        try? store.database.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO modificationRequest (requestId, response, updated) VALUES (?, ?, ?)",
+                arguments: [response.requestId, data, Date().timeIntervalSince1970]
+            )
+        }
+    }
+
+    func load(_ requestId: String) -> ModificationResponse? {
+        let data = try? store.database.read { db in
+            try Data.fetchOne(db, sql: "SELECT response FROM modificationRequest WHERE requestId = ?", arguments: [requestId])
+        }
+        return data.flatMap { try? JSONDecoder().decode(ModificationResponse.self, from: $0) }
     }
 }

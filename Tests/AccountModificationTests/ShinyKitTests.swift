@@ -205,6 +205,26 @@ struct ShinyKitTests {
         }
     }
 
+    @Test func answersSurviveARestartThroughTheLedger() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("shiny-\(UUID().uuidString).sqlite").path
+        let first = try Shiny(configuration: .init(databasePath: path, scryptLogN: 10))
+        try first.createAccount(user: "alice", password: "Password1234")
+        try await Application(router: first.router()).test(.router) { client in
+            let (_, response) = try await Self.post(client, "/account-modification/change-password", Self.change("r-9"))
+            #expect(response?.status == .completed)
+        }
+        // A new process on the same database: the kit's memory is gone, the ledger is not.
+        let second = try Shiny(configuration: .init(databasePath: path, scryptLogN: 10))
+        try await Application(router: second.router()).test(.router) { client in
+            let (status, text) = try await Self.get(client, "/account-modification/requests/r-9")
+            #expect(status == .ok)
+            #expect(text.contains("\"completed\""))
+            let (unknown, _) = try await Self.get(client, "/account-modification/requests/never-sent")
+            #expect(unknown == .notFound)
+        }
+        #expect(try second.signIn(user: "alice", password: "Strong-Password-42x"))
+    }
+
     @Test func changePasswordWellKnownRedirects() async throws {
         let shiny = try Shiny(configuration: .init(scryptLogN: 10))
         try await Application(router: shiny.router()).test(.router) { client in

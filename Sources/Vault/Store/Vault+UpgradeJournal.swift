@@ -127,9 +127,19 @@ extension Vault {
     }
 
     /// The service did not change anything: the journal entry goes, the credential stays as it was.
-    public func abandonUpgrade(_ entry: UpgradeJournalEntry) throws(VaultError) {
+    /// With `keepingNewPassword`, the generated password is added to the credential's history first
+    /// (for outcomes that cannot be confirmed either way).
+    public func abandonUpgrade(_ entry: UpgradeJournalEntry, keepingNewPassword: Bool = false) throws(VaultError) {
         try guarded {
             try database.write { db in
+                let exists = try Bool.fetchOne(
+                    db,
+                    sql: "SELECT EXISTS (SELECT 1 FROM credential WHERE id = ?)",
+                    arguments: [entry.credentialID.rawValue]
+                )
+                if keepingNewPassword, let password = entry.newPassword, exists == true {
+                    try appendHistory(entry.credentialID, password: password, replaced: now(), db)
+                }
                 try db.execute(sql: "DELETE FROM upgradeJournal WHERE id = ?", arguments: [entry.id])
             }
         }

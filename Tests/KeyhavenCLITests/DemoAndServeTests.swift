@@ -1,0 +1,89 @@
+import AccountModification
+import Foundation
+import KeyhavenTesting
+import ShinyService
+import Testing
+
+/// `keyhaven demo` (the README's main command) and `keyhaven serve` (the local API for apps).
+struct DemoAndServeTests {
+    @Test func theDemoRunsEveryCheck() async throws {
+        let result = try await CommandRunner.keyhaven().runDetached(["demo"])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("All checks passed."))
+        #expect(result.stdout.contains("✓ alice's new password signs in to shiny"))
+        #expect(result.stdout.contains("the demo entered bob's authenticator code: accepted"))
+        #expect(!result.stdout.contains("✗"))
+    }
+
+    @Test func serveAnswersAnAppsRequest() async throws {
+        let shiny = try Shiny(configuration: .init(scryptLogN: 10))
+        let ready = AsyncStream.makeStream(of: Int.self)
+        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+        defer { server.cancel() }
+        var iterator = ready.stream.makeAsyncIterator()
+        let origin = "http://127.0.0.1:\(try #require(await iterator.next()))"
+        try shiny.createAccount(user: "erin", password: "Password1234")
+
+        let directory = try TemporaryDirectory.make()
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
+        environment["KEYHAVEN_PASSWORD"] = "serve master"
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(try await keyhaven.runDetached(["add", "--service", origin, "--user", "erin", "--password", "Password1234"]).status == 0)
+
+        let tokenFile = directory.appendingPathComponent("token")
+        let process = Process()
+        process.executableURL = keyhaven.executable
+        process.arguments = ["serve", "--port", "0", "--token-file", tokenFile.path]
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let port = try await CommandRunner.detached { () -> Int in
+            var text = ""
+            while process.isRunning {
+                text += String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
+                if let range = text.range(of: #"127\.0\.0\.1:(\d+) "#, options: .regularExpression) {
+                    return Int(text[range].dropFirst("127.0.0.1:".count).dropLast())!
+                }
+            }
+            return 0
+        }
+        #expect(port > 0)
+        let attributes = try FileManager.default.attributesOfItem(atPath: tokenFile.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let token = try String(contentsOf: tokenFile, encoding: .utf8)
+
+        // The app signs in to shiny itself and asks Keyhaven to upgrade the account.
+        let script = """
+            import json, sys, requests
+            shiny, api, token = sys.argv[1], sys.argv[2], sys.argv[3]
+            session = requests.post(shiny + "/api/signin", json={"user": "erin", "password": "Password1234"}).json()["token"]
+            body = {"type": "change-password", "user": "erin", "serviceIdentifier": shiny, "userInfo": {"sessionToken": session}}
+            denied = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer wrong"})
+            assert denied.status_code == 401, denied.status_code
+            result = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer " + token}, timeout=30)
+            print(json.dumps(result.json()))
+            """
+        let app = try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"))
+            .runDetached(["python3", "-c", script, origin, "http://127.0.0.1:\(port)", token])
+        #expect(app.status == 0, "\(app.stderr)")
+        let result = try JSONDecoder().decode(InAppResult.self, from: Data(app.stdout.utf8))
+        #expect(result.status == .completed)
+        #expect(result.credentialUpdated)
+        process.terminate()
+        try await CommandRunner.detached { process.waitUntilExit() }
+
+        let shown = try await keyhaven.runDetached(["search", origin, "--json"])
+        struct Item: Decodable { var id: String }
+        let id = try #require(try JSONDecoder().decode([Item].self, from: Data(shown.stdout.utf8)).first?.id)
+        let revealed = try await keyhaven.runDetached(["show", id, "--json", "--reveal"])
+        struct Shown: Decodable { var password: String? }
+        let password = try #require(try JSONDecoder().decode(Shown.self, from: Data(revealed.stdout.utf8)).password)
+        #expect(password != "Password1234")
+        #expect(try shiny.signIn(user: "erin", password: password))
+    }
+}
