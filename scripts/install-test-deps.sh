@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Installs what the test suites need beyond Swift, if it is missing. Idempotent and quiet when
 # everything is present:
-#   - python3 with `requests` (a plain HTTP client run against our range server).
+#   - python3 with `requests` (a plain HTTP client run against our range server and local API),
+#     `selenium` (drives the step-up page) and `schemathesis` (fuzzes the protocol's OpenAPI document);
+#   - Chromium and its driver, headless (Debian packages `chromium` and `chromium-driver`).
+# Needs root and apt for the system packages (CI, a fresh Debian/Ubuntu machine); pip for the rest.
 set -euo pipefail
 
 need_apt=()
-command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -18,10 +23,14 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     fi
 fi
 
-if ! python3 -c "import requests" >/dev/null 2>&1; then
-    echo "installing: python requests"
-    python3 -m pip install --quiet requests || {
-        echo "cannot install the python package requests" >&2
+need_pip=()
+python3 -c "import requests" >/dev/null 2>&1 || need_pip+=(requests)
+python3 -c "import selenium" >/dev/null 2>&1 || need_pip+=(selenium)
+python3 -c "import schemathesis" >/dev/null 2>&1 || need_pip+=(schemathesis)
+if [ ${#need_pip[@]} -gt 0 ]; then
+    echo "installing python packages: ${need_pip[*]}"
+    python3 -m pip install --quiet "${need_pip[@]}" || {
+        echo "cannot install the python packages ${need_pip[*]}" >&2
         exit 1
     }
 fi

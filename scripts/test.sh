@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# Runs every Keyhaven test: the Swift test suites (unit, end-to-end CLI, fixtures against reference
-# implementations). This is the README's test command; .ci/run calls it after the soundness checks.
-#
-# Tests that need outside programs install them when they are missing and the machine allows it
-# (Debian/Ubuntu with apt as root, PyPI via pip); see scripts/install-test-deps.sh.
+# Runs every Keyhaven test. This is the README's test command; .ci/run calls it after the soundness
+# checks.
+#   1. the Swift test suites (unit, end-to-end CLI, real browsers, fixtures against reference
+#      implementations, fault injection);
+#   2. schemathesis against the example service with the protocol's OpenAPI document.
+# Outside programs (Chromium, Python packages) are installed when missing: scripts/install-test-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-test-deps.sh
 swift build --build-tests
 swift test --skip-build "$@"
+
+# The account-modification contract, fuzzed against a running shiny.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+.build/debug/shiny --port "$port" >/dev/null 2>&1 &
+shiny=$!
+trap 'kill $shiny 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null && break
+    sleep 0.1
+done
+scripts/schemathesis.sh "http://127.0.0.1:$port"

@@ -74,7 +74,10 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
                     saved = ModificationResponse(
                         requestId: id,
                         status: .failed,
-                        error: .init(code: .failed, localizedFailureReason: "The service restarted before finishing this request.")
+                        error: .init(
+                            code: .failed,
+                            localizedFailureReason: "The service restarted before finishing this request."
+                        )
                     )
                 }
                 return Self.json(.ok, saved)

@@ -43,7 +43,11 @@ public struct CommandRunner: Sendable {
 
     /// ``run(_:stdin:extraEnvironment:)`` on a Dispatch thread, so that waiting for the process does
     /// not hold one of Swift concurrency's few cooperative threads (which in-process servers need).
-    public func runDetached(_ arguments: [String], stdin: String = "", extraEnvironment: [String: String] = [:])
+    public func runDetached(
+        _ arguments: [String],
+        stdin: String = "",
+        extraEnvironment: [String: String] = [:]
+    )
         async throws -> Result
     {
         try await Self.detached { try self.run(arguments, stdin: stdin, extraEnvironment: extraEnvironment) }

@@ -248,7 +248,7 @@ public struct UpgradeCoordinator: Sendable {
                 if !response.isFinal && response.status != .userInteractionRequired {
                     response = try await transport.cancel(requestId: entry.requestId)
                 }
-            } catch where environment.isUnknownRequest(error) {
+            } catch  where environment.isUnknownRequest(error) {
                 // The service has no record of the request: most likely it never arrived, so the old
                 // password stays. A service that keeps its records only in memory may also have
                 // restarted after applying it: keep the generated password in the history so it is
@@ -259,7 +259,8 @@ public struct UpgradeCoordinator: Sendable {
                         Reconciliation(
                             entry: entry,
                             result: .failed(
-                                reason: "the service has no record of the request; if the old password no longer works, "
+                                reason:
+                                    "the service has no record of the request; if the old password no longer works, "
                                     + "the generated one is in the history",
                                 code: nil
                             )

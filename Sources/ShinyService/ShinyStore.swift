@@ -221,7 +221,11 @@ struct ShinyLedger: ModificationLedger {
 
     func load(_ requestId: String) -> ModificationResponse? {
         let data = try? store.database.read { db in
-            try Data.fetchOne(db, sql: "SELECT response FROM modificationRequest WHERE requestId = ?", arguments: [requestId])
+            try Data.fetchOne(
+                db,
+                sql: "SELECT response FROM modificationRequest WHERE requestId = ?",
+                arguments: [requestId]
+            )
         }
         return data.flatMap { try? JSONDecoder().decode(ModificationResponse.self, from: $0) }
     }

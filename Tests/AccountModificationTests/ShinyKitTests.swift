@@ -206,7 +206,8 @@ struct ShinyKitTests {
     }
 
     @Test func answersSurviveARestartThroughTheLedger() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("shiny-\(UUID().uuidString).sqlite").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("shiny-\(UUID().uuidString).sqlite")
+            .path
         let first = try Shiny(configuration: .init(databasePath: path, scryptLogN: 10))
         try first.createAccount(user: "alice", password: "Password1234")
         try await Application(router: first.router()).test(.router) { client in

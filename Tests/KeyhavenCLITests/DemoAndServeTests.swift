@@ -30,7 +30,10 @@ struct DemoAndServeTests {
         environment["KEYHAVEN_PASSWORD"] = "serve master"
         let keyhaven = CommandRunner.keyhaven(environment: environment)
         #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
-        #expect(try await keyhaven.runDetached(["add", "--service", origin, "--user", "erin", "--password", "Password1234"]).status == 0)
+        #expect(
+            try await keyhaven.runDetached(["add", "--service", origin, "--user", "erin", "--password", "Password1234"])
+                .status == 0
+        )
 
         let tokenFile = directory.appendingPathComponent("token")
         let process = Process()

@@ -33,8 +33,18 @@ struct StepUpBrowserTests {
         environment.removeValue(forKey: "BROWSER")
         let keyhaven = CommandRunner.keyhaven(environment: environment)
         #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
-        #expect(try await keyhaven.runDetached(["add", "--service", origin, "--user", "bob", "--password", "Welcome12345"]).status == 0)
-        return Setup(shiny: shiny, origin: origin, secret: secret, keyhaven: keyhaven, vaultURL: vaultURL, server: server)
+        #expect(
+            try await keyhaven.runDetached(["add", "--service", origin, "--user", "bob", "--password", "Welcome12345"])
+                .status == 0
+        )
+        return Setup(
+            shiny: shiny,
+            origin: origin,
+            secret: secret,
+            keyhaven: keyhaven,
+            vaultURL: vaultURL,
+            server: server
+        )
     }
 
     /// Starts `keyhaven upgrade` and returns it with the step-up URL it printed.
@@ -72,7 +82,9 @@ struct StepUpBrowserTests {
     }
 
     static func browser(_ url: String, _ secret: String, _ action: String) async throws -> CommandRunner.Result {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/step_up.py")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Browser/step_up.py"
+        )
         return try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"))
             .runDetached(["python3", script.path, url, secret, action])
     }
@@ -90,7 +102,9 @@ struct StepUpBrowserTests {
         let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master")
         let password = try #require(try vault.credentials(forService: setup.origin).credentials.first?.password)
         #expect(password != "Welcome12345")
-        #expect(try setup.shiny.signIn(user: "bob", password: password, code: TOTP(secret: setup.secret).code(at: Date())))
+        #expect(
+            try setup.shiny.signIn(user: "bob", password: password, code: TOTP(secret: setup.secret).code(at: Date()))
+        )
     }
 
     @Test func cancellingOnThePageEndsAsUserCanceled() async throws {

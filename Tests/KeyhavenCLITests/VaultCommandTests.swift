@@ -98,7 +98,10 @@ struct VaultCommandTests {
         )
         #expect(changed.status == 0, "\(changed.stderr)")
         #expect(try await keyhaven.runDetached(["list"]).status == 2)
-        #expect(try await keyhaven.runDetached(["list"], extraEnvironment: ["KEYHAVEN_PASSWORD": "new master password"]).status == 0)
+        #expect(
+            try await keyhaven.runDetached(["list"], extraEnvironment: ["KEYHAVEN_PASSWORD": "new master password"])
+                .status == 0
+        )
     }
 
     @Test func initNeverOverwrites() async throws {

@@ -27,12 +27,24 @@ let benchmarks: @Sendable () -> Void = {
         let origin = "http://127.0.0.1:\(port)"
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keyhaven-upgrade-bench-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let vault = try Vault.create(at: folder.appendingPathComponent("v.sqlite"), masterPassword: "bench", kdf: .random(logN: 10))
+        let vault = try Vault.create(
+            at: folder.appendingPathComponent("v.sqlite"),
+            masterPassword: "bench",
+            kdf: .random(logN: 10)
+        )
         let count = benchmark.scaledIterations.count
         var ids: [CredentialID] = []
         for index in 0..<count {
             try shiny.createAccount(user: "user\(index)", password: "Password\(1000 + index)x")
-            ids.append(try vault.add(CredentialContent(services: [.init(origin)], user: "user\(index)", password: "Password\(1000 + index)x")))
+            ids.append(
+                try vault.add(
+                    CredentialContent(
+                        services: [.init(origin)],
+                        user: "user\(index)",
+                        password: "Password\(1000 + index)x"
+                    )
+                )
+            )
         }
         let coordinator = UpgradeCoordinator(vault: vault, environment: HTTPUpgradeEnvironment(), host: Host())
         // Warm the connection pool.

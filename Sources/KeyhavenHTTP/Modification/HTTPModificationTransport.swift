@@ -56,7 +56,6 @@ public struct HTTPModificationTransport: ModificationTransport {
         try await call("POST", "/requests/\(requestId)/sign-in-authorization", body: authorization)
     }
 
-
     func call<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws -> ModificationResponse {
         var request = HTTPClientRequest(url: endpoint + path)
         request.method = HTTPMethod(rawValue: method)
