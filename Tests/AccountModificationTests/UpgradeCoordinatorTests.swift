@@ -62,8 +62,9 @@ struct UpgradeCoordinatorTests {
     static func coordinator(
         _ vault: Vault,
         host: ScriptedHost.Behaviour = .ignore,
-        timeout: Duration = .seconds(5),
-        deadline: Duration = .seconds(10)
+        // Generous: the whole suite shares two cores, and these limits only matter when a test fails.
+        timeout: Duration = .seconds(30),
+        deadline: Duration = .seconds(60)
     ) -> UpgradeCoordinator {
         UpgradeCoordinator(
             vault: vault,

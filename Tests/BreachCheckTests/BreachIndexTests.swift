@@ -5,6 +5,7 @@ import Testing
 
 /// Index build and lookup on generated Pwned-Passwords files: sorted and shuffled, LF and CRLF, with
 /// broken lines; every present hash found with its count, none of 100,000 absent ones.
+@Suite(.offCooperativePool)
 struct BreachIndexTests {
     struct Corpus {
         var present: [(digest: SHA1Digest, count: Int)]

@@ -5,6 +5,7 @@ import Testing
 
 /// Compares our parser with recorded outputs of Apple's `PasswordRulesParser.js` on 4,000+ inputs:
 /// curated edge cases plus seeded random rule-like strings (see the fixture's `source`).
+@Suite(.offCooperativePool)
 struct DifferentialTests {
     struct Fixture: Decodable {
         struct Case: Decodable {

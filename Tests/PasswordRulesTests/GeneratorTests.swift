@@ -3,6 +3,7 @@ import KeyhavenTesting
 import PasswordRules
 import Testing
 
+@Suite(.offCooperativePool)
 struct GeneratorTests {
     static let consonants = Set("bcdfghjkmnpqrstvwxz")
     static let vowels = Set("aeiouy")

@@ -3,6 +3,7 @@ import KeyhavenTesting
 import PasswordRules
 import Testing
 
+@Suite(.offCooperativePool)
 struct QuirksTests {
     static let quirks = PasswordRulesQuirks.shared
 

@@ -7,6 +7,7 @@ import Testing
 /// (built by scripts/zxcvbn/build_corpus.py; kinds: common passwords, mutations, l33t, dates, keyboard
 /// walks, names, repeats, sequences, random strings, passphrases, Apple-format passwords, non-ASCII,
 /// user inputs).
+@Suite(.offCooperativePool)
 struct ReferenceCorpusTests {
     struct Corpus: Decodable {
         var reference_year: Int

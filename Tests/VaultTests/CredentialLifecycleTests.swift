@@ -3,6 +3,7 @@ import KeyhavenTesting
 import Testing
 import Vault
 
+@Suite(.offCooperativePool)
 struct CredentialLifecycleTests {
     @Test func passwordHistoryKeepsEveryReplacedPassword() throws {
         let clock = TestClock()

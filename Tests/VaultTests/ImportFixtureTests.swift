@@ -5,6 +5,7 @@ import Vault
 
 /// Every supported export format, read from real-shaped samples (Fixtures/imports, see
 /// docs/import-formats.md), compared with the expected credentials, skips and merges.
+@Suite(.offCooperativePool)
 struct ImportFixtureTests {
     struct Expected: Decodable {
         struct Item: Decodable, Equatable {

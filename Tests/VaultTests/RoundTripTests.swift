@@ -4,6 +4,7 @@ import Testing
 import Vault
 
 /// Export → import gives back the same vault content, for every export format.
+@Suite(.offCooperativePool)
 struct RoundTripTests {
     static func contents(_ vault: Vault) throws -> [CredentialContent] {
         try vault.list().credentials.map(\.content).sorted { "\($0)" < "\($1)" }

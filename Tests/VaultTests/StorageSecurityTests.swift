@@ -6,6 +6,7 @@ import Testing
 import Vault
 
 /// What is on disk: no secret in plaintext anywhere, and damage that stays contained.
+@Suite(.offCooperativePool)
 struct StorageSecurityTests {
     static func fileBytes(_ url: URL) -> [Data] {
         ["", "-wal", "-shm", "-journal"].compactMap { FileManager.default.contents(atPath: url.path + $0) }

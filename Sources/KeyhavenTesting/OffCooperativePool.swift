@@ -1,0 +1,43 @@
+import Dispatch
+public import Testing
+
+/// Runs a test on a thread of its own instead of Swift's cooperative pool.
+///
+/// The cooperative pool has one thread per core: two here. A synchronous test that computes for
+/// seconds (12,600 strength estimates, a 100,000-hash index, scrypt at full strength) holds one of
+/// them the whole time, and two such tests starve every test that runs an HTTP server in-process,
+/// whose timeouts then fire. Mark heavy synchronous tests or suites `.offCooperativePool`: the test
+/// body runs on a dedicated Dispatch queue through a task executor preference, so `#expect` and task
+/// locals work as usual.
+public struct OffCooperativePool: TestTrait, SuiteTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        guard testCase != nil else { return try await function() }
+        try await withTaskExecutorPreference(DedicatedQueueExecutor()) {
+            try await function()
+        }
+    }
+}
+
+extension Trait where Self == OffCooperativePool {
+    /// See ``OffCooperativePool``.
+    public static var offCooperativePool: Self { OffCooperativePool() }
+}
+
+/// A task executor that runs every job on one serial Dispatch queue (a thread outside the pool).
+public final class DedicatedQueueExecutor: TaskExecutor, @unchecked Sendable {
+    private let queue = DispatchQueue(label: "keyhaven.testing.dedicated")
+
+    public init() {}
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
