@@ -26,6 +26,8 @@ let asyncHTTPClient: Target.Dependency = .product(name: "AsyncHTTPClient", packa
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
+let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
+let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 
 // MARK: - Targets
 
@@ -46,6 +48,10 @@ let package = Package(
         .library(name: "KeyhavenUpgrade", targets: ["KeyhavenUpgrade"]),
         .library(name: "KeyhavenHTTP", targets: ["KeyhavenHTTP"]),
         .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
+        .library(name: "KeyhavenJOSE", targets: ["KeyhavenJOSE"]),
+        .library(name: "IdentityProvider", targets: ["IdentityProvider"]),
+        .library(name: "IdentityProviderPostgres", targets: ["IdentityProviderPostgres"]),
+        .library(name: "RelyingParty", targets: ["RelyingParty"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -56,6 +62,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Tests only: a real, independent verifier of our identity tokens (AppleIdentityToken).
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
         // Apple's password-rules language: parse, canonicalize, validate, generate; quirks data.
@@ -104,10 +113,10 @@ let package = Package(
             dependencies: ["AccountModification", hummingbird, httpTypes],
             swiftSettings: swiftSettings
         ),
-        // RFC 6238 one-time codes and base32.
+        // Sign-in factors: RFC 6238 one-time codes, base32, scrypt password hashes.
         .target(
             name: "OneTimeCodes",
-            dependencies: [crypto],
+            dependencies: [crypto, cryptoExtras],
             swiftSettings: swiftSettings
         ),
         // shiny, the example service (library, so tests and `keyhaven demo` can run it in-process).
@@ -129,6 +138,30 @@ let package = Package(
         .target(
             name: "KeyhavenUpgrade",
             dependencies: ["AccountModification", "Vault", "PasswordRules"],
+            swiftSettings: swiftSettings
+        ),
+        // JWS/JWK (RS256, ES256) and Sign in with Apple's wire types; strict, no `none`, no HS256.
+        .target(
+            name: "KeyhavenJOSE",
+            dependencies: [crypto, cryptoExtras],
+            swiftSettings: swiftSettings
+        ),
+        // Sign in with Keyhaven: the identity provider's logic and storage (no HTTP framework).
+        .target(
+            name: "IdentityProvider",
+            dependencies: ["KeyhavenJOSE", "OneTimeCodes", crypto, grdb],
+            swiftSettings: swiftSettings
+        ),
+        // The provider's PostgreSQL storage (postgres-nio), behind the same SQL seam as SQLite.
+        .target(
+            name: "IdentityProviderPostgres",
+            dependencies: ["IdentityProvider", postgresNIO, logging],
+            swiftSettings: swiftSettings
+        ),
+        // The relying-party kit: verify identity tokens and notifications, client secrets, token calls.
+        .target(
+            name: "RelyingParty",
+            dependencies: ["KeyhavenJOSE", asyncHTTPClient, crypto],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.

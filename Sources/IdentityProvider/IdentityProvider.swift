@@ -1,0 +1,103 @@
+import Crypto
+import Foundation
+import KeyhavenJOSE
+import Synchronization
+
+/// Sign in with Keyhaven: an identity provider wire-compatible with Sign in with Apple, free of any
+/// HTTP framework. The HTTP layer turns requests into calls here and results into responses.
+///
+/// Everything durable lives in the ``SQLDatabase`` (signing keys included), so several instances
+/// can share one PostgreSQL database: a code issued by one is redeemed on another.
+public final class IdentityProvider: Sendable {
+    public let configuration: ProviderConfiguration
+    public let database: any SQLDatabase
+    let keyCache = Mutex<KeyCache?>(nil)
+    let secretCache = Mutex<[String: CachedSecret]>([:])
+    let accessKeyCache = Mutex<SymmetricKey?>(nil)
+
+    struct KeyCache {
+        var signing: RSASigningKey
+        var published: [JWK]
+        var loaded: Int64
+    }
+
+    struct CachedSecret {
+        var clientId: String
+        var expires: Int64
+        var checked: Int64
+    }
+
+    /// Opens the provider on `database`: migrates it, and creates the first signing key and the
+    /// access-token key when missing.
+    public init(configuration: ProviderConfiguration, database: any SQLDatabase) async throws {
+        self.configuration = configuration
+        self.database = database
+        try await IdentitySchema.migrate(database)
+        try await ensureKeys()
+    }
+
+    // MARK: Helpers
+
+    var nowMilliseconds: Int64 { Int64(configuration.now().timeIntervalSince1970 * 1000) }
+    var nowSeconds: Int64 { Int64(configuration.now().timeIntervalSince1970) }
+
+    /// A random token of `bytes` bytes, base64url.
+    func randomToken(_ bytes: Int = 32) -> String { Base64URL.encode(configuration.randomBytes(bytes)) }
+
+    /// Lowercase letters and digits.
+    func randomAlphanumeric(_ count: Int, uppercase: Bool = false) -> String {
+        let alphabet = Array(uppercase ? "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" : "abcdefghijklmnopqrstuvwxyz0123456789")
+        var result = ""
+        while result.count < count {
+            for byte in configuration.randomBytes(count * 2) where byte < 252 && result.count < count {
+                result.append(alphabet[Int(byte) % alphabet.count])
+            }
+        }
+        return result
+    }
+
+    static func hash(_ secret: String) -> String {
+        SHA256.hash(data: Array(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    @discardableResult
+    func read<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
+        try await database.read(body)
+    }
+
+    @discardableResult
+    func write<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
+        try await database.transaction(body)
+    }
+
+    func client(_ id: String, _ connection: any SQLConnection) async throws -> Client? {
+        try await connection.one("SELECT * FROM clients WHERE id = ?", .text(id)).map(Client.init)
+    }
+
+    public func client(_ id: String) async throws -> Client? {
+        try await read { try await self.client(id, $0) }
+    }
+
+    func user(_ id: String, _ connection: any SQLConnection) async throws -> User? {
+        try await connection.one("SELECT * FROM users WHERE id = ?", .text(id)).map(User.init)
+    }
+
+    public func user(email: String) async throws -> User? {
+        try await read { connection in
+            try await connection.one("SELECT * FROM users WHERE email = ?", .text(email.lowercased())).map(User.init)
+        }
+    }
+
+    func meta(_ name: String, _ connection: any SQLConnection) async throws -> String? {
+        try await connection.one("SELECT value FROM idp_meta WHERE name = ?", .text(name))?.text("value")
+    }
+
+    /// The key that authenticates stateless access tokens (shared by every instance).
+    func accessTokenKey() async throws -> SymmetricKey {
+        let encoded = try await read { try await self.meta("access-token-key", $0) }
+        guard let encoded, let bytes = Base64URL.decode(encoded) else {
+            throw StorageError("the database has no access-token key")
+        }
+        return SymmetricKey(data: bytes)
+    }
+}

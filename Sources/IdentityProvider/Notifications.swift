@@ -1,0 +1,154 @@
+import Foundation
+import KeyhavenJOSE
+
+/// Sends one notification: `POST url` with a JSON body. Returns the HTTP status, or nil when the
+/// receiver could not be reached or did not answer in time.
+public protocol NotificationTransport: Sendable {
+    func post(url: String, body: [UInt8]) async -> Int?
+}
+
+/// What one delivery round did.
+public struct DeliveryRound: Sendable, Hashable {
+    public var attempted = 0
+    public var delivered = 0
+    public var failed = 0
+}
+
+/// The outbox at a glance.
+public struct OutboxSummary: Sendable, Hashable, Codable {
+    public var pending: Int
+    public var delivered: Int
+    /// Every POST made, successful or not.
+    public var attempts: Int
+    /// Rows that reached the retry limit and wait for an operator.
+    public var abandoned: Int
+}
+
+extension IdentityProvider {
+    /// Delivers what is due: claims up to `limit` rows (so two instances never post the same row at
+    /// once), signs each event freshly (`iat` now, `exp` a day later, the row id as `jti`), posts
+    /// `{"payload": "<JWS>"}`, and records the result. A non-2xx answer or no answer schedules a
+    /// retry with backoff; delivery is at least once.
+    @discardableResult
+    public func deliverDueNotifications(using transport: any NotificationTransport, limit: Int = 32) async throws
+        -> DeliveryRound
+    {
+        let now = nowMilliseconds
+        let policy = configuration.notificationRetry
+        let claimed = try await write { connection in
+            let due = try await connection.query(
+                """
+                SELECT id, next_attempt FROM outbox WHERE delivered IS NULL AND next_attempt <= ? AND attempts < ? \
+                ORDER BY next_attempt, id LIMIT ?
+                """,
+                .integer(now),
+                .integer(policy.giveUpAfter),
+                .integer(Int64(limit))
+            )
+            var rows: [SQLRow] = []
+            for row in due {
+                rows += try await connection.query(
+                    """
+                    UPDATE outbox SET next_attempt = ? WHERE id = ? AND next_attempt = ? AND delivered IS NULL \
+                    RETURNING *
+                    """,
+                    .integer(now + policy.lease),
+                    .text(row.text("id") ?? ""),
+                    .integer(row.integer("next_attempt") ?? 0)
+                )
+            }
+            return rows
+        }
+        guard !claimed.isEmpty else { return DeliveryRound() }
+        let key = try await keys().signing
+        let issuer = configuration.issuer
+        let seconds = now / 1000
+        let results = await withTaskGroup(of: (String, Int64, Int?).self) { group in
+            for row in claimed {
+                guard let id = row.text("id"), let url = row.text("url"), let clientId = row.text("client_id"),
+                    let event = row.text("event")
+                else { continue }
+                let claims = NotificationClaims(
+                    iss: issuer,
+                    aud: clientId,
+                    iat: seconds,
+                    exp: seconds + 86_400,
+                    jti: id,
+                    events: event
+                )
+                let attempts = row.integer("attempts") ?? 0
+                group.addTask {
+                    guard let jws = try? JWS.sign(claims, with: key),
+                        let body = try? JSONEncoder().encode(["payload": jws])
+                    else { return (id, attempts, nil) }
+                    return (id, attempts, await transport.post(url: url, body: [UInt8](body)))
+                }
+            }
+            var results: [(String, Int64, Int?)] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+        var round = DeliveryRound()
+        let finished = nowMilliseconds
+        let jitter = Double(configuration.randomBytes(1)[0]) / 255
+        try await write { connection in
+            for (id, attempts, status) in results {
+                if let status, (200..<300).contains(status) {
+                    try await connection.query(
+                        "UPDATE outbox SET delivered = ?, attempts = ?, last_error = NULL WHERE id = ?",
+                        .integer(finished),
+                        .integer(attempts + 1),
+                        .text(id)
+                    )
+                } else {
+                    try await connection.query(
+                        "UPDATE outbox SET attempts = ?, next_attempt = ?, last_error = ? WHERE id = ?",
+                        .integer(attempts + 1),
+                        .integer(finished + policy.delay(afterAttempt: attempts + 1, jitter: jitter)),
+                        .text(status.map { "HTTP \($0)" } ?? "no answer"),
+                        .text(id)
+                    )
+                }
+            }
+        }
+        for (_, _, status) in results {
+            round.attempted += 1
+            if let status, (200..<300).contains(status) { round.delivered += 1 } else { round.failed += 1 }
+        }
+        return round
+    }
+
+    /// When the next undelivered row is due (ms since 1970), if any.
+    public func nextNotificationDue() async throws -> Int64? {
+        let limit = configuration.notificationRetry.giveUpAfter
+        return try await read { connection in
+            try await connection.one(
+                "SELECT MIN(next_attempt) AS due FROM outbox WHERE delivered IS NULL AND attempts < ?",
+                .integer(limit)
+            )?.integer("due")
+        }
+    }
+
+    public func outboxSummary() async throws -> OutboxSummary {
+        let limit = configuration.notificationRetry.giveUpAfter
+        return try await read { connection in
+            let row = try await connection.one(
+                """
+                SELECT \
+                CAST(SUM(CASE WHEN delivered IS NULL AND attempts < ? THEN 1 ELSE 0 END) AS BIGINT) AS pending, \
+                CAST(SUM(CASE WHEN delivered IS NOT NULL THEN 1 ELSE 0 END) AS BIGINT) AS delivered, \
+                CAST(SUM(CASE WHEN delivered IS NULL AND attempts >= ? THEN 1 ELSE 0 END) AS BIGINT) AS abandoned, \
+                CAST(SUM(attempts) AS BIGINT) AS attempts FROM outbox
+                """,
+                .integer(limit),
+                .integer(limit)
+            )
+            return OutboxSummary(
+                pending: Int(row?.integer("pending") ?? 0),
+                delivered: Int(row?.integer("delivered") ?? 0),
+                attempts: Int(row?.integer("attempts") ?? 0),
+                abandoned: Int(row?.integer("abandoned") ?? 0)
+            )
+        }
+    }
+}

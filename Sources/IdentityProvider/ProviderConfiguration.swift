@@ -1,0 +1,125 @@
+public import Foundation
+
+/// How a provider behaves. Every clock read and every random byte goes through `now` and
+/// `randomBytes`, so flows are testable.
+public struct ProviderConfiguration: Sendable {
+    /// The `iss` of every token and the `aud` a `client_secret` must name. Any string: tests that
+    /// drive clients pinned to Apple set `https://appleid.apple.com`.
+    public var issuer: String
+    /// Where the endpoints are reachable (discovery, form actions); the issuer when nil.
+    public var publicURL: String?
+    /// Development only: accept `http://` loopback redirect URIs and notification URLs. Apple
+    /// requires HTTPS with a domain name, and so does the provider by default.
+    public var allowInsecureURLs = false
+    /// Identity-token lifetime (86,400 s, as observed on Apple's tokens).
+    public var idTokenLifetime: Int64 = 86_400
+    public var codeLifetime: Int64 = 300
+    public var accessTokenLifetime: Int64 = 3_600
+    public var sessionLifetime: Int64 = 8 * 3_600
+    /// Team transfers: how long `transfer_sub` is carried and exchangeable.
+    public var transferWindow: Int64 = 60 * 86_400
+    /// Compatibility switch: `email_verified`/`is_private_email` as strings, as Apple sent them until
+    /// 2024. Booleans otherwise.
+    public var stringBooleans = false
+    /// scrypt cost for user passwords (N = 2^passwordLogN).
+    public var passwordLogN = 15
+    public var notificationRetry = RetryPolicy()
+    public var now: @Sendable () -> Date = { Date() }
+    public var randomBytes: @Sendable (Int) -> [UInt8] = { count in
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    public init(issuer: String) {
+        self.issuer = issuer
+    }
+
+    public var baseURL: String {
+        var url = publicURL ?? issuer
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+
+    /// `privaterelay.<issuer host>`.
+    public var relayDomain: String {
+        "privaterelay." + (URLComponents(string: issuer)?.host ?? "keyhaven.invalid")
+    }
+}
+
+/// Exponential backoff for notification delivery: `base · 2^(attempt-1)`, at most `cap`, with up to
+/// 20 % jitter, until `giveUpAfter` attempts (then the row stays, marked, for an operator).
+public struct RetryPolicy: Sendable, Hashable {
+    public var base: Int64 = 1_000
+    public var cap: Int64 = 3_600_000
+    public var giveUpAfter: Int64 = 200
+    /// How long a claimed delivery is reserved for the instance that claimed it (ms).
+    public var lease: Int64 = 30_000
+
+    public init(base: Int64 = 1_000, cap: Int64 = 3_600_000, giveUpAfter: Int64 = 200, lease: Int64 = 30_000) {
+        self.base = base
+        self.cap = cap
+        self.giveUpAfter = giveUpAfter
+        self.lease = lease
+    }
+
+    public func delay(afterAttempt attempt: Int64, jitter: Double) -> Int64 {
+        let exponent = min(max(attempt - 1, 0), 40)
+        let raw = min(Double(base) * pow(2, Double(exponent)), Double(cap))
+        return Int64(raw * (1 + 0.2 * min(max(jitter, 0), 1)))
+    }
+}
+
+/// An OAuth error as Apple's endpoints return it: `{"error": …, "error_description": …}`.
+public struct OAuthError: Error, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var error: String
+    public var error_description: String
+    /// HTTP status (400, or 401 for a missing bearer token).
+    public var status: Int
+
+    public init(_ error: String, _ description: String, status: Int = 400) {
+        self.error = error
+        self.error_description = description
+        self.status = status
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case error, error_description
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        error = try container.decode(String.self, forKey: .error)
+        error_description = try container.decodeIfPresent(String.self, forKey: .error_description) ?? ""
+        status = 400
+    }
+
+    public var description: String { "\(error): \(error_description)" }
+
+    public static func invalidRequest(_ description: String) -> OAuthError { .init("invalid_request", description) }
+    public static func invalidClient(_ description: String) -> OAuthError { .init("invalid_client", description) }
+    public static func invalidGrant(_ description: String) -> OAuthError { .init("invalid_grant", description) }
+    public static func invalidScope(_ description: String) -> OAuthError { .init("invalid_scope", description) }
+    public static let codeUsed = OAuthError.invalidGrant("The code has already been used.")
+    public static let codeExpired = OAuthError.invalidGrant("The code has expired or has been revoked.")
+}
+
+/// A failure of an administrative or account operation, for the person running it.
+public struct ProviderError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case invalidArgument
+        case notFound
+        case alreadyExists
+        case invalidCredentials
+        case secondFactorRequired
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import OneTimeCodes
+
+/// Signing in to the provider itself: on its page (a session cookie) or from Keyhaven (a device token).
+extension IdentityProvider {
+    /// Checks a person's password and, when their account has one, their one-time code.
+    /// - Throws: ``ProviderError`` `.invalidCredentials` (the same for an unknown address and a wrong
+    ///   password), or `.secondFactorRequired` when the password was right and a code is needed.
+    public func authenticate(email: String, password: String, code: String?) async throws -> Authentication {
+        let user = try await user(email: email)
+        // Hash even for unknown addresses, so timing does not tell which addresses exist.
+        let verified = PasswordHash.verify(password, against: user?.passwordHash ?? decoyHash)
+        guard let user, verified else {
+            throw ProviderError(.invalidCredentials, "The e-mail address or password is not right.")
+        }
+        var secondFactor = false
+        if let secret = user.totpSecret {
+            guard let code, !code.isEmpty else {
+                throw ProviderError(.secondFactorRequired, "Enter the code from your authenticator app.")
+            }
+            guard let totp = try? TOTP(secret: secret), totp.verify(code, at: configuration.now()) else {
+                throw ProviderError(.invalidCredentials, "The code is not right.")
+            }
+            secondFactor = true
+        }
+        return Authentication(userId: user.id, authTime: nowSeconds, secondFactor: secondFactor)
+    }
+
+    /// A hash at the configured cost that no password matches, checked when the address is unknown.
+    var decoyHash: String {
+        "$scrypt$ln=\(configuration.passwordLogN),r=8,p=1$\(Data(count: 16).base64EncodedString())$"
+            + Data(count: 32).base64EncodedString()
+    }
+
+    /// Starts a browser session; returns the cookie value.
+    public func startSession(_ authentication: Authentication) async throws -> String {
+        let token = randomToken()
+        let expires = nowMilliseconds + configuration.sessionLifetime * 1000
+        try await write { connection in
+            try await connection.query(
+                "INSERT INTO sessions (hash, user_id, auth_time, second_factor, expires) VALUES (?, ?, ?, ?, ?)",
+                .text(Self.hash(token)),
+                .text(authentication.userId),
+                .integer(authentication.authTime),
+                SQLValue(authentication.secondFactor),
+                .integer(expires)
+            )
+        }
+        return token
+    }
+
+    /// The session a cookie names, if it is current.
+    public func session(_ token: String) async throws -> Authentication? {
+        let now = nowMilliseconds
+        return try await read { connection in
+            guard
+                let row = try await connection.one(
+                    "SELECT * FROM sessions WHERE hash = ? AND expires > ?",
+                    .text(Self.hash(token)),
+                    .integer(now)
+                ), let userId = row.text("user_id")
+            else { return nil }
+            return Authentication(
+                userId: userId,
+                authTime: row.integer("auth_time") ?? 0,
+                secondFactor: row.bool("second_factor")
+            )
+        }
+    }
+
+    public func endSession(_ token: String) async throws {
+        try await write { try await $0.query("DELETE FROM sessions WHERE hash = ?", .text(Self.hash(token))) }
+    }
+
+    /// A value that ties a form to its session (CSRF): an HMAC of the session token.
+    public func formToken(forSession token: String) -> String {
+        Self.hash("form|" + token)
+    }
+
+    /// Signs a Keyhaven installation in (`keyhaven idp login`): a long-lived device token, stored
+    /// only as a hash here and sealed in the person's vault there.
+    public func createDeviceToken(_ authentication: Authentication, name: String) async throws -> String {
+        let token = "kd_" + randomToken()
+        let now = nowMilliseconds
+        try await write { connection in
+            try await connection.query(
+                """
+                INSERT INTO device_tokens (hash, user_id, name, auth_time, second_factor, created) \
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+                .text(Self.hash(token)),
+                .text(authentication.userId),
+                .text(String(name.prefix(100))),
+                .integer(authentication.authTime),
+                SQLValue(authentication.secondFactor),
+                .integer(now)
+            )
+        }
+        return token
+    }
+
+    /// The person a device token signs in, if it is not revoked.
+    public func device(_ token: String) async throws -> Authentication? {
+        try await read { connection in
+            guard
+                let row = try await connection.one(
+                    "SELECT * FROM device_tokens WHERE hash = ? AND revoked IS NULL",
+                    .text(Self.hash(token))
+                ), let userId = row.text("user_id")
+            else { return nil }
+            return Authentication(
+                userId: userId,
+                authTime: row.integer("auth_time") ?? 0,
+                secondFactor: row.bool("second_factor")
+            )
+        }
+    }
+
+    public func revokeDeviceToken(_ token: String) async throws {
+        let now = nowMilliseconds
+        try await write {
+            try await $0.query(
+                "UPDATE device_tokens SET revoked = ? WHERE hash = ?",
+                .integer(now),
+                .text(Self.hash(token))
+            )
+        }
+    }
+}

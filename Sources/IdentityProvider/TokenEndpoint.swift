@@ -1,0 +1,243 @@
+import Crypto
+import Foundation
+import Synchronization
+import KeyhavenJOSE
+
+/// `/auth/token`'s 200 answer.
+public struct TokenResponse: Sendable, Hashable, Codable {
+    public var access_token: String
+    public var token_type = "Bearer"
+    public var expires_in: Int64
+    public var refresh_token: String?
+    public var id_token: String?
+}
+
+extension IdentityProvider {
+    /// `POST /auth/token` with the form's fields.
+    public func token(_ form: [String: String]) async -> Result<TokenResponse, OAuthError> {
+        do {
+            let grantType = form["grant_type"] ?? ""
+            guard ["authorization_code", "refresh_token", "client_credentials"].contains(grantType) else {
+                return .failure(
+                    .init(
+                        "unsupported_grant_type",
+                        grantType.isEmpty ? "grant_type is required." : "Unsupported grant_type: \(grantType)"
+                    )
+                )
+            }
+            let client = try await authenticateClient(form)
+            switch grantType {
+            case "authorization_code": return .success(try await redeemCode(form, client: client))
+            case "refresh_token": return .success(try await refresh(form, client: client))
+            default: return .success(try await migrationToken(form, client: client))
+            }
+        } catch let error as OAuthError {
+            return .failure(error)
+        } catch {
+            return .failure(.init("server_error", "The request could not be completed."))
+        }
+    }
+
+    enum Redemption: Sendable {
+        case granted(grantId: String, refreshToken: String, userId: String, scopes: [String], nonce: String?,
+            authTime: Int64, realUserStatus: Int)
+        case refused(OAuthError)
+    }
+
+    func redeemCode(_ form: [String: String], client: Client) async throws -> TokenResponse {
+        guard let code = form["code"], !code.isEmpty else { throw OAuthError.invalidRequest("code is required.") }
+        let hash = Self.hash(code)
+        let now = nowMilliseconds
+        let grantId = randomToken(16)
+        let refreshToken = "r." + randomToken()
+        let redemption: Redemption = try await write { connection in
+            guard let row = try await connection.one("SELECT * FROM codes WHERE hash = ?", .text(hash)) else {
+                return .refused(.codeExpired)
+            }
+            guard row.text("client_id") == client.id else {
+                return .refused(.invalidGrant("The code was issued to another client_id."))
+            }
+            guard row.text("redirect_uri") == form["redirect_uri"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+                return .refused(.invalidClient("redirect_uri does not match the authorization request."))
+            }
+            if row.integer("used") == nil, (row.integer("expires") ?? 0) <= now { return .refused(.codeExpired) }
+            let claimed = try await connection.query(
+                "UPDATE codes SET used = ? WHERE hash = ? AND used IS NULL RETURNING hash",
+                .integer(now),
+                .text(hash)
+            )
+            guard !claimed.isEmpty else {
+                // A second redemption: what the first one issued is revoked too.
+                try await connection.query(
+                    "UPDATE grants SET revoked = ? WHERE code_hash = ? AND revoked IS NULL",
+                    .integer(now),
+                    .text(hash)
+                )
+                return .refused(.codeUsed)
+            }
+            let userId = row.text("user_id") ?? ""
+            let scope = row.text("scope") ?? ""
+            try await connection.query(
+                """
+                INSERT INTO grants (id, refresh_hash, client_id, user_id, code_hash, scope, auth_time, \
+                real_user_status, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                .text(grantId),
+                .text(Self.hash(refreshToken)),
+                .text(client.id),
+                .text(userId),
+                .text(hash),
+                .text(scope),
+                .integer(row.integer("auth_time") ?? 0),
+                .integer(row.integer("real_user_status") ?? 1),
+                .integer(now)
+            )
+            return .granted(
+                grantId: grantId,
+                refreshToken: refreshToken,
+                userId: userId,
+                scopes: scope.split(separator: " ").map(String.init),
+                nonce: row.text("nonce"),
+                authTime: row.integer("auth_time") ?? 0,
+                realUserStatus: Int(row.integer("real_user_status") ?? 1)
+            )
+        }
+        switch redemption {
+        case .refused(let error):
+            throw error
+        case .granted(let grantId, let refreshToken, let userId, let scopes, let nonce, let authTime, let status):
+            let accessToken = try await accessToken(grantId: grantId)
+            let idToken = try await identityToken(
+                client: client,
+                userId: userId,
+                scopes: scopes,
+                nonce: nonce,
+                authTime: authTime,
+                realUserStatus: status,
+                accessToken: accessToken
+            )
+            return TokenResponse(
+                access_token: accessToken,
+                expires_in: configuration.accessTokenLifetime,
+                refresh_token: refreshToken,
+                id_token: idToken
+            )
+        }
+    }
+
+    /// A refresh: a new access token and id_token; the refresh token itself is not rotated.
+    func refresh(_ form: [String: String], client: Client) async throws -> TokenResponse {
+        guard let token = form["refresh_token"], !token.isEmpty else {
+            throw OAuthError.invalidRequest("refresh_token is required.")
+        }
+        let row = try await read { connection in
+            try await connection.one(
+                "SELECT * FROM grants WHERE refresh_hash = ? AND revoked IS NULL",
+                .text(Self.hash(token))
+            )
+        }
+        guard let row, let grantId = row.text("id"), let userId = row.text("user_id") else {
+            throw OAuthError.invalidGrant("The refresh token is invalid or has been revoked.")
+        }
+        guard row.text("client_id") == client.id else {
+            throw OAuthError.invalidGrant("The refresh token was issued to another client_id.")
+        }
+        let accessToken = try await accessToken(grantId: grantId)
+        let idToken = try await identityToken(
+            client: client,
+            userId: userId,
+            scopes: (row.text("scope") ?? "").split(separator: " ").map(String.init),
+            nonce: nil,
+            authTime: row.integer("auth_time") ?? 0,
+            realUserStatus: Int(row.integer("real_user_status") ?? 1),
+            accessToken: accessToken
+        )
+        return TokenResponse(access_token: accessToken, expires_in: configuration.accessTokenLifetime, id_token: idToken)
+    }
+
+    /// Builds and signs an id_token with the claims Sign in with Apple sends.
+    func identityToken(
+        client: Client,
+        userId: String,
+        scopes: [String],
+        nonce: String?,
+        authTime: Int64,
+        realUserStatus: Int,
+        codeHash: String? = nil,
+        accessToken: String? = nil
+    ) async throws -> String {
+        let window = (nowSeconds - configuration.transferWindow) * 1000
+        let (sub, email, transferSub) = try await read { connection in
+            guard let user = try await self.user(userId, connection) else {
+                throw OAuthError.invalidGrant("The user no longer exists.")
+            }
+            let sub = try await connection.one(
+                "SELECT sub FROM subjects WHERE user_id = ? AND team_id = ?",
+                .text(userId),
+                .text(client.teamId)
+            )?.text("sub")
+            let email = scopes.contains("email") ? try await self.emailFor(user: user, client: client, connection) : nil
+            let transfer = try await connection.one(
+                "SELECT transfer_sub FROM transfers WHERE user_id = ? AND to_team = ? AND created > ?",
+                .text(userId),
+                .text(client.teamId),
+                .integer(window)
+            )?.text("transfer_sub")
+            return (sub, email, transfer)
+        }
+        guard let sub else {
+            throw OAuthError.invalidGrant("The user has not authorized this client's team; authorize again.")
+        }
+        let now = nowSeconds
+        let asString = configuration.stringBooleans
+        let claims = IdentityTokenClaims(
+            iss: configuration.issuer,
+            sub: sub,
+            aud: client.id,
+            iat: now,
+            exp: now + configuration.idTokenLifetime,
+            nonce: nonce,
+            nonce_supported: true,
+            c_hash: codeHash,
+            at_hash: accessToken.map(IdentityTokenClaims.halfHash),
+            email: email?.address,
+            email_verified: email.map { _ in BoolClaim(true, asString: asString) },
+            is_private_email: email?.isPrivate == true ? BoolClaim(true, asString: asString) : nil,
+            auth_time: authTime,
+            real_user_status: realUserStatus,
+            transfer_sub: transferSub
+        )
+        return try JWS.sign(claims, with: try await keys().signing)
+    }
+
+    // MARK: Access tokens
+
+    /// Access tokens are stateless: `a.<grant>.<expiry>.<HMAC>` under a key kept in the database,
+    /// so issuing one writes nothing; revoking the grant revokes them all.
+    func accessToken(grantId: String) async throws -> String {
+        let expires = nowSeconds + configuration.accessTokenLifetime
+        let body = "a.\(grantId).\(expires)"
+        let mac = HMAC<SHA256>.authenticationCode(for: Array(body.utf8), using: try await cachedAccessKey())
+        return body + "." + Base64URL.encode(Array(mac))
+    }
+
+    /// The grant an access token belongs to, if its MAC is right and it has not expired.
+    func grant(forAccessToken token: String) async throws -> String? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "a", let expires = Int64(parts[2]), expires > nowSeconds,
+            let mac = Base64URL.decode(parts[3])
+        else { return nil }
+        let body = parts[0..<3].joined(separator: ".")
+        guard
+            HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(body.utf8), using: try await cachedAccessKey())
+        else { return nil }
+        return String(parts[1])
+    }
+
+    func cachedAccessKey() async throws -> SymmetricKey {
+        if let key = accessKeyCache.withLock({ $0 }) { return key }
+        let key = try await accessTokenKey()
+        accessKeyCache.withLock { $0 = key }
+        return key
+    }
+}

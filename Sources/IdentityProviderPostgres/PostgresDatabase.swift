@@ -1,0 +1,135 @@
+import Foundation
+public import IdentityProvider
+public import Logging
+import NIOCore
+import PostgresNIO
+
+/// PostgreSQL through postgres-nio's connection pool, behind the same ``SQLDatabase`` seam as
+/// SQLite: several provider instances can share one database.
+public final class PostgresDatabase: SQLDatabase {
+    let client: PostgresClient
+    let runner: Task<Void, Never>
+    let logger: Logger
+    public var dialect: SQLDialect { .postgres }
+
+    /// `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`.
+    public init(url: String, logger: Logger = Logger(label: "keyhaven.idp.postgres")) throws {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
+            let user = components.user, !user.isEmpty
+        else {
+            throw StorageError("expected postgres://user[:password]@host[:port]/database, got another form")
+        }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        let tls: PostgresClient.Configuration.TLS
+        switch mode {
+        case "disable": tls = .disable
+        case "require": tls = .require(.makeClientConfiguration())
+        case "prefer": tls = .prefer(.makeClientConfiguration())
+        default: throw StorageError("sslmode must be disable, prefer or require")
+        }
+        var configuration = PostgresClient.Configuration(
+            host: components.host ?? "127.0.0.1",
+            port: components.port ?? 5432,
+            username: user.removingPercentEncoding ?? user,
+            password: components.password?.removingPercentEncoding,
+            database: database.isEmpty ? nil : database,
+            tls: tls
+        )
+        configuration.options.maximumConnections = 8
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        runner = Task { await client.run() }
+    }
+
+    struct Connection: SQLConnection {
+        let connection: PostgresConnection
+        let logger: Logger
+
+        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+            let rows = try await connection.query(PostgresDatabase.query(sql, binds), logger: logger)
+            var result: [SQLRow] = []
+            for try await row in rows { result.append(PostgresDatabase.convert(row)) }
+            return result
+        }
+    }
+
+    struct PoolConnection: SQLConnection {
+        let client: PostgresClient
+        let logger: Logger
+
+        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+            let rows = try await client.query(PostgresDatabase.query(sql, binds), logger: logger)
+            var result: [SQLRow] = []
+            for try await row in rows { result.append(PostgresDatabase.convert(row)) }
+            return result
+        }
+    }
+
+    public func transaction<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
+        let logger = self.logger
+        return try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                let result = try await body(Connection(connection: connection, logger: logger))
+                try await connection.query("COMMIT", logger: logger)
+                return result
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    public func read<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
+        try await body(PoolConnection(client: client, logger: logger))
+    }
+
+    public func shutdown() async {
+        runner.cancel()
+        _ = await runner.value
+    }
+
+    /// `?` placeholders become `$1`, `$2`… (the provider's SQL has no `?` inside literals).
+    static func query(_ sql: String, _ binds: [SQLValue]) -> PostgresQuery {
+        var text = ""
+        var index = 0
+        for character in sql {
+            if character == "?" {
+                index += 1
+                text += "$\(index)"
+            } else {
+                text.append(character)
+            }
+        }
+        var bindings = PostgresBindings(capacity: binds.count)
+        for value in binds {
+            switch value {
+            case .text(let string): bindings.append(string)
+            case .integer(let integer): bindings.append(integer)
+            case .null: bindings.appendNull()
+            }
+        }
+        return PostgresQuery(unsafeSQL: text, binds: bindings)
+    }
+
+    static func convert(_ row: PostgresRow) -> SQLRow {
+        var values: [String: SQLValue] = [:]
+        for cell in row {
+            guard cell.bytes != nil else {
+                values[cell.columnName] = .null
+                continue
+            }
+            switch cell.dataType {
+            case .int8, .int4, .int2:
+                values[cell.columnName] = (try? cell.decode(Int64.self)).map(SQLValue.integer) ?? .null
+            case .bool:
+                values[cell.columnName] = (try? cell.decode(Bool.self)).map { .integer($0 ? 1 : 0) } ?? .null
+            default:
+                values[cell.columnName] = (try? cell.decode(String.self)).map(SQLValue.text) ?? .null
+            }
+        }
+        return SQLRow(values: values)
+    }
+}
