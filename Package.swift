@@ -89,7 +89,8 @@ let package = Package(
         .target(
             name: "KeyhavenHTTP",
             dependencies: [
-                "BreachCheck", "SecurityRecommendations", "AccountModification", "KeyhavenUpgrade", hummingbird,
+                "BreachCheck", "SecurityRecommendations", "AccountModification", "KeyhavenUpgrade", "IdentityProvider",
+                "KeyhavenJOSE", "OneTimeCodes", hummingbird,
                 asyncHTTPClient,
                 serviceLifecycle, logging, httpTypes,
             ],

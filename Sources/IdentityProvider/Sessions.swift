@@ -127,3 +127,10 @@ extension IdentityProvider {
         }
     }
 }
+
+extension IdentityProvider {
+    /// The person's own address.
+    public func email(userId: String) async throws -> String? {
+        try await read { try await self.user(userId, $0)?.email }
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import IdentityProvider
+import KeyhavenJOSE
+import OneTimeCodes
+
+/// The browser flow: sign-in page, consent, the response to the service; and the account page.
+extension ProviderServer {
+    static let sessionCookie = "kh_session"
+
+    func sessionHeader(_ token: String) -> HTTPFields {
+        let secure = secureCookies ? "; Secure" : ""
+        return [.setCookie: "\(Self.sessionCookie)=\(token); Path=/; HttpOnly; SameSite=Lax\(secure)"]
+    }
+
+    func currentSession(_ request: Request) async -> (token: String, authentication: Authentication)? {
+        guard let token = Self.cookie(Self.sessionCookie, in: request),
+            let authentication = try? await provider.session(token)
+        else { return nil }
+        return (token, authentication)
+    }
+
+    /// Sends the response to the service as the request's `response_mode` says.
+    static func respond(_ response: AuthorizationResponse, to request: AuthorizationRequest) -> Response {
+        guard let redirectURI = request.redirectURI else {
+            return json(.ok, response)
+        }
+        switch request.responseMode {
+        case .formPost:
+            return html(ProviderPages.formPost(to: redirectURI, fields: response.fields))
+        case .query:
+            let separator = redirectURI.contains("?") ? "&" : "?"
+            return redirect(redirectURI + separator + FormURLEncoding.encode(response.fields))
+        case .fragment:
+            return redirect(redirectURI + "#" + FormURLEncoding.encode(response.fields))
+        }
+    }
+
+    /// Signed in: the consent step when this service is new to the person, else the response.
+    func proceed(
+        _ authorization: AuthorizationRequest,
+        session: (token: String, authentication: Authentication),
+        headers: HTTPFields = [:]
+    ) async throws -> Response {
+        if let prompt = try await provider.consentPrompt(authorization, userId: session.authentication.userId) {
+            return Self.html(
+                ProviderPages.consent(
+                    prompt,
+                    fields: authorization.parameters,
+                    formToken: provider.formToken(forSession: session.token)
+                ),
+                headers: headers
+            )
+        }
+        let response = try await provider.authorize(authorization, authentication: session.authentication, shareEmail: nil)
+        var result = Self.respond(response, to: authorization)
+        for field in headers { result.headers.append(field) }
+        return result
+    }
+
+    func addAuthorizeRoutes(to router: Router<BasicRequestContext>) {
+        let provider = self.provider
+        router.get("/auth/authorize") { request, _ in
+            let parameters = Self.query(request)
+            switch try await provider.validateAuthorization(parameters) {
+            case .failure(let error):
+                return Self.error(error)
+            case .success(let authorization):
+                if let session = await self.currentSession(request) {
+                    return try await self.proceed(authorization, session: session)
+                }
+                let name = try await provider.client(authorization.clientId)?.name
+                return Self.html(
+                    ProviderPages.signIn(action: "/auth/authorize", serviceName: name, fields: authorization.parameters)
+                )
+            }
+        }
+        router.post("/auth/authorize") { request, _ in
+            guard case .success(let form) = await Self.form(request) else {
+                return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
+            }
+            let authorization: AuthorizationRequest
+            switch try await provider.validateAuthorization(form) {
+            case .failure(let error): return Self.error(error)
+            case .success(let valid): authorization = valid
+            }
+            if form["action"] == "cancel" { return Self.respond(provider.cancelled(authorization), to: authorization) }
+            let name = try await provider.client(authorization.clientId)?.name
+            do {
+                let authentication = try await provider.authenticate(
+                    email: form["email"] ?? "",
+                    password: form["password"] ?? "",
+                    code: form["code"]
+                )
+                let token = try await provider.startSession(authentication)
+                return try await self.proceed(
+                    authorization,
+                    session: (token, authentication),
+                    headers: self.sessionHeader(token)
+                )
+            } catch let error as ProviderError {
+                return Self.html(
+                    ProviderPages.signIn(
+                        action: "/auth/authorize",
+                        serviceName: name,
+                        fields: authorization.parameters,
+                        email: form["email"] ?? "",
+                        error: error.message,
+                        askCode: error.code == .secondFactorRequired || form["code"] != nil
+                    ),
+                    status: error.code == .secondFactorRequired ? .ok : .unauthorized
+                )
+            }
+        }
+        router.post("/auth/authorize/consent") { request, _ in
+            guard case .success(let form) = await Self.form(request) else {
+                return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
+            }
+            let authorization: AuthorizationRequest
+            switch try await provider.validateAuthorization(form) {
+            case .failure(let error): return Self.error(error)
+            case .success(let valid): authorization = valid
+            }
+            guard let session = await self.currentSession(request),
+                constantTimeEqual(Array((form["form_token"] ?? "").utf8), Array(provider.formToken(forSession: session.token).utf8))
+            else {
+                return Self.html(
+                    ProviderPages.message("Sign in with Keyhaven", "Your session ended. Start again from the service."),
+                    status: .forbidden
+                )
+            }
+            if form["action"] == "cancel" { return Self.respond(provider.cancelled(authorization), to: authorization) }
+            let share = form["share_email"] != "hide"
+            let response = try await provider.authorize(
+                authorization,
+                authentication: session.authentication,
+                shareEmail: authorization.wantsEmail ? share : nil
+            )
+            return Self.respond(response, to: authorization)
+        }
+    }
+
+    // MARK: Account page
+
+    func addAccountRoutes(to router: Router<BasicRequestContext>) {
+        let provider = self.provider
+        router.get("/account") { request, _ in
+            guard let session = await self.currentSession(request) else {
+                return Self.html(ProviderPages.signIn(action: "/account/signin", serviceName: nil, fields: []))
+            }
+            return try await self.accountPage(session, message: Self.query(request)["message"])
+        }
+        router.post("/account/signin") { request, _ in
+            guard case .success(let form) = await Self.form(request) else {
+                return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
+            }
+            do {
+                let authentication = try await provider.authenticate(
+                    email: form["email"] ?? "",
+                    password: form["password"] ?? "",
+                    code: form["code"]
+                )
+                let token = try await provider.startSession(authentication)
+                return Self.redirect("/account", headers: self.sessionHeader(token))
+            } catch let error as ProviderError {
+                return Self.html(
+                    ProviderPages.signIn(
+                        action: "/account/signin",
+                        serviceName: nil,
+                        fields: [],
+                        email: form["email"] ?? "",
+                        error: error.message,
+                        askCode: error.code == .secondFactorRequired || form["code"] != nil
+                    ),
+                    status: error.code == .secondFactorRequired ? .ok : .unauthorized
+                )
+            }
+        }
+        router.post("/account/services/stop") { request, _ in
+            try await self.accountAction(request) { session, form in
+                try await provider.stopUsing(userId: session.authentication.userId, clientId: form["client_id"] ?? "")
+                return "Stopped using Sign in with Keyhaven with \(form["client_id"] ?? "")."
+            }
+        }
+        router.post("/account/services/relay") { request, _ in
+            try await self.accountAction(request) { session, form in
+                let enabled = form["enabled"] == "1"
+                try await provider.setRelayForwarding(
+                    userId: session.authentication.userId,
+                    clientId: form["client_id"] ?? "",
+                    enabled: enabled
+                )
+                return "Forwarding turned \(enabled ? "on" : "off")."
+            }
+        }
+        router.post("/account/delete") { request, _ in
+            guard case .success(let form) = await Self.form(request), let session = await self.currentSession(request),
+                self.validFormToken(form, session: session), form["confirm"] == "yes"
+            else {
+                return Self.html(ProviderPages.message("Not deleted", "Confirm the deletion to delete."), status: .badRequest)
+            }
+            try await provider.deleteAccount(userId: session.authentication.userId)
+            return Self.html(
+                ProviderPages.message("Account deleted", "Your account is deleted; every service you used was told."),
+                headers: [.setCookie: "\(Self.sessionCookie)=; Path=/; Max-Age=0"]
+            )
+        }
+        router.post("/account/signout") { request, _ in
+            if let session = await self.currentSession(request) { try await provider.endSession(session.token) }
+            return Self.redirect("/account", headers: [.setCookie: "\(Self.sessionCookie)=; Path=/; Max-Age=0"])
+        }
+    }
+
+    func validFormToken(_ form: [String: String], session: (token: String, authentication: Authentication)) -> Bool {
+        constantTimeEqual(Array((form["form_token"] ?? "").utf8), Array(provider.formToken(forSession: session.token).utf8))
+    }
+
+    func accountAction(
+        _ request: Request,
+        _ action: @Sendable ((token: String, authentication: Authentication), [String: String]) async throws -> String
+    ) async throws -> Response {
+        guard case .success(let form) = await Self.form(request), let session = await currentSession(request),
+            validFormToken(form, session: session)
+        else { return Self.redirect("/account") }
+        let message: String
+        do {
+            message = try await action(session, form)
+        } catch let error as ProviderError {
+            message = error.message
+        }
+        return Self.redirect("/account?message=" + FormURLEncoding.escape(message))
+    }
+
+    func accountPage(_ session: (token: String, authentication: Authentication), message: String?) async throws -> Response {
+        let services = try await provider.connectedServices(userId: session.authentication.userId)
+        let email = try await provider.email(userId: session.authentication.userId) ?? ""
+        return Self.html(
+            ProviderPages.account(
+                email: email,
+                services: services,
+                formToken: provider.formToken(forSession: session.token),
+                message: message
+            )
+        )
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import IdentityProvider
+import KeyhavenJOSE
+
+/// Keyhaven's device API (`/keyhaven/v1/…`, JSON): `keyhaven idp login` obtains a device token once;
+/// with it, Keyhaven shows the consent step itself and obtains authorizations for sign-in upgrades
+/// (as iOS does for apps), and manages the person's services.
+extension ProviderServer {
+    struct LoginBody: Decodable {
+        var email: String
+        var password: String
+        var code: String?
+        var name: String?
+    }
+
+    struct AuthorizeBody: Decodable {
+        var client_id: String
+        var scope: String?
+        var state: String?
+        var nonce: String?
+        /// "share" or "hide"; required the first time the person authorizes the service.
+        var email: String?
+    }
+
+    struct RelayBody: Decodable {
+        var enabled: Bool
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ request: Request) async -> T? {
+        guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return nil }
+        return try? JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+    }
+
+    func device(_ request: Request) async -> Authentication? {
+        guard let token = Self.bearer(request) else { return nil }
+        return try? await provider.device(token)
+    }
+
+    static let unauthorized = OAuthError("invalid_token", "A valid device token is required.", status: 401)
+
+    func addDeviceRoutes(to router: Router<BasicRequestContext>) {
+        let provider = self.provider
+        router.post("/keyhaven/v1/login") { request, _ in
+            guard let body = await Self.decode(LoginBody.self, request) else {
+                return Self.error(.invalidRequest("Expected {email, password, code?, name?}."))
+            }
+            do {
+                let authentication = try await provider.authenticate(
+                    email: body.email,
+                    password: body.password,
+                    code: body.code
+                )
+                let token = try await provider.createDeviceToken(authentication, name: body.name ?? "Keyhaven")
+                let email = try await provider.email(userId: authentication.userId) ?? body.email
+                return Self.json(.ok, ["device_token": token, "email": email])
+            } catch let error as ProviderError {
+                let code = error.code == .secondFactorRequired ? "second_factor_required" : "invalid_credentials"
+                return Self.error(.init(code, error.message, status: 401))
+            }
+        }
+        router.get("/keyhaven/v1/consent") { request, _ in
+            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            let query = Self.query(request)
+            let scopes = (query["scope"] ?? "").split(separator: " ").map(String.init)
+            switch try await provider.nativeAuthorizationRequest(
+                clientId: query["client_id"] ?? "",
+                scopes: scopes,
+                state: nil,
+                nonce: nil
+            ) {
+            case .failure(let error): return Self.error(error)
+            case .success(let authorization):
+                struct Answer: Encodable {
+                    var prompt: ConsentPrompt?
+                    var state: CredentialState
+                }
+                let prompt = try await provider.consentPrompt(authorization, userId: device.userId)
+                let state = try await provider.credentialState(userId: device.userId, clientId: authorization.clientId)
+                return Self.json(.ok, Answer(prompt: prompt, state: state))
+            }
+        }
+        router.post("/keyhaven/v1/authorize") { request, _ in
+            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            guard let body = await Self.decode(AuthorizeBody.self, request) else {
+                return Self.error(.invalidRequest("Expected {client_id, scope?, state?, nonce?, email?}."))
+            }
+            let scopes = (body.scope ?? "").split(separator: " ").map(String.init)
+            switch try await provider.nativeAuthorizationRequest(
+                clientId: body.client_id,
+                scopes: scopes,
+                state: body.state,
+                nonce: body.nonce
+            ) {
+            case .failure(let error): return Self.error(error)
+            case .success(let authorization):
+                let needsConsent = try await provider.consentPrompt(authorization, userId: device.userId) != nil
+                if needsConsent && authorization.wantsEmail && !["share", "hide"].contains(body.email ?? "") {
+                    return Self.error(.invalidRequest("First authorization: email must be \"share\" or \"hide\"."))
+                }
+                let share: Bool? = body.email.map { $0 != "hide" }
+                let response = try await provider.authorize(authorization, authentication: device, shareEmail: share)
+                return Self.json(.ok, response)
+            }
+        }
+        router.get("/keyhaven/v1/services") { request, _ in
+            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            return Self.json(.ok, try await provider.connectedServices(userId: device.userId))
+        }
+        router.post("/keyhaven/v1/services/:client/stop") { request, context in
+            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            return try await Self.outcome {
+                try await provider.stopUsing(userId: device.userId, clientId: context.parameters.get("client") ?? "")
+            }
+        }
+        router.post("/keyhaven/v1/services/:client/relay") { request, context in
+            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            guard let body = await Self.decode(RelayBody.self, request) else {
+                return Self.error(.invalidRequest("Expected {enabled}."))
+            }
+            return try await Self.outcome {
+                try await provider.setRelayForwarding(
+                    userId: device.userId,
+                    clientId: context.parameters.get("client") ?? "",
+                    enabled: body.enabled
+                )
+            }
+        }
+        router.post("/keyhaven/v1/account/delete") { request, _ in
+            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            return try await Self.outcome { try await provider.deleteAccount(userId: device.userId) }
+        }
+        router.post("/keyhaven/v1/logout") { request, _ in
+            guard let token = Self.bearer(request) else { return Self.error(Self.unauthorized) }
+            try await provider.revokeDeviceToken(token)
+            return Self.json(.ok, ["status": "signed out"])
+        }
+    }
+
+    static func outcome(_ action: () async throws -> Void) async throws -> Response {
+        do {
+            try await action()
+            return json(.ok, ["status": "done"])
+        } catch let error as ProviderError {
+            return Self.error(.init(error.code == .notFound ? "not_found" : "invalid_request", error.message,
+                status: error.code == .notFound ? 404 : 400))
+        }
+    }
+}

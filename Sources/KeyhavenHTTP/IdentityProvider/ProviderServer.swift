@@ -1,0 +1,257 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+public import Hummingbird
+public import IdentityProvider
+import KeyhavenJOSE
+public import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+import NIOHTTP1
+
+/// Sign in with Keyhaven over HTTP: Sign in with Apple's endpoints (`/auth/authorize`, `/auth/token`,
+/// `/auth/keys`, `/auth/revoke`, `/auth/usermigrationinfo`, discovery), the credential-state
+/// endpoint, the account page, Keyhaven's device API, and the notification sender.
+public struct ProviderServer: Sendable {
+    public let provider: IdentityProvider
+    /// How often the notification sender looks for due rows.
+    public var deliveryInterval: Duration
+
+    public init(provider: IdentityProvider, deliveryInterval: Duration = .milliseconds(250)) {
+        self.provider = provider
+        self.deliveryInterval = deliveryInterval
+    }
+
+    var secureCookies: Bool { provider.configuration.baseURL.hasPrefix("https://") }
+
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        addProtocolRoutes(to: router)
+        addAuthorizeRoutes(to: router)
+        addAccountRoutes(to: router)
+        addDeviceRoutes(to: router)
+        return router
+    }
+
+    /// Serves on `host:port` (0 picks a port) with the notification sender, until the task is
+    /// cancelled or SIGINT/SIGTERM. `onReady` gets the bound port.
+    public func run(
+        host: String,
+        port: Int,
+        logger: Logger = Logger(label: "keyhaven.idp"),
+        onReady: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
+        let app = Application(
+            router: router(),
+            configuration: .init(address: .hostname(host, port: port), serverName: "keyhaven-idp"),
+            onServerRunning: { channel in await onReady(channel.localAddress?.port ?? port) },
+            logger: logger
+        )
+        let sender = NotificationSender(provider: provider, interval: deliveryInterval, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: app), .init(service: sender)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+    }
+
+    // MARK: Helpers
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func json(_ status: HTTPResponse.Status, _ value: some Encodable, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        fields[.cacheControl] = fields[.cacheControl] ?? "no-store"
+        return Response(
+            status: status,
+            headers: fields,
+            body: .init(byteBuffer: ByteBuffer(bytes: (try? encoder.encode(value)) ?? Data("{}".utf8)))
+        )
+    }
+
+    static func error(_ error: OAuthError) -> Response {
+        json(HTTPResponse.Status(code: error.status), error)
+    }
+
+    static func html(_ text: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "text/html; charset=utf-8"
+        fields[.cacheControl] = "no-store"
+        fields[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.location] = location
+        fields[.cacheControl] = "no-store"
+        return Response(status: .found, headers: fields)
+    }
+
+    enum FormProblem: Error {
+        case notForm
+        case duplicate
+    }
+
+    /// The form body. Apple's endpoints accept only `application/x-www-form-urlencoded`; a field
+    /// given twice is refused.
+    static func form(_ request: Request) async -> Result<[String: String], FormProblem> {
+        let type = request.headers[.contentType]?.lowercased() ?? ""
+        guard type.hasPrefix("application/x-www-form-urlencoded") else { return .failure(.notForm) }
+        guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return .failure(.notForm) }
+        guard let fields = FormURLEncoding.uniqueFields(String(buffer: buffer)) else { return .failure(.duplicate) }
+        return .success(fields)
+    }
+
+    /// The form of an OAuth endpoint, or the error response Apple gives.
+    static func oauthForm(_ request: Request) async -> Result<[String: String], OAuthError> {
+        switch await form(request) {
+        case .success(let fields): .success(fields)
+        case .failure(.notForm):
+            .failure(.invalidRequest("The body must be application/x-www-form-urlencoded."))
+        case .failure(.duplicate): .failure(.invalidRequest("A parameter was given more than once."))
+        }
+    }
+
+    static func query(_ request: Request) -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, value) in FormURLEncoding.parse(request.uri.query ?? "") where result[name] == nil {
+            result[name] = value
+        }
+        return result
+    }
+
+    static func cookie(_ name: String, in request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for part in header.split(separator: ";") {
+                let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
+                if pair.count == 2, pair[0] == name { return String(pair[1]) }
+            }
+        }
+        return nil
+    }
+
+    static func bearer(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return nil }
+        let token = header.dropFirst("Bearer ".count).trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    // MARK: Sign in with Apple's endpoints
+
+    func addProtocolRoutes(to router: Router<BasicRequestContext>) {
+        let provider = self.provider
+        router.get("/.well-known/openid-configuration") { _, _ in
+            Self.json(.ok, provider.discoveryDocument(), headers: [.cacheControl: "max-age=3600"])
+        }
+        router.get("/auth/keys") { _, _ in
+            do {
+                return Self.json(.ok, try await provider.jwks(), headers: [.cacheControl: "max-age=300"])
+            } catch {
+                return Self.error(.init("server_error", "The keys are unavailable.", status: 500))
+            }
+        }
+        router.post("/auth/token") { request, _ in
+            switch await Self.oauthForm(request) {
+            case .failure(let error): return Self.error(error)
+            case .success(let form):
+                switch await provider.token(form) {
+                case .success(let response): return Self.json(.ok, response)
+                case .failure(let error): return Self.error(error)
+                }
+            }
+        }
+        router.post("/auth/revoke") { request, _ in
+            switch await Self.oauthForm(request) {
+            case .failure(let error): return Self.error(error)
+            case .success(let form):
+                switch await provider.revoke(form) {
+                case .success: return Response(status: .ok, headers: [.cacheControl: "no-store"])
+                case .failure(let error): return Self.error(error)
+                }
+            }
+        }
+        router.post("/auth/usermigrationinfo") { request, _ in
+            switch await Self.oauthForm(request) {
+            case .failure(let error): return Self.error(error)
+            case .success(let form):
+                switch await provider.userMigrationInfo(form, bearer: Self.bearer(request)) {
+                case .success(let info): return Self.json(.ok, info)
+                case .failure(let error): return Self.error(error)
+                }
+            }
+        }
+        // Apple's credential state is on-device; services ask here instead (client-authenticated).
+        router.post("/auth/credentialstate") { request, _ in
+            switch await Self.oauthForm(request) {
+            case .failure(let error): return Self.error(error)
+            case .success(let form):
+                switch await provider.credentialState(form) {
+                case .success(let state): return Self.json(.ok, ["state": state.rawValue])
+                case .failure(let error): return Self.error(error)
+                }
+            }
+        }
+    }
+}
+
+/// Posts due notifications in the background (a swift-service-lifecycle service).
+struct NotificationSender: Service {
+    let provider: IdentityProvider
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        let transport = HTTPNotificationTransport()
+        await withGracefulShutdownHandler {
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                do {
+                    let round = try await provider.deliverDueNotifications(using: transport)
+                    if round.attempted > 0 {
+                        logger.info(
+                            "notifications",
+                            metadata: ["delivered": "\(round.delivered)", "failed": "\(round.failed)"]
+                        )
+                    }
+                    if round.attempted > 0 && round.failed == 0 { continue }
+                } catch {
+                    logger.error("notification delivery failed: \(type(of: error))")
+                }
+                try? await Task.sleep(for: interval)
+            }
+        } onGracefulShutdown: {}
+    }
+}
+
+/// Notifications over HTTP: `POST` JSON, 10-second timeout, no redirects followed.
+public struct HTTPNotificationTransport: NotificationTransport {
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
+        configuration.redirectConfiguration = .disallow
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    public init() {}
+
+    public func post(url: String, body: [UInt8]) async -> Int? {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Keyhaven-IdP")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        guard let response = try? await Self.client.execute(request, timeout: .seconds(10)) else { return nil }
+        _ = try? await response.body.collect(upTo: 1 << 16)
+        return Int(response.status.code)
+    }
+}

@@ -1,0 +1,83 @@
+public import AsyncHTTPClient
+import Foundation
+public import KeyhavenJOSE
+import NIOCore
+import NIOHTTP1
+
+/// How the kit talks to the provider. ``HTTPRelyingPartyTransport`` is the real one; tests may
+/// substitute their own.
+public protocol RelyingPartyTransport: Sendable {
+    func get(_ url: String) async throws -> (status: Int, body: [UInt8])
+    func postForm(_ url: String, fields: [(String, String)], bearer: String?) async throws -> (status: Int, body: [UInt8])
+}
+
+/// async-http-client: 10-second timeouts, at most 1 MiB of body, no redirects.
+public struct HTTPRelyingPartyTransport: RelyingPartyTransport {
+    let client: HTTPClient
+
+    public static let shared: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    public init(client: HTTPClient = HTTPRelyingPartyTransport.shared) {
+        self.client = client
+    }
+
+    public func get(_ url: String) async throws -> (status: Int, body: [UInt8]) {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        return try await send(request)
+    }
+
+    public func postForm(_ url: String, fields: [(String, String)], bearer: String?) async throws -> (
+        status: Int, body: [UInt8]
+    ) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Accept", value: "application/json")
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        request.body = .bytes(ByteBuffer(string: FormURLEncoding.encode(fields)))
+        return try await send(request)
+    }
+
+    func send(_ request: HTTPClientRequest) async throws -> (status: Int, body: [UInt8]) {
+        do {
+            let response = try await client.execute(request, timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return (Int(response.status.code), Array(buffer: body))
+        } catch {
+            throw RelyingPartyError(.transport, "the provider could not be reached (\(type(of: error)))")
+        }
+    }
+}
+
+/// What went wrong, for the service's logs and its users. Never includes a token or a secret.
+public struct RelyingPartyError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        /// The provider answered with an OAuth error (`oauthError` holds it).
+        case provider
+        /// The provider could not be reached, or answered something else than the protocol.
+        case transport
+        /// A token or notification did not verify (`token` holds why).
+        case token
+    }
+
+    public var code: Code
+    public var message: String
+    /// `invalid_grant`, `invalid_client`… when the provider said so.
+    public var oauthError: String?
+    public var token: JOSEError?
+
+    public init(_ code: Code, _ message: String, oauthError: String? = nil, token: JOSEError? = nil) {
+        self.code = code
+        self.message = message
+        self.oauthError = oauthError
+        self.token = token
+    }
+
+    public var description: String { message }
+}
