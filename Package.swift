@@ -248,6 +248,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "IdentityProviderTests",
+            dependencies: [
+                "IdentityProvider", "IdentityProviderPostgres", "RelyingParty", "KeyhavenJOSE", "KeyhavenHTTP",
+                "KeyhavenTesting", "OneTimeCodes", asyncHTTPClient, jwtKit, logging,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "KeyhavenCLITests",
             dependencies: [
                 "KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules", "Vault", "BreachCheck", "ShinyService",

@@ -95,9 +95,10 @@ extension IdentityProvider {
         try await jwks().keys.compactMap(\.kid)
     }
 
-    /// `/.well-known/openid-configuration`, as Apple's.
-    public func discoveryDocument() -> [String: DiscoveryValue] {
-        let base = configuration.baseURL
+    /// `/.well-known/openid-configuration`, as Apple's; endpoints under `baseURL` (the configured
+    /// public URL by default).
+    public func discoveryDocument(baseURL: String? = nil) -> [String: DiscoveryValue] {
+        let base = baseURL ?? configuration.baseURL
         return [
             "issuer": .string(configuration.issuer),
             "authorization_endpoint": .string(base + "/auth/authorize"),

@@ -14,6 +14,9 @@ public final class SQLiteDatabase: SQLDatabase {
     public init(path: String) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        // Transactions span several accesses (the store's SQL is async); the async lock keeps
+        // every other access out while one is open.
+        configuration.allowsUnsafeTransactions = true
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
@@ -24,7 +27,9 @@ public final class SQLiteDatabase: SQLDatabase {
     /// An in-memory database (tests, `keyhaven demo`).
     public init() throws {
         pool = nil
-        queue = try DatabaseQueue()
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true
+        queue = try DatabaseQueue(configuration: configuration)
     }
 
     var writer: any DatabaseWriter { pool ?? queue! }

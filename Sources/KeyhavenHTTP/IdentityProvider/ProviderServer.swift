@@ -7,20 +7,28 @@ import KeyhavenJOSE
 public import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 import NIOHTTP1
 
 /// Sign in with Keyhaven over HTTP: Sign in with Apple's endpoints (`/auth/authorize`, `/auth/token`,
 /// `/auth/keys`, `/auth/revoke`, `/auth/usermigrationinfo`, discovery), the credential-state
 /// endpoint, the account page, Keyhaven's device API, and the notification sender.
-public struct ProviderServer: Sendable {
+public final class ProviderServer: Sendable {
     public let provider: IdentityProvider
     /// How often the notification sender looks for due rows.
-    public var deliveryInterval: Duration
+    public let deliveryInterval: Duration
+
+    /// The base URL of the endpoints when no public URL is configured: where the server listens.
+    let listening = Mutex<String?>(nil)
 
     public init(provider: IdentityProvider, deliveryInterval: Duration = .milliseconds(250)) {
         self.provider = provider
         self.deliveryInterval = deliveryInterval
+    }
+
+    var endpointBase: String? {
+        provider.configuration.publicURL == nil ? listening.withLock { $0 } : nil
     }
 
     var secureCookies: Bool { provider.configuration.baseURL.hasPrefix("https://") }
@@ -45,7 +53,12 @@ public struct ProviderServer: Sendable {
         let app = Application(
             router: router(),
             configuration: .init(address: .hostname(host, port: port), serverName: "keyhaven-idp"),
-            onServerRunning: { channel in await onReady(channel.localAddress?.port ?? port) },
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? port
+                let shown = host.contains(":") ? "[\(host)]" : host
+                self.listening.withLock { $0 = "http://\(shown == "0.0.0.0" ? "127.0.0.1" : shown):\(bound)" }
+                await onReady(bound)
+            },
             logger: logger
         )
         let sender = NotificationSender(provider: provider, interval: deliveryInterval, logger: logger)
@@ -151,7 +164,11 @@ public struct ProviderServer: Sendable {
     func addProtocolRoutes(to router: Router<BasicRequestContext>) {
         let provider = self.provider
         router.get("/.well-known/openid-configuration") { _, _ in
-            Self.json(.ok, provider.discoveryDocument(), headers: [.cacheControl: "max-age=3600"])
+            Self.json(
+                .ok,
+                provider.discoveryDocument(baseURL: self.endpointBase),
+                headers: [.cacheControl: "max-age=3600"]
+            )
         }
         router.get("/auth/keys") { _, _ in
             do {
