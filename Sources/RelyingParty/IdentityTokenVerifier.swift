@@ -11,7 +11,8 @@ public actor JWKSCache {
     let refetchInterval: Duration
     let clock = ContinuousClock()
     var keys: [String: RSAPublicKey] = [:]
-    var fetched: ContinuousClock.Instant?
+    /// When an unknown kid last made a refetch.
+    var missRefetch: ContinuousClock.Instant?
     /// How many times the key set was downloaded (tests and metrics).
     public private(set) var fetchCount = 0
 
@@ -24,8 +25,11 @@ public actor JWKSCache {
     /// The key for `kid`, fetching the set when it is unknown.
     public func key(for kid: String) async throws(JOSEError) -> RSAPublicKey {
         if let key = keys[kid] { return key }
-        if let fetched, clock.now - fetched < refetchInterval, fetchCount > 0 {
-            throw JOSEError(.unknownKey, "no key \(kid) in the provider's key set")
+        if fetchCount > 0 {
+            if let missRefetch, clock.now - missRefetch < refetchInterval {
+                throw JOSEError(.unknownKey, "no key \(kid) in the provider's key set")
+            }
+            missRefetch = clock.now
         }
         try await refresh()
         guard let key = keys[kid] else { throw JOSEError(.unknownKey, "no key \(kid) in the provider's key set") }
@@ -33,7 +37,6 @@ public actor JWKSCache {
     }
 
     func refresh() async throws(JOSEError) {
-        fetched = clock.now
         fetchCount += 1
         guard let (status, body) = try? await transport.get(url), status == 200,
             let set = try? JSONDecoder().decode(JWKSet.self, from: Data(body))
