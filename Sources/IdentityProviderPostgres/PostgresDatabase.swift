@@ -48,10 +48,12 @@ public final class PostgresDatabase: SQLDatabase {
         let logger: Logger
 
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-            let rows = try await connection.query(PostgresDatabase.query(sql, binds), logger: logger)
-            var result: [SQLRow] = []
-            for try await row in rows { result.append(PostgresDatabase.convert(row)) }
-            return result
+            try await PostgresDatabase.describing {
+                let rows = try await connection.query(PostgresDatabase.query(sql, binds), logger: logger)
+                var result: [SQLRow] = []
+                for try await row in rows { result.append(PostgresDatabase.convert(row)) }
+                return result
+            }
         }
     }
 
@@ -60,10 +62,12 @@ public final class PostgresDatabase: SQLDatabase {
         let logger: Logger
 
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-            let rows = try await client.query(PostgresDatabase.query(sql, binds), logger: logger)
-            var result: [SQLRow] = []
-            for try await row in rows { result.append(PostgresDatabase.convert(row)) }
-            return result
+            try await PostgresDatabase.describing {
+                let rows = try await client.query(PostgresDatabase.query(sql, binds), logger: logger)
+                var result: [SQLRow] = []
+                for try await row in rows { result.append(PostgresDatabase.convert(row)) }
+                return result
+            }
         }
     }
 
@@ -89,6 +93,21 @@ public final class PostgresDatabase: SQLDatabase {
     public func shutdown() async {
         runner.cancel()
         _ = await runner.value
+    }
+
+    /// Turns postgres-nio's errors into a ``StorageError`` with the server's SQLSTATE and message
+    /// (never the bound values, which may be secrets).
+    static func describing<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PSQLError {
+            if let info = error.serverInfo {
+                throw StorageError(
+                    "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")"
+                )
+            }
+            throw StorageError("PostgreSQL: \(error.code) (is the server reachable and the URL right?)")
+        }
     }
 
     /// `?` placeholders become `$1`, `$2`… (the provider's SQL has no `?` inside literals).
