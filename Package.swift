@@ -251,8 +251,9 @@ let package = Package(
             name: "IdentityProviderTests",
             dependencies: [
                 "IdentityProvider", "IdentityProviderPostgres", "RelyingParty", "KeyhavenJOSE", "KeyhavenHTTP",
-                "KeyhavenTesting", "OneTimeCodes", asyncHTTPClient, jwtKit, logging,
+                "KeyhavenTesting", "OneTimeCodes", asyncHTTPClient, jwtKit, logging, hummingbird,
             ],
+            exclude: ["Clients"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

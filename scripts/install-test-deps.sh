@@ -2,7 +2,9 @@
 # Installs what the test suites need beyond Swift, if it is missing. Idempotent and quiet when
 # everything is present:
 #   - python3 with `requests` (a plain HTTP client run against our range server and local API),
-#     `selenium` (drives the step-up page) and `schemathesis` (fuzzes the protocol's OpenAPI document);
+#     `selenium` (drives the step-up page and the provider's pages), `schemathesis` (fuzzes the
+#     protocol's OpenAPI document), and `pyjwt`, `joserfc`, `authlib` (independent clients that must
+#     verify the identity provider's tokens);
 #   - Chromium and its driver, headless (Debian packages `chromium` and `chromium-driver`).
 # Needs root and apt for the system packages (CI, a fresh Debian/Ubuntu machine); pip for the rest.
 set -euo pipefail
@@ -27,6 +29,9 @@ need_pip=()
 python3 -c "import requests" >/dev/null 2>&1 || need_pip+=(requests)
 python3 -c "import selenium" >/dev/null 2>&1 || need_pip+=(selenium)
 python3 -c "import schemathesis" >/dev/null 2>&1 || need_pip+=(schemathesis)
+python3 -c "import jwt; assert jwt.__version__ >= '2'" >/dev/null 2>&1 || need_pip+=("pyjwt>=2.15")
+python3 -c "import joserfc" >/dev/null 2>&1 || need_pip+=("joserfc>=1.8")
+python3 -c "import authlib" >/dev/null 2>&1 || need_pip+=("authlib>=1.9.6")
 if [ ${#need_pip[@]} -gt 0 ]; then
     echo "installing python packages: ${need_pip[*]}"
     python3 -m pip install --quiet "${need_pip[@]}" || {

@@ -5,9 +5,13 @@
 #      implementations, fault injection);
 #   2. schemathesis against the example service with the protocol's OpenAPI document.
 # Outside programs (Chromium, Python packages) are installed when missing: scripts/install-test-deps.sh.
+# The identity provider's PostgreSQL tests run against a real server that
+# scripts/start-test-postgres.sh installs and starts (KEYHAVEN_TEST_POSTGRES_URL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-test-deps.sh
+KEYHAVEN_TEST_POSTGRES_URL=$(scripts/start-test-postgres.sh)
+export KEYHAVEN_TEST_POSTGRES_URL
 swift build --build-tests
 swift test --skip-build "$@"
 

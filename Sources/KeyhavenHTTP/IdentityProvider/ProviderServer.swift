@@ -31,7 +31,9 @@ public final class ProviderServer: Sendable {
         provider.configuration.publicURL == nil ? listening.withLock { $0 } : nil
     }
 
-    var secureCookies: Bool { provider.configuration.baseURL.hasPrefix("https://") }
+    /// Cookies are `Secure` when the pages are served over https (the public URL, or where the
+    /// server listens when none is configured).
+    var secureCookies: Bool { (endpointBase ?? provider.configuration.baseURL).hasPrefix("https://") }
 
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
