@@ -124,8 +124,8 @@ let package = Package(
         .target(
             name: "ShinyService",
             dependencies: [
-                "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules", hummingbird,
-                httpTypes,
+                "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules", "RelyingParty",
+                "KeyhavenJOSE", hummingbird, httpTypes,
                 grdb, crypto, cryptoExtras, logging,
             ],
             swiftSettings: swiftSettings
@@ -191,7 +191,11 @@ let package = Package(
                 "AccountModification",
                 "ShinyService",
                 "OneTimeCodes",
+                "IdentityProvider",
+                "IdentityProviderPostgres",
+                "KeyhavenJOSE",
                 argumentParser,
+                logging,
             ],
             swiftSettings: swiftSettings
         ),

@@ -21,7 +21,10 @@ import NIOCore
 /// answer; a different request with the same id is a conflict (409). Records live in memory (at most
 /// ``maximumRecords``, the oldest finished ones dropped first).
 public struct AccountModificationKit<Extension: AccountModificationExtension>: Sendable {
-    public let manifest: AccountModificationManifest
+    /// What `/.well-known/account-modification` publishes (read on each request, so a service can
+    /// turn sign-in upgrades on once it is registered with a provider).
+    public var manifest: AccountModificationManifest { makeManifest() }
+    let makeManifest: @Sendable () -> AccountModificationManifest
     public let `extension`: Extension
     /// Durable answers, if the service keeps them (see ``ModificationLedger``).
     public let ledger: (any ModificationLedger)?
@@ -36,8 +39,18 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
         ledger: (any ModificationLedger)? = nil,
         answerTimeout: Duration = .seconds(20)
     ) {
+        self.init(extension: `extension`, manifest: { manifest }, ledger: ledger, answerTimeout: answerTimeout)
+    }
+
+    /// With a manifest that may change while the service runs.
+    public init(
+        extension: Extension,
+        manifest: @escaping @Sendable () -> AccountModificationManifest,
+        ledger: (any ModificationLedger)? = nil,
+        answerTimeout: Duration = .seconds(20)
+    ) {
         self.extension = `extension`
-        self.manifest = manifest
+        self.makeManifest = manifest
         self.ledger = ledger
         self.answerTimeout = answerTimeout
     }
@@ -55,7 +68,7 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         router.get("/.well-known/account-modification") { request, _ in
             var published = manifest
-            published.endpoint = Self.absolute(manifest.endpoint, origin: Self.origin(of: request))
+            published.endpoint = Self.absolute(published.endpoint, origin: Self.origin(of: request))
             return Self.json(.ok, published)
         }
         let group = router.group(RouterPath(Self.basePath))

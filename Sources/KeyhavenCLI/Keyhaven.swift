@@ -21,6 +21,7 @@ public struct Keyhaven: AsyncParsableCommand {
                 ]
             ),
             CommandGroup(name: "Security", subcommands: [Audit.self, Upgrade.self, Serve.self, Demo.self]),
+            CommandGroup(name: "Sign in with Keyhaven", subcommands: [Idp.self]),
         ]
     )
 

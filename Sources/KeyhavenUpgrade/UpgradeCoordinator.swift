@@ -133,6 +133,16 @@ public struct UpgradeCoordinator: Sendable {
     func apply(_ outcome: ModificationFlow.Outcome, to entry: UpgradeJournalEntry) -> UpgradeResult {
         do {
             switch outcome {
+            case .completed where entry.kind == .signIn:
+                // The password leaves the record (it stays in the history); the record names the
+                // provider account it now signs in with.
+                let link = SignInLink(
+                    issuer: entry.signInIssuer ?? "",
+                    subject: entry.signInSubject ?? "",
+                    linked: Date()
+                )
+                try vault.completeUpgrade(entry, password: nil, signIn: link)
+                return .upgraded(credential: entry.credentialID, substituted: false)
             case .completed(let updated):
                 let password = updated?.password ?? entry.newPassword
                 try vault.completeUpgrade(entry, password: password)

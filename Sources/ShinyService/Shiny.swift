@@ -46,25 +46,33 @@ public final class Shiny: Sendable {
     public let configuration: ShinyConfiguration
     let store: ShinyStore
     let stepUps = StepUps()
+    let signIn = ShinySignIn()
     let kit: AccountModificationKit<ShinyExtension>
 
     public init(configuration: ShinyConfiguration = ShinyConfiguration()) throws {
         self.configuration = configuration
         store = try ShinyStore(path: configuration.databasePath, scryptLogN: configuration.scryptLogN)
         let rules = PasswordRules(configuration.passwordRules)
+        let signIn = self.signIn
+        let requirements = PasswordRules.canonical(configuration.passwordRules)
         kit = AccountModificationKit(
             extension: ShinyExtension(
                 store: store,
                 rules: rules,
                 stepUps: stepUps,
+                signIn: signIn,
                 substitute: configuration.substitutePassword
             ),
-            manifest: AccountModificationManifest(
-                endpoint: AccountModificationKit<ShinyExtension>.basePath,
-                supportsStrongPasswordChange: true,
-                supportsUpgradeToSignIn: false,
-                passwordGenerationRequirements: PasswordRules.canonical(configuration.passwordRules)
-            ),
+            manifest: {
+                let provider = signIn.configured?.configuration
+                return AccountModificationManifest(
+                    endpoint: AccountModificationKit<ShinyExtension>.basePath,
+                    supportsStrongPasswordChange: true,
+                    supportsUpgradeToSignIn: provider != nil,
+                    passwordGenerationRequirements: requirements,
+                    signIn: provider.map { SignInConfiguration(issuer: $0.issuer, clientId: $0.clientId) }
+                )
+            },
             ledger: ShinyLedger(store: store)
         )
     }
@@ -125,6 +133,7 @@ public final class Shiny: Sendable {
         addPages(to: router)
         addAPI(to: router)
         addStepUp(to: router)
+        addSignIn(to: router)
         return router
     }
 
@@ -372,8 +381,18 @@ public final class Shiny: Sendable {
                 )
             }
             await self.stepUps.close(id)
-            await self.kit.extension.apply(pending.newPassword, user: pending.user, context: modification)
-            return Self.html(ShinyPages.stepUpDone("Your password was changed.", success: true))
+            switch pending.action {
+            case .changePassword(let newPassword):
+                await self.kit.extension.apply(newPassword, user: pending.user, context: modification)
+                return Self.html(ShinyPages.stepUpDone("Your password was changed.", success: true))
+            case .convertToSignIn:
+                // The rest needs Keyhaven's authorization: finish without holding the page.
+                let shinyExtension = self.kit.extension
+                Task { await shinyExtension.convert(pending.user, context: modification) }
+                return Self.html(
+                    ShinyPages.stepUpDone("Confirmed: Keyhaven finishes the switch to Sign in with Keyhaven.", success: true)
+                )
+            }
         }
         router.post("/account-modification/step-up/:id/cancel") { _, context in
             let id = context.parameters.get("id") ?? ""

@@ -14,6 +14,7 @@ struct ShinyExtension: AccountModificationExtension {
     let store: ShinyStore
     let rules: PasswordRules
     let stepUps: StepUps
+    let signIn: ShinySignIn
     /// Test hook: the password the service actually sets (it reports it back).
     let substitute: (@Sendable (String) -> String)?
 
@@ -100,7 +101,7 @@ struct ShinyExtension: AccountModificationExtension {
                 await context.cancelRequest(withError: problem)
                 return nil
             }
-            await stepUps.open(request.requestId, user: user, newPassword: request.newPassword!)
+            await stepUps.open(request.requestId, user: user, action: .changePassword(request.newPassword!))
             return "/account-modification/step-up/\(request.requestId)"
         }
     }
@@ -113,9 +114,14 @@ struct ShinyExtension: AccountModificationExtension {
 
 /// Step-ups waiting for the person's code.
 actor StepUps {
+    enum Action: Sendable {
+        case changePassword(String)
+        case convertToSignIn
+    }
+
     struct Pending: Sendable {
         var user: ShinyStore.User
-        var newPassword: String
+        var action: Action
         var attempts = 0
     }
 
@@ -123,8 +129,8 @@ actor StepUps {
     /// Request ids cancelled through the protocol (observable in tests and the demo).
     private(set) var cancelled: [String] = []
 
-    func open(_ id: String, user: ShinyStore.User, newPassword: String) {
-        pending[id] = Pending(user: user, newPassword: newPassword)
+    func open(_ id: String, user: ShinyStore.User, action: Action) {
+        pending[id] = Pending(user: user, action: action)
     }
 
     func get(_ id: String) -> Pending? { pending[id] }

@@ -161,6 +161,31 @@ final class ShinyStore: Sendable {
         }
     }
 
+    /// An account made by Sign in with Keyhaven: no password, linked from the start. A taken name
+    /// gets a suffix.
+    func createLinkedUser(name: String, subject: String) throws -> User {
+        try database.write { db in
+            var candidate = name
+            var suffix = 1
+            while try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM user WHERE name = ?)", arguments: [candidate])!
+            {
+                suffix += 1
+                candidate = "\(name)-\(suffix)"
+            }
+            try db.execute(
+                sql: "INSERT INTO user (name, signInSubject, created) VALUES (?, ?, ?)",
+                arguments: [candidate, subject, Date().timeIntervalSince1970]
+            )
+            return User(id: db.lastInsertedRowID, name: candidate, totpSecret: nil, signInSubject: subject, hasPassword: false)
+        }
+    }
+
+    func sessionCount(for userID: Int64) throws -> Int {
+        try database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM session WHERE userID = ?", arguments: [userID]) ?? 0
+        }
+    }
+
     func unlinkSignIn(subject: String) throws {
         try database.write { db in
             try db.execute(sql: "UPDATE user SET signInSubject = NULL WHERE signInSubject = ?", arguments: [subject])

@@ -1,4 +1,5 @@
 import AccountModification
+import IdentityProvider
 import ArgumentParser
 import Foundation
 import KeyhavenHTTP
@@ -26,8 +27,14 @@ extension Keyhaven {
         var service: String?
         @Option(name: .long, help: "The account's user name, when the vault has several for the service.") var user:
             String?
-        @Option(name: .long, help: "strong-password (sign-in arrives with the identity provider).") var to =
-            "strong-password"
+        @Option(
+            name: .long,
+            help: "strong-password, or sign-in (Sign in with Keyhaven; needs `keyhaven idp login` first)."
+        ) var to = "strong-password"
+        @Option(
+            name: .long,
+            help: "Sign-in upgrades, first time with the service: share or hide your e-mail (asked when absent)."
+        ) var email: String?
         @Flag(name: .customLong("no-browser"), help: "Print the service's page instead of opening a browser.")
         var noBrowser = false
         @Flag(name: .customLong("no-interaction"), help: "Fail instead of waiting when the service needs you.")
@@ -41,6 +48,9 @@ extension Keyhaven {
             }
             if to != "strong-password" && to != "sign-in" {
                 throw ValidationError("--to is strong-password or sign-in")
+            }
+            if let email, email != "share" && email != "hide" {
+                throw ValidationError("--email is share or hide")
             }
         }
 
@@ -66,9 +76,6 @@ extension Keyhaven {
                 let users = matching.map { $0.user.isEmpty ? "(no user name)" : $0.user }.joined(separator: ", ")
                 throw Output.failure("several accounts for \(service) (\(users)): choose one with --user")
             }
-            guard to == "strong-password" else {
-                throw Output.failure("upgrading to sign-in needs an identity provider: see `keyhaven idp login`")
-            }
             let interrupt = InterruptFlag()
             interrupt.install()
             let coordinator = UpgradeCoordinator(
@@ -77,13 +84,38 @@ extension Keyhaven {
                 host: TerminalHost(openBrowser: !noBrowser),
                 deadline: .seconds(timeout)
             )
-            let result = await coordinator.upgradeToStrongPassword(
-                credential.id,
-                service: service,
-                allowInteraction: !noInteraction
-            ) { interrupt.isRaised }
+            let result: UpgradeResult
+            if to == "sign-in" {
+                let manifest = try? await HTTPUpgradeEnvironment().manifest(for: service)
+                let issuer = manifest?.signIn?.issuer
+                guard let issuer else {
+                    throw Output.failure("\(service) does not offer upgrades to Sign in with Keyhaven")
+                }
+                let session = try providerSession(vault, issuer)
+                let choice = email
+                let authority = DeviceSignInAuthority(session: session) { prompt in
+                    await Self.consent(prompt, choice: choice)
+                }
+                result = await coordinator.upgradeToSignIn(
+                    credential.id,
+                    service: service,
+                    authority: authority,
+                    allowInteraction: !noInteraction
+                ) { interrupt.isRaised }
+            } else {
+                result = await coordinator.upgradeToStrongPassword(
+                    credential.id,
+                    service: service,
+                    allowInteraction: !noInteraction
+                ) { interrupt.isRaised }
+            }
             let name = credential.user.isEmpty ? service : "\(credential.user) on \(service)"
             switch result {
+            case .upgraded where to == "sign-in":
+                print(
+                    "Upgraded \(name): it now signs in with Keyhaven; the password no longer works and is kept "
+                        + "in the history."
+                )
             case .upgraded(_, let substituted):
                 print(
                     "Upgraded \(name): a new strong password is saved"
@@ -101,6 +133,33 @@ extension Keyhaven {
                 )
                 throw ExitCode(3)
             }
+        }
+    }
+}
+
+extension Keyhaven.Upgrade {
+    /// The consent step on the terminal: the service, what it asks, and share or hide the e-mail.
+    static func consent(_ prompt: ConsentPrompt, choice: String?) async -> String? {
+        Output.error("keyhaven: \(prompt.serviceName) (\(prompt.clientId)) asks to use Sign in with Keyhaven.")
+        if prompt.asksName, let name = prompt.name { Output.error("keyhaven: it receives your name (\(name)) once.") }
+        guard prompt.asksEmail else { return choice ?? "share" }
+        if let choice {
+            Output.error(
+                choice == "hide"
+                    ? "keyhaven: it receives a private relay address that forwards to \(prompt.email)."
+                    : "keyhaven: it receives your e-mail \(prompt.email)."
+            )
+            return choice
+        }
+        guard let answer = Terminal.ask("Share your e-mail (\(prompt.email)) or hide it behind a relay address? [share/hide/cancel] ")
+        else {
+            Output.error("keyhaven: no terminal to ask: pass --email share or --email hide")
+            return nil
+        }
+        switch answer.lowercased() {
+        case "share", "s": return "share"
+        case "hide", "h": return "hide"
+        default: return nil
         }
     }
 }

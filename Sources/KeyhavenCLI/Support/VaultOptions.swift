@@ -78,6 +78,18 @@ enum Terminal {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Asks a question on the terminal (echo on); nil when there is no terminal.
+    static func ask(_ prompt: String) -> String? {
+        guard let tty = FileHandle(forUpdatingAtPath: "/dev/tty") else { return nil }
+        defer { try? tty.close() }
+        tty.write(Data(prompt.utf8))
+        var bytes: [UInt8] = []
+        while let byte = try? tty.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
+            bytes.append(first)
+        }
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+    }
+
     /// Asks on the terminal with echo off; `confirm` asks twice.
     static func askSecret(_ prompt: String, confirm: Bool = false) throws -> String {
         let tty = open("/dev/tty", O_RDWR)

@@ -24,6 +24,10 @@ public struct UpgradeJournalEntry: Hashable, Sendable, Codable, Identifiable {
     /// The password sent to the service (strong-password upgrades).
     public var newPassword: String?
     public var started: Date
+    /// Sign-in upgrades: the provider and the account's `sub` there, recorded as soon as the
+    /// authorization is obtained (before the service gets it).
+    public var signInIssuer: String?
+    public var signInSubject: String?
 
     public init(
         id: String = UUID().uuidString.lowercased(),
@@ -65,6 +69,18 @@ extension Vault {
                     sql: "INSERT INTO upgradeJournal (id, credentialID, sealed, created) VALUES (?, ?, ?, ?)",
                     arguments: [entry.id, entry.credentialID.rawValue, sealed, entry.started.timeIntervalSince1970]
                 )
+            }
+        }
+    }
+
+    /// Rewrites a pending entry (a sign-in upgrade records the account it links to).
+    public func updateUpgrade(_ entry: UpgradeJournalEntry) throws(VaultError) {
+        try guarded {
+            var plaintext = try JSONEncoder().encode(entry)
+            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+            let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id))
+            try database.write { db in
+                try db.execute(sql: "UPDATE upgradeJournal SET sealed = ? WHERE id = ?", arguments: [sealed, entry.id])
             }
         }
     }

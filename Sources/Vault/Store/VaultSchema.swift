@@ -54,6 +54,15 @@ enum VaultSchema {
                 t.column("created", .double).notNull()
             }
         }
+        migrator.registerMigration("v3-identity-provider-sessions") { db in
+            // `keyhaven idp login`: one sealed device token per provider, found by a keyed hash of
+            // the issuer.
+            try db.create(table: "providerSession") { t in
+                t.column("tag", .blob).primaryKey()
+                t.column("sealed", .blob).notNull()
+                t.column("created", .double).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -1,0 +1,169 @@
+import ArgumentParser
+import Foundation
+import IdentityProvider
+import KeyhavenHTTP
+import Vault
+
+/// Opens the vault for an `idp` subcommand (settling pending upgrades, as every vault command does).
+func openVault(_ options: VaultOptions) async throws -> Vault {
+    let vault = try options.open()
+    await Reconciler.run(vault)
+    return vault
+}
+
+/// The session for `issuerOrURL` (an issuer, or the URL Keyhaven logged in to), or the only one.
+func providerSession(_ vault: Vault, _ issuerOrURL: String?) throws -> ProviderSession {
+    let sessions: [ProviderSession]
+    do {
+        sessions = try vault.providerSessions()
+    } catch {
+        throw Output.vaultFailure(error)
+    }
+    if let issuerOrURL {
+        var wanted = issuerOrURL
+        while wanted.hasSuffix("/") { wanted.removeLast() }
+        guard let session = sessions.first(where: { $0.issuer == wanted || $0.baseURL == wanted }) else {
+            throw Output.failure("Keyhaven is not signed in to \(wanted): run `keyhaven idp login \(wanted)`")
+        }
+        return session
+    }
+    guard let only = sessions.first else {
+        throw Output.failure("Keyhaven is not signed in to a provider: run `keyhaven idp login URL`")
+    }
+    guard sessions.count == 1 else {
+        throw Output.failure("signed in to several providers: name one (\(sessions.map(\.issuer).joined(separator: ", ")))")
+    }
+    return only
+}
+
+struct ProviderLogin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign Keyhaven in to a Sign in with Keyhaven provider, once.",
+        discussion: """
+            Keyhaven gets a device token (sealed in the vault, never shown) with which it shows you the \
+            consent step and obtains authorizations when you upgrade an account to sign-in \
+            (`keyhaven upgrade SERVICE --to sign-in`). The provider password comes from \
+            $KEYHAVEN_IDP_PASSWORD or a prompt; the one-time code from --code or a prompt.
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The provider's URL (where /.well-known/openid-configuration is).") var url: String
+    @Option(name: .long, help: "Your e-mail address at the provider (asked when absent).") var email: String?
+    @Option(name: .long, help: "The one-time code, if your account has one.") var code: String?
+    @Option(name: .long, help: "A name for this Keyhaven on your account page.") var name = "Keyhaven"
+
+    func run() async throws {
+        let vault = try await openVault(options)
+        let client = ProviderDeviceClient()
+        let (issuer, baseURL): (String, String)
+        do {
+            (issuer, baseURL) = try await client.discover(url)
+        } catch {
+            throw Output.failure("\(error)")
+        }
+        let address = try email ?? {
+            FileHandle.standardError.write(Data("E-mail at \(issuer): ".utf8))
+            guard let line = readLine(), !line.isEmpty else { throw Output.failure("an e-mail address is needed") }
+            return line
+        }()
+        let password =
+            try ProcessInfo.processInfo.environment["KEYHAVEN_IDP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? Terminal.askSecret("Password at \(issuer): ")
+        var oneTimeCode = code
+        var result: (token: String, email: String)?
+        while result == nil {
+            do {
+                result = try await client.login(
+                    baseURL: baseURL,
+                    email: address,
+                    password: password,
+                    code: oneTimeCode,
+                    name: name
+                )
+            } catch let failure as ProviderDeviceClient.Failure where failure.code == "second_factor_required" {
+                guard oneTimeCode == nil else { throw Output.failure(failure.message) }
+                oneTimeCode = try Terminal.askSecret("One-time code: ")
+            } catch {
+                throw Output.failure("\(error)")
+            }
+        }
+        guard let result else { return }
+        do {
+            try vault.saveProviderSession(
+                ProviderSession(
+                    issuer: issuer,
+                    baseURL: baseURL,
+                    email: result.email,
+                    deviceToken: result.token,
+                    created: Date()
+                )
+            )
+        } catch {
+            throw Output.vaultFailure(error)
+        }
+        print("Signed in to \(issuer) as \(result.email).")
+    }
+}
+
+struct ProviderLogout: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logout",
+        abstract: "Sign Keyhaven out of a provider (its device token is revoked and forgotten)."
+    )
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The provider's issuer or URL (optional when there is one).") var provider: String?
+
+    func run() async throws {
+        let vault = try await openVault(options)
+        let session = try providerSession(vault, provider)
+        try? await ProviderDeviceClient().logout(session)
+        do {
+            try vault.removeProviderSession(issuer: session.issuer)
+        } catch {
+            throw Output.vaultFailure(error)
+        }
+        print("Signed out of \(session.issuer).")
+    }
+}
+
+struct ProviderServices: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "services",
+        abstract: "The services you sign in to with Keyhaven; stop using one, or switch relay forwarding.",
+        discussion: """
+            Each change is sent to the service as a server-to-server notification \
+            (consent-revoked, email-disabled, email-enabled).
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @Argument(help: "The provider's issuer or URL (optional when there is one).") var provider: String?
+    @Option(name: .customLong("stop-using"), help: "Stop using Sign in with Keyhaven with this client id.")
+    var stopUsing: String?
+    @Option(name: .customLong("relay-off"), help: "Stop forwarding relay mail from this client id.") var relayOff: String?
+    @Option(name: .customLong("relay-on"), help: "Resume forwarding relay mail from this client id.") var relayOn: String?
+    @Flag(name: .long, help: "JSON output.") var json = false
+
+    func run() async throws {
+        let vault = try await openVault(options)
+        let session = try providerSession(vault, provider)
+        let client = ProviderDeviceClient()
+        do {
+            if let stopUsing { try await client.stopUsing(session, clientId: stopUsing) }
+            if let relayOff { try await client.setRelayForwarding(session, clientId: relayOff, enabled: false) }
+            if let relayOn { try await client.setRelayForwarding(session, clientId: relayOn, enabled: true) }
+            let services = try await client.services(session)
+            if json { return print(try Output.json(services)) }
+            if services.isEmpty { print("No service signs you in with \(session.issuer) yet.") }
+            for service in services {
+                let email = service.email.map { " as \($0)" } ?? ""
+                let relay = service.hidesEmail ? (service.relayForwarding ? " (relay on)" : " (relay off)") : ""
+                print("\(service.clientId)\t\(service.name)\t\(service.state.rawValue)\(email)\(relay)")
+            }
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            throw Output.failure("\(error)")
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import ArgumentParser
+import Foundation
+import IdentityProvider
+import IdentityProviderPostgres
+import KeyhavenHTTP
+import Logging
+
+extension Keyhaven {
+    struct Idp: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "idp",
+            abstract: "Sign in with Keyhaven: run the identity provider, administer it, sign Keyhaven in to one.",
+            discussion: """
+                The provider speaks Sign in with Apple's protocol (/auth/authorize, /auth/token, /auth/keys, \
+                /auth/revoke, /auth/usermigrationinfo, discovery), so a client written for Apple works by \
+                changing the issuer and the keys URL. Its data lives in SQLite (--database PATH, the \
+                default) or PostgreSQL (--database postgres://user:password@host/db); several instances \
+                may share one PostgreSQL database.
+
+                Set up: `keyhaven idp team add "Example Corp"`, `keyhaven idp team key create TEAM \
+                --output team.p8`, `keyhaven idp service add com.example.web --team TEAM --name Example \
+                --redirect-uri https://example.com/callback`, `keyhaven idp user add ada@example.com`, \
+                then `keyhaven idp serve --issuer https://id.example.com`.
+                """,
+            subcommands: [
+                ProviderServe.self, ProviderTeam.self, ProviderService.self, ProviderUser.self, ProviderKeys.self,
+                ProviderOutbox.self, ProviderLogin.self, ProviderLogout.self, ProviderServices.self,
+            ]
+        )
+    }
+}
+
+/// Where the provider's data is, and how it checks URLs.
+struct ProviderOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "SQLite file or postgres:// URL (default: $KEYHAVEN_IDP_DATABASE, else $XDG_DATA_HOME/keyhaven/idp.sqlite).",
+            valueName: "path-or-url"
+        )
+    )
+    var database: String?
+
+    @Option(name: .long, help: "The issuer: iss of every token, aud of client secrets (default: where it serves).")
+    var issuer: String?
+
+    @Flag(
+        name: .customLong("allow-insecure-urls"),
+        help: "Development: accept http:// loopback redirect URIs and notification URLs (Apple requires https)."
+    )
+    var allowInsecureURLs = false
+
+    var location: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let given = database ?? environment["KEYHAVEN_IDP_DATABASE"], !given.isEmpty {
+            return given.hasPrefix("postgres") ? given : (given as NSString).expandingTildeInPath
+        }
+        let data =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (NSHomeDirectory() as NSString).appendingPathComponent(".local/share")
+        return (data as NSString).appendingPathComponent("keyhaven/idp.sqlite")
+    }
+
+    func configuration(defaultIssuer: String = "http://127.0.0.1:8090") -> ProviderConfiguration {
+        var configuration = ProviderConfiguration(issuer: issuer ?? defaultIssuer)
+        configuration.allowInsecureURLs = allowInsecureURLs
+        if let logN = ProcessInfo.processInfo.environment["KEYHAVEN_IDP_SCRYPT_LOG_N"].flatMap(Int.init) {
+            configuration.passwordLogN = logN  // tests: cheaper hashes
+        }
+        return configuration
+    }
+
+    func open(_ configuration: ProviderConfiguration? = nil) async throws -> IdentityProvider {
+        let configuration = configuration ?? self.configuration()
+        do {
+            let database: any SQLDatabase
+            if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
+                var logger = Logger(label: "keyhaven.idp.postgres")
+                logger.logLevel = .error
+                database = try PostgresDatabase(url: location, logger: logger)
+            } else {
+                try FileManager.default.createDirectory(
+                    at: URL(fileURLWithPath: location).deletingLastPathComponent(),
+                    withIntermediateDirectories: true
+                )
+                database = try SQLiteDatabase(path: location)
+            }
+            return try await IdentityProvider(configuration: configuration, database: database)
+        } catch {
+            throw Output.failure("cannot open the provider's database: \(error)")
+        }
+    }
+}
+
+/// Runs an administrative call, turning provider errors into clear messages.
+@discardableResult
+func administering<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as ProviderError {
+        throw Output.failure(error.message)
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        throw Output.failure("\(error)")
+    }
+}
+
+struct ProviderServe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the identity provider.",
+        discussion: """
+            Serves Sign in with Apple's endpoints, the sign-in and consent pages, the account page \
+            (/account: stop using a service, relay forwarding, delete the account), the credential-state \
+            endpoint (/auth/credentialstate), Keyhaven's device API, and sends server-to-server \
+            notifications from the database's outbox, retrying until the service answers 2xx. \
+            Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
+            """
+    )
+    @OptionGroup var provider: ProviderOptions
+    @Option(name: .long, help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(name: .long, help: "Port (0 picks a free one).") var port = 8090
+    @Option(name: .customLong("public-url"), help: "Where clients reach the endpoints, when not the issuer.")
+    var publicURL: String?
+    @Flag(
+        name: .customLong("string-booleans"),
+        help: "Compatibility test switch: email_verified/is_private_email as \"true\" strings, as Apple sent until 2024."
+    )
+    var stringBooleans = false
+
+    func run() async throws {
+        var configuration = provider.configuration(defaultIssuer: "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)")
+        configuration.publicURL = publicURL
+        configuration.stringBooleans = stringBooleans
+        let opened = try await provider.open(configuration)
+        var logger = Logger(label: "keyhaven.idp")
+        logger.logLevel = .notice
+        let location = provider.location.hasPrefix("postgres") ? "PostgreSQL" : provider.location
+        let issuer = configuration.issuer
+        try await ProviderServer(provider: opened).run(host: host, port: port, logger: logger) { bound in
+            Output.error(
+                "keyhaven: Sign in with Keyhaven on http://\(host):\(bound) (issuer \(issuer), "
+                    + "data in \(location)); Ctrl-C stops"
+            )
+        }
+        await opened.database.shutdown()
+    }
+}

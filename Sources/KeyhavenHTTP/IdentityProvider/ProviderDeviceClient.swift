@@ -1,0 +1,204 @@
+public import AccountModification
+import AsyncHTTPClient
+import Foundation
+public import IdentityProvider
+import KeyhavenJOSE
+public import KeyhavenUpgrade
+import NIOCore
+import NIOHTTP1
+public import Vault
+
+/// Keyhaven's client of a provider's device API (`/keyhaven/v1/…`).
+public struct ProviderDeviceClient: Sendable {
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// The provider's error code (`invalid_credentials`, `second_factor_required`…), if it gave one.
+        public var code: String?
+        public var message: String
+        public var description: String { message }
+    }
+
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(20))
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    public init() {}
+
+    func call(
+        _ method: HTTPMethod,
+        _ url: String,
+        bearer: String? = nil,
+        json: (any Encodable)? = nil
+    ) async throws -> [UInt8] {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        request.headers.add(name: "Accept", value: "application/json")
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(json)))
+        }
+        let response: HTTPClientResponse
+        let body: ByteBuffer
+        do {
+            response = try await Self.client.execute(request, timeout: .seconds(20))
+            body = try await response.body.collect(upTo: 1 << 20)
+        } catch {
+            throw Failure(code: nil, message: "the provider at \(url) could not be reached")
+        }
+        guard (200..<300).contains(response.status.code) else {
+            let error = try? JSONDecoder().decode(OAuthError.self, from: Data(body.readableBytesView))
+            throw Failure(
+                code: error?.error,
+                message: error.map { $0.error_description } ?? "the provider answered HTTP \(response.status.code)"
+            )
+        }
+        return Array(body.readableBytesView)
+    }
+
+    /// The provider's issuer and endpoint base, from its discovery document at `url`.
+    public func discover(_ url: String) async throws -> (issuer: String, baseURL: String) {
+        var base = url
+        while base.hasSuffix("/") { base.removeLast() }
+        let body = try await call(.GET, base + "/.well-known/openid-configuration")
+        guard let document = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let issuer = document["issuer"] as? String,
+            let authorize = document["authorization_endpoint"] as? String, authorize.hasSuffix("/auth/authorize")
+        else { throw Failure(code: nil, message: "\(base) does not publish a Sign in with Keyhaven discovery document") }
+        return (issuer, String(authorize.dropLast("/auth/authorize".count)))
+    }
+
+    /// Signs Keyhaven in: a device token for the person.
+    public func login(baseURL: String, email: String, password: String, code: String?, name: String) async throws -> (
+        token: String, email: String
+    ) {
+        struct Body: Encodable {
+            var email, password: String
+            var code: String?
+            var name: String
+        }
+        let body = try await call(
+            .POST,
+            baseURL + "/keyhaven/v1/login",
+            json: Body(email: email, password: password, code: code, name: name)
+        )
+        guard let answer = try? JSONDecoder().decode([String: String].self, from: Data(body)),
+            let token = answer["device_token"]
+        else { throw Failure(code: nil, message: "the provider's answer has no device token") }
+        return (token, answer["email"] ?? email)
+    }
+
+    public struct ConsentAnswer: Decodable, Sendable {
+        public var prompt: ConsentPrompt?
+        public var state: CredentialState
+    }
+
+    public func consent(_ session: ProviderSession, clientId: String, scope: String) async throws -> ConsentAnswer {
+        let query = FormURLEncoding.encode([("client_id", clientId), ("scope", scope)])
+        let body = try await call(.GET, session.baseURL + "/keyhaven/v1/consent?" + query, bearer: session.deviceToken)
+        guard let answer = try? JSONDecoder().decode(ConsentAnswer.self, from: Data(body)) else {
+            throw Failure(code: nil, message: "the provider's consent answer is not understood")
+        }
+        return answer
+    }
+
+    public func authorize(
+        _ session: ProviderSession,
+        clientId: String,
+        scope: String,
+        state: String?,
+        nonce: String?,
+        email: String?
+    ) async throws -> AuthorizationResponse {
+        struct Body: Encodable {
+            var client_id, scope: String
+            var state, nonce, email: String?
+        }
+        let body = try await call(
+            .POST,
+            session.baseURL + "/keyhaven/v1/authorize",
+            bearer: session.deviceToken,
+            json: Body(client_id: clientId, scope: scope, state: state, nonce: nonce, email: email)
+        )
+        guard let response = try? JSONDecoder().decode(AuthorizationResponse.self, from: Data(body)) else {
+            throw Failure(code: nil, message: "the provider's authorization is not understood")
+        }
+        return response
+    }
+
+    public func services(_ session: ProviderSession) async throws -> [ConnectedService] {
+        let body = try await call(.GET, session.baseURL + "/keyhaven/v1/services", bearer: session.deviceToken)
+        return (try? JSONDecoder().decode([ConnectedService].self, from: Data(body))) ?? []
+    }
+
+    public func stopUsing(_ session: ProviderSession, clientId: String) async throws {
+        _ = try await call(
+            .POST,
+            session.baseURL + "/keyhaven/v1/services/\(FormURLEncoding.escape(clientId))/stop",
+            bearer: session.deviceToken
+        )
+    }
+
+    public func setRelayForwarding(_ session: ProviderSession, clientId: String, enabled: Bool) async throws {
+        _ = try await call(
+            .POST,
+            session.baseURL + "/keyhaven/v1/services/\(FormURLEncoding.escape(clientId))/relay",
+            bearer: session.deviceToken,
+            json: ["enabled": enabled]
+        )
+    }
+
+    public func logout(_ session: ProviderSession) async throws {
+        _ = try await call(.POST, session.baseURL + "/keyhaven/v1/logout", bearer: session.deviceToken)
+    }
+}
+
+/// The upgrade's consent step and authorization through the device API. `choose` shows the
+/// consent prompt and answers "share", "hide", or nil to decline.
+public struct DeviceSignInAuthority: SignInAuthority {
+    public let session: ProviderSession
+    let choose: @Sendable (ConsentPrompt) async -> String?
+    public var issuer: String { session.issuer }
+
+    public init(session: ProviderSession, choose: @escaping @Sendable (ConsentPrompt) async -> String?) {
+        self.session = session
+        self.choose = choose
+    }
+
+    public func authorize(_ request: SignInRequest, service: String) async -> SignInAuthorization {
+        guard let clientId = request.clientId else { return SignInAuthorization(error: "invalid_client") }
+        let client = ProviderDeviceClient()
+        let scope = "name email"
+        do {
+            var email: String?
+            if let prompt = try await client.consent(session, clientId: clientId, scope: scope).prompt {
+                guard let choice = await choose(prompt) else {
+                    return SignInAuthorization(error: "user_cancelled_authorize")
+                }
+                email = choice
+            }
+            let response = try await client.authorize(
+                session,
+                clientId: clientId,
+                scope: scope,
+                state: request.state,
+                nonce: request.nonce,
+                email: email
+            )
+            if let error = response.error { return SignInAuthorization(error: error) }
+            let claims = response.id_token.flatMap { try? CompactJWS($0).claims(as: IdentityTokenClaims.self) }
+            return SignInAuthorization(
+                user: claims?.sub,
+                identityToken: response.id_token,
+                authorizationCode: response.code,
+                state: response.state,
+                email: claims?.email,
+                fullName: nil
+            )
+        } catch {
+            return SignInAuthorization(error: "\(error)")
+        }
+    }
+}

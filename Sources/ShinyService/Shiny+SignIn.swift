@@ -1,0 +1,121 @@
+import AccountModification
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KeyhavenJOSE
+import RelyingParty
+import Synchronization
+
+/// "Sign in with Keyhaven" on shiny's pages, and the provider's server-to-server notifications.
+extension Shiny {
+    /// The callback path to register with the provider as a redirect URI.
+    public static let signInCallbackPath = "/signin/keyhaven/callback"
+    /// The path to register as the notification endpoint.
+    public static let notificationPath = "/signin/keyhaven/notifications"
+
+    /// Turns on Sign in with Keyhaven (and upgrades to it): the manifest starts offering them.
+    public func enableSignIn(_ configuration: ShinySignInConfiguration) throws {
+        try signIn.configure(configuration)
+    }
+
+    /// The `sub` an account is linked to, if it signs in with Keyhaven.
+    public func linkedSubject(user: String) throws -> String? {
+        try store.user(named: user)?.signInSubject
+    }
+
+    /// Whether the account still has a password.
+    public func hasPassword(user: String) throws -> Bool {
+        try store.user(named: user)?.hasPassword ?? false
+    }
+
+    /// The notification events shiny accepted, oldest first (`type` and `sub`).
+    public var receivedNotifications: [(type: String, sub: String)] {
+        signIn.notifications.withLock { $0.map { ($0.type, $0.sub) } }
+    }
+
+    /// How many sessions an account has open (the notification tests watch them end).
+    public func sessionCount(user: String) throws -> Int {
+        guard let user = try store.user(named: user) else { return 0 }
+        return try store.sessionCount(for: user.id)
+    }
+
+    /// Opens a session (as a sign-in would); returns its token.
+    public func startSession(user: String) throws -> String? {
+        guard let user = try store.user(named: user) else { return nil }
+        return try store.createSession(for: user.id)
+    }
+
+    func addSignIn(to router: Router<BasicRequestContext>) {
+        router.get("/signin/keyhaven") { _, _ in
+            guard let (configuration, _) = self.signIn.configured else {
+                return Self.html(ShinyPages.notFound(), status: .notFound)
+            }
+            let (state, nonce) = self.signIn.begin()
+            let query = FormURLEncoding.encode([
+                ("client_id", configuration.clientId), ("redirect_uri", configuration.redirectURI),
+                ("response_type", "code"), ("response_mode", "form_post"), ("scope", "name email"),
+                ("state", state), ("nonce", nonce),
+            ])
+            return Self.redirect(configuration.providerURL + "/auth/authorize?" + query)
+        }
+        router.post(RouterPath(stringLiteral: Self.signInCallbackPath)) { request, _ in
+            let form = await Self.form(request)
+            guard let (configuration, client) = self.signIn.configured else {
+                return Self.html(ShinyPages.notFound(), status: .notFound)
+            }
+            guard let nonce = form["state"].flatMap(self.signIn.finish(state:)) else {
+                return Self.html(ShinyPages.signIn(error: "That sign-in expired; try again."), status: .badRequest)
+            }
+            if let error = form["error"] {
+                return Self.html(ShinyPages.signIn(error: "Sign in with Keyhaven was cancelled (\(error))."))
+            }
+            guard let code = form["code"] else {
+                return Self.html(ShinyPages.signIn(error: "The provider sent no code."), status: .badRequest)
+            }
+            do {
+                let (_, claims) = try await client.exchange(
+                    code: code,
+                    redirectURI: configuration.redirectURI,
+                    nonce: nonce
+                )
+                let user = try self.store.user(signInSubject: claims.sub)
+                    ?? self.store.createLinkedUser(name: claims.email ?? claims.sub, subject: claims.sub)
+                let token = try self.store.createSession(for: user.id)
+                return Self.redirect(
+                    "/account",
+                    headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"]
+                )
+            } catch {
+                return Self.html(
+                    ShinyPages.signIn(error: "Sign in with Keyhaven did not work: \(error)"),
+                    status: .badGateway
+                )
+            }
+        }
+        router.post(RouterPath(stringLiteral: Self.notificationPath)) { request, _ in
+            guard let (_, client) = self.signIn.configured,
+                let body = try? await request.body.collect(upTo: 1 << 16)
+            else { return Response(status: .notFound) }
+            let event: NotificationEvent
+            do {
+                event = try await client.verifier.verifyNotification(Array(body.readableBytesView)).event
+            } catch {
+                return Self.json(.badRequest, ["error": "invalid notification: \(error)"])
+            }
+            switch event.kind {
+            case .consentRevoked:
+                // Treated as a sign-out: every session of the linked account ends.
+                if let user = try self.store.user(signInSubject: event.sub) { try self.store.endSessions(for: user.id) }
+            case .accountDelete:
+                if let user = try self.store.user(signInSubject: event.sub) {
+                    try self.store.endSessions(for: user.id)
+                    try self.store.unlinkSignIn(subject: event.sub)
+                }
+            case .emailDisabled, .emailEnabled, .none:
+                break  // shiny sends no mail; a real service would pause or resume it here
+            }
+            self.signIn.notifications.withLock { $0.append(event) }
+            return Response(status: .ok)
+        }
+    }
+}
