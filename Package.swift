@@ -255,7 +255,8 @@ let package = Package(
             name: "IdentityProviderTests",
             dependencies: [
                 "IdentityProvider", "IdentityProviderPostgres", "RelyingParty", "KeyhavenJOSE", "KeyhavenHTTP",
-                "KeyhavenTesting", "OneTimeCodes", asyncHTTPClient, jwtKit, logging, hummingbird,
+                "KeyhavenTesting", "OneTimeCodes", "ShinyService", "KeyhavenUpgrade", "Vault", "AccountModification",
+                asyncHTTPClient, jwtKit, logging, hummingbird,
             ],
             exclude: ["Clients"],
             swiftSettings: swiftSettings

@@ -371,10 +371,3 @@ struct UpgradeCoordinatorTests {
     }
 }
 
-final class TestFlag: @unchecked Sendable {
-    // Guarded by `lock`.
-    private var value = false
-    private let lock = NSLock()
-    var isRaised: Bool { lock.withLock { value } }
-    func raise() { lock.withLock { value = true } }
-}
