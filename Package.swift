@@ -258,7 +258,7 @@ let package = Package(
                 "KeyhavenTesting", "OneTimeCodes", "ShinyService", "KeyhavenUpgrade", "Vault", "AccountModification",
                 asyncHTTPClient, jwtKit, logging, hummingbird,
             ],
-            exclude: ["Clients"],
+            exclude: ["Clients", "Browser"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
