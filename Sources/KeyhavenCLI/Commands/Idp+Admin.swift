@@ -198,8 +198,62 @@ struct ProviderKeys: AsyncParsableCommand {
             `rotate` adds a key that signs from now on; older keys stay published at /auth/keys (tokens \
             they signed keep verifying) until `retire`.
             """,
-        subcommands: [List.self, Rotate.self, Retire.self]
+        subcommands: [List.self, Rotate.self, Retire.self, Speed.self]
     )
+
+    struct Speed: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "How many RS256 signatures per second this machine makes (the ceiling of /auth/token).",
+            discussion: "Signs a typical id_token with a fresh 2048-bit key on every core for --seconds."
+        )
+        @Option(name: .long, help: "How long to measure.") var seconds = 3.0
+        @Option(name: .long, help: "Threads (default: one per core).") var threads: Int?
+        @Flag(name: .long, help: "JSON output.") var json = false
+
+        func run() async throws {
+            let key = try RSASigningKey.generate(kid: "SPEEDTEST1")
+            let claims = IdentityTokenClaims(
+                iss: "https://idp.example.com",
+                sub: "001234.0123456789abcdef0123456789abcdef.0001",
+                aud: "com.example.web",
+                iat: 1_800_000_000,
+                exp: 1_800_086_400,
+                nonce_supported: true,
+                email: "someone@example.com",
+                email_verified: BoolClaim(true)
+            )
+            let count = threads ?? ProcessInfo.processInfo.activeProcessorCount
+            let deadline = Date().addingTimeInterval(seconds)
+            let start = Date()
+            let total = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        await Self.signLoop(key: key, claims: claims, until: deadline)
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+            let rate = Double(total) / Date().timeIntervalSince(start)
+            if json {
+                print(try Output.jsonLine(["signatures_per_second": rate.rounded(), "threads": Double(count)]))
+            } else {
+                print("\(Int(rate.rounded())) RS256 signatures/s on \(count) thread(s)")
+            }
+        }
+
+        /// Signs on a thread of its own (not the cooperative pool) until `deadline`.
+        static func signLoop(key: RSASigningKey, claims: IdentityTokenClaims, until deadline: Date) async -> Int {
+            await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    var signed = 0
+                    while Date() < deadline {
+                        if (try? JWS.sign(claims, with: key)) != nil { signed += 1 }
+                    }
+                    continuation.resume(returning: signed)
+                }
+            }
+        }
+    }
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The published key ids, the signing one first.")
