@@ -19,8 +19,9 @@ extension Keyhaven {
                 with weak, reused and breached passwords (two accounts on shiny, one protected by an \
                 authenticator code), audits it, upgrades both shiny accounts in one step each — the \
                 second through shiny's confirmation page, which the demo fills in as you would — \
-                proves the new passwords sign in and the old ones no longer do, and prints before and \
-                after. Nothing outside a temporary folder is touched; exits 0 when every check passes.
+                then runs a Sign in with Keyhaven provider, signs Keyhaven in to it and switches a \
+                third account to Sign in with Keyhaven (its password stops working), proves the new \
+                passwords sign in and the old ones no longer do, and prints before and after. Nothing outside a temporary folder is touched; exits 0 when every check passes.
                 """
         )
 
@@ -32,7 +33,7 @@ extension Keyhaven {
             )
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
-            let say: (String) -> Void = { print($0) }
+            let say: @Sendable (String) -> Void = { print($0) }
 
             // 1. shiny on a free port.
             let shiny = try Shiny()
@@ -151,11 +152,20 @@ extension Keyhaven {
             let second = await coordinator.upgradeToStrongPassword(bob, service: origin)
             say("  \(describe(second))")
 
-            // 5. Proof.
+            // 5. Sign in with Keyhaven.
+            let signIn = try await signInPart(
+                vault: vault,
+                shiny: shiny,
+                origin: origin,
+                coordinator: coordinator,
+                say: say
+            )
+
+            // 6. Proof.
             let newAlice = try vault.credential(alice).password ?? ""
             let newBob = try vault.credential(bob).password ?? ""
             let code = try TOTP(secret: bobSecret).code(at: Date())
-            let checks: [(String, Bool)] = [
+            let checks: [(String, Bool)] = signIn.checks + [
                 ("alice's new password signs in to shiny", try shiny.signIn(user: "alice", password: newAlice)),
                 ("alice's old password no longer does", try !shiny.signIn(user: "alice", password: alicePassword)),
                 (
@@ -192,7 +202,7 @@ extension Keyhaven {
                 "  issues: \(before.summary.withIssues) → \(after.summary.withIssues) of \(after.summary.credentials) credentials"
             )
             if keep { say("\nKept \(folder.path)") }
-            guard checks.allSatisfy(\.1), case .upgraded = first, case .upgraded = second else {
+            guard checks.allSatisfy(\.1), case .upgraded = first, case .upgraded = second, signIn.upgraded else {
                 throw Output.failure("the demo's checks did not all pass")
             }
             say("\nAll checks passed.")
