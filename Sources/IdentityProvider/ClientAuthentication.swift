@@ -11,8 +11,10 @@ extension IdentityProvider {
     /// registered keys: `iss` = team, `aud` = issuer, `sub` = client id, `exp` within six months of
     /// `iat`). Every failure is `invalid_client`.
     ///
-    /// A verified secret is remembered for a minute by its SHA-256, so a service that reuses its
-    /// secret (as they do, for months) costs one ES256 verification a minute, not one per request.
+    /// A verified secret is remembered for a minute by its SHA-256, with the client it authenticated,
+    /// so a service that reuses its secret (as they do, for months) costs one ES256 verification and
+    /// one client lookup a minute, not one per request. (A revoked team key or a moved client takes
+    /// effect within that minute.)
     func authenticateClient(_ form: [String: String]) async throws -> Client {
         guard let clientId = form["client_id"], !clientId.isEmpty else {
             throw OAuthError.invalidClient("client_id is missing.")
@@ -23,10 +25,8 @@ extension IdentityProvider {
         let now = nowSeconds
         let fingerprint = Self.hash(secret)
         let remembered = secretCache.withLock { $0[fingerprint] }
-        if let remembered, remembered.clientId == clientId, remembered.expires > now, now - remembered.checked < 60,
-            let client = try await client(clientId)
-        {
-            return client
+        if let remembered, remembered.client.id == clientId, remembered.expires > now, now - remembered.checked < 60 {
+            return remembered.client
         }
         guard let client = try await client(clientId) else {
             throw OAuthError.invalidClient("The client is not registered.")
@@ -75,7 +75,7 @@ extension IdentityProvider {
         }
         secretCache.withLock { cache in
             if cache.count > 10_000 { cache.removeAll() }
-            cache[fingerprint] = CachedSecret(clientId: clientId, expires: claims.exp, checked: now)
+            cache[fingerprint] = CachedSecret(client: client, expires: claims.exp, checked: now)
         }
         return client
     }

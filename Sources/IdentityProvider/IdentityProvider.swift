@@ -22,7 +22,7 @@ public final class IdentityProvider: Sendable {
     }
 
     struct CachedSecret {
-        var clientId: String
+        var client: Client
         var expires: Int64
         var checked: Int64
     }
@@ -57,7 +57,19 @@ public final class IdentityProvider: Sendable {
     }
 
     static func hash(_ secret: String) -> String {
-        SHA256.hash(data: Array(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        hex(SHA256.hash(data: Array(secret.utf8)))
+    }
+
+    static let hexDigits = Array("0123456789abcdef".utf8)
+
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        var result: [UInt8] = []
+        result.reserveCapacity(64)
+        for byte in bytes {
+            result.append(hexDigits[Int(byte >> 4)])
+            result.append(hexDigits[Int(byte & 15)])
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 
     @discardableResult

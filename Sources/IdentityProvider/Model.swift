@@ -84,6 +84,12 @@ public struct Authentication: Hashable, Sendable {
     public var authTime: Int64
     /// Whether a one-time code was also checked.
     public var secondFactor: Bool
+
+    public init(userId: String, authTime: Int64, secondFactor: Bool) {
+        self.userId = userId
+        self.authTime = authTime
+        self.secondFactor = secondFactor
+    }
 }
 
 /// `ASAuthorizationAppleIDProvider.CredentialState`.

@@ -167,23 +167,32 @@ extension IdentityProvider {
         accessToken: String? = nil
     ) async throws -> String {
         let window = (nowSeconds - configuration.transferWindow) * 1000
-        let (sub, email, transferSub) = try await read { connection in
-            guard let user = try await self.user(userId, connection) else {
-                throw OAuthError.invalidGrant("The user no longer exists.")
-            }
-            let sub = try await connection.one(
-                "SELECT sub FROM subjects WHERE user_id = ? AND team_id = ?",
-                .text(userId),
-                .text(client.teamId)
-            )?.text("sub")
-            let email = scopes.contains("email") ? try await self.emailFor(user: user, client: client, connection) : nil
-            let transfer = try await connection.one(
-                "SELECT transfer_sub FROM transfers WHERE user_id = ? AND to_team = ? AND created > ?",
-                .text(userId),
+        // One query for everything the token says about the person (this runs on every refresh).
+        let row = try await read { connection in
+            try await connection.one(
+                """
+                SELECT u.email AS email, s.sub AS sub, s.relay_email AS relay_email, c.share_email AS share_email, \
+                (SELECT t.transfer_sub FROM transfers t WHERE t.user_id = u.id AND t.to_team = ? AND t.created > ? \
+                ORDER BY t.created DESC LIMIT 1) AS transfer_sub \
+                FROM users u LEFT JOIN subjects s ON s.user_id = u.id AND s.team_id = ? \
+                LEFT JOIN consents c ON c.user_id = u.id AND c.client_id = ? WHERE u.id = ?
+                """,
                 .text(client.teamId),
-                .integer(window)
-            )?.text("transfer_sub")
-            return (sub, email, transfer)
+                .integer(window),
+                .text(client.teamId),
+                .text(client.id),
+                .text(userId)
+            )
+        }
+        guard let row, let address = row.text("email") else {
+            throw OAuthError.invalidGrant("The user no longer exists.")
+        }
+        let sub = row.text("sub")
+        let transferSub = row.text("transfer_sub")
+        var email: (address: String, isPrivate: Bool)?
+        if scopes.contains("email") {
+            let shares = row.integer("share_email").map { $0 != 0 } ?? true
+            email = !shares ? row.text("relay_email").map { ($0, true) } ?? (address, false) : (address, false)
         }
         guard let sub else {
             throw OAuthError.invalidGrant("The user has not authorized this client's team; authorize again.")

@@ -1,6 +1,7 @@
 import Foundation
 import IdentityProvider
 import KeyhavenJOSE
+import OneTimeCodes
 import RelyingParty
 import Testing
 
@@ -115,6 +116,64 @@ struct ProtocolFlowTests {
             } throws: { ($0 as? RelyingPartyError)?.oauthError == "invalid_client" }
             // The code was not spent by the mismatch.
             _ = try await harness.client().exchange(code: code, redirectURI: harness.redirectURI, nonce: nil)
+        }
+    }
+}
+
+extension ProtocolFlowTests {
+    @Test func aOneTimeCodeIsAskedForWhenTheAccountHasOne() async throws {
+        try await ProviderHarness.with { harness in
+            let (_, secret) = try await harness.provider.createUser(
+                email: "grace@example.com",
+                password: "grace's password",
+                totp: true
+            )
+            let totp = try TOTP(secret: try #require(secret))
+            let web = WebSession()
+            let query = FormURLEncoding.encode([
+                ("client_id", harness.clientId), ("redirect_uri", harness.redirectURI), ("response_type", "code"),
+                ("response_mode", "form_post"), ("scope", "email"), ("state", "s"),
+            ])
+            var fields = WebSession.hiddenFields(try await web.get(harness.baseURL + "/auth/authorize?" + query).body)
+            fields["email"] = "grace@example.com"
+            fields["password"] = "grace's password"
+            fields["action"] = "signin"
+            let asked = try await web.post(harness.baseURL + "/auth/authorize", fields: fields)
+            #expect(asked.body.contains(#"id="code""#) && asked.body.contains("authenticator"))
+            fields["code"] = "000000" == totp.code(at: Date()) ? "111111" : "000000"
+            let wrong = try await web.post(harness.baseURL + "/auth/authorize", fields: fields)
+            #expect(wrong.status == 401 && wrong.body.contains("The code is not right."))
+            fields["code"] = totp.code(at: Date())
+            var page = try await web.post(harness.baseURL + "/auth/authorize", fields: fields)
+            var consent = WebSession.hiddenFields(page.body)
+            consent["share_email"] = "hide"
+            consent["action"] = "continue"
+            page = try await web.post(harness.baseURL + "/auth/authorize/consent", fields: consent)
+            let code = try #require(WebSession.hiddenFields(page.body)["code"])
+            let (_, claims) = try await harness.client().exchange(code: code, redirectURI: harness.redirectURI, nonce: nil)
+            #expect(claims.real_user_status == 2, "a second factor was checked")
+
+            // The relay address is per person and team: another service of the team sees the same one.
+            try await harness.provider.registerClient(
+                id: "com.example.shiny.ios",
+                teamId: harness.teamId,
+                name: "Shiny for iOS",
+                redirectURIs: []
+            )
+            let user = try #require(try await harness.provider.user(email: "grace@example.com"))
+            let native = try await harness.provider.nativeAuthorizationRequest(
+                clientId: "com.example.shiny.ios",
+                scopes: ["email"],
+                state: nil,
+                nonce: nil
+            ).get()
+            let response = try await harness.provider.authorize(
+                native,
+                authentication: Authentication(userId: user.id, authTime: 0, secondFactor: true),
+                shareEmail: false
+            )
+            let other = try CompactJWS(try #require(response.id_token)).claims(as: IdentityTokenClaims.self)
+            #expect(other.email == claims.email && other.sub == claims.sub)
         }
     }
 }

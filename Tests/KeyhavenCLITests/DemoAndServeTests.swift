@@ -12,6 +12,8 @@ struct DemoAndServeTests {
         #expect(result.stdout.contains("All checks passed."))
         #expect(result.stdout.contains("✓ alice's new password signs in to shiny"))
         #expect(result.stdout.contains("the demo entered bob's authenticator code: accepted"))
+        #expect(result.stdout.contains("✓ carol now signs in to shiny with Keyhaven"))
+        #expect(result.stdout.contains("shiny received the server-to-server notification: consent-revoked"))
         #expect(!result.stdout.contains("✗"))
     }
 

@@ -1,0 +1,140 @@
+import Foundation
+import KeyhavenTesting
+import ShinyService
+import Testing
+import Vault
+
+/// The Sign in with Keyhaven commands end to end, as an operator and a person would run them:
+/// `keyhaven idp team/service/user/keys/outbox`, `keyhaven idp serve` as a process, `keyhaven idp
+/// login`, `keyhaven upgrade --to sign-in`, `keyhaven idp services`.
+struct SignInCommandTests {
+    /// Starts `keyhaven idp serve --port 0` and returns it with the port it printed.
+    static func serve(_ keyhaven: CommandRunner, issuer: String) async throws -> (Process, Int) {
+        try await CommandRunner.detached {
+            let process = Process()
+            process.executableURL = keyhaven.executable
+            process.arguments = ["idp", "serve", "--port", "0", "--issuer", issuer, "--allow-insecure-urls"]
+            process.environment = keyhaven.environment
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            var text = ""
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                let chunk = errors.fileHandleForReading.availableData
+                text += String(decoding: chunk, as: UTF8.self)
+                if let range = text.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
+                    let port = Int(text[range].split(separator: ":").last!)
+                {
+                    return (process, port)
+                }
+                if chunk.isEmpty && !process.isRunning { break }
+            }
+            process.terminate()
+            throw CommandError(message: "keyhaven idp serve did not start: \(text)")
+        }
+    }
+
+    struct CommandError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    @Test(.timeLimit(.minutes(3))) func operatorAndPersonCommands() async throws {
+        let directory = try TemporaryDirectory.make()
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_IDP_DATABASE"] = directory.appendingPathComponent("idp.sqlite").path
+        environment["KEYHAVEN_IDP_SCRYPT_LOG_N"] = "10"
+        environment["KEYHAVEN_IDP_USER_PASSWORD"] = "ada's provider password"
+        environment["KEYHAVEN_IDP_PASSWORD"] = "ada's provider password"
+        environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
+        environment["KEYHAVEN_PASSWORD"] = "sign-in master"
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+
+        // The operator registers a team, its key, the service and a person.
+        let team = try await keyhaven.runDetached(["idp", "team", "add", "Shiny Inc"])
+        #expect(team.status == 0, "\(team.stderr)")
+        let teamId = team.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let p8 = directory.appendingPathComponent("team.p8")
+        let key = try await keyhaven.runDetached(["idp", "team", "key", "create", teamId, "--output", p8.path])
+        let keyId = key.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(key.status == 0 && keyId.count == 10)
+
+        let shiny = try Shiny(configuration: .init(scryptLogN: 10))
+        let ready = AsyncStream.makeStream(of: Int.self)
+        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+        defer { server.cancel() }
+        var iterator = ready.stream.makeAsyncIterator()
+        let origin = "http://127.0.0.1:\(try #require(await iterator.next()))"
+        let register = [
+            "idp", "service", "add", "com.example.shiny", "--team", teamId, "--name", "shiny",
+            "--redirect-uri", origin + Shiny.signInCallbackPath, "--notification-url", origin + Shiny.notificationPath,
+        ]
+        let refused = try await keyhaven.runDetached(register)
+        #expect(refused.status == 1 && refused.stderr.contains("must use https"))
+        #expect(try await keyhaven.runDetached(register + ["--allow-insecure-urls"]).status == 0)
+        let user = try await keyhaven.runDetached(["idp", "user", "add", "ada@example.com", "--first-name", "Ada"])
+        #expect(user.status == 0, "\(user.stderr)")
+
+        let (provider, port) = try await Self.serve(keyhaven, issuer: "https://id.keyhaven.test")
+        defer { provider.terminate() }
+        let providerURL = "http://127.0.0.1:\(port)"
+        try shiny.enableSignIn(
+            ShinySignInConfiguration(
+                issuer: "https://id.keyhaven.test",
+                providerURL: providerURL,
+                clientId: "com.example.shiny",
+                teamId: teamId,
+                keyId: keyId,
+                privateKeyPEM: try String(contentsOf: p8, encoding: .utf8),
+                redirectURI: origin + Shiny.signInCallbackPath
+            )
+        )
+
+        // The person: a vault with shiny's account, Keyhaven signed in to the provider, the upgrade.
+        try shiny.createAccount(user: "ada", password: "Welcome12345")
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(
+            try await keyhaven.runDetached(["add", "--service", origin, "--user", "ada", "--password", "Welcome12345"])
+                .status == 0
+        )
+        let login = try await keyhaven.runDetached(["idp", "login", providerURL, "--email", "ada@example.com"])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stdout.contains("Signed in to https://id.keyhaven.test as ada@example.com."))
+
+        let upgrade = try await keyhaven.runDetached(["upgrade", origin, "--to", "sign-in", "--email", "hide"])
+        #expect(upgrade.status == 0, "\(upgrade.stdout) \(upgrade.stderr)")
+        #expect(upgrade.stdout.contains("now signs in with Keyhaven"))
+        #expect(upgrade.stderr.contains("private relay address"))
+        #expect(try !shiny.signIn(user: "ada", password: "Welcome12345"))
+
+        let vault = try Vault.open(at: directory.appendingPathComponent("vault.sqlite"), masterPassword: "sign-in master")
+        let record = try #require(try vault.credentials(forService: origin).credentials.first)
+        #expect(record.password == nil)
+        #expect(record.content.signIn?.issuer == "https://id.keyhaven.test")
+        #expect(record.content.signIn?.subject == (try shiny.linkedSubject(user: "ada")))
+
+        // The person's services; stopping one reaches shiny as a notification.
+        let services = try await keyhaven.runDetached(["idp", "services", "--json"])
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(services.stdout.utf8)) as? [[String: Any]])
+        #expect(listed.first?["clientId"] as? String == "com.example.shiny")
+        #expect(listed.first?["hidesEmail"] as? Bool == true)
+        let stopped = try await keyhaven.runDetached(["idp", "services", "--stop-using", "com.example.shiny"])
+        #expect(stopped.status == 0 && stopped.stdout.contains("revoked"), "\(stopped.stderr)")
+        let deadline = ContinuousClock.now + .seconds(20)
+        while shiny.receivedNotifications.isEmpty && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(shiny.receivedNotifications.map(\.type) == ["consent-revoked"])
+        let outbox = try await keyhaven.runDetached(["idp", "outbox", "--json"])
+        #expect(outbox.stdout.contains(#""delivered":1"#), "\(outbox.stdout)")
+
+        // Key rotation from the command line.
+        let rotated = try await keyhaven.runDetached(["idp", "keys", "rotate"])
+        let keys = try await keyhaven.runDetached(["idp", "keys", "list"])
+        #expect(keys.lines.count == 2 && keys.lines.first == rotated.stdout.trimmingCharacters(in: .newlines))
+        let again = try await keyhaven.runDetached(["upgrade", origin, "--to", "sign-in", "--email", "hide"])
+        #expect(again.status == 1 && again.stderr.contains("already signs in with Keyhaven"))
+    }
+}
