@@ -1,0 +1,33 @@
+import Foundation
+import KeyhavenJOSE
+import Testing
+
+/// The byte-level encodings every request goes through.
+struct WireFormatTests {
+    @Test func formDecoding() {
+        let fields = FormURLEncoding.parse("a=1+2&b=%41%62%2B%26&c=caf%C3%A9&d=50%&e&f=%zz&=x")
+        #expect(fields.map(\.name) == ["a", "b", "c", "d", "e", "f", ""])
+        #expect(fields.map(\.value) == ["1 2", "Ab+&", "café", "50%", "", "%zz", "x"])
+        #expect(FormURLEncoding.uniqueFields("a=1&a=2") == nil)
+        let original = [("scope", "name email"), ("state", "a&b=c/d?é"), ("empty", "")]
+        let roundTrip = FormURLEncoding.parse(FormURLEncoding.encode(original))
+        #expect(roundTrip.map(\.name) == original.map(\.0) && roundTrip.map(\.value) == original.map(\.1))
+    }
+
+    @Test(arguments: 0..<40) func base64URLMatchesFoundation(length: Int) {
+        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        let expected = Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        #expect(Base64URL.encode(bytes) == expected)
+        #expect(Base64URL.decode(expected) == bytes)
+    }
+
+    @Test func base64URLIsStrict() {
+        #expect(Base64URL.decode("QQ==") == nil, "padding")
+        #expect(Base64URL.decode("Q+") == nil, "the standard alphabet")
+        #expect(Base64URL.decode("QR") == nil, "non-canonical trailing bits")
+        #expect(Base64URL.decode("Q") == nil, "an impossible length")
+        #expect(Base64URL.decode("QQ") == [0x41])
+    }
+}
