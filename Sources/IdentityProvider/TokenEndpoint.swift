@@ -1,15 +1,23 @@
 import Crypto
 import Foundation
 import Synchronization
-import KeyhavenJOSE
+public import KeyhavenJOSE
 
 /// `/auth/token`'s 200 answer.
-public struct TokenResponse: Sendable, Hashable, Codable {
+public struct TokenResponse: Sendable, Hashable, Codable, JSONObjectWritable {
     public var access_token: String
     public var token_type = "Bearer"
     public var expires_in: Int64
     public var refresh_token: String?
     public var id_token: String?
+
+    public func writeJSON(into writer: inout JSONWriter) {
+        writer.string("access_token", access_token)
+        writer.string("token_type", token_type)
+        writer.integer("expires_in", expires_in)
+        writer.string("refresh_token", refresh_token)
+        writer.string("id_token", id_token)
+    }
 }
 
 extension IdentityProvider {

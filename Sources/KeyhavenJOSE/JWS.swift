@@ -100,7 +100,11 @@ public enum JWS {
         header: String,
         signer: ([UInt8]) throws -> [UInt8]
     ) throws -> String {
-        let input = Base64URL.encode(header) + "." + Base64URL.encode(try encoder.encode(claims))
+        let payload: [UInt8] =
+            if let writable = claims as? any JSONObjectWritable { writable.jsonBytes } else {
+                Array(try encoder.encode(claims))
+            }
+        let input = Base64URL.encode(header) + "." + Base64URL.encode(payload)
         return input + "." + Base64URL.encode(try signer(Array(input.utf8)))
     }
 }

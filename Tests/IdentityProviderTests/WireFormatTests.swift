@@ -30,4 +30,28 @@ struct WireFormatTests {
         #expect(Base64URL.decode("Q") == nil, "an impossible length")
         #expect(Base64URL.decode("QQ") == [0x41])
     }
+
+    @Test func claimsWrittenByHandDecodeToTheSameClaims() throws {
+        for asString in [false, true] {
+            let claims = IdentityTokenClaims(
+                iss: "https://id.example/\"quoted\"\\",
+                sub: "000001.abc.0001",
+                aud: "com.example\n\u{01}é",
+                iat: 1_700_000_000,
+                exp: 1_700_086_400,
+                nonce: "n/1",
+                nonce_supported: true,
+                at_hash: "h",
+                email: "a@b.c",
+                email_verified: BoolClaim(true, asString: asString),
+                is_private_email: BoolClaim(false, asString: asString),
+                auth_time: 5,
+                real_user_status: 2,
+                transfer_sub: "t"
+            )
+            let decoded = try JSONDecoder().decode(IdentityTokenClaims.self, from: Data(claims.jsonBytes))
+            #expect(decoded == claims)
+            #expect(try JSONSerialization.jsonObject(with: Data(claims.jsonBytes)) is [String: Any])
+        }
+    }
 }

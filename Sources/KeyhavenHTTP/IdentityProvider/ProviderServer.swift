@@ -86,11 +86,11 @@ public final class ProviderServer: Sendable {
         var fields = headers
         fields[.contentType] = "application/json"
         fields[.cacheControl] = fields[.cacheControl] ?? "no-store"
-        return Response(
-            status: status,
-            headers: fields,
-            body: .init(byteBuffer: ByteBuffer(bytes: (try? encoder.encode(value)) ?? Data("{}".utf8)))
-        )
+        let bytes: [UInt8] =
+            if let writable = value as? any JSONObjectWritable { writable.jsonBytes } else {
+                Array((try? encoder.encode(value)) ?? Data("{}".utf8))
+            }
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     static func error(_ error: OAuthError) -> Response {
