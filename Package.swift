@@ -63,6 +63,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Tests only: a real, independent verifier of our identity tokens (AppleIdentityToken).
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
@@ -202,7 +203,10 @@ let package = Package(
         // The `keyhaven` executable: only `main.swift`.
         .executableTarget(
             name: "keyhaven",
-            dependencies: ["KeyhavenCLI", argumentParser],
+            dependencies: [
+                "KeyhavenCLI", argumentParser, .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
 

@@ -38,3 +38,11 @@ public struct Keyhaven: AsyncParsableCommand {
 public enum KeyhavenVersion {
     public static let current = "0.1.0"
 }
+
+@available(macOS 10.15, macCatalyst 13, iOS 13, tvOS 13, watchOS 6, *)
+extension Keyhaven {
+    /// The asynchronous entry point, for the executable's `main.swift`.
+    public static func runMain() async {
+        await main()
+    }
+}
