@@ -94,7 +94,12 @@ extension IdentityProvider {
                 SQLValue(share),
                 .integer(now)
             )
-            try await self.ensureSubject(userId: user.id, teamId: client.teamId, relay: share ? nil : relayCandidate, connection)
+            try await self.ensureSubject(
+                userId: user.id,
+                teamId: client.teamId,
+                relay: share ? nil : relayCandidate,
+                connection
+            )
             try await connection.query(
                 """
                 INSERT INTO codes (hash, client_id, user_id, redirect_uri, scope, nonce, auth_time, \
@@ -167,7 +172,8 @@ extension IdentityProvider {
     /// The person's sub for a team, created the first time; with `relay`, also their relay
     /// address for the team (kept once made: stable per user and team).
     func ensureSubject(userId: String, teamId: String, relay: String?, _ connection: any SQLConnection) async throws {
-        let sub = String(format: "%06d", Int(configuration.randomBytes(3).reduce(0) { $0 << 8 | Int($1) }) % 1_000_000)
+        let sub =
+            String(format: "%06d", Int(configuration.randomBytes(3).reduce(0) { $0 << 8 | Int($1) }) % 1_000_000)
             + "." + configuration.randomBytes(16).map { String(format: "%02x", $0) }.joined()
             + "." + String(format: "%04d", Int(configuration.randomBytes(2).reduce(0) { $0 << 8 | Int($1) }) % 10_000)
         try await connection.query(
@@ -191,7 +197,11 @@ extension IdentityProvider {
     }
 
     /// The address a service sees for a person: their own, or the team's relay address.
-    func emailFor(user: User, client: Client, _ connection: any SQLConnection) async throws -> (
+    func emailFor(
+        user: User,
+        client: Client,
+        _ connection: any SQLConnection
+    ) async throws -> (
         address: String, isPrivate: Bool
     ) {
         let consent = try await connection.one(

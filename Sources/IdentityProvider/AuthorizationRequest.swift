@@ -55,7 +55,9 @@ extension IdentityProvider {
     /// Applies Sign in with Apple's parameter rules: a registered client and redirect URI;
     /// `response_type` `code` or `code id_token`; `response_mode` `fragment`/`form_post` when an
     /// id_token is requested and `form_post` when a scope is; scopes among `name`, `email`, `openid`.
-    public func validateAuthorization(_ parameters: [String: String]) async throws -> Result<
+    public func validateAuthorization(
+        _ parameters: [String: String]
+    ) async throws -> Result<
         AuthorizationRequest, OAuthError
     > {
         guard let clientId = parameters["client_id"], !clientId.isEmpty else {

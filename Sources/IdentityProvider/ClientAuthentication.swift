@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import Synchronization
 import KeyhavenJOSE
+import Synchronization
 
 extension IdentityProvider {
     /// Skew tolerated on a `client_secret`'s `iat` (seconds).

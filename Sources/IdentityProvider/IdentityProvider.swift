@@ -46,7 +46,9 @@ public final class IdentityProvider: Sendable {
 
     /// Lowercase letters and digits.
     func randomAlphanumeric(_ count: Int, uppercase: Bool = false) -> String {
-        let alphabet = Array(uppercase ? "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" : "abcdefghijklmnopqrstuvwxyz0123456789")
+        let alphabet = Array(
+            uppercase ? "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" : "abcdefghijklmnopqrstuvwxyz0123456789"
+        )
         var result = ""
         while result.count < count {
             for byte in configuration.randomBytes(count * 2) where byte < 252 && result.count < count {

@@ -30,7 +30,10 @@ extension IdentityProvider {
     /// `{"payload": "<JWS>"}`, and records the result. A non-2xx answer or no answer schedules a
     /// retry with backoff; delivery is at least once.
     @discardableResult
-    public func deliverDueNotifications(using transport: any NotificationTransport, limit: Int = 32) async throws
+    public func deliverDueNotifications(
+        using transport: any NotificationTransport,
+        limit: Int = 32
+    ) async throws
         -> DeliveryRound
     {
         let now = nowMilliseconds

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 public import KeyhavenJOSE
+import Synchronization
 
 extension IdentityProvider {
     /// Creates the first RS256 key and the access-token key on an empty database. Instances that
@@ -47,7 +47,11 @@ extension IdentityProvider {
             guard let kid = row.text("kid"), let pem = row.text("private_pem") else { continue }
             published.append(try RSASigningKey(kid: kid, pemRepresentation: pem).publicJWK)
         }
-        let cache = KeyCache(signing: try RSASigningKey(kid: kid, pemRepresentation: pem), published: published, loaded: now)
+        let cache = KeyCache(
+            signing: try RSASigningKey(kid: kid, pemRepresentation: pem),
+            published: published,
+            loaded: now
+        )
         keyCache.withLock { $0 = cache }
         return cache
     }

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import Synchronization
 public import KeyhavenJOSE
+import Synchronization
 
 /// `/auth/token`'s 200 answer.
 public struct TokenResponse: Sendable, Hashable, Codable, JSONObjectWritable {
@@ -47,8 +47,15 @@ extension IdentityProvider {
     }
 
     enum Redemption: Sendable {
-        case granted(grantId: String, refreshToken: String, userId: String, scopes: [String], nonce: String?,
-            authTime: Int64, realUserStatus: Int)
+        case granted(
+            grantId: String,
+            refreshToken: String,
+            userId: String,
+            scopes: [String],
+            nonce: String?,
+            authTime: Int64,
+            realUserStatus: Int
+        )
         case refused(OAuthError)
     }
 
@@ -160,7 +167,11 @@ extension IdentityProvider {
             realUserStatus: Int(row.integer("real_user_status") ?? 1),
             accessToken: accessToken
         )
-        return TokenResponse(access_token: accessToken, expires_in: configuration.accessTokenLifetime, id_token: idToken)
+        return TokenResponse(
+            access_token: accessToken,
+            expires_in: configuration.accessTokenLifetime,
+            id_token: idToken
+        )
     }
 
     /// Builds and signs an id_token with the claims Sign in with Apple sends.
@@ -246,7 +257,11 @@ extension IdentityProvider {
         else { return nil }
         let body = parts[0..<3].joined(separator: ".")
         guard
-            HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(body.utf8), using: try await cachedAccessKey())
+            HMAC<SHA256>.isValidAuthenticationCode(
+                mac,
+                authenticating: Array(body.utf8),
+                using: try await cachedAccessKey()
+            )
         else { return nil }
         return String(parts[1])
     }

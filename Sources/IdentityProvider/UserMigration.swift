@@ -35,7 +35,8 @@ extension IdentityProvider {
     ///   stable for that pair.
     /// - The recipient team, after the app moved to it, posts `transfer_sub` and gets the person's
     ///   new `sub`, and their e-mail (a new relay address when they hide theirs).
-    public func userMigrationInfo(_ form: [String: String], bearer: String?) async -> Result<MigrationInfo, OAuthError> {
+    public func userMigrationInfo(_ form: [String: String], bearer: String?) async -> Result<MigrationInfo, OAuthError>
+    {
         do {
             let client = try await authenticateClient(form)
             guard let bearer, !bearer.isEmpty else {
@@ -75,7 +76,8 @@ extension IdentityProvider {
     }
 
     func transferSub(sub: String, target: String, client: Client) async throws -> Result<MigrationInfo, OAuthError> {
-        let candidate = String(format: "%06d", Int(configuration.randomBytes(2).reduce(0) { $0 << 8 | Int($1) }))
+        let candidate =
+            String(format: "%06d", Int(configuration.randomBytes(2).reduce(0) { $0 << 8 | Int($1) }))
             + "." + configuration.randomBytes(16).map { String(format: "%02x", $0) }.joined() + ".t"
         let now = nowMilliseconds
         return try await write { connection in
@@ -122,11 +124,12 @@ extension IdentityProvider {
                     .integer(window)
                 ), let userId = transfer.text("user_id"), let user = try await self.user(userId, connection)
             else { return .failure(.invalidRequest("The transfer_sub is unknown, expired or for another team.")) }
-            let hidden = try await connection.one(
-                "SELECT relay_email FROM subjects WHERE user_id = ? AND team_id = ?",
-                .text(userId),
-                .text(transfer.text("from_team") ?? "")
-            )?.text("relay_email") != nil
+            let hidden =
+                try await connection.one(
+                    "SELECT relay_email FROM subjects WHERE user_id = ? AND team_id = ?",
+                    .text(userId),
+                    .text(transfer.text("from_team") ?? "")
+                )?.text("relay_email") != nil
             try await self.ensureSubject(userId: userId, teamId: client.teamId, relay: hidden ? relay : nil, connection)
             let subject = try await connection.one(
                 "SELECT sub, relay_email FROM subjects WHERE user_id = ? AND team_id = ?",

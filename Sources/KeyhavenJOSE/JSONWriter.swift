@@ -84,7 +84,11 @@ extension IdentityTokenClaims: JSONObjectWritable {
         writer.string("email", email)
         for (name, claim) in [("email_verified", email_verified), ("is_private_email", is_private_email)] {
             guard let claim else { continue }
-            if claim.asString { writer.string(name, claim.value ? "true" : "false") } else { writer.bool(name, claim.value) }
+            if claim.asString {
+                writer.string(name, claim.value ? "true" : "false")
+            } else {
+                writer.bool(name, claim.value)
+            }
         }
         writer.integer("auth_time", auth_time)
         writer.bool("nonce_supported", nonce_supported)

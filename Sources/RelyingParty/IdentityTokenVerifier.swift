@@ -84,7 +84,9 @@ public struct IdentityTokenVerifier: Sendable {
 
     /// A server-to-server notification body `{"payload": "<JWS>"}`: the JWS is verified like an
     /// identity token (`aud` must be one of the service's ids), then its `events` string is parsed.
-    public func verifyNotification(_ body: [UInt8]) async throws(JOSEError) -> (
+    public func verifyNotification(
+        _ body: [UInt8]
+    ) async throws(JOSEError) -> (
         claims: NotificationClaims, event: NotificationEvent
     ) {
         struct Envelope: Decodable { var payload: String }

@@ -75,7 +75,11 @@ public struct SignInClient: Sendable {
 
     /// Redeems an authorization code (with the redirect URI only if the authorization used one)
     /// and verifies the id_token it brings, nonce included when given.
-    public func exchange(code: String, redirectURI: String?, nonce: String?) async throws -> (
+    public func exchange(
+        code: String,
+        redirectURI: String?,
+        nonce: String?
+    ) async throws -> (
         tokens: Tokens, claims: IdentityTokenClaims
     ) {
         var fields = [("grant_type", "authorization_code"), ("code", code)]
@@ -118,7 +122,8 @@ public struct SignInClient: Sendable {
             bearer: nil
         )
         guard status == 200 else { throw Self.providerError(status, body) }
-        guard let answer = try? JSONDecoder().decode([String: String].self, from: Data(body)), let state = answer["state"]
+        guard let answer = try? JSONDecoder().decode([String: String].self, from: Data(body)),
+            let state = answer["state"]
         else { throw RelyingPartyError(.transport, "the provider's answer has no state") }
         return state
     }

@@ -8,7 +8,11 @@ import NIOHTTP1
 /// substitute their own.
 public protocol RelyingPartyTransport: Sendable {
     func get(_ url: String) async throws -> (status: Int, body: [UInt8])
-    func postForm(_ url: String, fields: [(String, String)], bearer: String?) async throws -> (status: Int, body: [UInt8])
+    func postForm(
+        _ url: String,
+        fields: [(String, String)],
+        bearer: String?
+    ) async throws -> (status: Int, body: [UInt8])
 }
 
 /// async-http-client: 10-second timeouts, at most 1 MiB of body, no redirects.
@@ -32,7 +36,11 @@ public struct HTTPRelyingPartyTransport: RelyingPartyTransport {
         return try await send(request)
     }
 
-    public func postForm(_ url: String, fields: [(String, String)], bearer: String?) async throws -> (
+    public func postForm(
+        _ url: String,
+        fields: [(String, String)],
+        bearer: String?
+    ) async throws -> (
         status: Int, body: [UInt8]
     ) {
         var request = HTTPClientRequest(url: url)

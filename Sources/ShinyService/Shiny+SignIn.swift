@@ -78,7 +78,8 @@ extension Shiny {
                     redirectURI: configuration.redirectURI,
                     nonce: nonce
                 )
-                let user = try self.store.user(signInSubject: claims.sub)
+                let user =
+                    try self.store.user(signInSubject: claims.sub)
                     ?? self.store.createLinkedUser(name: claims.email ?? claims.sub, subject: claims.sub)
                 let token = try self.store.createSession(for: user.id)
                 return Self.redirect(

@@ -390,7 +390,10 @@ public final class Shiny: Sendable {
                 let shinyExtension = self.kit.extension
                 Task { await shinyExtension.convert(pending.user, context: modification) }
                 return Self.html(
-                    ShinyPages.stepUpDone("Confirmed: Keyhaven finishes the switch to Sign in with Keyhaven.", success: true)
+                    ShinyPages.stepUpDone(
+                        "Confirmed: Keyhaven finishes the switch to Sign in with Keyhaven.",
+                        success: true
+                    )
                 )
             }
         }

@@ -1,7 +1,7 @@
 import AccountModification
+import AccountModificationKit
 import Foundation
 import KeyhavenJOSE
-import AccountModificationKit
 import RelyingParty
 import Synchronization
 
@@ -146,7 +146,9 @@ extension ShinyExtension {
     }
 
     func convertAccountToSignInWithoutUserInteraction(_ context: ModificationContext) async {
-        switch (try? identify(context.request)) ?? .failure(.init(code: .failed, localizedFailureReason: "shiny is unavailable.")) {
+        switch (try? identify(context.request))
+            ?? .failure(.init(code: .failed, localizedFailureReason: "shiny is unavailable."))
+        {
         case .failure(let error):
             await context.cancelRequest(withError: error)
         case .success(let user):
@@ -158,7 +160,9 @@ extension ShinyExtension {
     }
 
     func prepareInterfaceToConvertAccountToSignIn(_ context: ModificationContext) async -> String? {
-        switch (try? identify(context.request)) ?? .failure(.init(code: .failed, localizedFailureReason: "shiny is unavailable.")) {
+        switch (try? identify(context.request))
+            ?? .failure(.init(code: .failed, localizedFailureReason: "shiny is unavailable."))
+        {
         case .failure(let error):
             await context.cancelRequest(withError: error)
             return nil

@@ -167,8 +167,11 @@ final class ShinyStore: Sendable {
         try database.write { db in
             var candidate = name
             var suffix = 1
-            while try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM user WHERE name = ?)", arguments: [candidate])!
-            {
+            while try Bool.fetchOne(
+                db,
+                sql: "SELECT EXISTS (SELECT 1 FROM user WHERE name = ?)",
+                arguments: [candidate]
+            )! {
                 suffix += 1
                 candidate = "\(name)-\(suffix)"
             }
@@ -176,7 +179,13 @@ final class ShinyStore: Sendable {
                 sql: "INSERT INTO user (name, signInSubject, created) VALUES (?, ?, ?)",
                 arguments: [candidate, subject, Date().timeIntervalSince1970]
             )
-            return User(id: db.lastInsertedRowID, name: candidate, totpSecret: nil, signInSubject: subject, hasPassword: false)
+            return User(
+                id: db.lastInsertedRowID,
+                name: candidate,
+                totpSecret: nil,
+                signInSubject: subject,
+                hasPassword: false
+            )
         }
     }
 

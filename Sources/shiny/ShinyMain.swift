@@ -32,7 +32,9 @@ struct ShinyCommand: AsyncParsableCommand {
     func validate() throws {
         let signIn = [providerURL, clientId, teamId, keyId, keyFile]
         if signIn.contains(where: { $0 != nil }) && signIn.contains(where: { $0 == nil }) {
-            throw ValidationError("Sign in with Keyhaven needs --idp-url, --client-id, --team-id, --key-id and --key-file")
+            throw ValidationError(
+                "Sign in with Keyhaven needs --idp-url, --client-id, --team-id, --key-id and --key-file"
+            )
         }
     }
 

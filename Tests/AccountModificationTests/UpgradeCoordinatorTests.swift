@@ -370,4 +370,3 @@ struct UpgradeCoordinatorTests {
         }
     }
 }
-

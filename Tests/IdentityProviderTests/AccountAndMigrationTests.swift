@@ -54,11 +54,19 @@ struct AccountAndMigrationTests {
         try await ProviderHarness.with { harness in
             let provider = harness.provider
             let code = try #require(try await harness.authorizeInBrowser(share: false)["code"])
-            let (_, before) = try await harness.client().exchange(code: code, redirectURI: harness.redirectURI, nonce: nil)
+            let (_, before) = try await harness.client().exchange(
+                code: code,
+                redirectURI: harness.redirectURI,
+                nonce: nil
+            )
             let recipient = try await provider.createTeam(name: "New Owner Inc")
             let recipientKey = try await provider.createTeamKey(teamId: recipient.id)
 
-            func migration(_ key: ES256SigningKey, team: String, _ fields: [(String, String)]) async throws -> [String: Any] {
+            func migration(
+                _ key: ES256SigningKey,
+                team: String,
+                _ fields: [(String, String)]
+            ) async throws -> [String: Any] {
                 var configuration = SignInClient.Configuration(
                     issuer: provider.configuration.issuer,
                     baseURL: harness.baseURL,
@@ -72,13 +80,16 @@ struct AccountAndMigrationTests {
                 let transport = HTTPRelyingPartyTransport()
                 let (_, tokenBody) = try await transport.postForm(
                     harness.baseURL + "/auth/token",
-                    fields: [("grant_type", "client_credentials"), ("scope", "user.migration"),
-                        ("client_id", harness.clientId), ("client_secret", secret)],
+                    fields: [
+                        ("grant_type", "client_credentials"), ("scope", "user.migration"),
+                        ("client_id", harness.clientId), ("client_secret", secret),
+                    ],
                     bearer: nil
                 )
-                let token = try #require(
-                    try JSONSerialization.jsonObject(with: Data(tokenBody)) as? [String: Any]
-                )["access_token"] as? String
+                let token =
+                    try #require(
+                        try JSONSerialization.jsonObject(with: Data(tokenBody)) as? [String: Any]
+                    )["access_token"] as? String
                 let (_, body) = try await transport.postForm(
                     harness.baseURL + "/auth/usermigrationinfo",
                     fields: [("client_id", harness.clientId), ("client_secret", secret)] + fields,
@@ -87,9 +98,17 @@ struct AccountAndMigrationTests {
                 return try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
             }
 
-            let sent = try await migration(harness.teamKey, team: harness.teamId, [("sub", before.sub), ("target", recipient.id)])
+            let sent = try await migration(
+                harness.teamKey,
+                team: harness.teamId,
+                [("sub", before.sub), ("target", recipient.id)]
+            )
             let transferSub = try #require(sent["transfer_sub"] as? String)
-            let repeated = try await migration(harness.teamKey, team: harness.teamId, [("sub", before.sub), ("target", recipient.id)])
+            let repeated = try await migration(
+                harness.teamKey,
+                team: harness.teamId,
+                [("sub", before.sub), ("target", recipient.id)]
+            )
             #expect(repeated["transfer_sub"] as? String == transferSub, "stable for the pair")
 
             try await provider.transferClient(harness.clientId, toTeam: recipient.id)
@@ -120,15 +139,20 @@ struct AccountAndMigrationTests {
             let secret = try newOwner.clientSecret()
             let (_, tokenBody) = try await transport.postForm(
                 harness.baseURL + "/auth/token",
-                fields: [("grant_type", "client_credentials"), ("scope", "user.migration"),
-                    ("client_id", harness.clientId), ("client_secret", secret)],
+                fields: [
+                    ("grant_type", "client_credentials"), ("scope", "user.migration"),
+                    ("client_id", harness.clientId), ("client_secret", secret),
+                ],
                 bearer: nil
             )
-            let token = (try JSONSerialization.jsonObject(with: Data(tokenBody)) as? [String: Any])?["access_token"] as? String
+            let token =
+                (try JSONSerialization.jsonObject(with: Data(tokenBody)) as? [String: Any])?["access_token"] as? String
             for expectedStatus in [200, 400] {
                 let (status, _) = try await transport.postForm(
                     harness.baseURL + "/auth/usermigrationinfo",
-                    fields: [("client_id", harness.clientId), ("client_secret", secret), ("transfer_sub", transferSub)],
+                    fields: [
+                        ("client_id", harness.clientId), ("client_secret", secret), ("transfer_sub", transferSub),
+                    ],
                     bearer: token
                 )
                 #expect(status == expectedStatus)

@@ -11,7 +11,11 @@ import Testing
 /// `/auth/token`'s client authentication and wire rules: each bad `client_secret` is
 /// `invalid_client`; JSON bodies, misspelled grant types and repeated parameters are refused.
 struct ClientSecretTests {
-    static func post(_ url: String, body: String, contentType: String = "application/x-www-form-urlencoded")
+    static func post(
+        _ url: String,
+        body: String,
+        contentType: String = "application/x-www-form-urlencoded"
+    )
         async throws -> (status: Int, json: [String: String])
     {
         var request = HTTPClientRequest(url: url)

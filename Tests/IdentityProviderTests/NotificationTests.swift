@@ -65,7 +65,11 @@ struct NotificationTests {
                     state: nil,
                     nonce: nil
                 ).get()
-                let authentication = try await provider.authenticate(email: email, password: "password-\(index)", code: nil)
+                let authentication = try await provider.authenticate(
+                    email: email,
+                    password: "password-\(index)",
+                    code: nil
+                )
                 _ = try await provider.authorize(request, authentication: authentication, shareEmail: index % 2 == 0)
                 users.append(user.id)
             }

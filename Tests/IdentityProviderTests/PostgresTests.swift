@@ -62,7 +62,11 @@ struct PostgresTests {
                 )
                 configuration.now = { Date() }
                 let onSecond = SignInClient(configuration: configuration)
-                let (tokens, claims) = try await onSecond.exchange(code: code, redirectURI: harness.redirectURI, nonce: "n-1")
+                let (tokens, claims) = try await onSecond.exchange(
+                    code: code,
+                    redirectURI: harness.redirectURI,
+                    nonce: "n-1"
+                )
                 #expect(claims.is_private_email == BoolClaim(true))
                 // Both publish the same key set; a reuse on the first instance is refused and revokes.
                 #expect(try await harness.client().verifier.verify(tokens.id_token!).sub == claims.sub)
@@ -102,8 +106,10 @@ struct PostgresTests {
             guard Self.baseURL != nil else { return }
             database = try PostgresDatabase(url: try await Self.freshDatabase())
         } else {
-            database = try SQLiteDatabase(path: FileManager.default.temporaryDirectory
-                .appendingPathComponent("kh-idp-\(UUID().uuidString).sqlite").path)
+            database = try SQLiteDatabase(
+                path: FileManager.default.temporaryDirectory
+                    .appendingPathComponent("kh-idp-\(UUID().uuidString).sqlite").path
+            )
         }
         var configuration = ProviderHarness.configuration()
         configuration.notificationRetry = RetryPolicy(base: 50, cap: 100, lease: 200)

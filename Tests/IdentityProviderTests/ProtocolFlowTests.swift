@@ -150,7 +150,11 @@ extension ProtocolFlowTests {
             consent["action"] = "continue"
             page = try await web.post(harness.baseURL + "/auth/authorize/consent", fields: consent)
             let code = try #require(WebSession.hiddenFields(page.body)["code"])
-            let (_, claims) = try await harness.client().exchange(code: code, redirectURI: harness.redirectURI, nonce: nil)
+            let (_, claims) = try await harness.client().exchange(
+                code: code,
+                redirectURI: harness.redirectURI,
+                nonce: nil
+            )
             #expect(claims.real_user_status == 2, "a second factor was checked")
 
             // The relay address is per person and team: another service of the team sees the same one.

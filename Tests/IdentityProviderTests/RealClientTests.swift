@@ -22,7 +22,9 @@ struct RealClientTests {
                 harness.teamKey.kid, p8.path, harness.email, harness.password,
             ])
             #expect(result.status == 0, "\(result.stderr)")
-            let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let report = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            )
             func field(_ client: String, _ name: String) -> String? {
                 (report[client] as? [String: Any])?[name] as? String
             }
@@ -64,13 +66,21 @@ struct RealClientTests {
         configuration.stringBooleans = true
         try await ProviderHarness.with(configuration) { harness in
             let code = try #require(try await harness.authorizeInBrowser(share: false)["code"])
-            let (tokens, _) = try await harness.client().exchange(code: code, redirectURI: harness.redirectURI, nonce: nil)
+            let (tokens, _) = try await harness.client().exchange(
+                code: code,
+                redirectURI: harness.redirectURI,
+                nonce: nil
+            )
             let payload = String(decoding: try CompactJWS(tokens.id_token!).payload, as: UTF8.self)
             #expect(payload.contains(#""email_verified":"true""#) && payload.contains(#""is_private_email":"true""#))
             let keys = try await JWTKeyCollection().add(
                 jwksJSON: String(decoding: try JSONEncoder().encode(try await harness.provider.jwks()), as: UTF8.self)
             )
-            let token = try await keys.verify(tokens.id_token!, as: AppleIdentityToken.self, expectedAudience: harness.clientId)
+            let token = try await keys.verify(
+                tokens.id_token!,
+                as: AppleIdentityToken.self,
+                expectedAudience: harness.clientId
+            )
             #expect(token.isPrivateEmail?.value == true)
         }
     }

@@ -1,14 +1,20 @@
 import Crypto
 import Foundation
-@testable import IdentityProvider
 import KeyhavenJOSE
 import RelyingParty
 import Testing
 
+@testable import IdentityProvider
+
 /// The relying-party kit refuses every token it should: `alg: none`, HS256 keyed with the public
 /// key, expired, wrong audience or issuer, unknown kid, bad nonce, a tampered payload.
 struct VerifierNegativeTests {
-    static func claims(_ harness: ProviderHarness, exp: Int64 = 3_600, aud: String? = nil, iss: String? = nil)
+    static func claims(
+        _ harness: ProviderHarness,
+        exp: Int64 = 3_600,
+        aud: String? = nil,
+        iss: String? = nil
+    )
         -> IdentityTokenClaims
     {
         let now = Int64(Date().timeIntervalSince1970)
@@ -54,7 +60,11 @@ struct VerifierNegativeTests {
             await Self.expectRefused(harness, hs256, .unsupportedAlgorithm)
 
             await Self.expectRefused(harness, try JWS.sign(Self.claims(harness, exp: -120), with: key), .expired)
-            await Self.expectRefused(harness, try JWS.sign(Self.claims(harness, aud: "com.other"), with: key), .wrongAudience)
+            await Self.expectRefused(
+                harness,
+                try JWS.sign(Self.claims(harness, aud: "com.other"), with: key),
+                .wrongAudience
+            )
             await Self.expectRefused(
                 harness,
                 try JWS.sign(Self.claims(harness, iss: "https://appleid.apple.com"), with: key),

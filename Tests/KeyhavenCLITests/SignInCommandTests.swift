@@ -109,7 +109,10 @@ struct SignInCommandTests {
         #expect(upgrade.stderr.contains("private relay address"))
         #expect(try !shiny.signIn(user: "ada", password: "Welcome12345"))
 
-        let vault = try Vault.open(at: directory.appendingPathComponent("vault.sqlite"), masterPassword: "sign-in master")
+        let vault = try Vault.open(
+            at: directory.appendingPathComponent("vault.sqlite"),
+            masterPassword: "sign-in master"
+        )
         let record = try #require(try vault.credentials(forService: origin).credentials.first)
         #expect(record.password == nil)
         #expect(record.content.signIn?.issuer == "https://id.keyhaven.test")
@@ -117,7 +120,9 @@ struct SignInCommandTests {
 
         // The person's services; stopping one reaches shiny as a notification.
         let services = try await keyhaven.runDetached(["idp", "services", "--json"])
-        let listed = try #require(try JSONSerialization.jsonObject(with: Data(services.stdout.utf8)) as? [[String: Any]])
+        let listed = try #require(
+            try JSONSerialization.jsonObject(with: Data(services.stdout.utf8)) as? [[String: Any]]
+        )
         #expect(listed.first?["clientId"] as? String == "com.example.shiny")
         #expect(listed.first?["hidesEmail"] as? Bool == true)
         let stopped = try await keyhaven.runDetached(["idp", "services", "--stop-using", "com.example.shiny"])

@@ -87,7 +87,9 @@ enum IdentitySchema {
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS idp_migrations (name TEXT PRIMARY KEY, applied BIGINT NOT NULL)"
             )
-            let applied = Set(try await connection.query("SELECT name FROM idp_migrations").compactMap { $0.text("name") })
+            let applied = Set(
+                try await connection.query("SELECT name FROM idp_migrations").compactMap { $0.text("name") }
+            )
             let known = Set(migrations.map(\.name))
             if let unknown = applied.subtracting(known).first {
                 throw StorageError("the database was migrated by a newer Keyhaven (\(unknown)); upgrade Keyhaven")

@@ -104,16 +104,29 @@ extension Keyhaven.Demo {
             return "hide"
         }
         let result = await coordinator.upgradeToSignIn(carol, service: origin, authority: authority)
-        say("  \(result == .upgraded(credential: carol, substituted: false) ? "✓ carol now signs in to shiny with Keyhaven" : "✗ \(result)")")
+        say(
+            "  \(result == .upgraded(credential: carol, substituted: false) ? "✓ carol now signs in to shiny with Keyhaven" : "✗ \(result)")"
+        )
 
         let record = try vault.credential(carol)
         let subject = try shiny.linkedSubject(user: "carol")
         var checks: [(String, Bool)] = [
-            ("carol's vault record has no password and is marked Sign in with Keyhaven",
-                record.password == nil && record.content.signIn?.issuer == issuer),
-            ("shiny linked carol's account to the same sub", subject != nil && subject == record.content.signIn?.subject),
-            ("carol's old password no longer signs in to shiny", try !shiny.signIn(user: "carol", password: carolPassword)),
-            ("carol's old password is kept in the history", try vault.history(carol).map(\.password) == [carolPassword]),
+            (
+                "carol's vault record has no password and is marked Sign in with Keyhaven",
+                record.password == nil && record.content.signIn?.issuer == issuer
+            ),
+            (
+                "shiny linked carol's account to the same sub",
+                subject != nil && subject == record.content.signIn?.subject
+            ),
+            (
+                "carol's old password no longer signs in to shiny",
+                try !shiny.signIn(user: "carol", password: carolPassword)
+            ),
+            (
+                "carol's old password is kept in the history",
+                try vault.history(carol).map(\.password) == [carolPassword]
+            ),
         ]
 
         say("\n▶ keyhaven idp services --stop-using com.example.shiny")
@@ -124,7 +137,9 @@ extension Keyhaven.Demo {
         }
         let heard = shiny.receivedNotifications.first
         say("  shiny received the server-to-server notification: \(heard?.type ?? "nothing")")
-        checks.append(("shiny heard consent-revoked for carol's sub", heard?.type == "consent-revoked" && heard?.sub == subject))
+        checks.append(
+            ("shiny heard consent-revoked for carol's sub", heard?.type == "consent-revoked" && heard?.sub == subject)
+        )
         return (checks, result == .upgraded(credential: carol, substituted: false))
     }
 }

@@ -165,23 +165,24 @@ extension Keyhaven {
             let newAlice = try vault.credential(alice).password ?? ""
             let newBob = try vault.credential(bob).password ?? ""
             let code = try TOTP(secret: bobSecret).code(at: Date())
-            let checks: [(String, Bool)] = signIn.checks + [
-                ("alice's new password signs in to shiny", try shiny.signIn(user: "alice", password: newAlice)),
-                ("alice's old password no longer does", try !shiny.signIn(user: "alice", password: alicePassword)),
-                (
-                    "bob's new password (with his code) signs in",
-                    try shiny.signIn(user: "bob", password: newBob, code: code)
-                ),
-                (
-                    "bob's old password no longer does",
-                    try !shiny.signIn(user: "bob", password: bobPassword, code: code)
-                ),
-                (
-                    "the old passwords are kept in the history",
-                    try vault.history(alice).map(\.password) == [alicePassword]
-                        && vault.history(bob).map(\.password) == [bobPassword]
-                ),
-            ]
+            let checks: [(String, Bool)] =
+                signIn.checks + [
+                    ("alice's new password signs in to shiny", try shiny.signIn(user: "alice", password: newAlice)),
+                    ("alice's old password no longer does", try !shiny.signIn(user: "alice", password: alicePassword)),
+                    (
+                        "bob's new password (with his code) signs in",
+                        try shiny.signIn(user: "bob", password: newBob, code: code)
+                    ),
+                    (
+                        "bob's old password no longer does",
+                        try !shiny.signIn(user: "bob", password: bobPassword, code: code)
+                    ),
+                    (
+                        "the old passwords are kept in the history",
+                        try vault.history(alice).map(\.password) == [alicePassword]
+                            && vault.history(bob).map(\.password) == [bobPassword]
+                    ),
+                ]
             say("\n▶ checks")
             for (label, passed) in checks {
                 say("  \(passed ? "✓" : "✗") \(label)")

@@ -72,7 +72,8 @@ struct ProviderTeam: AsyncParsableCommand {
             @OptionGroup var provider: ProviderOptions
             @Argument(help: "The team id.") var team: String
             @Option(name: .customLong("key-id"), help: "The kid its client secrets carry.") var keyId: String
-            @Option(name: .customLong("public-key"), help: "A PEM file with the P-256 public key.") var publicKey: String
+            @Option(name: .customLong("public-key"), help: "A PEM file with the P-256 public key.") var publicKey:
+                String
 
             func run() async throws {
                 let provider = try await provider.open()
@@ -80,7 +81,11 @@ struct ProviderTeam: AsyncParsableCommand {
                     throw Output.failure("cannot read \(publicKey)")
                 }
                 try await administering {
-                    try await provider.addTeamKey(teamId: team, keyId: keyId, publicKey: try ES256PublicKey(pemRepresentation: pem))
+                    try await provider.addTeamKey(
+                        teamId: team,
+                        keyId: keyId,
+                        publicKey: try ES256PublicKey(pemRepresentation: pem)
+                    )
                 }
                 print(keyId)
             }

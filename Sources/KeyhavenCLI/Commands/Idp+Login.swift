@@ -31,7 +31,9 @@ func providerSession(_ vault: Vault, _ issuerOrURL: String?) throws -> ProviderS
         throw Output.failure("Keyhaven is not signed in to a provider: run `keyhaven idp login URL`")
     }
     guard sessions.count == 1 else {
-        throw Output.failure("signed in to several providers: name one (\(sessions.map(\.issuer).joined(separator: ", ")))")
+        throw Output.failure(
+            "signed in to several providers: name one (\(sessions.map(\.issuer).joined(separator: ", ")))"
+        )
     }
     return only
 }
@@ -62,11 +64,13 @@ struct ProviderLogin: AsyncParsableCommand {
         } catch {
             throw Output.failure("\(error)")
         }
-        let address = try email ?? {
-            FileHandle.standardError.write(Data("E-mail at \(issuer): ".utf8))
-            guard let line = readLine(), !line.isEmpty else { throw Output.failure("an e-mail address is needed") }
-            return line
-        }()
+        let address =
+            try email
+            ?? {
+                FileHandle.standardError.write(Data("E-mail at \(issuer): ".utf8))
+                guard let line = readLine(), !line.isEmpty else { throw Output.failure("an e-mail address is needed") }
+                return line
+            }()
         let password =
             try ProcessInfo.processInfo.environment["KEYHAVEN_IDP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
             ?? Terminal.askSecret("Password at \(issuer): ")
@@ -140,8 +144,10 @@ struct ProviderServices: AsyncParsableCommand {
     @Argument(help: "The provider's issuer or URL (optional when there is one).") var provider: String?
     @Option(name: .customLong("stop-using"), help: "Stop using Sign in with Keyhaven with this client id.")
     var stopUsing: String?
-    @Option(name: .customLong("relay-off"), help: "Stop forwarding relay mail from this client id.") var relayOff: String?
-    @Option(name: .customLong("relay-on"), help: "Resume forwarding relay mail from this client id.") var relayOn: String?
+    @Option(name: .customLong("relay-off"), help: "Stop forwarding relay mail from this client id.") var relayOff:
+        String?
+    @Option(name: .customLong("relay-on"), help: "Resume forwarding relay mail from this client id.") var relayOn:
+        String?
     @Flag(name: .long, help: "JSON output.") var json = false
 
     func run() async throws {

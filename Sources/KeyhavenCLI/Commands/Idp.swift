@@ -125,12 +125,15 @@ struct ProviderServe: AsyncParsableCommand {
     var publicURL: String?
     @Flag(
         name: .customLong("string-booleans"),
-        help: "Compatibility test switch: email_verified/is_private_email as \"true\" strings, as Apple sent until 2024."
+        help:
+            "Compatibility test switch: email_verified/is_private_email as \"true\" strings, as Apple sent until 2024."
     )
     var stringBooleans = false
 
     func run() async throws {
-        var configuration = provider.configuration(defaultIssuer: "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)")
+        var configuration = provider.configuration(
+            defaultIssuer: "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)"
+        )
         configuration.publicURL = publicURL
         configuration.stringBooleans = stringBooleans
         let opened = try await provider.open(configuration)

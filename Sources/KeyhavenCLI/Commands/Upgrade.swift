@@ -1,7 +1,7 @@
 import AccountModification
-import IdentityProvider
 import ArgumentParser
 import Foundation
+import IdentityProvider
 import KeyhavenHTTP
 import KeyhavenUpgrade
 import Vault
@@ -151,7 +151,10 @@ extension Keyhaven.Upgrade {
             )
             return choice
         }
-        guard let answer = Terminal.ask("Share your e-mail (\(prompt.email)) or hide it behind a relay address? [share/hide/cancel] ")
+        guard
+            let answer = Terminal.ask(
+                "Share your e-mail (\(prompt.email)) or hide it behind a relay address? [share/hide/cancel] "
+            )
         else {
             Output.error("keyhaven: no terminal to ask: pass --email share or --email hide")
             return nil

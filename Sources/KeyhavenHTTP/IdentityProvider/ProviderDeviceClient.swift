@@ -66,12 +66,20 @@ public struct ProviderDeviceClient: Sendable {
         guard let document = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
             let issuer = document["issuer"] as? String,
             let authorize = document["authorization_endpoint"] as? String, authorize.hasSuffix("/auth/authorize")
-        else { throw Failure(code: nil, message: "\(base) does not publish a Sign in with Keyhaven discovery document") }
+        else {
+            throw Failure(code: nil, message: "\(base) does not publish a Sign in with Keyhaven discovery document")
+        }
         return (issuer, String(authorize.dropLast("/auth/authorize".count)))
     }
 
     /// Signs Keyhaven in: a device token for the person.
-    public func login(baseURL: String, email: String, password: String, code: String?, name: String) async throws -> (
+    public func login(
+        baseURL: String,
+        email: String,
+        password: String,
+        code: String?,
+        name: String
+    ) async throws -> (
         token: String, email: String
     ) {
         struct Body: Encodable {

@@ -34,7 +34,9 @@ enum ProviderPages {
     }
 
     static func hidden(_ fields: [(String, String)]) -> String {
-        fields.map { #"<input type="hidden" name="\#(escape($0.0))" value="\#(escape($0.1))">"# }.joined(separator: "\n")
+        fields.map { #"<input type="hidden" name="\#(escape($0.0))" value="\#(escape($0.1))">"# }.joined(
+            separator: "\n"
+        )
     }
 
     static func signIn(
@@ -113,7 +115,8 @@ enum ProviderPages {
 
     static func account(email: String, services: [ConnectedService], formToken: String, message: String?) -> String {
         let rows = services.map { service -> String in
-            let token = #"<input type="hidden" name="form_token" value="\#(escape(formToken))"><input type="hidden" name="client_id" value="\#(escape(service.clientId))">"#
+            let token =
+                #"<input type="hidden" name="form_token" value="\#(escape(formToken))"><input type="hidden" name="client_id" value="\#(escape(service.clientId))">"#
             var actions = ""
             if service.state == .authorized {
                 actions +=
@@ -125,7 +128,8 @@ enum ProviderPages {
                 }
             }
             let email = service.email.map { " — sees \(escape($0))" } ?? ""
-            let forwarding = service.hidesEmail ? (service.relayForwarding ? " (forwarding on)" : " (forwarding off)") : ""
+            let forwarding =
+                service.hidesEmail ? (service.relayForwarding ? " (forwarding on)" : " (forwarding off)") : ""
             return
                 #"<li id="service-\#(escape(service.clientId))"><strong>\#(escape(service.name))</strong> (\#(service.state.rawValue))\#(email)\#(forwarding)\#(actions)</li>"#
         }

@@ -53,7 +53,11 @@ extension ProviderServer {
                 headers: headers
             )
         }
-        let response = try await provider.authorize(authorization, authentication: session.authentication, shareEmail: nil)
+        let response = try await provider.authorize(
+            authorization,
+            authentication: session.authentication,
+            shareEmail: nil
+        )
         var result = Self.respond(response, to: authorization)
         for field in headers { result.headers.append(field) }
         return result
@@ -123,7 +127,10 @@ extension ProviderServer {
             case .success(let valid): authorization = valid
             }
             guard let session = await self.currentSession(request),
-                constantTimeEqual(Array((form["form_token"] ?? "").utf8), Array(provider.formToken(forSession: session.token).utf8))
+                constantTimeEqual(
+                    Array((form["form_token"] ?? "").utf8),
+                    Array(provider.formToken(forSession: session.token).utf8)
+                )
             else {
                 return Self.html(
                     ProviderPages.message("Sign in with Keyhaven", "Your session ended. Start again from the service."),
@@ -198,7 +205,10 @@ extension ProviderServer {
             guard case .success(let form) = await Self.form(request), let session = await self.currentSession(request),
                 self.validFormToken(form, session: session), form["confirm"] == "yes"
             else {
-                return Self.html(ProviderPages.message("Not deleted", "Confirm the deletion to delete."), status: .badRequest)
+                return Self.html(
+                    ProviderPages.message("Not deleted", "Confirm the deletion to delete."),
+                    status: .badRequest
+                )
             }
             try await provider.deleteAccount(userId: session.authentication.userId)
             return Self.html(
@@ -213,7 +223,10 @@ extension ProviderServer {
     }
 
     func validFormToken(_ form: [String: String], session: (token: String, authentication: Authentication)) -> Bool {
-        constantTimeEqual(Array((form["form_token"] ?? "").utf8), Array(provider.formToken(forSession: session.token).utf8))
+        constantTimeEqual(
+            Array((form["form_token"] ?? "").utf8),
+            Array(provider.formToken(forSession: session.token).utf8)
+        )
     }
 
     func accountAction(
@@ -232,7 +245,10 @@ extension ProviderServer {
         return Self.redirect("/account?message=" + FormURLEncoding.escape(message))
     }
 
-    func accountPage(_ session: (token: String, authentication: Authentication), message: String?) async throws -> Response {
+    func accountPage(
+        _ session: (token: String, authentication: Authentication),
+        message: String?
+    ) async throws -> Response {
         let services = try await provider.connectedServices(userId: session.authentication.userId)
         let email = try await provider.email(userId: session.authentication.userId) ?? ""
         return Self.html(

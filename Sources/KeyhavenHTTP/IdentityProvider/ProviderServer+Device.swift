@@ -143,8 +143,13 @@ extension ProviderServer {
             try await action()
             return json(.ok, ["status": "done"])
         } catch let error as ProviderError {
-            return Self.error(.init(error.code == .notFound ? "not_found" : "invalid_request", error.message,
-                status: error.code == .notFound ? 404 : 400))
+            return Self.error(
+                .init(
+                    error.code == .notFound ? "not_found" : "invalid_request",
+                    error.message,
+                    status: error.code == .notFound ? 404 : 400
+                )
+            )
         }
     }
 }

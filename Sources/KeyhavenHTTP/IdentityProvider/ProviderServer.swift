@@ -6,10 +6,10 @@ public import IdentityProvider
 import KeyhavenJOSE
 public import Logging
 import NIOCore
+import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
-import NIOHTTP1
 
 /// Sign in with Keyhaven over HTTP: Sign in with Apple's endpoints (`/auth/authorize`, `/auth/token`,
 /// `/auth/keys`, `/auth/revoke`, `/auth/usermigrationinfo`, discovery), the credential-state
@@ -247,7 +247,8 @@ struct NotificationSender: Service {
                 }
                 try? await Task.sleep(for: interval)
             }
-        } onGracefulShutdown: {}
+        } onGracefulShutdown: {
+        }
     }
 }
 
