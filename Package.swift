@@ -241,7 +241,7 @@ let package = Package(
             dependencies: [
                 "SecurityRecommendations", "KeyhavenHTTP", "KeyhavenTesting", "Vault", "BreachCheck",
                 "PasswordStrength",
-                hummingbird,
+                asyncHTTPClient, hummingbird,
                 hummingbirdTesting, httpTypes,
             ],
             exclude: ["Fixtures"],

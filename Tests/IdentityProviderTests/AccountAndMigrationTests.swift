@@ -5,9 +5,11 @@ import KeyhavenJOSE
 import NIOCore
 import NIOHTTP1
 import RelyingParty
+import KeyhavenTesting
 import Testing
 
 /// Credential state, the person's actions, and moving an app to another team.
+@Suite(.offCooperativePool)
 struct AccountAndMigrationTests {
     @Test func credentialStateFollowsThePersonsChoices() async throws {
         try await ProviderHarness.with { harness in

@@ -6,10 +6,12 @@ import KeyhavenJOSE
 import NIOCore
 import NIOHTTP1
 import RelyingParty
+import KeyhavenTesting
 import Testing
 
 /// `/auth/token`'s client authentication and wire rules: each bad `client_secret` is
 /// `invalid_client`; JSON bodies, misspelled grant types and repeated parameters are refused.
+@Suite(.offCooperativePool)
 struct ClientSecretTests {
     static func post(
         _ url: String,

@@ -8,10 +8,12 @@ import NIOCore
 import NIOPosix
 import RelyingParty
 import Synchronization
+import KeyhavenTesting
 import Testing
 
 /// Server-to-server notifications: the receiver is down for a while, then up (and failing at first);
 /// every event arrives, verified, none lost.
+@Suite(.offCooperativePool)
 struct NotificationTests {
     /// A port nothing listens on yet.
     static func freePort() throws -> Int {

@@ -6,10 +6,12 @@ import KeyhavenJOSE
 import Logging
 import RelyingParty
 import Synchronization
+import KeyhavenTesting
 import Testing
 
 /// The provider on a real PostgreSQL (`KEYHAVEN_TEST_POSTGRES_URL`, set by scripts/test.sh after it
 /// starts one; CI always has it). Each test gets a database of its own.
+@Suite(.offCooperativePool)
 struct PostgresTests {
     static let baseURL = ProcessInfo.processInfo.environment["KEYHAVEN_TEST_POSTGRES_URL"]
 

@@ -3,10 +3,12 @@ import IdentityProvider
 import KeyhavenJOSE
 import OneTimeCodes
 import RelyingParty
+import KeyhavenTesting
 import Testing
 
 /// The whole web flow over HTTP, and the token endpoint's rules, as a Sign in with Apple client
 /// would see them.
+@Suite(.offCooperativePool)
 struct ProtocolFlowTests {
     @Test func webFlowGivesAVerifiedTokenWithTheUserOnlyTheFirstTime() async throws {
         try await ProviderHarness.with { harness in

@@ -8,6 +8,7 @@ import Testing
 
 /// Clients we did not write verify our tokens: PyJWT, joserfc and authlib (which checks at_hash)
 /// through discovery and JWKS; vapor/jwt-kit's `AppleIdentityToken` with the issuer set to Apple's.
+@Suite(.offCooperativePool)
 struct RealClientTests {
     @Test func pythonClientsCompleteACodeFlowAndVerifyTheToken() async throws {
         try await ProviderHarness.with { harness in

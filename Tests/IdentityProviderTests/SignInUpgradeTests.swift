@@ -12,6 +12,7 @@ import Vault
 
 /// The one-tap upgrade to Sign in with Keyhaven, end to end in one process: a provider, shiny
 /// registered with it, Keyhaven's vault and device session.
+@Suite(.offCooperativePool)
 struct SignInUpgradeTests {
     struct Setup: Sendable {
         let harness: ProviderHarness

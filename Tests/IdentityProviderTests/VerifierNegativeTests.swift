@@ -2,12 +2,14 @@ import Crypto
 import Foundation
 import KeyhavenJOSE
 import RelyingParty
+import KeyhavenTesting
 import Testing
 
 @testable import IdentityProvider
 
 /// The relying-party kit refuses every token it should: `alg: none`, HS256 keyed with the public
 /// key, expired, wrong audience or issuer, unknown kid, bad nonce, a tampered payload.
+@Suite(.offCooperativePool)
 struct VerifierNegativeTests {
     static func claims(
         _ harness: ProviderHarness,

@@ -1,8 +1,10 @@
 import Foundation
 import KeyhavenJOSE
+import KeyhavenTesting
 import Testing
 
 /// The byte-level encodings every request goes through.
+@Suite(.offCooperativePool)
 struct WireFormatTests {
     @Test func formDecoding() {
         let fields = FormURLEncoding.parse("a=1+2&b=%41%62%2B%26&c=caf%C3%A9&d=50%&e&f=%zz&=x")

@@ -1,4 +1,5 @@
 import Foundation
+import AsyncHTTPClient
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -9,6 +10,19 @@ import Testing
 /// Change-password discovery against real local HTTP servers: one that redirects correctly, one that
 /// answers 200 for everything (must not be trusted), and one that is down.
 struct ChangePasswordDiscoveryTests {
+    /// Generous limits: the suite shares two cores with every other suite, and the limits only
+    /// matter when a test fails. (The site that is down refuses connections at once.)
+    static let probe: HTTPWellKnownProbe = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(30), read: .seconds(30))
+        configuration.redirectConfiguration = .disallow
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPWellKnownProbe(
+            client: HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration),
+            timeout: .seconds(30)
+        )
+    }()
+
     static func wellBehaved() -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/.well-known/change-password") { _, _ in
@@ -42,7 +56,7 @@ struct ChangePasswordDiscoveryTests {
         )
         try await app.test(.live) { client in
             let origin = "http://127.0.0.1:\(client.port!)"
-            let discovery = ChangePasswordDiscovery(probe: HTTPWellKnownProbe())
+            let discovery = ChangePasswordDiscovery(probe: Self.probe)
             let found = await discovery.changePasswordURL(service: "\(origin)/login", domain: "127.0.0.1")
             #expect(found.url == "\(origin)/account/password")
             #expect(found.source == "well-known")
@@ -58,7 +72,7 @@ struct ChangePasswordDiscoveryTests {
         )
         try await app.test(.live) { client in
             let origin = "http://127.0.0.1:\(client.port!)"
-            let discovery = ChangePasswordDiscovery(probe: HTTPWellKnownProbe())
+            let discovery = ChangePasswordDiscovery(probe: Self.probe)
             let found = await discovery.changePasswordURL(service: origin, domain: "127.0.0.1")
             #expect(found.url == nil)
             #expect(await discovery.upgradeOffer(service: origin) == UpgradeOffer(strongPassword: false, signIn: false))
@@ -66,7 +80,7 @@ struct ChangePasswordDiscoveryTests {
     }
 
     @Test func aDownSiteGivesNothing() async throws {
-        let discovery = ChangePasswordDiscovery(probe: HTTPWellKnownProbe())
+        let discovery = ChangePasswordDiscovery(probe: Self.probe)
         let found = await discovery.changePasswordURL(service: "http://127.0.0.1:1/login", domain: "127.0.0.1")
         #expect(found.url == nil)
         #expect(await discovery.upgradeOffer(service: "http://127.0.0.1:1/login") == nil)

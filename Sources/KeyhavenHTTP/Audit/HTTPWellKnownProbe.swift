@@ -9,6 +9,8 @@ public import SecurityRecommendations
 /// cannot be reached.
 public struct HTTPWellKnownProbe: WellKnownProbe {
     let client: HTTPClient
+    /// How long one request may take.
+    let timeout: Duration
 
     public static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration()
@@ -18,8 +20,9 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    public init(client: HTTPClient = HTTPWellKnownProbe.client) {
+    public init(client: HTTPClient = HTTPWellKnownProbe.client, timeout: Duration = .seconds(5)) {
         self.client = client
+        self.timeout = timeout
     }
 
     public func get(_ url: String) async -> ProbeResponse? {
@@ -28,7 +31,7 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
             var request = HTTPClientRequest(url: current)
             request.headers.add(name: "User-Agent", value: "Keyhaven")
             request.headers.add(name: "Cache-Control", value: "no-store")
-            guard let response = try? await client.execute(request, timeout: .seconds(5)) else { return nil }
+            guard let response = try? await client.execute(request, timeout: TimeAmount(timeout)) else { return nil }
             let status = Int(response.status.code)
             if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "Location"),
                 let next = URL(string: location, relativeTo: URL(string: current))?.absoluteURL.absoluteString
