@@ -2,10 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import IdentityProvider
 import KeyhavenJOSE
+import KeyhavenTesting
 import NIOCore
 import NIOHTTP1
 import RelyingParty
-import KeyhavenTesting
 import Testing
 
 /// Credential state, the person's actions, and moving an app to another team.

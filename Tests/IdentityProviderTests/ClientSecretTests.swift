@@ -3,10 +3,10 @@ import Crypto
 import Foundation
 import IdentityProvider
 import KeyhavenJOSE
+import KeyhavenTesting
 import NIOCore
 import NIOHTTP1
 import RelyingParty
-import KeyhavenTesting
 import Testing
 
 /// `/auth/token`'s client authentication and wire rules: each bad `client_secret` is

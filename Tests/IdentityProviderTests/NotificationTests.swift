@@ -3,12 +3,12 @@ import HTTPTypes
 import Hummingbird
 import IdentityProvider
 import KeyhavenJOSE
+import KeyhavenTesting
 import Logging
 import NIOCore
 import NIOPosix
 import RelyingParty
 import Synchronization
-import KeyhavenTesting
 import Testing
 
 /// Server-to-server notifications: the receiver is down for a while, then up (and failing at first);

@@ -3,10 +3,10 @@ import IdentityProvider
 import IdentityProviderPostgres
 import KeyhavenHTTP
 import KeyhavenJOSE
+import KeyhavenTesting
 import Logging
 import RelyingParty
 import Synchronization
-import KeyhavenTesting
 import Testing
 
 /// The provider on a real PostgreSQL (`KEYHAVEN_TEST_POSTGRES_URL`, set by scripts/test.sh after it

@@ -1,9 +1,9 @@
 import Foundation
 import IdentityProvider
 import KeyhavenJOSE
+import KeyhavenTesting
 import OneTimeCodes
 import RelyingParty
-import KeyhavenTesting
 import Testing
 
 /// The whole web flow over HTTP, and the token endpoint's rules, as a Sign in with Apple client

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import KeyhavenJOSE
-import RelyingParty
 import KeyhavenTesting
+import RelyingParty
 import Testing
 
 @testable import IdentityProvider
