@@ -10,7 +10,8 @@
 set -euo pipefail
 
 need_apt=()
-command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 
@@ -34,7 +35,10 @@ python3 -c "import joserfc" >/dev/null 2>&1 || need_pip+=("joserfc>=1.8")
 python3 -c "import authlib" >/dev/null 2>&1 || need_pip+=("authlib>=1.9.6")
 if [ ${#need_pip[@]} -gt 0 ]; then
     echo "installing python packages: ${need_pip[*]}"
-    python3 -m pip install --quiet "${need_pip[@]}" || {
+    # A distribution's own python3 (Debian 12+, Ubuntu 23.04+) refuses pip installs outside a
+    # virtual environment (PEP 668); for a test machine, installing beside it is what we want.
+    python3 -m pip install --quiet "${need_pip[@]}" 2>/dev/null ||
+        python3 -m pip install --quiet --break-system-packages "${need_pip[@]}" || {
         echo "cannot install the python packages ${need_pip[*]}" >&2
         exit 1
     }

@@ -41,7 +41,8 @@ find_schemathesis() {
 if ! find_schemathesis; then
     echo "schemathesis: not found; installing ${SCHEMATHESIS_SPEC:-schemathesis} with pip" >&2
     python3 -m pip install --quiet "${SCHEMATHESIS_SPEC:-schemathesis}" ||
-        python3 -m pip install --quiet --user "${SCHEMATHESIS_SPEC:-schemathesis}"
+        python3 -m pip install --quiet --user "${SCHEMATHESIS_SPEC:-schemathesis}" ||
+        python3 -m pip install --quiet --break-system-packages "${SCHEMATHESIS_SPEC:-schemathesis}"
     export PATH="$(python3 -m site --user-base)/bin:$PATH"
     find_schemathesis || {
         echo "schemathesis: still not found after installing" >&2

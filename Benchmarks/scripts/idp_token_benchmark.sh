@@ -75,9 +75,18 @@ wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$work/post.lua" "http://1
 after=$(speed)
 echo "raw RS256 signing after: $after signatures/s"
 rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
-python3 - "$rps" "$before" "$after" <<'PY'
+failed=$(awk '/^non-200:/ {print $2}' "$work/wrk.txt")
+# Exits 1 when the goal is missed or any answer was not 200, so a regression cannot pass unseen.
+python3 - "$rps" "$before" "$after" "${failed:-unknown}" <<'PY'
 import sys
 rps, before, after = (float(x) for x in sys.argv[1:4])
+failed = sys.argv[4]
 raw = (before + after) / 2
-print(f"token endpoint: {rps:.0f} requests/s = {rps / raw * 100:.1f} % of the raw signing rate {raw:.0f}/s (goal >= 70 %)")
+share = rps / raw * 100
+print(f"token endpoint: {rps:.0f} requests/s = {share:.1f} % of the raw signing rate {raw:.0f}/s (goal >= 70 %)")
+if failed != "0":
+    sys.exit(f"FAIL: {failed} answers were not 200")
+if share < 70:
+    sys.exit("FAIL: below the goal of 70 %")
+print("PASS")
 PY

@@ -24,6 +24,10 @@ public struct ProviderConfiguration: Sendable {
     /// scrypt cost for user passwords (N = 2^passwordLogN).
     public var passwordLogN = 15
     public var notificationRetry = RetryPolicy()
+    /// Wrong guesses allowed per account before lockouts begin (``SignInThrottle/account``).
+    public var accountThrottle = SignInThrottle.account
+    /// Wrong guesses allowed per client address, across accounts (``SignInThrottle/address``).
+    public var addressThrottle = SignInThrottle.address
     public var now: @Sendable () -> Date = { Date() }
     public var randomBytes: @Sendable (Int) -> [UInt8] = { count in
         var generator = SystemRandomNumberGenerator()
@@ -111,14 +115,19 @@ public struct ProviderError: Error, Hashable, Sendable, CustomStringConvertible 
         case alreadyExists
         case invalidCredentials
         case secondFactorRequired
+        /// Sign-in is locked for a while (``ProviderError/retryAfter`` seconds).
+        case tooManyAttempts
     }
 
     public var code: Code
     public var message: String
+    /// Seconds until trying again can succeed (`.tooManyAttempts`).
+    public var retryAfter: Int64?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, retryAfter: Int64? = nil) {
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public var description: String { message }

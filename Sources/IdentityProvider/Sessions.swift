@@ -4,13 +4,26 @@ import OneTimeCodes
 /// Signing in to the provider itself: on its page (a session cookie) or from Keyhaven (a device token).
 extension IdentityProvider {
     /// Checks a person's password and, when their account has one, their one-time code.
+    ///
+    /// Wrong guesses are counted per account and per client `address` (``SignInThrottle``); while
+    /// either is locked nothing is checked. An unknown e-mail address is counted and locked exactly
+    /// like a known one, so lockouts do not tell which addresses exist either.
     /// - Throws: ``ProviderError`` `.invalidCredentials` (the same for an unknown address and a wrong
-    ///   password), or `.secondFactorRequired` when the password was right and a code is needed.
-    public func authenticate(email: String, password: String, code: String?) async throws -> Authentication {
+    ///   password), `.secondFactorRequired` when the password was right and a code is needed, or
+    ///   `.tooManyAttempts` with the seconds to wait.
+    public func authenticate(
+        email: String,
+        password: String,
+        code: String?,
+        from address: String? = nil
+    ) async throws -> Authentication {
+        let keys = throttleKeys(email: email, address: address)
+        try await checkThrottle(keys)
         let user = try await user(email: email)
         // Hash even for unknown addresses, so timing does not tell which addresses exist.
         let verified = PasswordHash.verify(password, against: user?.passwordHash ?? decoyHash)
         guard let user, verified else {
+            try await recordFailure(keys)
             throw ProviderError(.invalidCredentials, "The e-mail address or password is not right.")
         }
         var secondFactor = false
@@ -19,10 +32,12 @@ extension IdentityProvider {
                 throw ProviderError(.secondFactorRequired, "Enter the code from your authenticator app.")
             }
             guard let totp = try? TOTP(secret: secret), totp.verify(code, at: configuration.now()) else {
+                try await recordFailure(keys)
                 throw ProviderError(.invalidCredentials, "The code is not right.")
             }
             secondFactor = true
         }
+        try await clearFailures(email: email)
         return Authentication(userId: user.id, authTime: nowSeconds, secondFactor: secondFactor)
     }
 

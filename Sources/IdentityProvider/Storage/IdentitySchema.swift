@@ -73,7 +73,18 @@ enum IdentitySchema {
                 """,
                 "CREATE INDEX outbox_due ON outbox (delivered, next_attempt)",
             ]
-        )
+        ),
+        (
+            "v2-sign-in-throttle",
+            [
+                // One row per account or client address with recent wrong guesses (keys are hashes).
+                """
+                CREATE TABLE sign_in_attempts (throttle_key TEXT PRIMARY KEY, failures BIGINT NOT NULL, \
+                locked_until BIGINT NOT NULL, forget_after BIGINT NOT NULL)
+                """,
+                "CREATE INDEX sign_in_attempts_forget ON sign_in_attempts (forget_after)",
+            ]
+        ),
     ]
 
     /// Applies what is missing, in one transaction; PostgreSQL instances starting together wait

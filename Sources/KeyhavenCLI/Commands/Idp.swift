@@ -116,6 +116,11 @@ struct ProviderServe: AsyncParsableCommand {
             endpoint (/auth/credentialstate), Keyhaven's device API, and sends server-to-server \
             notifications from the database's outbox, retrying until the service answers 2xx. \
             Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
+
+            Wrong sign-in guesses are limited per account (5, then lockouts of 30 s doubling to \
+            15 min) and per client address (50, then the same). Behind a reverse proxy every client \
+            has the proxy's address: pass --client-address-header X-Forwarded-For so the proxy's \
+            header is counted instead (only when a proxy you run sets it).
             """
     )
     @OptionGroup var provider: ProviderOptions
@@ -129,6 +134,11 @@ struct ProviderServe: AsyncParsableCommand {
             "Compatibility test switch: email_verified/is_private_email as \"true\" strings, as Apple sent until 2024."
     )
     var stringBooleans = false
+    @Option(
+        name: .customLong("client-address-header"),
+        help: "Header your reverse proxy sets to the client's address (its last entry is used)."
+    )
+    var clientAddressHeader: String?
 
     func run() async throws {
         var configuration = provider.configuration(
@@ -141,7 +151,11 @@ struct ProviderServe: AsyncParsableCommand {
         logger.logLevel = .notice
         let location = provider.location.hasPrefix("postgres") ? "PostgreSQL" : provider.location
         let issuer = configuration.issuer
-        try await ProviderServer(provider: opened).run(host: host, port: port, logger: logger) { bound in
+        try await ProviderServer(provider: opened, clientAddressHeader: clientAddressHeader).run(
+            host: host,
+            port: port,
+            logger: logger
+        ) { bound in
             Output.error(
                 "keyhaven: Sign in with Keyhaven on http://\(host):\(bound) (issuer \(issuer), "
                     + "data in \(location)); Ctrl-C stops"

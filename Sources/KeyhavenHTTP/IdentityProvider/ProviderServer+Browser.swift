@@ -63,7 +63,7 @@ extension ProviderServer {
         return result
     }
 
-    func addAuthorizeRoutes(to router: Router<BasicRequestContext>) {
+    func addAuthorizeRoutes(to router: Router<ProviderRequestContext>) {
         let provider = self.provider
         router.get("/auth/authorize") { request, _ in
             let parameters = Self.query(request)
@@ -80,7 +80,7 @@ extension ProviderServer {
                 )
             }
         }
-        router.post("/auth/authorize") { request, _ in
+        router.post("/auth/authorize") { request, context in
             guard case .success(let form) = await Self.form(request) else {
                 return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
             }
@@ -95,7 +95,8 @@ extension ProviderServer {
                 let authentication = try await provider.authenticate(
                     email: form["email"] ?? "",
                     password: form["password"] ?? "",
-                    code: form["code"]
+                    code: form["code"],
+                    from: self.clientAddress(request, context)
                 )
                 let token = try await provider.startSession(authentication)
                 return try await self.proceed(
@@ -113,7 +114,8 @@ extension ProviderServer {
                         error: error.message,
                         askCode: error.code == .secondFactorRequired || form["code"] != nil
                     ),
-                    status: error.code == .secondFactorRequired ? .ok : .unauthorized
+                    status: Self.signInStatus(error),
+                    headers: Self.retryHeaders(error)
                 )
             }
         }
@@ -150,7 +152,7 @@ extension ProviderServer {
 
     // MARK: Account page
 
-    func addAccountRoutes(to router: Router<BasicRequestContext>) {
+    func addAccountRoutes(to router: Router<ProviderRequestContext>) {
         let provider = self.provider
         router.get("/account") { request, _ in
             guard let session = await self.currentSession(request) else {
@@ -158,7 +160,7 @@ extension ProviderServer {
             }
             return try await self.accountPage(session, message: Self.query(request)["message"])
         }
-        router.post("/account/signin") { request, _ in
+        router.post("/account/signin") { request, context in
             guard case .success(let form) = await Self.form(request) else {
                 return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
             }
@@ -166,7 +168,8 @@ extension ProviderServer {
                 let authentication = try await provider.authenticate(
                     email: form["email"] ?? "",
                     password: form["password"] ?? "",
-                    code: form["code"]
+                    code: form["code"],
+                    from: self.clientAddress(request, context)
                 )
                 let token = try await provider.startSession(authentication)
                 return Self.redirect("/account", headers: self.sessionHeader(token))
@@ -180,7 +183,8 @@ extension ProviderServer {
                         error: error.message,
                         askCode: error.code == .secondFactorRequired || form["code"] != nil
                     ),
-                    status: error.code == .secondFactorRequired ? .ok : .unauthorized
+                    status: Self.signInStatus(error),
+                    headers: Self.retryHeaders(error)
                 )
             }
         }

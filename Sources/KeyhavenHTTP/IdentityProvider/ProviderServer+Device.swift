@@ -40,9 +40,9 @@ extension ProviderServer {
 
     static let unauthorized = OAuthError("invalid_token", "A valid device token is required.", status: 401)
 
-    func addDeviceRoutes(to router: Router<BasicRequestContext>) {
+    func addDeviceRoutes(to router: Router<ProviderRequestContext>) {
         let provider = self.provider
-        router.post("/keyhaven/v1/login") { request, _ in
+        router.post("/keyhaven/v1/login") { request, context in
             guard let body = await Self.decode(LoginBody.self, request) else {
                 return Self.error(.invalidRequest("Expected {email, password, code?, name?}."))
             }
@@ -50,14 +50,25 @@ extension ProviderServer {
                 let authentication = try await provider.authenticate(
                     email: body.email,
                     password: body.password,
-                    code: body.code
+                    code: body.code,
+                    from: self.clientAddress(request, context)
                 )
                 let token = try await provider.createDeviceToken(authentication, name: body.name ?? "Keyhaven")
                 let email = try await provider.email(userId: authentication.userId) ?? body.email
                 return Self.json(.ok, ["device_token": token, "email": email])
             } catch let error as ProviderError {
-                let code = error.code == .secondFactorRequired ? "second_factor_required" : "invalid_credentials"
-                return Self.error(.init(code, error.message, status: 401))
+                let code =
+                    switch error.code {
+                    case .secondFactorRequired: "second_factor_required"
+                    case .tooManyAttempts: "too_many_attempts"
+                    default: "invalid_credentials"
+                    }
+                let status = error.code == .tooManyAttempts ? 429 : 401
+                return Self.json(
+                    HTTPResponse.Status(code: status),
+                    OAuthError(code, error.message, status: status),
+                    headers: Self.retryHeaders(error)
+                )
             }
         }
         router.get("/keyhaven/v1/consent") { request, _ in

@@ -22,9 +22,18 @@ public final class ProviderServer: Sendable {
     /// The base URL of the endpoints when no public URL is configured: where the server listens.
     let listening = Mutex<String?>(nil)
 
-    public init(provider: IdentityProvider, deliveryInterval: Duration = .milliseconds(250)) {
+    /// A header carrying the client's address, set by the operator's reverse proxy
+    /// (`X-Forwarded-For`); nil to use the connection's peer address.
+    public let clientAddressHeader: String?
+
+    public init(
+        provider: IdentityProvider,
+        deliveryInterval: Duration = .milliseconds(250),
+        clientAddressHeader: String? = nil
+    ) {
         self.provider = provider
         self.deliveryInterval = deliveryInterval
+        self.clientAddressHeader = clientAddressHeader
     }
 
     var endpointBase: String? {
@@ -35,8 +44,8 @@ public final class ProviderServer: Sendable {
     /// server listens when none is configured).
     var secureCookies: Bool { (endpointBase ?? provider.configuration.baseURL).hasPrefix("https://") }
 
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    public func router() -> Router<ProviderRequestContext> {
+        let router = Router(context: ProviderRequestContext.self)
         addProtocolRoutes(to: router)
         addAuthorizeRoutes(to: router)
         addAccountRoutes(to: router)
@@ -163,7 +172,7 @@ public final class ProviderServer: Sendable {
 
     // MARK: Sign in with Apple's endpoints
 
-    func addProtocolRoutes(to router: Router<BasicRequestContext>) {
+    func addProtocolRoutes(to router: Router<ProviderRequestContext>) {
         let provider = self.provider
         router.get("/.well-known/openid-configuration") { _, _ in
             Self.json(

@@ -1,0 +1,284 @@
+import AsyncHTTPClient
+import Foundation
+import IdentityProvider
+import IdentityProviderPostgres
+import KeyhavenHTTP
+import KeyhavenTesting
+import Logging
+import NIOCore
+import NIOHTTP1
+import OneTimeCodes
+import Testing
+
+/// Wrong sign-in guesses are limited per account and per client address, on both engines.
+@Suite(.offCooperativePool)
+struct SignInThrottleTests {
+    static let email = "ada@example.com"
+    /// PostgreSQL's pool logs connection attempts a shutdown cancels at `info`.
+    static let quiet: Logger = {
+        var logger = Logger(label: "test.idp.postgres")
+        logger.logLevel = .error
+        return logger
+    }()
+    static let password = "correct horse battery"
+
+    /// A provider with one person on `engine`, its clock under the test's control.
+    static func provider(
+        engine: String = "sqlite",
+        _ adjust: (inout ProviderConfiguration) -> Void = { _ in }
+    ) async throws -> (IdentityProvider, TestNow, totpSecret: String?) {
+        let clock = TestNow()
+        var configuration = ProviderHarness.configuration()
+        configuration.now = { clock.now }
+        adjust(&configuration)
+        let database: any SQLDatabase =
+            engine == "postgres"
+            ? try PostgresDatabase(url: try await PostgresTests.freshDatabase(), logger: quiet) : try SQLiteDatabase()
+        let provider = try await IdentityProvider(configuration: configuration, database: database)
+        _ = try await provider.createUser(email: email, password: password)
+        let (_, secret) = try await provider.createUser(email: "grace@example.com", password: password, totp: true)
+        return (provider, clock, secret)
+    }
+
+    /// The error `attempt` throws, or nil when it succeeds.
+    static func failure(_ attempt: () async throws -> Authentication) async -> ProviderError? {
+        do {
+            _ = try await attempt()
+            return nil
+        } catch let error as ProviderError {
+            return error
+        } catch {
+            Issue.record("unexpected error \(error)")
+            return nil
+        }
+    }
+
+    static var engines: [String] {
+        PostgresTests.baseURL == nil ? ["sqlite"] : ["sqlite", "postgres"]
+    }
+
+    @Test func lockoutsDoubleUpToTheCap() {
+        let policy = SignInThrottle.account
+        #expect((1...4).map { policy.lockout(afterFailures: $0) } == [0, 0, 0, 0])
+        #expect((5...9).map { policy.lockout(afterFailures: $0) } == [30_000, 60_000, 120_000, 240_000, 480_000])
+        #expect(policy.lockout(afterFailures: 10) == 900_000)
+        #expect(policy.lockout(afterFailures: 10_000) == 900_000)
+        #expect(SignInThrottle.unlimited.lockout(afterFailures: .max) == 0)
+    }
+
+    @Test(arguments: engines)
+    func fiveWrongPasswordsLockTheAccountEvenAgainstTheRightOne(engine: String) async throws {
+        let (provider, clock, _) = try await Self.provider(engine: engine)
+        defer { Task { await provider.database.shutdown() } }
+        for _ in 1...5 {
+            let error = await Self.failure {
+                try await provider.authenticate(email: Self.email, password: "wrong password", code: nil)
+            }
+            #expect(error?.code == .invalidCredentials)
+        }
+        // Locked: the right password is not even checked.
+        let locked = await Self.failure {
+            try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
+        }
+        #expect(locked?.code == .tooManyAttempts)
+        #expect(locked?.retryAfter == 30)
+        #expect(locked?.message == "Too many sign-in attempts. Try again in 30 seconds.")
+        // Differently cased, the same account.
+        let cased = await Self.failure {
+            try await provider.authenticate(email: "ADA@example.com", password: Self.password, code: nil)
+        }
+        #expect(cased?.code == .tooManyAttempts)
+
+        clock.advance(31)
+        // One more wrong guess after the lockout doubles it.
+        let sixth = await Self.failure {
+            try await provider.authenticate(email: Self.email, password: "wrong again", code: nil)
+        }
+        #expect(sixth?.code == .invalidCredentials)
+        let longer = await Self.failure {
+            try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
+        }
+        #expect(longer?.retryAfter == 60)
+        #expect(longer?.message == "Too many sign-in attempts. Try again in 1 minute.")
+
+        clock.advance(61)
+        let user = try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
+        #expect(try await provider.user(email: Self.email)?.id == user.userId)
+        // Success cleared the count: four more wrong guesses do not lock.
+        for _ in 1...4 {
+            _ = await Self.failure { try await provider.authenticate(email: Self.email, password: "x", code: nil) }
+        }
+        #expect(
+            await Self.failure {
+                try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
+            } == nil
+        )
+    }
+
+    @Test(arguments: engines)
+    func unknownAddressesLockTheSameWay(engine: String) async throws {
+        let (provider, _, _) = try await Self.provider(engine: engine)
+        defer { Task { await provider.database.shutdown() } }
+        var codes: [ProviderError.Code?] = []
+        for _ in 1...6 {
+            codes.append(
+                await Self.failure {
+                    try await provider.authenticate(email: "nobody@example.com", password: "guess", code: nil)
+                }?.code
+            )
+        }
+        #expect(codes == Array(repeating: .invalidCredentials, count: 5) + [.tooManyAttempts])
+        // Others are not affected.
+        #expect(
+            await Self.failure {
+                try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
+            } == nil
+        )
+    }
+
+    @Test func quietAccountsAreForgiven() async throws {
+        let (provider, clock, _) = try await Self.provider()
+        for _ in 1...4 {
+            _ = await Self.failure { try await provider.authenticate(email: Self.email, password: "x", code: nil) }
+        }
+        clock.advance(15 * 60 + 1)
+        for _ in 1...4 {
+            _ = await Self.failure { try await provider.authenticate(email: Self.email, password: "x", code: nil) }
+        }
+        #expect(
+            await Self.failure {
+                try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
+            } == nil
+        )
+    }
+
+    @Test func wrongOneTimeCodesCountToo() async throws {
+        let (provider, clock, secret) = try await Self.provider()
+        let totp = try TOTP(secret: try #require(secret))
+        let right = totp.code(at: clock.now)
+        let wrong = right == "000000" ? "111111" : "000000"
+        // The right password without a code is not a failure.
+        for _ in 1...6 {
+            let error = await Self.failure {
+                try await provider.authenticate(email: "grace@example.com", password: Self.password, code: nil)
+            }
+            #expect(error?.code == .secondFactorRequired)
+        }
+        for _ in 1...5 {
+            let error = await Self.failure {
+                try await provider.authenticate(email: "grace@example.com", password: Self.password, code: wrong)
+            }
+            #expect(error?.code == .invalidCredentials)
+        }
+        let locked = await Self.failure {
+            try await provider.authenticate(email: "grace@example.com", password: Self.password, code: right)
+        }
+        #expect(locked?.code == .tooManyAttempts)
+    }
+
+    @Test func oneAddressGuessingManyAccountsIsLocked() async throws {
+        let (provider, _, _) = try await Self.provider { configuration in
+            configuration.addressThrottle.allowedFailures = 3
+        }
+        for index in 1...3 {
+            let error = await Self.failure {
+                try await provider.authenticate(
+                    email: "person\(index)@example.com",
+                    password: "guess",
+                    code: nil,
+                    from: "203.0.113.9"
+                )
+            }
+            #expect(error?.code == .invalidCredentials)
+        }
+        let fromThere = await Self.failure {
+            try await provider.authenticate(email: Self.email, password: Self.password, code: nil, from: "203.0.113.9")
+        }
+        #expect(fromThere?.code == .tooManyAttempts)
+        // The same person from elsewhere is fine, and a good password does not reset the address.
+        #expect(
+            await Self.failure {
+                try await provider.authenticate(
+                    email: Self.email,
+                    password: Self.password,
+                    code: nil,
+                    from: "198.51.100.4"
+                )
+            } == nil
+        )
+        let stillLocked = await Self.failure {
+            try await provider.authenticate(email: Self.email, password: Self.password, code: nil, from: "203.0.113.9")
+        }
+        #expect(stillLocked?.code == .tooManyAttempts)
+    }
+
+    /// Instances sharing PostgreSQL count together: concurrent wrong guesses are all counted.
+    @Test(.enabled(if: PostgresTests.baseURL != nil, "set KEYHAVEN_TEST_POSTGRES_URL (scripts/test.sh does)"))
+    func concurrentGuessesOnTwoInstancesAreAllCounted() async throws {
+        let url = try await PostgresTests.freshDatabase()
+        let clock = TestNow()
+        var configuration = ProviderHarness.configuration()
+        configuration.now = { clock.now }
+        configuration.accountThrottle.allowedFailures = 12
+        let first = try await IdentityProvider(
+            configuration: configuration,
+            database: try PostgresDatabase(url: url, logger: Self.quiet)
+        )
+        let second = try await IdentityProvider(
+            configuration: configuration,
+            database: try PostgresDatabase(url: url, logger: Self.quiet)
+        )
+        _ = try await first.createUser(email: Self.email, password: Self.password)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<12 {
+                let provider = index.isMultiple(of: 2) ? first : second
+                group.addTask {
+                    _ = try? await provider.authenticate(email: Self.email, password: "guess \(index)", code: nil)
+                }
+            }
+            try await group.waitForAll()
+        }
+        let locked = await Self.failure {
+            try await second.authenticate(email: Self.email, password: Self.password, code: nil)
+        }
+        #expect(locked?.code == .tooManyAttempts)
+        #expect(locked?.retryAfter == 30)
+        await first.database.shutdown()
+        await second.database.shutdown()
+    }
+
+    /// Over HTTP: the pages answer 429 with the message and `Retry-After`; so does the device API.
+    @Test func httpAnswersTooManyRequests() async throws {
+        var configuration = ProviderHarness.configuration()
+        configuration.accountThrottle.allowedFailures = 2
+        try await ProviderHarness.with(configuration) { harness in
+            let web = WebSession()
+            _ = try await web.get(harness.baseURL + "/account")
+            var statuses: [Int] = []
+            var last: WebSession.Page?
+            for password in ["wrong one", "wrong two", harness.password] {
+                let page = try await web.post(
+                    harness.baseURL + "/account/signin",
+                    fields: ["email": harness.email, "password": password]
+                )
+                statuses.append(page.status)
+                last = page
+            }
+            #expect(statuses == [401, 401, 429])
+            #expect(last?.headers.first(name: "Retry-After") == "30")
+            #expect(last?.body.contains("Too many sign-in attempts. Try again in 30 seconds.") == true)
+
+            var request = HTTPClientRequest(url: harness.baseURL + "/keyhaven/v1/login")
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(
+                ByteBuffer(string: #"{"email":"\#(harness.email)","password":"\#(harness.password)"}"#)
+            )
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            let body = String(buffer: try await response.body.collect(upTo: 1 << 16))
+            #expect(response.status.code == 429)
+            #expect(response.headers.first(name: "Retry-After").flatMap(Int.init).map { $0 > 0 && $0 <= 30 } == true)
+            #expect(body.contains(#""error":"too_many_attempts""#))
+        }
+    }
+}
