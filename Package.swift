@@ -251,7 +251,7 @@ let package = Package(
             name: "AccountModificationTests",
             dependencies: [
                 "AccountModification", "AccountModificationKit", "ShinyService", "KeyhavenUpgrade", "KeyhavenHTTP",
-                "KeyhavenTesting", "Vault", "OneTimeCodes", hummingbird, hummingbirdTesting, httpTypes,
+                "KeyhavenTesting", "Vault", "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes,
             ],
             swiftSettings: swiftSettings
         ),

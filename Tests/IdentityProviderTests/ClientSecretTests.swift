@@ -59,6 +59,34 @@ struct ClientSecretTests {
         return try JWS.sign(claims, with: signer)
     }
 
+    /// Credential state answers only an authenticated client, and only about its own users.
+    @Test func credentialStateNeedsTheClientsSecret() async throws {
+        try await ProviderHarness.with { harness in
+            let code = try #require(try await harness.authorizeInBrowser()["code"])
+            let (_, claims) = try await harness.client().exchange(
+                code: code,
+                redirectURI: harness.redirectURI,
+                nonce: nil
+            )
+            let url = harness.baseURL + "/auth/credentialstate"
+            let missing = FormURLEncoding.encode([("client_id", harness.clientId), ("sub", claims.sub)])
+            let (status, json) = try await Self.post(url, body: missing)
+            #expect(status == 400 && json["error"] == "invalid_client", "\(json)")
+            #expect(json["state"] == nil)
+            let forged = FormURLEncoding.encode([
+                ("client_id", harness.clientId), ("sub", claims.sub),
+                ("client_secret", try Self.secret(harness, key: .generate(kid: "ROGUEKEY02"))),
+            ])
+            let (forgedStatus, forgedJSON) = try await Self.post(url, body: forged)
+            #expect(forgedStatus == 400 && forgedJSON["error"] == "invalid_client" && forgedJSON["state"] == nil)
+            let good = FormURLEncoding.encode([
+                ("client_id", harness.clientId), ("sub", claims.sub), ("client_secret", try Self.secret(harness)),
+            ])
+            let (goodStatus, goodJSON) = try await Self.post(url, body: good)
+            #expect(goodStatus == 200 && goodJSON["state"] == "authorized", "\(goodJSON)")
+        }
+    }
+
     @Test func badClientSecretsAreInvalidClient() async throws {
         try await ProviderHarness.with { harness in
             let code = try #require(try await harness.authorizeInBrowser()["code"])

@@ -34,6 +34,9 @@ struct ProtocolFlowTests {
             #expect(claims.at_hash == IdentityTokenClaims.halfHash(tokens.access_token))
             #expect(claims.real_user_status == 1)
             #expect(claims.exp - claims.iat == 86_400)
+            // auth_time: when Ada signed in on the page, moments before the exchange.
+            let authTime = try #require(claims.auth_time)
+            #expect(authTime <= claims.iat && claims.iat - authTime < 60)
             #expect(claims.sub.split(separator: ".").count == 3)
 
             // Booleans are JSON booleans on the wire.
@@ -56,6 +59,8 @@ struct ProtocolFlowTests {
             // Refresh: a new id_token, no new refresh token.
             let refreshed = try await client.refresh(try #require(tokens.refresh_token))
             #expect(refreshed.refresh_token == nil && refreshed.id_token != nil)
+            let refreshedClaims = try CompactJWS(try #require(refreshed.id_token)).claims(as: IdentityTokenClaims.self)
+            #expect(refreshedClaims.auth_time == authTime && refreshedClaims.sub == claims.sub)
         }
     }
 

@@ -62,6 +62,16 @@ struct VerifierNegativeTests {
             await Self.expectRefused(harness, hs256, .unsupportedAlgorithm)
 
             await Self.expectRefused(harness, try JWS.sign(Self.claims(harness, exp: -120), with: key), .expired)
+            // Clocks drift: inside the 60 s leeway a just-expired token still verifies …
+            _ = try await harness.client().verifier.verify(
+                try JWS.sign(Self.claims(harness, exp: -30), with: key),
+                nonce: "n-1"
+            )
+            // … and one issued more than that in the future does not.
+            var future = Self.claims(harness)
+            future.iat += 300
+            future.exp += 300
+            await Self.expectRefused(harness, try JWS.sign(future, with: key), .notYetValid)
             await Self.expectRefused(
                 harness,
                 try JWS.sign(Self.claims(harness, aud: "com.other"), with: key),

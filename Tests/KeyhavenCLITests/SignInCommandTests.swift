@@ -9,11 +9,15 @@ import Vault
 /// login`, `keyhaven upgrade --to sign-in`, `keyhaven idp services`.
 struct SignInCommandTests {
     /// Starts `keyhaven idp serve --port 0` and returns it with the port it printed.
-    static func serve(_ keyhaven: CommandRunner, issuer: String) async throws -> (Process, Int) {
+    static func serve(
+        _ keyhaven: CommandRunner,
+        issuer: String,
+        extra: [String] = []
+    ) async throws -> (Process, Int) {
         try await CommandRunner.detached {
             let process = Process()
             process.executableURL = keyhaven.executable
-            process.arguments = ["idp", "serve", "--port", "0", "--issuer", issuer, "--allow-insecure-urls"]
+            process.arguments = ["idp", "serve", "--port", "0", "--issuer", issuer, "--allow-insecure-urls"] + extra
             process.environment = keyhaven.environment
             let errors = Pipe()
             process.standardError = errors
@@ -39,6 +43,58 @@ struct SignInCommandTests {
     struct CommandError: Error, CustomStringConvertible {
         var message: String
         var description: String { message }
+    }
+
+    /// GET `url` with python's urllib (installed by the test dependencies); the body.
+    static func fetch(_ url: String) async throws -> String {
+        try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env")).runDetached([
+            "python3", "-c", "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())",
+            url,
+        ]).stdout
+    }
+
+    static let postgresURL = ProcessInfo.processInfo.environment["KEYHAVEN_TEST_POSTGRES_URL"]
+
+    /// `--database postgres://…` from the command line: admin commands and `idp serve` on one
+    /// PostgreSQL database (a fresh one, created with `psql`).
+    @Test(
+        .enabled(if: postgresURL != nil, "set KEYHAVEN_TEST_POSTGRES_URL (scripts/test.sh does)"),
+        .timeLimit(.minutes(2))
+    )
+    func adminAndServeOnPostgres() async throws {
+        let base = try #require(Self.postgresURL)
+        let name = "kh_cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        let created = try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"))
+            .runDetached(["psql", base, "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \(name)"])
+        #expect(created.status == 0, "\(created.stderr)")
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + name
+        let database = try #require(components.string)
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "KEYHAVEN_IDP_DATABASE")
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+
+        let team = try await keyhaven.runDetached(["idp", "team", "add", "Postgres Inc", "--database", database])
+        #expect(team.status == 0, "\(team.stderr)")
+        let teamId = team.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let listed = try await keyhaven.runDetached(["idp", "team", "list", "--database", database])
+        #expect(listed.stdout.contains(teamId) && listed.stdout.contains("Postgres Inc"), "\(listed.stdout)")
+        let rotated = try await keyhaven.runDetached(["idp", "keys", "rotate", "--database", database])
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+
+        let (provider, port) = try await Self.serve(
+            keyhaven,
+            issuer: "https://idp.postgres.test",
+            extra: ["--database", database]
+        )
+        let keys = try await Self.fetch("http://127.0.0.1:\(port)/auth/keys")
+        let jwks = try JSONSerialization.jsonObject(with: Data(keys.utf8)) as? [String: [[String: Any]]]
+        #expect(jwks?["keys"]?.count == 2, "\(keys)")
+        let discovery = try await Self.fetch("http://127.0.0.1:\(port)/.well-known/openid-configuration")
+        #expect(discovery.contains(#""issuer":"https://idp.postgres.test""#), "\(discovery)")
+        provider.terminate()
+        try await CommandRunner.detached { provider.waitUntilExit() }
+        #expect(provider.terminationReason == .exit && provider.terminationStatus == 0)
     }
 
     @Test(.timeLimit(.minutes(3))) func operatorAndPersonCommands() async throws {

@@ -48,15 +48,20 @@ struct StepUpBrowserTests {
     }
 
     /// Starts `keyhaven upgrade` and returns it with the step-up URL it printed.
-    static func startUpgrade(_ setup: Setup) async throws -> (Process, Pipe, Pipe, String) {
-        try await CommandRunner.detached { try startUpgradeBlocking(setup) }
+    static func startUpgrade(
+        _ setup: Setup,
+        browser: String? = nil
+    ) async throws -> (Process, Pipe, Pipe, String) {
+        try await CommandRunner.detached { try startUpgradeBlocking(setup, browser: browser) }
     }
 
-    static func startUpgradeBlocking(_ setup: Setup) throws -> (Process, Pipe, Pipe, String) {
+    /// With `browser`, Keyhaven is left to open the page with it (`$BROWSER`); otherwise `--no-browser`.
+    static func startUpgradeBlocking(_ setup: Setup, browser: String?) throws -> (Process, Pipe, Pipe, String) {
         let process = Process()
         process.executableURL = setup.keyhaven.executable
-        process.arguments = ["upgrade", setup.origin, "--user", "bob", "--no-browser"]
+        process.arguments = ["upgrade", setup.origin, "--user", "bob"] + (browser == nil ? ["--no-browser"] : [])
         process.environment = setup.keyhaven.environment
+        if let browser { process.environment?["BROWSER"] = browser }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
@@ -104,6 +109,49 @@ struct StepUpBrowserTests {
         #expect(password != "Welcome12345")
         #expect(
             try setup.shiny.signIn(user: "bob", password: password, code: TOTP(secret: setup.secret).code(at: Date()))
+        )
+    }
+
+    /// Ctrl-C while Keyhaven waits: the request is cancelled on the service (its extension's
+    /// `cancelRequest` runs), the step-up page is gone, and the vault and the account keep the old
+    /// password. The page was handed to `$BROWSER`.
+    @Test func ctrlCCancelsTheRequestOnTheService() async throws {
+        let setup = try await Self.setUp()
+        defer { setup.server.cancel() }
+        let directory = try TemporaryDirectory.make()
+        let opened = directory.appendingPathComponent("opened.txt")
+        let browser = directory.appendingPathComponent("browser.sh")
+        try "#!/bin/sh\nprintf '%s' \"$1\" > '\(opened.path)'\n".write(to: browser, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: browser.path)
+
+        let (process, _, errors, url) = try await Self.startUpgrade(setup, browser: browser.path)
+        let requestId = try #require(url.split(separator: "/").last.map(String.init))
+        #expect(await setup.shiny.cancelledRequests.isEmpty)
+        process.interrupt()
+        try await CommandRunner.detached { process.waitUntilExit() }
+        let printed = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+
+        #expect(process.terminationReason == .exit && process.terminationStatus == 1, "\(printed)")
+        #expect(printed.contains("cancelling the request on the service"))
+        #expect(printed.contains("cancelled: bob on \(setup.origin) keeps its password"))
+        #expect(await setup.shiny.cancelledRequests == [requestId])
+        let page = try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env")).runDetached([
+            "python3", "-c",
+            "import sys, urllib.request, urllib.error\ntry: print(urllib.request.urlopen(sys.argv[1]).status)\n"
+                + "except urllib.error.HTTPError as e: print(e.code)",
+            url,
+        ])
+        #expect(page.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "404")
+        #expect((try? String(contentsOf: opened, encoding: .utf8)) == url)
+        let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master")
+        #expect(try vault.credentials(forService: setup.origin).credentials.first?.password == "Welcome12345")
+        #expect(try vault.pendingUpgrades().isEmpty)
+        #expect(
+            try setup.shiny.signIn(
+                user: "bob",
+                password: "Welcome12345",
+                code: TOTP(secret: setup.secret).code(at: Date())
+            )
         )
     }
 
