@@ -224,6 +224,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "OneTimeCodesTests",
+            dependencies: ["OneTimeCodes"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "VaultTests",
             dependencies: ["Vault", "KeyhavenTesting", grdb],
             exclude: ["Fixtures"],

@@ -257,12 +257,20 @@ public final class Shiny: Sendable {
             guard
                 let (user, needsCode) = try? self.store.verify(
                     name: form["user"] ?? "",
-                    password: form["current"] ?? ""
+                    password: form["current"] ?? "",
+                    code: form["code"].flatMap { $0.isEmpty ? nil : $0 }
                 ),
-                let user, !needsCode || user.totpSecret != nil
+                let user
             else {
                 return Self.html(
                     ShinyPages.changePassword(message: "The current password is wrong."),
+                    status: .unauthorized
+                )
+            }
+            // An account with an authenticator changes its password only with a code too.
+            if needsCode {
+                return Self.html(
+                    ShinyPages.changePassword(message: "Enter the current code from your authenticator."),
                     status: .unauthorized
                 )
             }

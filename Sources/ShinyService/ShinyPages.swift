@@ -90,6 +90,7 @@ enum ShinyPages {
             <label for="user">User name</label><input id="user" name="user" autocomplete="username">
             <label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password">
             <label for="new">New password</label><input id="new" name="new" type="password" autocomplete="new-password">
+            <label for="code">Authenticator code (if you use one)</label><input id="code" name="code" inputmode="numeric" autocomplete="one-time-code">
             <button type="submit">Change password</button>
             </form>
             """

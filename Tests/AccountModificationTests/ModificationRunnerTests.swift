@@ -79,7 +79,6 @@ struct ModificationRunnerTests {
         #expect(service.presented.withLock { $0 } == ["https://service.example/step-up/r-deadline"])
         let calls = service.calls.withLock { $0 }
         #expect(Array(calls.prefix(2)) == ["send", "send(interaction)"])
-        #expect(calls.contains("status"))
         #expect(calls.last == "cancel")
         #expect(calls.filter { $0 == "cancel" }.count == 1)
         #expect(elapsed >= .milliseconds(300))
