@@ -38,29 +38,22 @@ extension IdentityProvider {
     {
         let now = nowMilliseconds
         let policy = configuration.notificationRetry
+        // One statement claims the due rows by moving them past a lease. On PostgreSQL, rows another
+        // instance is claiming are skipped rather than waited for (no lock-order cycles between
+        // claimers); SQLite's writers are serialized anyway.
+        let skipLocked = database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         let claimed = try await write { connection in
-            let due = try await connection.query(
+            try await connection.query(
                 """
-                SELECT id, next_attempt FROM outbox WHERE delivered IS NULL AND next_attempt <= ? AND attempts < ? \
-                ORDER BY next_attempt, id LIMIT ?
+                UPDATE outbox SET next_attempt = ? WHERE id IN (SELECT id FROM outbox WHERE delivered IS NULL \
+                AND next_attempt <= ? AND attempts < ? ORDER BY next_attempt, id LIMIT ?\(skipLocked)) \
+                AND delivered IS NULL RETURNING *
                 """,
+                .integer(now + policy.lease),
                 .integer(now),
                 .integer(policy.giveUpAfter),
                 .integer(Int64(limit))
             )
-            var rows: [SQLRow] = []
-            for row in due {
-                rows += try await connection.query(
-                    """
-                    UPDATE outbox SET next_attempt = ? WHERE id = ? AND next_attempt = ? AND delivered IS NULL \
-                    RETURNING *
-                    """,
-                    .integer(now + policy.lease),
-                    .text(row.text("id") ?? ""),
-                    .integer(row.integer("next_attempt") ?? 0)
-                )
-            }
-            return rows
         }
         guard !claimed.isEmpty else { return DeliveryRound() }
         let key = try await keys().signing
@@ -95,7 +88,9 @@ extension IdentityProvider {
         let finished = nowMilliseconds
         let jitter = Double(configuration.randomBytes(1)[0]) / 255
         try await write { connection in
-            for (id, attempts, status) in results {
+            // In id order, so two rounds recording overlapping rows (a lease that ran out) take
+            // their row locks in the same order.
+            for (id, attempts, status) in results.sorted(by: { $0.0 < $1.0 }) {
                 if let status, (200..<300).contains(status) {
                     try await connection.query(
                         "UPDATE outbox SET delivered = ?, attempts = ?, last_error = NULL WHERE id = ?",

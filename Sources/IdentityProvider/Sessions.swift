@@ -31,9 +31,27 @@ extension IdentityProvider {
             guard let code, !code.isEmpty else {
                 throw ProviderError(.secondFactorRequired, "Enter the code from your authenticator app.")
             }
-            guard let totp = try? TOTP(secret: secret), totp.verify(code, at: configuration.now()) else {
+            guard let totp = try? TOTP(secret: secret), let step = totp.matchingStep(code, at: configuration.now())
+            else {
                 try await recordFailure(keys)
                 throw ProviderError(.invalidCredentials, "The code is not right.")
+            }
+            // A code works once: only a step later than the last one used is accepted, claimed
+            // atomically so two sign-ins racing with one code cannot both pass.
+            let claimed = try await write { connection in
+                try await connection.one(
+                    """
+                    UPDATE users SET totp_last_step = ? WHERE id = ? \
+                    AND (totp_last_step IS NULL OR totp_last_step < ?) RETURNING id
+                    """,
+                    .integer(step),
+                    .text(user.id),
+                    .integer(step)
+                ) != nil
+            }
+            guard claimed else {
+                try await recordFailure(keys)
+                throw ProviderError(.invalidCredentials, "That code was already used. Wait for the next one.")
             }
             secondFactor = true
         }

@@ -71,13 +71,28 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    /// Runs `body` in a transaction. One the server chose as a deadlock victim (or failed for
+    /// serialization) was rolled back whole, so it is run again, up to 4 times in all; the
+    /// provider's transaction bodies only talk to the database, which makes that safe.
     public func transaction<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await transactionOnce(body)
+            } catch let error as StorageError where error.isTransient && attempt < 4 {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...50) * attempt))
+            }
+        }
+    }
+
+    func transactionOnce<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
         let logger = self.logger
         return try await client.withConnection { connection in
             try await connection.query("BEGIN", logger: logger)
             do {
                 let result = try await body(Connection(connection: connection, logger: logger))
-                try await connection.query("COMMIT", logger: logger)
+                _ = try await PostgresDatabase.describing { try await connection.query("COMMIT", logger: logger) }
                 return result
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
@@ -103,7 +118,8 @@ public final class PostgresDatabase: SQLDatabase {
         } catch let error as PSQLError {
             if let info = error.serverInfo {
                 throw StorageError(
-                    "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")"
+                    "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")",
+                    sqlState: info[.sqlState]
                 )
             }
             throw StorageError("PostgreSQL: \(error.code) (is the server reachable and the URL right?)")

@@ -71,23 +71,30 @@ public struct TOTP: Sendable, Hashable {
         let binary =
             (UInt32(mac[offset] & 0x7F) << 24) | (UInt32(mac[offset + 1]) << 16) | (UInt32(mac[offset + 2]) << 8)
             | UInt32(mac[offset + 3])
-        var modulus: UInt32 = 1
+        var modulus: UInt64 = 1  // 10^10 does not fit in 32 bits
         for _ in 0..<digits { modulus *= 10 }
-        let value = String(binary % modulus)
+        let value = String(UInt64(binary) % modulus)
         return String(repeating: "0", count: digits - value.count) + value
     }
 
     /// Whether `code` is valid at `date`, allowing `window` steps of clock drift either way.
-    /// Compared in constant time.
+    /// Compared in constant time. A verifier that must refuse a code used before (RFC 6238 §5.2)
+    /// uses ``matchingStep(_:at:window:)`` and remembers the step.
     public func verify(_ code: String, at date: Date, window: Int = 1) -> Bool {
+        matchingStep(code, at: date, window: window) != nil
+    }
+
+    /// The time step (counter) whose code `code` is, within `window` steps of `date`; nil when
+    /// none. Every step of the window is computed and compared, whichever matches.
+    public func matchingStep(_ code: String, at date: Date, window: Int = 1) -> Int64? {
         let candidate = Array(code.utf8)
         let counter = Int64(max(0, date.timeIntervalSince1970)) / Int64(period)
-        var matched = false
+        var matched: Int64?
         for step in -window...window where counter + Int64(step) >= 0 {
             let expected = Array(self.code(counter: UInt64(counter + Int64(step))).utf8)
             var difference = UInt8(candidate.count == expected.count ? 0 : 1)
             for (a, b) in zip(candidate, expected) { difference |= a ^ b }
-            matched = matched || difference == 0
+            if difference == 0 { matched = counter + Int64(step) }
         }
         return matched
     }

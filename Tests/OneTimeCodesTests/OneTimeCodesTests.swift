@@ -46,6 +46,18 @@ struct OneTimeCodesTests {
         #expect(!totp.verify("", at: date))
     }
 
+    @Test func theMatchingStepIsReportedAndTenDigitsWork() throws {
+        let totp = try TOTP(secret: Self.seeds[.sha1]!)
+        let date = Date(timeIntervalSince1970: 1_111_111_111)  // step 37037037
+        #expect(totp.matchingStep(totp.code(counter: 37_037_037), at: date) == 37_037_037)
+        #expect(totp.matchingStep(totp.code(counter: 37_037_036), at: date) == 37_037_036)
+        #expect(totp.matchingStep(totp.code(counter: 37_037_038), at: date) == 37_037_038)
+        #expect(totp.matchingStep(totp.code(counter: 37_037_039), at: date) == nil)
+        // Ten digits: the 31-bit value, zero-padded (10^10 does not fit in 32 bits).
+        let ten = try TOTP(secret: Self.seeds[.sha1]!, digits: 10)
+        #expect(ten.code(at: Date(timeIntervalSince1970: 59)) == "1094287082")
+    }
+
     @Test func otpauthURIsCarryTheirParameters() throws {
         let uri =
             "otpauth://totp/Shiny:bob?secret=\(Self.seeds[.sha256]!.replacingOccurrences(of: "=", with: ""))"

@@ -85,6 +85,11 @@ enum IdentitySchema {
                 "CREATE INDEX sign_in_attempts_forget ON sign_in_attempts (forget_after)",
             ]
         ),
+        (
+            // The last one-time-code step each person used, so a code works once (RFC 6238 §5.2).
+            "v3-totp-last-step",
+            ["ALTER TABLE users ADD COLUMN totp_last_step BIGINT"]
+        ),
     ]
 
     /// Applies what is missing, in one transaction; PostgreSQL instances starting together wait
