@@ -41,8 +41,8 @@ public struct CommandRunner: Sendable {
         return CommandRunner(executable: directory.appendingPathComponent("keyhaven"), environment: environment)
     }
 
-    /// ``run(_:stdin:extraEnvironment:)`` on a Dispatch thread, so that waiting for the process does
-    /// not hold one of Swift concurrency's few cooperative threads (which in-process servers need).
+    /// ``run(_:stdin:extraEnvironment:)`` on a thread of its own, so that waiting for the process
+    /// does not hold one of Swift concurrency's few threads (which in-process servers need).
     public func runDetached(
         _ arguments: [String],
         stdin: String = "",
@@ -53,12 +53,14 @@ public struct CommandRunner: Sendable {
         try await Self.detached { try self.run(arguments, stdin: stdin, extraEnvironment: extraEnvironment) }
     }
 
-    /// Runs blocking work on a Dispatch thread and awaits it.
+    /// Runs blocking work on a thread of its own and awaits it.
+    ///
+    /// Not `DispatchQueue.global()`: on Linux that is the very pool Swift concurrency runs on, and a
+    /// dozen tests waiting there for processes starved the servers other tests run in-process
+    /// (measured: every test stalled ~40 s until an HTTP timeout fired).
     public static func detached<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Swift.Result<T, any Error> { try work() })
-            }
+            Thread { continuation.resume(with: Swift.Result<T, any Error> { try work() }) }.start()
         }
     }
 
@@ -85,10 +87,10 @@ public struct CommandRunner: Sendable {
         let group = DispatchGroup()
         for (pipe, sink) in [(output, stdoutData), (errors, stderrData)] {
             group.enter()
-            DispatchQueue.global().async {
+            Thread {
                 sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
                 group.leave()
-            }
+            }.start()
         }
         input.fileHandleForWriting.write(Data(stdin.utf8))
         try input.fileHandleForWriting.close()

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 public import Testing
 
 /// Runs a test on a thread of its own instead of Swift's cooperative pool.
@@ -18,7 +19,9 @@ public struct OffCooperativePool: TestTrait, SuiteTrait, TestScoping {
         performing function: @Sendable () async throws -> Void
     ) async throws {
         guard testCase != nil else { return try await function() }
-        try await withTaskExecutorPreference(DedicatedQueueExecutor()) {
+        let executor = DedicatedQueueExecutor()
+        defer { executor.finish() }
+        try await withTaskExecutorPreference(executor) {
             try await function()
         }
     }
@@ -29,15 +32,46 @@ extension Trait where Self == OffCooperativePool {
     public static var offCooperativePool: Self { OffCooperativePool() }
 }
 
-/// A task executor that runs every job on one serial Dispatch queue (a thread outside the pool).
+/// A task executor that runs every job on one thread of its own.
+///
+/// Not a Dispatch queue: on Linux, Swift concurrency's cooperative pool *is* Dispatch's global root
+/// queue, and a serial queue runs its blocks on threads of that same pool. Call ``finish()`` when
+/// done: the thread then ends after the jobs already enqueued.
 public final class DedicatedQueueExecutor: TaskExecutor, @unchecked Sendable {
-    private let queue = DispatchQueue(label: "keyhaven.testing.dedicated")
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var jobs: [UnownedJob] = []
+    private var finished = false
 
-    public init() {}
+    public init() {
+        let thread = Thread { [self] in
+            while let job = next() { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        }
+        thread.name = "keyhaven.testing.dedicated"
+        thread.start()
+    }
+
+    /// The next job, waiting for one; nil once the executor is finished.
+    private func next() -> UnownedJob? {
+        condition.lock()
+        defer { condition.unlock() }
+        while jobs.isEmpty && !finished { condition.wait() }
+        return jobs.isEmpty ? nil : jobs.removeFirst()
+    }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Lets the thread end once the jobs already enqueued have run.
+    public func finish() {
+        condition.lock()
+        finished = true
+        condition.signal()
+        condition.unlock()
     }
 }

@@ -85,7 +85,8 @@ public final class Shiny: Sendable {
         try store.createUser(name: user, password: password, totp: totp).totpSecret
     }
 
-    /// Whether `password` (and `code`, for TOTP accounts) signs in to `user`.
+    /// Whether `password` (and `code`, for TOTP accounts) signs in to `user`. A check only: no
+    /// session starts and the code is not used up (the pages and the API use it up).
     public func signIn(user: String, password: String, code: String? = nil) throws -> Bool {
         let (found, needsCode) = try store.verify(name: user, password: password, code: code)
         return found != nil && !needsCode
@@ -224,7 +225,8 @@ public final class Shiny: Sendable {
                 let (found, needsCode) = try? self.store.verify(
                     name: user,
                     password: form["password"] ?? "",
-                    code: code
+                    code: code,
+                    useCode: true
                 ),
                 let found
             else {
@@ -258,7 +260,8 @@ public final class Shiny: Sendable {
                 let (user, needsCode) = try? self.store.verify(
                     name: form["user"] ?? "",
                     password: form["current"] ?? "",
-                    code: form["code"].flatMap { $0.isEmpty ? nil : $0 }
+                    code: form["code"].flatMap { $0.isEmpty ? nil : $0 },
+                    useCode: true
                 ),
                 let user
             else {
@@ -334,7 +337,8 @@ public final class Shiny: Sendable {
                 let (found, needsCode) = try? self.store.verify(
                     name: user,
                     password: password,
-                    code: body["code"] as? String
+                    code: body["code"] as? String,
+                    useCode: true
                 ),
                 let found
             else {
@@ -371,9 +375,7 @@ public final class Shiny: Sendable {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
             let code = (await Self.form(request))["code"] ?? ""
-            guard let secret = pending.user.totpSecret, let totp = try? TOTP(secret: secret),
-                totp.verify(code, at: Date())
-            else {
+            guard (try? self.store.useCode(code, for: pending.user)) == true else {
                 if await self.stepUps.failedAttempt(id) >= 5 {
                     await self.stepUps.close(id)
                     await modification.cancelRequest(

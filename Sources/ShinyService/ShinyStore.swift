@@ -50,6 +50,10 @@ final class ShinyStore: Sendable {
                 t.column("updated", .double).notNull()
             }
         }
+        migrator.registerMigration("v3-totp-last-step") { db in
+            // The last authenticator step used, so a code signs in once (RFC 6238 §5.2).
+            try db.alter(table: "user") { t in t.add(column: "totpLastStep", .integer) }
+        }
         try migrator.migrate(database)
     }
 
@@ -118,7 +122,15 @@ final class ShinyStore: Sendable {
 
     /// The user whose password this is (and whose TOTP code, when enabled, matches).
     /// `needsCode` is true when the password is right but a code is required and missing or wrong.
-    func verify(name: String, password: String, code: String? = nil) throws -> (user: User?, needsCode: Bool) {
+    /// Checks a user's password and, for a TOTP account, `code`. With `useCode` (real sign-ins, the
+    /// step-up page) a valid code is also used up: it and older ones stop working. Without it
+    /// nothing changes (a check for tests and the demo).
+    func verify(
+        name: String,
+        password: String,
+        code: String? = nil,
+        useCode: Bool = false
+    ) throws -> (user: User?, needsCode: Bool) {
         let row = try database.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM user WHERE name = ?", arguments: [name])
         }
@@ -132,12 +144,32 @@ final class ShinyStore: Sendable {
         guard let stored, let salt else { return (nil, false) }  // signs in with Keyhaven only
         guard Self.equal(try hash(password, salt: Array(salt)), Array(stored)) else { return (nil, false) }
         let user = Self.user(row)
-        if let secret = user.totpSecret {
-            guard let code, let totp = try? TOTP(secret: secret), totp.verify(code, at: Date()) else {
+        if user.totpSecret != nil {
+            guard let code, try useCode ? self.useCode(code, for: user) : self.codeIsValid(code, for: user) else {
                 return (user, true)
             }
         }
         return (user, false)
+    }
+
+    func codeIsValid(_ code: String, for user: User) -> Bool {
+        guard let secret = user.totpSecret, let totp = try? TOTP(secret: secret) else { return false }
+        return totp.verify(code, at: Date())
+    }
+
+    /// Whether `code` is the user's current authenticator code and newer than the last one used;
+    /// if so, it becomes the last one used.
+    func useCode(_ code: String, for user: User) throws -> Bool {
+        guard let secret = user.totpSecret, let totp = try? TOTP(secret: secret),
+            let step = totp.matchingStep(code, at: Date())
+        else { return false }
+        return try database.write { db in
+            try db.execute(
+                sql: "UPDATE user SET totpLastStep = ? WHERE id = ? AND (totpLastStep IS NULL OR totpLastStep < ?)",
+                arguments: [step, user.id, step]
+            )
+            return db.changesCount > 0
+        }
     }
 
     func setPassword(_ password: String, for userID: Int64) throws {

@@ -106,6 +106,13 @@ struct ShinyPagesTests {
             )
             #expect(signedIn.status == .seeOther && signedIn.headers[.location] == "/account")
             #expect(Self.session(signedIn) != nil && Self.session(signedIn) != cookie)
+            // The code signed in once; replayed (someone who saw it), it is refused.
+            let replayed = try await Self.post(
+                client,
+                "/signin",
+                [("user", "carol"), ("password", password), ("code", right)]
+            )
+            #expect(replayed.status == .unauthorized && replayed.body.contains("That code is not right."))
             #expect(try await Self.get(client, "/account").headers[.location] == "/signin")  // no cookie, no account
         }
     }
