@@ -197,6 +197,7 @@ let package = Package(
                 "KeyhavenJOSE",
                 argumentParser,
                 logging,
+                crypto,
             ],
             swiftSettings: swiftSettings
         ),

@@ -157,6 +157,7 @@ extension IdentityProvider {
         let hash = try PasswordHash.make(password, logN: configuration.passwordLogN)
         let secret = totp ? Base32.encode(configuration.randomBytes(20)) : nil
         let id = randomToken(12)
+        let stored = try secret.map { try sealSecret($0, userId: id) }
         let now = nowMilliseconds
         let row = try await write { connection in
             let inserted = try await connection.query(
@@ -169,7 +170,7 @@ extension IdentityProvider {
                 SQLValue(firstName),
                 SQLValue(lastName),
                 .text(hash),
-                SQLValue(secret),
+                SQLValue(stored),
                 .integer(now)
             )
             guard let row = inserted.first else { throw ProviderError(.alreadyExists, "\(email) has an account") }

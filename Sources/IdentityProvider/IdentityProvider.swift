@@ -34,6 +34,7 @@ public final class IdentityProvider: Sendable {
         self.database = database
         try await IdentitySchema.migrate(database)
         try await ensureKeys()
+        try await sealStoredSecrets()
     }
 
     // MARK: Helpers

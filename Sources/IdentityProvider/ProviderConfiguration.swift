@@ -1,3 +1,4 @@
+public import Crypto
 public import Foundation
 
 /// How a provider behaves. Every clock read and every random byte goes through `now` and
@@ -24,6 +25,9 @@ public struct ProviderConfiguration: Sendable {
     /// scrypt cost for user passwords (N = 2^passwordLogN).
     public var passwordLogN = 15
     public var notificationRetry = RetryPolicy()
+    /// Seals one-time-code secrets in the database (AES-256-GCM) when set; see ``IdentityProvider``'s
+    /// `sealStoredSecrets()`. Keep it outside the database (a file, a secret store).
+    public var secretsKey: SymmetricKey?
     /// Wrong guesses allowed per account before lockouts begin (``SignInThrottle/account``).
     public var accountThrottle = SignInThrottle.account
     /// Wrong guesses allowed per client address, across accounts (``SignInThrottle/address``).

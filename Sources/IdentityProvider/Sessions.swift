@@ -27,7 +27,8 @@ extension IdentityProvider {
             throw ProviderError(.invalidCredentials, "The e-mail address or password is not right.")
         }
         var secondFactor = false
-        if let secret = user.totpSecret {
+        if let stored = user.totpSecret {
+            let secret = try unsealSecret(stored, userId: user.id)
             guard let code, !code.isEmpty else {
                 throw ProviderError(.secondFactorRequired, "Enter the code from your authenticator app.")
             }

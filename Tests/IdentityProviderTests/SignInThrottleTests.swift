@@ -53,6 +53,18 @@ struct SignInThrottleTests {
         }
     }
 
+    /// `times` wrong passwords for Ada.
+    static func guessWrong(_ provider: IdentityProvider, times: Int) async {
+        for _ in 0..<times {
+            _ = await failure { try await provider.authenticate(email: email, password: "x", code: nil) }
+        }
+    }
+
+    /// Whether Ada's right password signs her in now.
+    static func adaSignsIn(_ provider: IdentityProvider) async -> Bool {
+        await failure { try await provider.authenticate(email: email, password: password, code: nil) } == nil
+    }
+
     static var engines: [String] {
         PostgresTests.baseURL == nil ? ["sqlite"] : ["sqlite", "postgres"]
     }
@@ -105,14 +117,8 @@ struct SignInThrottleTests {
         let user = try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
         #expect(try await provider.user(email: Self.email)?.id == user.userId)
         // Success cleared the count: four more wrong guesses do not lock.
-        for _ in 1...4 {
-            _ = await Self.failure { try await provider.authenticate(email: Self.email, password: "x", code: nil) }
-        }
-        #expect(
-            await Self.failure {
-                try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
-            } == nil
-        )
+        await Self.guessWrong(provider, times: 4)
+        #expect(await Self.adaSignsIn(provider))
     }
 
     @Test(arguments: engines)
@@ -129,27 +135,15 @@ struct SignInThrottleTests {
         }
         #expect(codes == Array(repeating: .invalidCredentials, count: 5) + [.tooManyAttempts])
         // Others are not affected.
-        #expect(
-            await Self.failure {
-                try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
-            } == nil
-        )
+        #expect(await Self.adaSignsIn(provider))
     }
 
     @Test func quietAccountsAreForgiven() async throws {
         let (provider, clock, _) = try await Self.provider()
-        for _ in 1...4 {
-            _ = await Self.failure { try await provider.authenticate(email: Self.email, password: "x", code: nil) }
-        }
+        await Self.guessWrong(provider, times: 4)
         clock.advance(15 * 60 + 1)
-        for _ in 1...4 {
-            _ = await Self.failure { try await provider.authenticate(email: Self.email, password: "x", code: nil) }
-        }
-        #expect(
-            await Self.failure {
-                try await provider.authenticate(email: Self.email, password: Self.password, code: nil)
-            } == nil
-        )
+        await Self.guessWrong(provider, times: 4)
+        #expect(await Self.adaSignsIn(provider))
     }
 
     @Test func wrongOneTimeCodesCountToo() async throws {

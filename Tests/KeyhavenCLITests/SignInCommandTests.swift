@@ -97,6 +97,49 @@ struct SignInCommandTests {
         #expect(provider.terminationReason == .exit && provider.terminationStatus == 0)
     }
 
+    /// `--secrets-key-file`: authenticator secrets are sealed in the database; a bad key file is a
+    /// clear error.
+    @Test func aSecretsKeyFileSealsAuthenticatorSecrets() async throws {
+        let directory = try TemporaryDirectory.make()
+        let database = directory.appendingPathComponent("idp.sqlite").path
+        let keyFile = directory.appendingPathComponent("idp-secrets.key")
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            .write(to: keyFile, atomically: true, encoding: .utf8)
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_IDP_SCRYPT_LOG_N"] = "10"
+        environment["KEYHAVEN_IDP_USER_PASSWORD"] = "grace's provider password"
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+
+        let added = try await keyhaven.runDetached([
+            "idp", "user", "add", "grace@example.com", "--totp", "--database", database, "--secrets-key-file",
+            keyFile.path,
+        ])
+        #expect(added.status == 0, "\(added.stderr)")
+        let secret = try #require(
+            added.stdout.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        )
+        #expect(secret.count >= 32)
+        let stored = try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env")).runDetached([
+            "python3", "-c",
+            "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT totp_secret FROM users').fetchone()[0])",
+            database,
+        ])
+        #expect(stored.stdout.hasPrefix("sealed:v1:"), "\(stored.stdout) \(stored.stderr)")
+        #expect(!stored.stdout.contains(secret))
+
+        try "not a key".write(to: keyFile, atomically: true, encoding: .utf8)
+        let bad = try await keyhaven.runDetached([
+            "idp", "team", "list", "--database", database, "--secrets-key-file", keyFile.path,
+        ])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("must hold 32 bytes in base64"), "\(bad.stderr)")
+        let missing = try await keyhaven.runDetached([
+            "idp", "team", "list", "--database", database, "--secrets-key-file",
+            directory.appendingPathComponent("nope").path,
+        ])
+        #expect(missing.status == 1 && missing.stderr.contains("cannot read the secrets key file"), "\(missing.stderr)")
+    }
+
     @Test(.timeLimit(.minutes(3))) func operatorAndPersonCommands() async throws {
         let directory = try TemporaryDirectory.make()
         var environment = ProcessInfo.processInfo.environment

@@ -1,8 +1,10 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import IdentityProvider
 import IdentityProviderPostgres
 import KeyhavenHTTP
+import KeyhavenJOSE
 import Logging
 
 extension Keyhaven {
@@ -50,6 +52,33 @@ struct ProviderOptions: ParsableArguments {
     )
     var allowInsecureURLs = false
 
+    @Option(
+        name: .customLong("secrets-key-file"),
+        help: ArgumentHelp(
+            "A file with a base64 32-byte key that seals one-time-code secrets in the database "
+                + "(default: $KEYHAVEN_IDP_SECRETS_KEY_FILE). Create one with "
+                + "`head -c 32 /dev/urandom | base64 > idp-secrets.key`; keep it outside the database.",
+            valueName: "path"
+        )
+    )
+    var secretsKeyFile: String?
+
+    /// The secrets key, if one is configured.
+    func secretsKey() throws -> SymmetricKey? {
+        guard let path = secretsKeyFile ?? ProcessInfo.processInfo.environment["KEYHAVEN_IDP_SECRETS_KEY_FILE"],
+            !path.isEmpty
+        else { return nil }
+        guard let text = try? String(contentsOfFile: (path as NSString).expandingTildeInPath, encoding: .utf8) else {
+            throw Output.failure("cannot read the secrets key file \(path)")
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let bytes = Data(base64Encoded: trimmed) ?? Base64URL.decode(trimmed).map({ Data($0) }), bytes.count == 32
+        else {
+            throw Output.failure("the secrets key file \(path) must hold 32 bytes in base64")
+        }
+        return SymmetricKey(data: bytes)
+    }
+
     var location: String {
         let environment = ProcessInfo.processInfo.environment
         if let given = database ?? environment["KEYHAVEN_IDP_DATABASE"], !given.isEmpty {
@@ -71,7 +100,8 @@ struct ProviderOptions: ParsableArguments {
     }
 
     func open(_ configuration: ProviderConfiguration? = nil) async throws -> IdentityProvider {
-        let configuration = configuration ?? self.configuration()
+        var configuration = configuration ?? self.configuration()
+        configuration.secretsKey = try secretsKey()
         do {
             let database: any SQLDatabase
             if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
