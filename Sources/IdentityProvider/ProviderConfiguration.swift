@@ -121,6 +121,8 @@ public struct ProviderError: Error, Hashable, Sendable, CustomStringConvertible 
         case secondFactorRequired
         /// Sign-in is locked for a while (``ProviderError/retryAfter`` seconds).
         case tooManyAttempts
+        /// The provider cannot do this now (misconfigured: e.g. sealed secrets and no key).
+        case unavailable
     }
 
     public var code: Code

@@ -22,19 +22,20 @@ extension IdentityProvider {
     /// The secret a stored value holds.
     /// - Throws: ``ProviderError`` when it is sealed and this provider has no key, or the wrong one.
     func unsealSecret(_ stored: String, userId: String) throws -> String {
-        guard stored.hasPrefix(Self.sealedPrefix) else { return stored }
+        guard stored.hasPrefix("sealed:") else { return stored }
         guard let key = configuration.secretsKey else {
             throw ProviderError(
-                .invalidArgument,
+                .unavailable,
                 "Sign-in with a one-time code is unavailable: the provider was started without its secrets key."
             )
         }
-        guard let bytes = Base64URL.decode(String(stored.dropFirst(Self.sealedPrefix.count))),
+        guard stored.hasPrefix(Self.sealedPrefix),
+            let bytes = Base64URL.decode(String(stored.dropFirst(Self.sealedPrefix.count))),
             let box = try? AES.GCM.SealedBox(combined: bytes),
             let opened = try? AES.GCM.open(box, using: key, authenticating: Array(userId.utf8))
         else {
             throw ProviderError(
-                .invalidArgument,
+                .unavailable,
                 "Sign-in with a one-time code is unavailable: the provider's secrets key is not the one that sealed it."
             )
         }
@@ -52,10 +53,12 @@ extension IdentityProvider {
             )
             for row in rows {
                 guard let id = row.text("id"), let secret = row.text("totp_secret") else { continue }
+                // Only if it is still that secret (another instance may be sealing, or it changed).
                 try await connection.query(
-                    "UPDATE users SET totp_secret = ? WHERE id = ?",
+                    "UPDATE users SET totp_secret = ? WHERE id = ? AND totp_secret = ?",
                     .text(try self.sealSecret(secret, userId: id)),
-                    .text(id)
+                    .text(id),
+                    .text(secret)
                 )
             }
             return rows.count

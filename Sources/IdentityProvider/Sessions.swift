@@ -5,59 +5,68 @@ import OneTimeCodes
 extension IdentityProvider {
     /// Checks a person's password and, when their account has one, their one-time code.
     ///
-    /// Wrong guesses are counted per account and per client `address` (``SignInThrottle``); while
-    /// either is locked nothing is checked. An unknown e-mail address is counted and locked exactly
-    /// like a known one, so lockouts do not tell which addresses exist either.
+    /// Attempts are counted per account and per client `address` (``SignInThrottle``) as they
+    /// arrive, and refunded when they were not wrong guesses; while either counter is locked
+    /// nothing is checked. An unknown e-mail address is counted and locked exactly like a known
+    /// one, so lockouts do not tell which addresses exist either.
     /// - Throws: ``ProviderError`` `.invalidCredentials` (the same for an unknown address and a wrong
-    ///   password), `.secondFactorRequired` when the password was right and a code is needed, or
-    ///   `.tooManyAttempts` with the seconds to wait.
+    ///   password), `.secondFactorRequired` when the password was right and a code is needed,
+    ///   `.tooManyAttempts` with the seconds to wait, or `.unavailable`.
     public func authenticate(
         email: String,
         password: String,
         code: String?,
         from address: String? = nil
     ) async throws -> Authentication {
-        let keys = throttleKeys(email: email, address: address)
-        try await checkThrottle(keys)
+        let keys = try await throttleKeys(email: email, address: address)
+        try await chargeAttempt(keys)
+        do {
+            let authentication = try await checkCredentials(email: email, password: password, code: code)
+            try await refundAttempt(keys, succeeded: true)
+            return authentication
+        } catch let error as ProviderError where error.code != .invalidCredentials {
+            try await refundAttempt(keys, succeeded: false)  // not a wrong guess
+            throw error
+        } catch let error as ProviderError {
+            await pruneAttempts()
+            throw error
+        }
+    }
+
+    func checkCredentials(email: String, password: String, code: String?) async throws -> Authentication {
         let user = try await user(email: email)
         // Hash even for unknown addresses, so timing does not tell which addresses exist.
         let verified = PasswordHash.verify(password, against: user?.passwordHash ?? decoyHash)
         guard let user, verified else {
-            try await recordFailure(keys)
             throw ProviderError(.invalidCredentials, "The e-mail address or password is not right.")
         }
-        var secondFactor = false
-        if let stored = user.totpSecret {
-            let secret = try unsealSecret(stored, userId: user.id)
-            guard let code, !code.isEmpty else {
-                throw ProviderError(.secondFactorRequired, "Enter the code from your authenticator app.")
-            }
-            guard let totp = try? TOTP(secret: secret), let step = totp.matchingStep(code, at: configuration.now())
-            else {
-                try await recordFailure(keys)
-                throw ProviderError(.invalidCredentials, "The code is not right.")
-            }
-            // A code works once: only a step later than the last one used is accepted, claimed
-            // atomically so two sign-ins racing with one code cannot both pass.
-            let claimed = try await write { connection in
-                try await connection.one(
-                    """
-                    UPDATE users SET totp_last_step = ? WHERE id = ? \
-                    AND (totp_last_step IS NULL OR totp_last_step < ?) RETURNING id
-                    """,
-                    .integer(step),
-                    .text(user.id),
-                    .integer(step)
-                ) != nil
-            }
-            guard claimed else {
-                try await recordFailure(keys)
-                throw ProviderError(.invalidCredentials, "That code was already used. Wait for the next one.")
-            }
-            secondFactor = true
+        guard let stored = user.totpSecret else {
+            return Authentication(userId: user.id, authTime: nowSeconds, secondFactor: false)
         }
-        try await clearFailures(email: email)
-        return Authentication(userId: user.id, authTime: nowSeconds, secondFactor: secondFactor)
+        let secret = try unsealSecret(stored, userId: user.id)
+        guard let code, !code.isEmpty else {
+            throw ProviderError(.secondFactorRequired, "Enter the code from your authenticator app.")
+        }
+        guard let totp = try? TOTP(secret: secret), let step = totp.matchingStep(code, at: configuration.now()) else {
+            throw ProviderError(.invalidCredentials, "The code is not right.")
+        }
+        // A code works once: only a step later than the last one used is accepted, claimed
+        // atomically so two sign-ins racing with one code cannot both pass.
+        let claimed = try await write { connection in
+            try await connection.one(
+                """
+                UPDATE users SET totp_last_step = ? WHERE id = ? \
+                AND (totp_last_step IS NULL OR totp_last_step < ?) RETURNING id
+                """,
+                .integer(step),
+                .text(user.id),
+                .integer(step)
+            ) != nil
+        }
+        guard claimed else {
+            throw ProviderError(.invalidCredentials, "That code was already used. Wait for the next one.")
+        }
+        return Authentication(userId: user.id, authTime: nowSeconds, secondFactor: true)
     }
 
     /// A hash at the configured cost that no password matches, checked when the address is unknown.

@@ -1,13 +1,16 @@
+import Crypto
 import Foundation
 
 /// How many wrong guesses a sign-in key (one account, or one client address) may make before it
 /// is locked out, and for how long.
 ///
-/// Failures are counted per key; once they reach ``allowedFailures`` every further failure locks
-/// the key for `firstLockout · 2^(failures − allowedFailures)`, at most ``maxLockout``. A key that
-/// stays quiet for ``forgetAfter`` after its last failure (or the end of its lockout) starts
-/// over. While a key is locked no password is checked at all, so a locked account cannot be
-/// guessed however fast someone tries.
+/// Attempts are counted per key as they arrive, before the password is checked (so a burst of
+/// concurrent guesses is counted, not let through), and refunded when they turn out right. Once
+/// the count reaches ``allowedFailures`` every further one locks the key for
+/// `firstLockout · 2^(failures − allowedFailures)`, at most ``maxLockout``. A key that stays quiet
+/// for ``forgetAfter`` after its last failure (or the end of its lockout) starts over. While a key
+/// is locked no password is checked at all, so a locked account cannot be guessed however fast
+/// someone tries.
 public struct SignInThrottle: Sendable, Hashable {
     public var allowedFailures: Int64
     /// Milliseconds.
@@ -24,21 +27,22 @@ public struct SignInThrottle: Sendable, Hashable {
         self.forgetAfter = forgetAfter
     }
 
-    /// Per account: 5 wrong guesses, then 30 s, 1 min, 2 min … at most 15 min; forgotten after
-    /// 15 quiet minutes. At most ~100 guesses a day for one account.
+    /// Per account: 5 wrong guesses, then 30 s, 1 min, 2 min … at most 15 min; forgotten after a
+    /// quiet day. At most ~100 guesses a day for one account.
     public static let account = SignInThrottle(
         allowedFailures: 5,
         firstLockout: 30_000,
         maxLockout: 900_000,
-        forgetAfter: 900_000
+        forgetAfter: 86_400_000
     )
 
-    /// Per client address (many accounts from one place): 50 wrong guesses, then the same ladder.
+    /// Per client address (many accounts from one place): 50 wrong guesses, then the same ladder;
+    /// forgotten after a quiet hour (an office behind one address should not stay locked all day).
     public static let address = SignInThrottle(
         allowedFailures: 50,
         firstLockout: 30_000,
         maxLockout: 900_000,
-        forgetAfter: 900_000
+        forgetAfter: 3_600_000
     )
 
     /// No limit (tests that sign in many times, or a provider behind a gateway that limits).
@@ -58,69 +62,118 @@ public struct SignInThrottle: Sendable, Hashable {
     }
 }
 
+/// One counter an attempt is charged to.
+struct ThrottleKey: Sendable {
+    var key: String
+    var policy: SignInThrottle
+}
+
 extension IdentityProvider {
-    /// The throttle keys of one sign-in attempt. Addresses and client addresses are stored only as
-    /// hashes, so the table names no one.
-    func throttleKeys(email: String, address: String?) -> [(key: String, policy: SignInThrottle)] {
-        var keys = [("account:" + Self.hash(email.lowercased()), configuration.accountThrottle)]
-        if let address, !address.isEmpty {
-            keys.append(("address:" + Self.hash(address), configuration.addressThrottle))
+    /// The counters of one sign-in attempt: the account (the address as typed, lowercased, as
+    /// accounts are looked up) and the client address. Stored as HMACs under the provider's own
+    /// key, so the table names no one, even to someone who guesses e-mail or IP addresses.
+    func throttleKeys(email: String, address: String?) async throws -> [ThrottleKey] {
+        let secret = try await cachedAccessKey()
+        func mac(_ text: String) -> String {
+            Self.hex(HMAC<SHA256>.authenticationCode(for: Array(("sign-in-throttle|" + text).utf8), using: secret))
         }
-        return keys.filter { $0.1 != .unlimited }
+        var keys = [ThrottleKey(key: "account:" + mac(email.lowercased()), policy: configuration.accountThrottle)]
+        if let address = address.map(Self.throttleAddress), !address.isEmpty {
+            keys.append(ThrottleKey(key: "address:" + mac(address), policy: configuration.addressThrottle))
+        }
+        return keys.filter { $0.policy != .unlimited }
     }
 
-    /// Throws ``ProviderError`` `.tooManyAttempts` while any of the keys is locked.
-    func checkThrottle(_ keys: [(key: String, policy: SignInThrottle)]) async throws {
-        guard !keys.isEmpty else { return }
-        let now = nowMilliseconds
-        let names = keys.map { SQLValue.text($0.key) }
-        let lockedUntil = try await read { connection in
-            try await connection.query(
-                "SELECT locked_until FROM sign_in_attempts WHERE throttle_key IN (\(names.map { _ in "?" }.joined(separator: ", ")))",
-                names
-            ).compactMap { $0.integer("locked_until") }.max() ?? 0
-        }
-        guard lockedUntil > now else { return }
-        let seconds = (lockedUntil - now + 999) / 1000
-        throw ProviderError(
-            .tooManyAttempts,
-            "Too many sign-in attempts. Try again in \(Self.describe(seconds: seconds)).",
-            retryAfter: seconds
-        )
+    /// An IPv6 address counts by its /64 (what one subscriber usually holds); others as they are.
+    static func throttleAddress(_ address: String) -> String {
+        guard address.contains(":") else { return address }
+        var storage = in6_addr()
+        guard inet_pton(AF_INET6, address, &storage) == 1 else { return address }
+        let bytes = withUnsafeBytes(of: storage) { Array($0.prefix(8)) }
+        return hex(bytes) + "::/64"
     }
 
-    /// Counts one failure against every key (atomically, so instances sharing a database count
-    /// together) and locks the keys that reached their limit. Keys are always taken account first,
-    /// then address, so concurrent sign-ins never wait on each other in a cycle.
-    func recordFailure(_ keys: [(key: String, policy: SignInThrottle)]) async throws {
+    struct Locked: Error {
+        var until: Int64
+    }
+
+    /// Charges this attempt to every key before anything is checked, or throws ``ProviderError``
+    /// `.tooManyAttempts` (charging nothing) while one is locked. One transaction, keys taken account
+    /// first then address, so concurrent sign-ins never wait on each other in a cycle.
+    func chargeAttempt(_ keys: [ThrottleKey]) async throws {
         guard !keys.isEmpty else { return }
         let now = nowMilliseconds
+        do {
+            try await write { connection in
+                for key in keys {
+                    // No row back: the key is locked (the update's WHERE refused), nothing changed.
+                    guard
+                        let failures = try await connection.one(
+                            """
+                            INSERT INTO sign_in_attempts (throttle_key, failures, locked_until, forget_after) \
+                            VALUES (?, 1, 0, ?) ON CONFLICT (throttle_key) DO UPDATE SET failures = CASE \
+                            WHEN sign_in_attempts.forget_after < ? THEN 1 ELSE sign_in_attempts.failures + 1 END \
+                            WHERE sign_in_attempts.locked_until <= ? RETURNING failures
+                            """,
+                            .text(key.key),
+                            .integer(now + key.policy.forgetAfter),
+                            .integer(now),
+                            .integer(now)
+                        )?.integer("failures")
+                    else {
+                        let until = try await connection.one(
+                            "SELECT locked_until FROM sign_in_attempts WHERE throttle_key = ?",
+                            .text(key.key)
+                        )?.integer("locked_until")
+                        throw Locked(until: until ?? now + 1000)  // rolls back the keys charged before
+                    }
+                    let lockedUntil = now + key.policy.lockout(afterFailures: failures)
+                    try await connection.query(
+                        "UPDATE sign_in_attempts SET locked_until = ?, forget_after = ? WHERE throttle_key = ?",
+                        .integer(lockedUntil),
+                        .integer(max(now, lockedUntil) + key.policy.forgetAfter),
+                        .text(key.key)
+                    )
+                }
+            }
+        } catch let locked as Locked {
+            let seconds = max(1, (locked.until - now + 999) / 1000)
+            throw ProviderError(
+                .tooManyAttempts,
+                "Too many sign-in attempts. Try again in \(Self.describe(seconds: seconds)).",
+                retryAfter: seconds
+            )
+        }
+    }
+
+    /// Settles a charged attempt that was not a wrong guess. A success clears its account's
+    /// count; otherwise (the right password, its code still to come) the account is refunded. The
+    /// address is only refunded: one good password must not clear the count of someone guessing
+    /// many accounts from there. A lock the refunded attempt set is lifted.
+    func refundAttempt(_ keys: [ThrottleKey], succeeded: Bool) async throws {
+        guard !keys.isEmpty else { return }
         try await write { connection in
-            for (key, policy) in keys {
-                let row = try await connection.one(
-                    """
-                    INSERT INTO sign_in_attempts (throttle_key, failures, locked_until, forget_after) VALUES (?, 1, 0, ?) \
-                    ON CONFLICT (throttle_key) DO UPDATE SET failures = CASE \
-                    WHEN sign_in_attempts.forget_after < ? THEN 1 ELSE sign_in_attempts.failures + 1 END \
-                    RETURNING failures
-                    """,
-                    .text(key),
-                    .integer(now + policy.forgetAfter),
-                    .integer(now)
-                )
-                let failures = row?.integer("failures") ?? 1
-                let lockedUntil = now + policy.lockout(afterFailures: failures)
-                try await connection.query(
-                    "UPDATE sign_in_attempts SET locked_until = ?, forget_after = ? WHERE throttle_key = ?",
-                    .integer(lockedUntil),
-                    .integer(lockedUntil + policy.forgetAfter),
-                    .text(key)
-                )
+            for key in keys {
+                if succeeded && key.key.hasPrefix("account:") {
+                    try await connection.query("DELETE FROM sign_in_attempts WHERE throttle_key = ?", .text(key.key))
+                } else {
+                    try await connection.query(
+                        """
+                        UPDATE sign_in_attempts SET failures = failures - 1, locked_until = CASE \
+                        WHEN failures - 1 < ? THEN 0 ELSE locked_until END WHERE throttle_key = ? AND failures > 0
+                        """,
+                        .integer(key.policy.allowedFailures),
+                        .text(key.key)
+                    )
+                }
             }
         }
-        // Keys nobody has tried for a while carry no information; keep the table small. In a
-        // transaction of its own, and on PostgreSQL skipping rows another sign-in holds, so it
-        // never waits in a cycle with one.
+    }
+
+    /// Forgets keys nobody has tried for a while (they carry no information), best effort. In a
+    /// transaction of its own, and on PostgreSQL skipping rows a sign-in holds, so it never waits in
+    /// a cycle with one.
+    func pruneAttempts() async {
         let sql =
             database.dialect == .postgres
             ? """
@@ -128,14 +181,8 @@ extension IdentityProvider {
             WHERE forget_after < ? FOR UPDATE SKIP LOCKED)
             """
             : "DELETE FROM sign_in_attempts WHERE forget_after < ?"
-        try await write { try await $0.query(sql, .integer(now)) }
-    }
-
-    /// A successful sign-in clears its account's count (not its address's: one good password must
-    /// not reset the count of someone guessing many accounts).
-    func clearFailures(email: String) async throws {
-        let key = "account:" + Self.hash(email.lowercased())
-        try await write { try await $0.query("DELETE FROM sign_in_attempts WHERE throttle_key = ?", .text(key)) }
+        let now = nowMilliseconds
+        _ = try? await write { try await $0.query(sql, .integer(now)) }
     }
 
     static func describe(seconds: Int64) -> String {

@@ -31,6 +31,9 @@ struct ProviderHarness: Sendable {
         _ configuration: ProviderConfiguration = configuration(),
         database: (any SQLDatabase)? = nil,
         notificationURL: String? = nil,
+        server: @escaping @Sendable (IdentityProvider) -> ProviderServer = {
+            ProviderServer(provider: $0, deliveryInterval: .milliseconds(50))
+        },
         _ body: @escaping @Sendable (ProviderHarness) async throws -> Void
     ) async throws {
         let ready = AsyncStream.makeStream(of: Int.self)
@@ -57,7 +60,7 @@ struct ProviderHarness: Sendable {
         let server = Task {
             var logger = Logger(label: "test.idp")
             logger.logLevel = .critical
-            try await ProviderServer(provider: provider, deliveryInterval: .milliseconds(50)).run(
+            try await server(provider).run(
                 host: "127.0.0.1",
                 port: 0,
                 logger: logger

@@ -138,10 +138,33 @@ struct SignInThrottleTests {
         #expect(await Self.adaSignsIn(provider))
     }
 
+    /// Attempts are counted as they arrive: a burst of concurrent guesses gets exactly the allowed
+    /// number through, not one per connection.
+    @Test(arguments: engines)
+    func aBurstOfConcurrentGuessesIsCountedAsItArrives(engine: String) async throws {
+        let (provider, _, _) = try await Self.provider(engine: engine)
+        defer { Task { await provider.database.shutdown() } }
+        let codes = await withTaskGroup(of: ProviderError.Code?.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    await Self.failure {
+                        try await provider.authenticate(email: Self.email, password: "guess \(index)", code: nil)
+                    }?.code
+                }
+            }
+            var codes: [ProviderError.Code?] = []
+            for await code in group { codes.append(code) }
+            return codes
+        }
+        #expect(codes.filter { $0 == .invalidCredentials }.count == 5)
+        #expect(codes.filter { $0 == .tooManyAttempts }.count == 15)
+    }
+
+    /// A day without wrong guesses clears an account's count; fifteen minutes do not.
     @Test func quietAccountsAreForgiven() async throws {
         let (provider, clock, _) = try await Self.provider()
         await Self.guessWrong(provider, times: 4)
-        clock.advance(15 * 60 + 1)
+        clock.advance(24 * 3600 + 1)
         await Self.guessWrong(provider, times: 4)
         #expect(await Self.adaSignsIn(provider))
     }
@@ -234,6 +257,37 @@ struct SignInThrottleTests {
         #expect(stillLocked?.code == .tooManyAttempts)
     }
 
+    /// IPv6 clients count by their /64: hopping within it does not escape the address limit.
+    @Test func ipv6AddressesCountByTheirSlash64() async throws {
+        let (provider, _, _) = try await Self.provider { configuration in
+            configuration.addressThrottle.allowedFailures = 2
+        }
+        for (index, address) in ["2001:db8:1:2::1", "2001:db8:1:2:ffff::9"].enumerated() {
+            _ = await Self.failure {
+                try await provider.authenticate(email: "p\(index)@example.com", password: "x", code: nil, from: address)
+            }
+        }
+        let sameNetwork = await Self.failure {
+            try await provider.authenticate(
+                email: Self.email,
+                password: Self.password,
+                code: nil,
+                from: "2001:db8:1:2::77"
+            )
+        }
+        #expect(sameNetwork?.code == .tooManyAttempts)
+        #expect(
+            await Self.failure {
+                try await provider.authenticate(
+                    email: Self.email,
+                    password: Self.password,
+                    code: nil,
+                    from: "2001:db8:1:3::1"
+                )
+            } == nil
+        )
+    }
+
     /// Instances sharing PostgreSQL count together: concurrent wrong guesses are all counted.
     @Test(.enabled(if: PostgresTests.baseURL != nil, "set KEYHAVEN_TEST_POSTGRES_URL (scripts/test.sh does)"))
     func concurrentGuessesOnTwoInstancesAreAllCounted() async throws {
@@ -267,6 +321,40 @@ struct SignInThrottleTests {
         #expect(locked?.retryAfter == 30)
         await first.database.shutdown()
         await second.database.shutdown()
+    }
+
+    /// Behind a trusted proxy the address it appended counts (not what the client put further left);
+    /// with no trusted proxy the header is ignored and the peer counts.
+    @Test(arguments: [true, false])
+    func forwardedAddressesAreBelievedOnlyFromTrustedProxies(trusted: Bool) async throws {
+        var configuration = ProviderHarness.configuration()
+        configuration.addressThrottle.allowedFailures = 2
+        let proxies: Set<String> = trusted ? ["127.0.0.1", "::1"] : []
+        let server: @Sendable (IdentityProvider) -> ProviderServer = {
+            ProviderServer(provider: $0, clientAddressHeader: "X-Forwarded-For", trustedProxies: proxies)
+        }
+        try await ProviderHarness.with(configuration, server: server) { harness in
+            func signIn(_ email: String, _ password: String, forwarded: String) async throws -> Int {
+                var request = HTTPClientRequest(url: harness.baseURL + "/keyhaven/v1/login")
+                request.method = .POST
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.headers.add(name: "X-Forwarded-For", value: forwarded)
+                request.body = .bytes(ByteBuffer(string: #"{"email":"\#(email)","password":"\#(password)"}"#))
+                return Int(try await HTTPClient.shared.execute(request, timeout: .seconds(30)).status.code)
+            }
+            // Two wrong guesses "from" 198.51.100.7, each claiming another origin further left.
+            #expect(try await signIn("p1@example.com", "x", forwarded: "10.0.0.1, 198.51.100.7") == 401)
+            #expect(try await signIn("p2@example.com", "x", forwarded: "10.0.0.2, 198.51.100.7") == 401)
+            let fromThere = try await signIn(harness.email, harness.password, forwarded: "198.51.100.7")
+            let fromElsewhere = try await signIn(harness.email, harness.password, forwarded: "203.0.113.5")
+            if trusted {
+                #expect(fromThere == 429)
+                #expect(fromElsewhere == 200)
+            } else {
+                // Everything counted against the peer (127.0.0.1), whatever the header said.
+                #expect(fromThere == 429 && fromElsewhere == 429)
+            }
+        }
     }
 
     /// Over HTTP: the pages answer 429 with the message and `Retry-After`; so does the device API.

@@ -149,8 +149,9 @@ struct ProviderServe: AsyncParsableCommand {
 
             Wrong sign-in guesses are limited per account (5, then lockouts of 30 s doubling to \
             15 min) and per client address (50, then the same). Behind a reverse proxy every client \
-            has the proxy's address: pass --client-address-header X-Forwarded-For so the proxy's \
-            header is counted instead (only when a proxy you run sets it).
+            has the proxy's address: pass --client-address-header X-Forwarded-For (and \
+            --trusted-proxy ADDRESS unless the proxy runs on this machine) so the address your proxy \
+            saw is counted instead.
             """
     )
     @OptionGroup var provider: ProviderOptions
@@ -166,9 +167,27 @@ struct ProviderServe: AsyncParsableCommand {
     var stringBooleans = false
     @Option(
         name: .customLong("client-address-header"),
-        help: "Header your reverse proxy sets to the client's address (its last entry is used)."
+        help:
+            "Header your reverse proxy sets to the client's address (X-Forwarded-For), believed only from trusted proxies."
     )
     var clientAddressHeader: String?
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "Address of a reverse proxy whose --client-address-header is believed (repeatable; default loopback)."
+    )
+    var trustedProxies: [String] = []
+
+    func validate() throws {
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        if let clientAddressHeader,
+            clientAddressHeader.isEmpty || !clientAddressHeader.allSatisfy(tokenCharacters.contains)
+        {
+            throw ValidationError("--client-address-header: '\(clientAddressHeader)' is not a header name")
+        }
+        if !trustedProxies.isEmpty && clientAddressHeader == nil {
+            throw ValidationError("--trusted-proxy needs --client-address-header")
+        }
+    }
 
     func run() async throws {
         var configuration = provider.configuration(
@@ -181,7 +200,11 @@ struct ProviderServe: AsyncParsableCommand {
         logger.logLevel = .notice
         let location = provider.location.hasPrefix("postgres") ? "PostgreSQL" : provider.location
         let issuer = configuration.issuer
-        try await ProviderServer(provider: opened, clientAddressHeader: clientAddressHeader).run(
+        try await ProviderServer(
+            provider: opened,
+            clientAddressHeader: clientAddressHeader,
+            trustedProxies: trustedProxies.isEmpty ? ["127.0.0.1", "::1"] : Set(trustedProxies)
+        ).run(
             host: host,
             port: port,
             logger: logger

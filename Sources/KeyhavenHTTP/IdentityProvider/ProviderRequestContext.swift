@@ -17,16 +17,19 @@ public struct ProviderRequestContext: RequestContext, RemoteAddressRequestContex
 }
 
 extension ProviderServer {
-    /// Who is signing in, for the per-address throttle: the last entry of ``clientAddressHeader``
-    /// when one is configured (the entry the operator's own proxy appended; earlier entries are
-    /// whatever the client claimed), otherwise the connection's peer.
+    /// Who is signing in, for the per-address throttle: the connection's peer, unless the peer is
+    /// one of ``trustedProxies`` and ``clientAddressHeader`` is set: then the header's entries are
+    /// read from the right (the one the nearest proxy appended), skipping trusted proxies, and the
+    /// first other one is the client. Entries further left are whatever the client claimed, so
+    /// they are never used; a client reaching the server directly cannot choose its address.
     func clientAddress(_ request: Request, _ context: ProviderRequestContext) -> String? {
-        if let header = clientAddressHeader, let name = HTTPField.Name(header) {
-            let values = request.headers[values: name].joined(separator: ",")
-            let entries = values.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            if let last = entries.last, !last.isEmpty { return last }
-        }
-        return context.remoteAddress?.ipAddress
+        let peer = context.remoteAddress?.ipAddress
+        guard let header = clientAddressHeader, let name = HTTPField.Name(header), let peer,
+            trustedProxies.contains(peer)
+        else { return peer }
+        let entries = request.headers[values: name].joined(separator: ",").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        return entries.reversed().first { !$0.isEmpty && !trustedProxies.contains($0) } ?? peer
     }
 
     /// Headers of a sign-in answer: `Retry-After` while sign-in is locked.
@@ -40,6 +43,7 @@ extension ProviderServer {
         switch error.code {
         case .secondFactorRequired: .ok
         case .tooManyAttempts: .tooManyRequests
+        case .unavailable: .serviceUnavailable
         default: .unauthorized
         }
     }

@@ -61,9 +61,10 @@ extension ProviderServer {
                     switch error.code {
                     case .secondFactorRequired: "second_factor_required"
                     case .tooManyAttempts: "too_many_attempts"
+                    case .unavailable: "temporarily_unavailable"
                     default: "invalid_credentials"
                     }
-                let status = error.code == .tooManyAttempts ? 429 : 401
+                let status = Int(Self.signInStatus(error).code)
                 return Self.json(
                     HTTPResponse.Status(code: status),
                     OAuthError(code, error.message, status: status),

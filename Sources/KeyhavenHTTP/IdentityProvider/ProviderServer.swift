@@ -25,15 +25,20 @@ public final class ProviderServer: Sendable {
     /// A header carrying the client's address, set by the operator's reverse proxy
     /// (`X-Forwarded-For`); nil to use the connection's peer address.
     public let clientAddressHeader: String?
+    /// The proxies whose ``clientAddressHeader`` is believed (exact addresses).
+    public let trustedProxies: Set<String>
 
+    /// - Parameter trustedProxies: defaults to loopback, a proxy on the same machine.
     public init(
         provider: IdentityProvider,
         deliveryInterval: Duration = .milliseconds(250),
-        clientAddressHeader: String? = nil
+        clientAddressHeader: String? = nil,
+        trustedProxies: Set<String> = ["127.0.0.1", "::1"]
     ) {
         self.provider = provider
         self.deliveryInterval = deliveryInterval
         self.clientAddressHeader = clientAddressHeader
+        self.trustedProxies = trustedProxies
     }
 
     var endpointBase: String? {
