@@ -90,6 +90,11 @@ public struct Authentication: Hashable, Sendable {
         self.authTime = authTime
         self.secondFactor = secondFactor
     }
+    /// From a `sessions` or `device_tokens` row (both store the sign-in the same way).
+    init?(_ row: SQLRow) {
+        guard let userId = row.text("user_id") else { return nil }
+        self.init(userId: userId, authTime: row.integer("auth_time") ?? 0, secondFactor: row.bool("second_factor"))
+    }
 }
 
 /// `ASAuthorizationAppleIDProvider.CredentialState`.

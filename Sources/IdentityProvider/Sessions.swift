@@ -96,18 +96,11 @@ extension IdentityProvider {
     public func session(_ token: String) async throws -> Authentication? {
         let now = nowMilliseconds
         return try await read { connection in
-            guard
-                let row = try await connection.one(
-                    "SELECT * FROM sessions WHERE hash = ? AND expires > ?",
-                    .text(Self.hash(token)),
-                    .integer(now)
-                ), let userId = row.text("user_id")
-            else { return nil }
-            return Authentication(
-                userId: userId,
-                authTime: row.integer("auth_time") ?? 0,
-                secondFactor: row.bool("second_factor")
-            )
+            try await connection.one(
+                "SELECT * FROM sessions WHERE hash = ? AND expires > ?",
+                .text(Self.hash(token)),
+                .integer(now)
+            ).flatMap(Authentication.init)
         }
     }
 
@@ -145,17 +138,10 @@ extension IdentityProvider {
     /// The person a device token signs in, if it is not revoked.
     public func device(_ token: String) async throws -> Authentication? {
         try await read { connection in
-            guard
-                let row = try await connection.one(
-                    "SELECT * FROM device_tokens WHERE hash = ? AND revoked IS NULL",
-                    .text(Self.hash(token))
-                ), let userId = row.text("user_id")
-            else { return nil }
-            return Authentication(
-                userId: userId,
-                authTime: row.integer("auth_time") ?? 0,
-                secondFactor: row.bool("second_factor")
-            )
+            try await connection.one(
+                "SELECT * FROM device_tokens WHERE hash = ? AND revoked IS NULL",
+                .text(Self.hash(token))
+            ).flatMap(Authentication.init)
         }
     }
 

@@ -128,6 +128,27 @@ public final class Shiny: Sendable {
         try await app.run()
     }
 
+    /// Starts ``serve(port:onReady:)`` on a free port in a task of its own and waits until it
+    /// listens. Returns the origin and the task; cancel the task to stop shiny.
+    public func start() async throws -> (origin: String, server: Task<Void, any Error>) {
+        let ready = AsyncStream.makeStream(of: Int.self)
+        let server = Task {
+            defer { ready.continuation.finish() }
+            try await serve { ready.continuation.yield($0) }
+        }
+        var iterator = ready.stream.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            try await server.value  // the error that stopped it, if any
+            throw StartFailure()
+        }
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return ("http://\(host):\(port)", server)
+    }
+
+    struct StartFailure: Error, CustomStringConvertible {
+        var description: String { "shiny stopped before it listened" }
+    }
+
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         kit.addRoutes(to: router)

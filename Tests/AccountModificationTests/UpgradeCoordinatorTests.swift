@@ -21,12 +21,9 @@ struct UpgradeCoordinatorTests {
         _ body: @escaping @Sendable (Shiny, String) async throws -> Void
     ) async throws {
         let shiny = try Shiny(configuration: configuration)
-        let ready = AsyncStream.makeStream(of: Int.self)
-        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+        let (origin, server) = try await shiny.start()
         defer { server.cancel() }
-        var iterator = ready.stream.makeAsyncIterator()
-        let port = try #require(await iterator.next())
-        try await body(shiny, "http://127.0.0.1:\(port)")
+        try await body(shiny, origin)
     }
 
     /// A host that answers step-up pages with a TOTP code, or presses Cancel, or does nothing.

@@ -27,12 +27,8 @@ struct SignInUpgradeTests {
     static func with(_ body: @escaping @Sendable (Setup) async throws -> Void) async throws {
         try await ProviderHarness.with(notificationURL: nil) { harness in
             let shiny = try Shiny(configuration: .init(scryptLogN: 10))
-            let ready = AsyncStream.makeStream(of: Int.self)
-            let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+            let (origin, server) = try await shiny.start()
             defer { server.cancel() }
-            var iterator = ready.stream.makeAsyncIterator()
-            let port = try #require(await iterator.next())
-            let origin = "http://127.0.0.1:\(port)"
             try await harness.provider.registerClient(
                 id: "com.example.shiny.web",
                 teamId: harness.teamId,

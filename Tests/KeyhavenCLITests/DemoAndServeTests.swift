@@ -19,11 +19,8 @@ struct DemoAndServeTests {
 
     @Test func serveAnswersAnAppsRequest() async throws {
         let shiny = try Shiny(configuration: .init(scryptLogN: 10))
-        let ready = AsyncStream.makeStream(of: Int.self)
-        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+        let (origin, server) = try await shiny.start()
         defer { server.cancel() }
-        var iterator = ready.stream.makeAsyncIterator()
-        let origin = "http://127.0.0.1:\(try #require(await iterator.next()))"
         try shiny.createAccount(user: "erin", password: "Password1234")
 
         let directory = try TemporaryDirectory.make()

@@ -161,11 +161,8 @@ struct SignInCommandTests {
         #expect(key.status == 0 && keyId.count == 10)
 
         let shiny = try Shiny(configuration: .init(scryptLogN: 10))
-        let ready = AsyncStream.makeStream(of: Int.self)
-        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+        let (origin, server) = try await shiny.start()
         defer { server.cancel() }
-        var iterator = ready.stream.makeAsyncIterator()
-        let origin = "http://127.0.0.1:\(try #require(await iterator.next()))"
         let register = [
             "idp", "service", "add", "com.example.shiny", "--team", teamId, "--name", "shiny",
             "--redirect-uri", origin + Shiny.signInCallbackPath, "--notification-url", origin + Shiny.notificationPath,

@@ -19,10 +19,7 @@ struct StepUpBrowserTests {
 
     static func setUp() async throws -> Setup {
         let shiny = try Shiny(configuration: .init(scryptLogN: 10))
-        let ready = AsyncStream.makeStream(of: Int.self)
-        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
-        var iterator = ready.stream.makeAsyncIterator()
-        let origin = "http://127.0.0.1:\(try #require(await iterator.next()))"
+        let (origin, server) = try await shiny.start()
         let secret = try #require(try shiny.createAccount(user: "bob", password: "Welcome12345", totp: true))
         let directory = try TemporaryDirectory.make()
         let vaultURL = directory.appendingPathComponent("vault.sqlite")

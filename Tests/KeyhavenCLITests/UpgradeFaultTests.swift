@@ -13,11 +13,8 @@ struct UpgradeFaultTests {
 
     @Test func sigkillAtEveryStepNeverLocksAnyoneOut() async throws {
         let shiny = try Shiny(configuration: .init(scryptLogN: 10))
-        let ready = AsyncStream.makeStream(of: Int.self)
-        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+        let (origin, server) = try await shiny.start()
         defer { server.cancel() }
-        var iterator = ready.stream.makeAsyncIterator()
-        let origin = "http://127.0.0.1:\(try #require(await iterator.next()))"
 
         let directory = try TemporaryDirectory.make()
         let vaultURL = directory.appendingPathComponent("vault.sqlite")

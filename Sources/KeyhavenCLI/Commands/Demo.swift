@@ -37,12 +37,8 @@ extension Keyhaven {
 
             // 1. shiny on a free port.
             let shiny = try Shiny()
-            let ready = AsyncStream.makeStream(of: Int.self)
-            let server = Task { try await shiny.serve { port in ready.continuation.yield(port) } }
+            let (origin, server) = try await shiny.start()
             defer { server.cancel() }
-            var iterator = ready.stream.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw Output.failure("shiny did not start") }
-            let origin = "http://127.0.0.1:\(port)"
             say("▶ shiny, an example service, is running at \(origin)")
 
             let alicePassword = "Password1234"

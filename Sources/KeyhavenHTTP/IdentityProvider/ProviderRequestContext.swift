@@ -32,6 +32,42 @@ extension ProviderServer {
         return entries.reversed().first { !$0.isEmpty && !trustedProxies.contains($0) } ?? peer
     }
 
+    /// Checks a sign-in form (`email`, `password`, `code`) from the request's client.
+    func authenticate(
+        _ form: [String: String],
+        _ request: Request,
+        _ context: ProviderRequestContext
+    ) async throws -> Authentication {
+        try await provider.authenticate(
+            email: form["email"] ?? "",
+            password: form["password"] ?? "",
+            code: form["code"],
+            from: clientAddress(request, context)
+        )
+    }
+
+    /// The sign-in page again, with why the attempt failed (asking for the code when needed).
+    static func signInAgain(
+        _ error: ProviderError,
+        action: String,
+        serviceName: String?,
+        fields: [(String, String)],
+        form: [String: String]
+    ) -> Response {
+        html(
+            ProviderPages.signIn(
+                action: action,
+                serviceName: serviceName,
+                fields: fields,
+                email: form["email"] ?? "",
+                error: error.message,
+                askCode: error.code == .secondFactorRequired || form["code"] != nil
+            ),
+            status: signInStatus(error),
+            headers: retryHeaders(error)
+        )
+    }
+
     /// Headers of a sign-in answer: `Retry-After` while sign-in is locked.
     static func retryHeaders(_ error: ProviderError) -> HTTPFields {
         var fields = HTTPFields()

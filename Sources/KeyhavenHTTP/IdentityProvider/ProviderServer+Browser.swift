@@ -92,12 +92,7 @@ extension ProviderServer {
             if form["action"] == "cancel" { return Self.respond(provider.cancelled(authorization), to: authorization) }
             let name = try await provider.client(authorization.clientId)?.name
             do {
-                let authentication = try await provider.authenticate(
-                    email: form["email"] ?? "",
-                    password: form["password"] ?? "",
-                    code: form["code"],
-                    from: self.clientAddress(request, context)
-                )
+                let authentication = try await self.authenticate(form, request, context)
                 let token = try await provider.startSession(authentication)
                 return try await self.proceed(
                     authorization,
@@ -105,17 +100,12 @@ extension ProviderServer {
                     headers: self.sessionHeader(token)
                 )
             } catch let error as ProviderError {
-                return Self.html(
-                    ProviderPages.signIn(
-                        action: "/auth/authorize",
-                        serviceName: name,
-                        fields: authorization.parameters,
-                        email: form["email"] ?? "",
-                        error: error.message,
-                        askCode: error.code == .secondFactorRequired || form["code"] != nil
-                    ),
-                    status: Self.signInStatus(error),
-                    headers: Self.retryHeaders(error)
+                return Self.signInAgain(
+                    error,
+                    action: "/auth/authorize",
+                    serviceName: name,
+                    fields: authorization.parameters,
+                    form: form
                 )
             }
         }
@@ -165,27 +155,11 @@ extension ProviderServer {
                 return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
             }
             do {
-                let authentication = try await provider.authenticate(
-                    email: form["email"] ?? "",
-                    password: form["password"] ?? "",
-                    code: form["code"],
-                    from: self.clientAddress(request, context)
-                )
+                let authentication = try await self.authenticate(form, request, context)
                 let token = try await provider.startSession(authentication)
                 return Self.redirect("/account", headers: self.sessionHeader(token))
             } catch let error as ProviderError {
-                return Self.html(
-                    ProviderPages.signIn(
-                        action: "/account/signin",
-                        serviceName: nil,
-                        fields: [],
-                        email: form["email"] ?? "",
-                        error: error.message,
-                        askCode: error.code == .secondFactorRequired || form["code"] != nil
-                    ),
-                    status: Self.signInStatus(error),
-                    headers: Self.retryHeaders(error)
-                )
+                return Self.signInAgain(error, action: "/account/signin", serviceName: nil, fields: [], form: form)
             }
         }
         router.post("/account/services/stop") { request, _ in
