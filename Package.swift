@@ -68,6 +68,13 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
+        // Internal helpers every other target shares (not a product; its API is not promised to
+        // anyone): ServiceOrigin, constant-time compare, base64url and hex, form encoding, a small
+        // JSON writer, HTML that escapes by default.
+        .target(
+            name: "_KeyhavenSupport",
+            swiftSettings: swiftSettings
+        ),
         // Apple's password-rules language: parse, canonicalize, validate, generate; quirks data.
         .target(
             name: "PasswordRules",
@@ -83,15 +90,15 @@ let package = Package(
         // Pwned Passwords: SHA-1 k-anonymity client logic, offline index (build + mapped lookup), ranges.
         .target(
             name: "BreachCheck",
-            dependencies: [crypto],
+            dependencies: ["_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
         // HTTP glue (the only targets that import Hummingbird / AsyncHTTPClient): servers, transports.
         .target(
             name: "KeyhavenHTTP",
             dependencies: [
-                "BreachCheck", "SecurityRecommendations", "AccountModification", "KeyhavenUpgrade", "IdentityProvider",
-                "KeyhavenJOSE", "OneTimeCodes", hummingbird,
+                "_KeyhavenSupport", "BreachCheck", "SecurityRecommendations", "AccountModification", "KeyhavenUpgrade",
+                "IdentityProvider", "KeyhavenJOSE", "OneTimeCodes", hummingbird,
                 asyncHTTPClient,
                 serviceLifecycle, logging, httpTypes,
             ],
@@ -118,15 +125,15 @@ let package = Package(
         // Sign-in factors: RFC 6238 one-time codes, base32, scrypt password hashes.
         .target(
             name: "OneTimeCodes",
-            dependencies: [crypto, cryptoExtras],
+            dependencies: ["_KeyhavenSupport", crypto, cryptoExtras],
             swiftSettings: swiftSettings
         ),
         // shiny, the example service (library, so tests and `keyhaven demo` can run it in-process).
         .target(
             name: "ShinyService",
             dependencies: [
-                "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules", "RelyingParty",
-                "KeyhavenJOSE", hummingbird, httpTypes,
+                "_KeyhavenSupport", "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules",
+                "RelyingParty", "KeyhavenJOSE", hummingbird, httpTypes,
                 grdb, crypto, cryptoExtras, logging,
             ],
             swiftSettings: swiftSettings
@@ -145,13 +152,13 @@ let package = Package(
         // JWS/JWK (RS256, ES256) and Sign in with Apple's wire types; strict, no `none`, no HS256.
         .target(
             name: "KeyhavenJOSE",
-            dependencies: [crypto, cryptoExtras],
+            dependencies: ["_KeyhavenSupport", crypto, cryptoExtras],
             swiftSettings: swiftSettings
         ),
         // Sign in with Keyhaven: the identity provider's logic and storage (no HTTP framework).
         .target(
             name: "IdentityProvider",
-            dependencies: ["KeyhavenJOSE", "OneTimeCodes", crypto, grdb],
+            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", "OneTimeCodes", crypto, grdb],
             swiftSettings: swiftSettings
         ),
         // The provider's PostgreSQL storage (postgres-nio), behind the same SQL seam as SQLite.
@@ -163,13 +170,13 @@ let package = Package(
         // The relying-party kit: verify identity tokens and notifications, client secrets, token calls.
         .target(
             name: "RelyingParty",
-            dependencies: ["KeyhavenJOSE", asyncHTTPClient, crypto],
+            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
         .target(
             name: "Vault",
-            dependencies: [grdb, crypto, cryptoExtras],
+            dependencies: ["_KeyhavenSupport", grdb, crypto, cryptoExtras],
             swiftSettings: swiftSettings
         ),
         // Test support shipped to users: seeded randomness, fixed clocks, fixtures.
@@ -182,6 +189,7 @@ let package = Package(
         .target(
             name: "KeyhavenCLI",
             dependencies: [
+                "_KeyhavenSupport",
                 "PasswordRules",
                 "PasswordStrength",
                 "Vault",
@@ -212,6 +220,11 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        .testTarget(
+            name: "_KeyhavenSupportTests",
+            dependencies: ["_KeyhavenSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PasswordRulesTests",
             dependencies: ["PasswordRules", "KeyhavenTesting"],
@@ -264,7 +277,8 @@ let package = Package(
         .testTarget(
             name: "IdentityProviderTests",
             dependencies: [
-                "IdentityProvider", "IdentityProviderPostgres", "RelyingParty", "KeyhavenJOSE", "KeyhavenHTTP",
+                "_KeyhavenSupport", "IdentityProvider", "IdentityProviderPostgres", "RelyingParty", "KeyhavenJOSE",
+                "KeyhavenHTTP",
                 "KeyhavenTesting", "OneTimeCodes", "ShinyService", "KeyhavenUpgrade", "Vault", "AccountModification",
                 asyncHTTPClient, jwtKit, logging, hummingbird,
             ],

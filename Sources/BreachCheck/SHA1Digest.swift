@@ -1,4 +1,5 @@
 import Crypto
+import _KeyhavenSupport
 
 /// A SHA-1 digest, the key of the Pwned Passwords corpus.
 public struct SHA1Digest: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -23,37 +24,14 @@ public struct SHA1Digest: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     static func parseHex(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         guard text.count == 40 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 20)
-        var index = text.startIndex
-        for position in 0..<20 {
-            guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else { return nil }
-            bytes[position] = high << 4 | low
-            index += 2
-        }
-        return bytes
+        return Hex.decode(utf8: text)
     }
 
     @inline(__always)
-    static func hexValue(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
-        default: return nil
-        }
-    }
-
-    static let hexDigits = Array("0123456789ABCDEF".utf8)
+    static func hexValue(_ character: UInt8) -> UInt8? { Hex.value(character) }
 
     /// 40 upper-case hex digits.
-    public var hex: String {
-        var characters = [UInt8](repeating: 0, count: 40)
-        for (index, byte) in bytes.enumerated() {
-            characters[index * 2] = Self.hexDigits[Int(byte >> 4)]
-            characters[index * 2 + 1] = Self.hexDigits[Int(byte & 0xF)]
-        }
-        return String(decoding: characters, as: UTF8.self)
-    }
+    public var hex: String { Hex.encode(bytes, uppercase: true) }
 
     public var description: String { hex }
 

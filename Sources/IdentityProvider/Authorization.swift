@@ -1,5 +1,6 @@
 import Foundation
 import KeyhavenJOSE
+import _KeyhavenSupport
 
 /// What the consent step shows.
 public struct ConsentPrompt: Sendable, Hashable, Codable {
@@ -174,7 +175,7 @@ extension IdentityProvider {
     func ensureSubject(userId: String, teamId: String, relay: String?, _ connection: any SQLConnection) async throws {
         let sub =
             String(format: "%06d", Int(configuration.randomBytes(3).reduce(0) { $0 << 8 | Int($1) }) % 1_000_000)
-            + "." + configuration.randomBytes(16).map { String(format: "%02x", $0) }.joined()
+            + "." + Hex.encode(configuration.randomBytes(16))
             + "." + String(format: "%04d", Int(configuration.randomBytes(2).reduce(0) { $0 << 8 | Int($1) }) % 10_000)
         try await connection.query(
             """

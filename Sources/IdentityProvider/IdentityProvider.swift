@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import KeyhavenJOSE
 import Synchronization
+import _KeyhavenSupport
 
 /// Sign in with Keyhaven: an identity provider wire-compatible with Sign in with Apple, free of any
 /// HTTP framework. The HTTP layer turns requests into calls here and results into responses.
@@ -60,19 +61,7 @@ public final class IdentityProvider: Sendable {
     }
 
     static func hash(_ secret: String) -> String {
-        hex(SHA256.hash(data: Array(secret.utf8)))
-    }
-
-    static let hexDigits = Array("0123456789abcdef".utf8)
-
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        var result: [UInt8] = []
-        result.reserveCapacity(64)
-        for byte in bytes {
-            result.append(hexDigits[Int(byte >> 4)])
-            result.append(hexDigits[Int(byte & 15)])
-        }
-        return String(decoding: result, as: UTF8.self)
+        Hex.encode(SHA256.hash(data: Array(secret.utf8)))
     }
 
     @discardableResult

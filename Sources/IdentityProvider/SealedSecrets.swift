@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KeyhavenJOSE
+import _KeyhavenSupport
 
 /// One-time-code secrets at rest. Unlike passwords they cannot be hashed (the provider must
 /// compute codes from them), so with a secrets key (``ProviderConfiguration/secretsKey``, kept

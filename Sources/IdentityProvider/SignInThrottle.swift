@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import _KeyhavenSupport
 
 /// How many wrong guesses a sign-in key (one account, or one client address) may make before it
 /// is locked out, and for how long.
@@ -75,7 +76,7 @@ extension IdentityProvider {
     func throttleKeys(email: String, address: String?) async throws -> [ThrottleKey] {
         let secret = try await cachedAccessKey()
         func mac(_ text: String) -> String {
-            Self.hex(HMAC<SHA256>.authenticationCode(for: Array(("sign-in-throttle|" + text).utf8), using: secret))
+            Hex.encode(HMAC<SHA256>.authenticationCode(for: Array(("sign-in-throttle|" + text).utf8), using: secret))
         }
         var keys = [ThrottleKey(key: "account:" + mac(email.lowercased()), policy: configuration.accountThrottle)]
         if let address = address.map(Self.throttleAddress), !address.isEmpty {
@@ -90,7 +91,7 @@ extension IdentityProvider {
         var storage = in6_addr()
         guard inet_pton(AF_INET6, address, &storage) == 1 else { return address }
         let bytes = withUnsafeBytes(of: storage) { Array($0.prefix(8)) }
-        return hex(bytes) + "::/64"
+        return Hex.encode(bytes) + "::/64"
     }
 
     struct Locked: Error {

@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
-public import KeyhavenJOSE
+import KeyhavenJOSE
 import Synchronization
+public import _KeyhavenSupport
 
 /// `/auth/token`'s 200 answer.
 public struct TokenResponse: Sendable, Hashable, Codable, JSONObjectWritable {

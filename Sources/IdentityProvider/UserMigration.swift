@@ -1,4 +1,5 @@
 import Foundation
+import _KeyhavenSupport
 
 /// What `/auth/usermigrationinfo` answers: `{"transfer_sub"}` to the sending team, `{"sub", "email",
 /// "is_private_email"}` to the recipient.
@@ -78,7 +79,7 @@ extension IdentityProvider {
     func transferSub(sub: String, target: String, client: Client) async throws -> Result<MigrationInfo, OAuthError> {
         let candidate =
             String(format: "%06d", Int(configuration.randomBytes(2).reduce(0) { $0 << 8 | Int($1) }))
-            + "." + configuration.randomBytes(16).map { String(format: "%02x", $0) }.joined() + ".t"
+            + "." + Hex.encode(configuration.randomBytes(16)) + ".t"
         let now = nowMilliseconds
         return try await write { connection in
             guard let subject = try await connection.one("SELECT * FROM subjects WHERE sub = ?", .text(sub)),

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import _CryptoExtras
+import _KeyhavenSupport
 
 /// A JSON Web Key (RFC 7517), as `/auth/keys` publishes RSA keys and teams register EC P-256 keys.
 public struct JWK: Codable, Hashable, Sendable {

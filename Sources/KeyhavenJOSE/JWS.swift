@@ -1,4 +1,5 @@
 import Foundation
+import _KeyhavenSupport
 
 /// A JWS protected header. Only what Sign in with Apple uses: `alg`, `kid`, `typ`.
 public struct JWSHeader: Codable, Hashable, Sendable {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import _KeyhavenSupport
 
 /// A boolean claim that Apple has sent both as a JSON boolean and as the string `"true"`/`"false"`.
 /// Decoding accepts both; encoding writes a boolean unless `asString` (a compatibility test switch).

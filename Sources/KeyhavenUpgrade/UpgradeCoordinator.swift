@@ -51,13 +51,7 @@ public struct UpgradeCoordinator: Sendable {
     /// A password for the service: its manifest's requirements, else Apple's quirk rule for the
     /// domain, else Apple's format.
     public static func generatePassword(manifest: AccountModificationManifest, service: String) throws -> String {
-        if let text = manifest.passwordGenerationRequirements, !text.isEmpty {
-            return try PasswordGenerator(rules: PasswordRules(text)).generate()
-        }
-        if let quirk = PasswordRulesQuirks.shared.rules(forDomain: service) {
-            return try PasswordGenerator(rules: quirk.rules).generate()
-        }
-        return try PasswordGenerator().generate()
+        try ServicePasswordRules(requirements: manifest.passwordGenerationRequirements, domains: [service]).generate()
     }
 
     /// Changes `credential`'s password on `service` to a new strong one.

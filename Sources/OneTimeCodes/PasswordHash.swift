@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import _CryptoExtras
+import _KeyhavenSupport
 
 /// Password hashes for sign-in (never for the vault): scrypt with r = 8, p = 1, stored as one
 /// self-describing string `$scrypt$ln=15,r=8,p=1$<salt>$<hash>` (salt and hash in base64), so the
@@ -37,12 +38,4 @@ public enum PasswordHash {
         )
         return key.withUnsafeBytes { Array($0) }
     }
-}
-
-/// Compares two secrets in time that depends only on their lengths.
-public func constantTimeEqual(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
-    guard a.count == b.count else { return false }
-    var difference: UInt8 = 0
-    for (x, y) in zip(a, b) { difference |= x ^ y }
-    return difference == 0
 }

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import _KeyhavenSupport
 
 /// Time-based one-time passwords (RFC 6238 over RFC 4226 HOTP): what authenticator apps show.
 ///
@@ -92,9 +93,7 @@ public struct TOTP: Sendable, Hashable {
         var matched: Int64?
         for step in -window...window where counter + Int64(step) >= 0 {
             let expected = Array(self.code(counter: UInt64(counter + Int64(step))).utf8)
-            var difference = UInt8(candidate.count == expected.count ? 0 : 1)
-            for (a, b) in zip(candidate, expected) { difference |= a ^ b }
-            if difference == 0 { matched = counter + Int64(step) }
+            if constantTimeEqual(candidate, expected) { matched = counter + Int64(step) }
         }
         return matched
     }

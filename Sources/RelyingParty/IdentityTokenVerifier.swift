@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 public import KeyhavenJOSE
+import _KeyhavenSupport
 
 /// The provider's public keys, fetched from its JWKS URL and cached. A token whose `kid` is not in
 /// the cache makes one refetch (at most one per `refetchInterval`, so forged kids cannot make the
@@ -74,7 +75,7 @@ public struct IdentityTokenVerifier: Sendable {
         guard audiences.contains(claims.aud) else { throw JOSEError(.wrongAudience, "aud is not this service") }
         try checkTimes(iat: claims.iat, exp: claims.exp)
         if let nonce {
-            let hashed = SHA256.hash(data: Array(nonce.utf8)).map { String(format: "%02x", $0) }.joined()
+            let hashed = Hex.encode(SHA256.hash(data: Array(nonce.utf8)))
             guard let given = claims.nonce, given == nonce || given == hashed else {
                 throw JOSEError(.badNonce, "the nonce is not the one this service sent")
             }

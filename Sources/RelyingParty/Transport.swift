@@ -3,6 +3,7 @@ import Foundation
 public import KeyhavenJOSE
 import NIOCore
 import NIOHTTP1
+import _KeyhavenSupport
 
 /// How the kit talks to the provider. ``HTTPRelyingPartyTransport`` is the real one; tests may
 /// substitute their own.

@@ -5,6 +5,7 @@ import Hummingbird
 import KeyhavenJOSE
 import RelyingParty
 import Synchronization
+import _KeyhavenSupport
 
 /// "Sign in with Keyhaven" on shiny's pages, and the provider's server-to-server notifications.
 extension Shiny {

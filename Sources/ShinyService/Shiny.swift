@@ -7,6 +7,7 @@ public import Logging
 import NIOCore
 import OneTimeCodes
 import PasswordRules
+import _KeyhavenSupport
 
 /// shiny's settings.
 public struct ShinyConfiguration: Sendable {
@@ -159,10 +160,10 @@ public final class Shiny: Sendable {
         return router
     }
 
-    static func html(_ text: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    static func html(_ page: HTML, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.contentType] = "text/html; charset=utf-8"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: text)))
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: page.rendered)))
     }
 
     static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
@@ -183,11 +184,9 @@ public final class Shiny: Sendable {
     /// `application/x-www-form-urlencoded` fields.
     static func form(_ request: Request) async -> [String: String] {
         guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return [:] }
-        var components = URLComponents()
-        components.percentEncodedQuery = String(buffer: buffer).replacingOccurrences(of: "+", with: "%20")
         var fields: [String: String] = [:]
-        for item in components.queryItems ?? [] where fields[item.name] == nil {
-            fields[item.name] = item.value ?? ""
+        for (name, value) in FormURLEncoding.parse(String(buffer: buffer)) where fields[name] == nil {
+            fields[name] = value
         }
         return fields
     }
@@ -198,14 +197,8 @@ public final class Shiny: Sendable {
     }
 
     func sessionUser(_ request: Request) -> ShinyStore.User? {
-        guard let cookie = request.headers[.cookie] else { return nil }
-        for part in cookie.split(separator: ";") {
-            let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-            if pair.count == 2, pair[0] == "shiny_session", let user = try? store.user(sessionToken: String(pair[1])) {
-                return user
-            }
-        }
-        return nil
+        guard let token = request.cookies["shiny_session"]?.value else { return nil }
+        return try? store.user(sessionToken: token)
     }
 
     func addPages(to router: Router<BasicRequestContext>) {

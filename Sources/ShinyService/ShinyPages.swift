@@ -1,35 +1,22 @@
+import _KeyhavenSupport
+
 /// shiny's HTML: plain pages, no scripts; element ids are stable (browser tests use them).
 enum ShinyPages {
-    static func escape(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#x27;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
-
-    static func page(_ title: String, _ body: String) -> String {
+    static func page(_ title: String, _ body: HTML) -> HTML {
         """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-        <title>\(escape(title)) · shiny</title>
+        <title>\(title) · shiny</title>
         <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}
         label{display:block;margin:.8rem 0 .2rem}input{font-size:1rem;padding:.4rem;width:100%;box-sizing:border-box}
         button{margin-top:1rem;font-size:1rem;padding:.5rem 1rem}.error{color:#b00020}.ok{color:#00703c}</style>
-        </head><body><h1>\(escape(title))</h1>
+        </head><body><h1>\(title)</h1>
         \(body)
         </body></html>
         """
     }
 
-    static func home() -> String {
+    static func home() -> HTML {
         page(
             "shiny",
             """
@@ -39,11 +26,11 @@ enum ShinyPages {
         )
     }
 
-    static func signUp(error: String? = nil) -> String {
+    static func signUp(error: String? = nil) -> HTML {
         page(
             "Create an account",
             """
-            \(error.map { "<p class=\"error\" id=\"error\">\(escape($0))</p>" } ?? "")
+            \(error.map { HTML("<p class=\"error\" id=\"error\">\($0)</p>") } ?? "")
             <form method="post" action="/signup">
             <label for="user">User name</label><input id="user" name="user" autocomplete="username" required>
             <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" required>
@@ -54,15 +41,15 @@ enum ShinyPages {
         )
     }
 
-    static func signIn(error: String? = nil, askCode: Bool = false, user: String = "") -> String {
+    static func signIn(error: String? = nil, askCode: Bool = false, user: String = "") -> HTML {
         page(
             "Sign in",
             """
-            \(error.map { "<p class=\"error\" id=\"error\">\(escape($0))</p>" } ?? "")
+            \(error.map { HTML("<p class=\"error\" id=\"error\">\($0)</p>") } ?? "")
             <form method="post" action="/signin">
-            <label for="user">User name</label><input id="user" name="user" value="\(escape(user))" autocomplete="username" required>
+            <label for="user">User name</label><input id="user" name="user" value="\(user)" autocomplete="username" required>
             <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-            \(askCode ? "<label for=\"code\">Authenticator code</label><input id=\"code\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\">" : "")
+            \(askCode ? HTML("<label for=\"code\">Authenticator code</label><input id=\"code\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\">") : "")
             <button id="submit" type="submit">Sign in</button>
             </form>
             <p><a href="/signin/keyhaven" id="sign-in-with-keyhaven">Sign in with Keyhaven</a></p>
@@ -70,22 +57,22 @@ enum ShinyPages {
         )
     }
 
-    static func account(user: String, totp: String?, linked: Bool) -> String {
+    static func account(user: String, totp: String?, linked: Bool) -> HTML {
         page(
             "Your account",
             """
-            <p id="welcome">Signed in as <strong>\(escape(user))</strong>.</p>
-            \(totp.map { "<p>Authenticator secret: <code id=\"totp-secret\">\(escape($0))</code></p>" } ?? "")
-            \(linked ? "<p id=\"linked\">This account signs in with Keyhaven.</p>" : "<p><a href=\"/account/password\">Change your password</a></p>")
+            <p id="welcome">Signed in as <strong>\(user)</strong>.</p>
+            \(totp.map { HTML("<p>Authenticator secret: <code id=\"totp-secret\">\($0)</code></p>") } ?? "")
+            \(linked ? HTML("<p id=\"linked\">This account signs in with Keyhaven.</p>") : HTML("<p><a href=\"/account/password\">Change your password</a></p>"))
             """
         )
     }
 
-    static func changePassword(message: String? = nil) -> String {
+    static func changePassword(message: String? = nil) -> HTML {
         page(
             "Change your password",
             """
-            \(message.map { "<p id=\"message\">\(escape($0))</p>" } ?? "")
+            \(message.map { HTML("<p id=\"message\">\($0)</p>") } ?? "")
             <form method="post" action="/account/password">
             <label for="user">User name</label><input id="user" name="user" autocomplete="username">
             <label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password">
@@ -97,33 +84,33 @@ enum ShinyPages {
         )
     }
 
-    static func stepUp(id: String, user: String, error: String? = nil) -> String {
+    static func stepUp(id: String, user: String, error: String? = nil) -> HTML {
         page(
             "Confirm the password change",
             """
-            <p>Keyhaven asked to give <strong id="user">\(escape(user))</strong> a new, strong password.
+            <p>Keyhaven asked to give <strong id="user">\(user)</strong> a new, strong password.
             Enter the 6-digit code from your authenticator to confirm.</p>
-            \(error.map { "<p class=\"error\" id=\"error\">\(escape($0))</p>" } ?? "")
-            <form method="post" action="/account-modification/step-up/\(escape(id))">
+            \(error.map { HTML("<p class=\"error\" id=\"error\">\($0)</p>") } ?? "")
+            <form method="post" action="/account-modification/step-up/\(id)">
             <label for="code">Authenticator code</label>
             <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" autofocus required>
             <button id="verify" type="submit">Confirm</button>
             </form>
-            <form method="post" action="/account-modification/step-up/\(escape(id))/cancel">
+            <form method="post" action="/account-modification/step-up/\(id)/cancel">
             <button id="cancel" type="submit">Cancel</button>
             </form>
             """
         )
     }
 
-    static func stepUpDone(_ message: String, success: Bool) -> String {
+    static func stepUpDone(_ message: String, success: Bool) -> HTML {
         page(
             success ? "Password changed" : "Not changed",
-            "<p id=\"result\" class=\"\(success ? "ok" : "error")\">\(escape(message))</p><p>You can return to Keyhaven.</p>"
+            "<p id=\"result\" class=\"\(success ? "ok" : "error")\">\(message)</p><p>You can return to Keyhaven.</p>"
         )
     }
 
-    static func notFound() -> String {
+    static func notFound() -> HTML {
         page("Not found", "<p id=\"result\">This page does not exist (or the request has ended).</p>")
     }
 }

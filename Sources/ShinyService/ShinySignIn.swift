@@ -4,6 +4,7 @@ import Foundation
 import KeyhavenJOSE
 import RelyingParty
 import Synchronization
+import _KeyhavenSupport
 
 /// What shiny needs to offer "Sign in with Keyhaven": the provider, its registration there, and the
 /// team key that signs its `client_secret`.

@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import OneTimeCodes
 import _CryptoExtras
+import _KeyhavenSupport
 
 /// shiny's users: its own SQLite table, passwords hashed with scrypt, optional TOTP, sessions.
 final class ShinyStore: Sendable {
@@ -74,14 +75,6 @@ final class ShinyStore: Sendable {
         return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
-    /// Constant-time comparison of secrets.
-    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for (x, y) in zip(a, b) { difference |= x ^ y }
-        return difference == 0
-    }
-
     func createUser(name: String, password: String, totp: Bool) throws -> (user: User, totpSecret: String?) {
         let salt = Self.randomBytes(16)
         let digest = try hash(password, salt: salt)
@@ -142,7 +135,7 @@ final class ShinyStore: Sendable {
         let stored: Data? = row["passwordHash"]
         let salt: Data? = row["salt"]
         guard let stored, let salt else { return (nil, false) }  // signs in with Keyhaven only
-        guard Self.equal(try hash(password, salt: Array(salt)), Array(stored)) else { return (nil, false) }
+        guard constantTimeEqual(try hash(password, salt: Array(salt)), Array(stored)) else { return (nil, false) }
         let user = Self.user(row)
         if user.totpSecret != nil {
             guard let code, try useCode ? self.useCode(code, for: user) : self.codeIsValid(code, for: user) else {
@@ -242,7 +235,7 @@ final class ShinyStore: Sendable {
     // MARK: Sessions (tokens are stored as SHA-256 digests)
 
     func createSession(for userID: Int64, lifetime: TimeInterval = 3600) throws -> String {
-        let token = Self.randomBytes(32).map { String(format: "%02x", $0) }.joined()
+        let token = Hex.encode(Self.randomBytes(32))
         try database.write { db in
             try db.execute(
                 sql: "INSERT INTO session (tokenHash, userID, expires) VALUES (?, ?, ?)",

@@ -59,7 +59,7 @@ struct ShinyPagesTests {
             // Shiny's rules are enforced on sign-up, with the reason.
             let weak = try await Self.post(client, "/signup", [("user", "carol"), ("password", "password")])
             #expect(weak.status == .badRequest)
-            #expect(weak.body.contains("This password does not meet shiny&#x27;s rules"), "\(weak.body)")
+            #expect(weak.body.contains("This password does not meet shiny&#39;s rules"), "\(weak.body)")
 
             let password = "Carol-Password-2026"
             let created = try await Self.post(

@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 import RelyingParty
 import Testing
+import _KeyhavenSupport
 
 /// `/auth/token`'s client authentication and wire rules: each bad `client_secret` is
 /// `invalid_client`; JSON bodies, misspelled grant types and repeated parameters are refused.

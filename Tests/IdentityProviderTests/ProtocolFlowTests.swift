@@ -5,6 +5,7 @@ import KeyhavenTesting
 import OneTimeCodes
 import RelyingParty
 import Testing
+import _KeyhavenSupport
 
 /// The whole web flow over HTTP, and the token endpoint's rules, as a Sign in with Apple client
 /// would see them.

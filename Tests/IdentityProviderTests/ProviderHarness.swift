@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import RelyingParty
+import _KeyhavenSupport
 
 /// A provider served on a free loopback port with one team, one service and one person.
 struct ProviderHarness: Sendable {

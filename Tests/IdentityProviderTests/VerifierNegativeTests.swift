@@ -4,6 +4,7 @@ import KeyhavenJOSE
 import KeyhavenTesting
 import RelyingParty
 import Testing
+import _KeyhavenSupport
 
 @testable import IdentityProvider
 

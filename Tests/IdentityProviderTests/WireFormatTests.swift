@@ -2,6 +2,7 @@ import Foundation
 import KeyhavenJOSE
 import KeyhavenTesting
 import Testing
+import _KeyhavenSupport
 
 /// The byte-level encodings every request goes through.
 @Suite(.offCooperativePool)

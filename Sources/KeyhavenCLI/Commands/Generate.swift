@@ -62,12 +62,13 @@ extension Keyhaven {
                 ruleText = rules
                 source = "rules"
             } else if let domain {
-                if let quirk = PasswordRulesQuirks.shared.rules(forDomain: domain) {
-                    ruleSet = quirk.rules
-                    ruleText = quirk.ruleText
-                    source = "quirk:\(quirk.domain)"
-                } else {
+                let choice = ServicePasswordRules(requirements: nil, domains: [domain])
+                ruleSet = choice.rules
+                ruleText = choice.ruleText
+                if choice.source == .appleFormat {
                     Output.error("keyhaven: note: no published password rules for \(domain); using the default format")
+                } else {
+                    source = choice.source.description
                 }
             }
 

@@ -6,6 +6,7 @@ import IdentityProviderPostgres
 import KeyhavenHTTP
 import KeyhavenJOSE
 import Logging
+import _KeyhavenSupport
 
 extension Keyhaven {
     struct Idp: AsyncParsableCommand {

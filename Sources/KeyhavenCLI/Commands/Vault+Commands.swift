@@ -189,8 +189,7 @@ extension Keyhaven {
                 secret = try? Terminal.askSecret("Password for \(service[0]) (empty to generate): ")
             }
             if secret == nil || secret == "" {
-                let rules = service.lazy.compactMap { PasswordRulesQuirks.shared.rules(forDomain: $0)?.rules }.first
-                secret = try (rules.map { try PasswordGenerator(rules: $0) } ?? PasswordGenerator()).generate()
+                secret = try ServicePasswordRules(requirements: nil, domains: service).generate()
                 generated = true
             }
             let content = CredentialContent(
@@ -342,10 +341,10 @@ extension Keyhaven {
                 let resolved = try vault.resolve(id)
                 if generate {
                     let existing = try vault.credential(resolved)
-                    let rules = existing.services.lazy.compactMap {
-                        PasswordRulesQuirks.shared.rules(forDomain: $0.identifier)?.rules
-                    }.first
-                    newPassword = try (rules.map { try PasswordGenerator(rules: $0) } ?? PasswordGenerator()).generate()
+                    newPassword = try ServicePasswordRules(
+                        requirements: nil,
+                        domains: existing.services.map(\.identifier)
+                    ).generate()
                 }
                 return try vault.update(resolved) { content in
                     if let user { content.user = user }

@@ -3,6 +3,7 @@ import HTTPTypes
 public import Hummingbird
 public import Logging
 public import NIOCore
+import _KeyhavenSupport
 
 /// A Pwned Passwords range server over a full breach index: `GET /range/{prefix}` answered exactly
 /// as api.pwnedpasswords.com does — 200 with upper-case 35-digit suffixes in order as
@@ -22,8 +23,6 @@ public struct RangeServer: Sendable {
         }
         self.index = index
     }
-
-    static let hex = Array("0123456789ABCDEF".utf8)
 
     /// A row: the 18 record bytes (the first byte's high nibble is the prefix's last digit) and the
     /// count; ordered by the bytes.
@@ -136,7 +135,9 @@ public struct RangeServer: Sendable {
     }
 
     /// Two upper-case hex digits per byte value (high digit in the high byte).
-    static let hexPairs: [UInt16] = (0..<256).map { UInt16(hex[$0 >> 4]) << 8 | UInt16(hex[$0 & 0xF]) }
+    static let hexPairs: [UInt16] = (0..<256).map {
+        UInt16(Hex.upperDigits[$0 >> 4]) << 8 | UInt16(Hex.upperDigits[$0 & 0xF])
+    }
 
     /// A router with the range endpoint (and `GET /` describing the server).
     public func router() -> Router<BasicRequestContext> {

@@ -7,6 +7,7 @@ public import KeyhavenUpgrade
 import NIOCore
 import NIOHTTP1
 public import Vault
+import _KeyhavenSupport
 
 /// Keyhaven's client of a provider's device API (`/keyhaven/v1/…`).
 public struct ProviderDeviceClient: Sendable {

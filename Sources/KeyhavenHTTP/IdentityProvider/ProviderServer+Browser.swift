@@ -4,6 +4,7 @@ import Hummingbird
 import IdentityProvider
 import KeyhavenJOSE
 import OneTimeCodes
+import _KeyhavenSupport
 
 /// The browser flow: sign-in page, consent, the response to the service; and the account page.
 extension ProviderServer {

@@ -10,6 +10,7 @@ import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
+import _KeyhavenSupport
 
 /// Sign in with Keyhaven over HTTP: Sign in with Apple's endpoints (`/auth/authorize`, `/auth/token`,
 /// `/auth/keys`, `/auth/revoke`, `/auth/usermigrationinfo`, discovery), the credential-state
@@ -111,12 +112,12 @@ public final class ProviderServer: Sendable {
         json(HTTPResponse.Status(code: error.status), error)
     }
 
-    static func html(_ text: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    static func html(_ page: HTML, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.contentType] = "text/html; charset=utf-8"
         fields[.cacheControl] = "no-store"
         fields[HTTPField.Name("X-Frame-Options")!] = "DENY"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: text)))
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: page.rendered)))
     }
 
     static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
@@ -160,13 +161,7 @@ public final class ProviderServer: Sendable {
     }
 
     static func cookie(_ name: String, in request: Request) -> String? {
-        for header in request.headers[values: .cookie] {
-            for part in header.split(separator: ";") {
-                let pair = part.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-                if pair.count == 2, pair[0] == name { return String(pair[1]) }
-            }
-        }
-        return nil
+        request.cookies[name]?.value
     }
 
     static func bearer(_ request: Request) -> String? {

@@ -5,6 +5,7 @@ import HTTPTypes
 public import Hummingbird
 import Logging
 import NIOCore
+import _KeyhavenSupport
 
 /// Keyhaven's loopback API for apps (`keyhaven serve`): `POST /v1/requests` with
 /// `Authorization: Bearer <token>` runs an in-app upgrade and answers with its result;
@@ -21,18 +22,12 @@ public struct LocalAPIServer: Sendable {
 
     /// A random 256-bit token, hex.
     public static func makeToken() -> String {
-        SymmetricKey(size: .bits256).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+        SymmetricKey(size: .bits256).withUnsafeBytes { Hex.encode($0) }
     }
 
     func authorized(_ request: Request) -> Bool {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { return false }
-        let given = Array(header.dropFirst("Bearer ".count).utf8)
-        let expected = Array(token.utf8)
-        var difference = UInt8(given.count == expected.count ? 0 : 1)
-        for (index, byte) in expected.enumerated() {
-            difference |= byte ^ (index < given.count ? given[index] : 0)
-        }
-        return difference == 0
+        return constantTimeEqual(Array(header.dropFirst("Bearer ".count).utf8), Array(token.utf8))
     }
 
     static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {

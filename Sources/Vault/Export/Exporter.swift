@@ -1,4 +1,5 @@
 public import Foundation
+import _KeyhavenSupport
 
 /// Export formats. Each re-imports to the same credentials (title, services, user, password, notes,
 /// TOTP, folder); Bitwarden JSON also carries the password history.
@@ -93,10 +94,7 @@ public enum Exporter {
 
     // MARK: CXF 1.0
 
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    static func base64URL(_ data: Data) -> String { Base64URL.encode(data) }
 
     static func uuidBytes(_ id: CredentialID) -> Data {
         let uuid = UUID(uuidString: id.rawValue)!.uuid

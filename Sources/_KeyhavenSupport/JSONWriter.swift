@@ -9,7 +9,7 @@ public struct JSONWriter {
         bytes.reserveCapacity(512)
     }
 
-    mutating func key(_ name: String) {
+    public mutating func key(_ name: String) {
         if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
         appendString(name)
@@ -38,7 +38,7 @@ public struct JSONWriter {
 
     static let hex = Array("0123456789abcdef".utf8)
 
-    mutating func appendString(_ text: String) {
+    public mutating func appendString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
@@ -68,31 +68,5 @@ extension JSONObjectWritable {
         var writer = JSONWriter()
         writeJSON(into: &writer)
         return writer.finished()
-    }
-}
-
-extension IdentityTokenClaims: JSONObjectWritable {
-    public func writeJSON(into writer: inout JSONWriter) {
-        writer.string("iss", iss)
-        writer.string("aud", aud)
-        writer.integer("exp", exp)
-        writer.integer("iat", iat)
-        writer.string("sub", sub)
-        writer.string("nonce", nonce)
-        writer.string("c_hash", c_hash)
-        writer.string("at_hash", at_hash)
-        writer.string("email", email)
-        for (name, claim) in [("email_verified", email_verified), ("is_private_email", is_private_email)] {
-            guard let claim else { continue }
-            if claim.asString {
-                writer.string(name, claim.value ? "true" : "false")
-            } else {
-                writer.bool(name, claim.value)
-            }
-        }
-        writer.integer("auth_time", auth_time)
-        writer.bool("nonce_supported", nonce_supported)
-        writer.integer("real_user_status", real_user_status.map(Int64.init))
-        writer.string("transfer_sub", transfer_sub)
     }
 }
