@@ -45,7 +45,7 @@ let package = Package(
         .library(name: "AccountModification", targets: ["AccountModification"]),
         .library(name: "AccountModificationKit", targets: ["AccountModificationKit"]),
         .library(name: "ShinyService", targets: ["ShinyService"]),
-        .library(name: "KeyhavenUpgrade", targets: ["KeyhavenUpgrade"]),
+        .library(name: "KeyhavenApp", targets: ["KeyhavenApp"]),
         .library(name: "KeyhavenHTTP", targets: ["KeyhavenHTTP"]),
         .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
         .library(name: "KeyhavenJOSE", targets: ["KeyhavenJOSE"]),
@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "KeyhavenHTTP",
             dependencies: [
-                "_KeyhavenSupport", "BreachCheck", "SecurityRecommendations", "AccountModification", "KeyhavenUpgrade",
+                "_KeyhavenSupport", "BreachCheck", "SecurityRecommendations", "AccountModification", "KeyhavenApp",
                 "IdentityProvider", "KeyhavenJOSE", "OneTimeCodes", hummingbird,
                 asyncHTTPClient,
                 serviceLifecycle, logging, httpTypes,
@@ -107,13 +107,14 @@ let package = Package(
         // Security Recommendations: breached, reused, weak, unsecured; change-password discovery.
         .target(
             name: "SecurityRecommendations",
-            dependencies: ["Vault", "PasswordStrength", "BreachCheck"],
+            dependencies: ["_KeyhavenSupport", "Vault", "PasswordStrength", "BreachCheck"],
             exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
         // The account-modification protocol: messages, manifest, host-side flow (no I/O).
         .target(
             name: "AccountModification",
+            dependencies: ["_KeyhavenSupport"],
             swiftSettings: swiftSettings
         ),
         // The service kit: a service implements AccountModificationExtension; the kit serves it.
@@ -143,10 +144,14 @@ let package = Package(
             dependencies: ["ShinyService", argumentParser],
             swiftSettings: swiftSettings
         ),
-        // Keyhaven's side of upgrades: journal-first password changes, reconciliation, in-app requests.
+        // The use-case layer between the CLI (and the coming agent and web app) and the domain:
+        // upgrades through one journal-first pipeline with explicit reconciliation, the audit's
+        // upgrade offers from the same manifest reader. Time and randomness are injected.
         .target(
-            name: "KeyhavenUpgrade",
-            dependencies: ["AccountModification", "Vault", "PasswordRules"],
+            name: "KeyhavenApp",
+            dependencies: [
+                "_KeyhavenSupport", "AccountModification", "Vault", "PasswordRules", "SecurityRecommendations",
+            ],
             swiftSettings: swiftSettings
         ),
         // JWS/JWK (RS256, ES256) and Sign in with Apple's wire types; strict, no `none`, no HS256.
@@ -196,7 +201,7 @@ let package = Package(
                 "BreachCheck",
                 "SecurityRecommendations",
                 "KeyhavenHTTP",
-                "KeyhavenUpgrade",
+                "KeyhavenApp",
                 "AccountModification",
                 "ShinyService",
                 "OneTimeCodes",
@@ -259,7 +264,7 @@ let package = Package(
             name: "SecurityRecommendationsTests",
             dependencies: [
                 "SecurityRecommendations", "KeyhavenHTTP", "KeyhavenTesting", "Vault", "BreachCheck",
-                "PasswordStrength",
+                "PasswordStrength", "KeyhavenApp", "AccountModification", "_KeyhavenSupport",
                 asyncHTTPClient, hummingbird,
                 hummingbirdTesting, httpTypes,
             ],
@@ -269,7 +274,7 @@ let package = Package(
         .testTarget(
             name: "AccountModificationTests",
             dependencies: [
-                "AccountModification", "AccountModificationKit", "ShinyService", "KeyhavenUpgrade", "KeyhavenHTTP",
+                "AccountModification", "AccountModificationKit", "ShinyService", "KeyhavenApp", "KeyhavenHTTP",
                 "KeyhavenTesting", "Vault", "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes,
             ],
             swiftSettings: swiftSettings
@@ -279,7 +284,7 @@ let package = Package(
             dependencies: [
                 "_KeyhavenSupport", "IdentityProvider", "IdentityProviderPostgres", "RelyingParty", "KeyhavenJOSE",
                 "KeyhavenHTTP",
-                "KeyhavenTesting", "OneTimeCodes", "ShinyService", "KeyhavenUpgrade", "Vault", "AccountModification",
+                "KeyhavenTesting", "OneTimeCodes", "ShinyService", "KeyhavenApp", "Vault", "AccountModification",
                 asyncHTTPClient, jwtKit, logging, hummingbird,
             ],
             exclude: ["Clients", "Browser"],

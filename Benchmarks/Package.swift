@@ -53,7 +53,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Vault", package: keyhaven),
                 .product(name: "ShinyService", package: keyhaven),
-                .product(name: "KeyhavenUpgrade", package: keyhaven),
+                .product(name: "KeyhavenApp", package: keyhaven),
                 .product(name: "KeyhavenHTTP", package: keyhaven),
                 .product(name: "AccountModification", package: keyhaven),
             ],

@@ -210,8 +210,13 @@ public struct ModificationResponse: Codable, Hashable, Sendable {
         self.signInRequest = signInRequest
     }
 
-    /// Whether no further answer will follow.
+    /// Whether the outcome is known: `completed` or `failed` (the flow ends here).
     public var isFinal: Bool { status == .completed || status == .failed }
+
+    /// Whether the request will not change any more: final, or `userInteractionRequired` (the
+    /// request ended; Keyhaven may start a new one with an interface allowed). The kit keeps such
+    /// answers as they are; reconciliation cancels only requests that are not settled.
+    public var isSettled: Bool { isFinal || status == .userInteractionRequired }
 }
 
 /// The state and nonce the service wants in the identity token

@@ -82,7 +82,7 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             let id = context.parameters.get("id") ?? ""
             guard let record = await book.record(id) else {
                 guard var saved = ledger?.load(id) else { return Self.unknown() }
-                if !saved.isFinal && saved.status != .userInteractionRequired {
+                if !saved.isSettled {
                     // Open when the service stopped: its extension is gone, so nothing more will happen.
                     saved = ModificationResponse(
                         requestId: id,

@@ -87,7 +87,7 @@ actor RequestRecord {
         response = ModificationResponse(requestId: request.requestId, status: .pending)
     }
 
-    var isFinal: Bool { response.isFinal || response.status == .userInteractionRequired }
+    var isFinal: Bool { response.isSettled }
 
     func set(_ response: ModificationResponse) {
         guard !isFinal else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import _KeyhavenSupport
 
 /// One HTTP answer as the discovery needs it.
 public struct ProbeResponse: Sendable {
@@ -36,7 +37,6 @@ public actor ChangePasswordDiscovery {
     let probe: (any WellKnownProbe)?
     let quirks: [String: String]
     private var cache: [String: (url: String?, source: String?)] = [:]
-    private var manifests: [String: UpgradeOffer?] = [:]
 
     public static let bogusPath = "/.well-known/resource-that-should-not-exist-whose-status-code-should-not-be-200"
 
@@ -50,20 +50,9 @@ public actor ChangePasswordDiscovery {
         (try? JSONDecoder().decode([String: String].self, from: Data(embeddedChangePasswordURLsJSON.utf8))) ?? [:]
     }()
 
-    /// The origin to probe for a service identifier, or nil.
+    /// The origin to probe for a service identifier (``ServiceOrigin/init(service:)``), or nil.
     public static func origin(for identifier: String) -> String? {
-        if identifier.contains("://") {
-            guard let components = URLComponents(string: identifier), let scheme = components.scheme?.lowercased(),
-                let host = components.host?.lowercased(), !host.isEmpty
-            else { return nil }
-            let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
-            guard scheme == "https" || (scheme == "http" && loopback) else {
-                return scheme == "http" ? "https://\(host)" : nil
-            }
-            return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")"
-        }
-        let host = identifier.split(whereSeparator: { $0 == "/" || $0 == ":" }).first.map { $0.lowercased() } ?? ""
-        return host.isEmpty || !host.contains(".") ? nil : "https://\(host)"
+        ServiceOrigin(service: identifier)?.serialized
     }
 
     /// The change-password URL for a credential's service, and where it came from.
@@ -94,23 +83,10 @@ public actor ChangePasswordDiscovery {
             if !candidate.contains(".") { return (nil, nil) }
         }
     }
+}
 
-    /// Whether the service publishes an account-modification manifest
-    /// (`/.well-known/account-modification`), and what it offers. `nil` when unknown.
-    public func upgradeOffer(service identifier: String) async -> UpgradeOffer? {
-        guard let probe, let origin = Self.origin(for: identifier) else { return nil }
-        if let cached = manifests[origin] { return cached }
-        var offer: UpgradeOffer?
-        if let response = await probe.get(origin + "/.well-known/account-modification") {
-            let object =
-                response.status == 200
-                ? (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] : nil
-            offer = UpgradeOffer(
-                strongPassword: object?["supportsStrongPasswordChange"] as? Bool ?? false,
-                signIn: object?["supportsUpgradeToSignIn"] as? Bool ?? false
-            )
-        }
-        manifests[origin] = offer
-        return offer
-    }
+/// Whether a service offers one-tap upgrades (its account-modification manifest, read by the same
+/// reader `keyhaven upgrade` uses). `nil` when unknown (unreachable).
+public protocol UpgradeOfferSource: Sendable {
+    func upgradeOffer(service identifier: String) async -> UpgradeOffer?
 }

@@ -1,6 +1,7 @@
 public import BreachCheck
 import Foundation
 public import Vault
+import _KeyhavenSupport
 
 /// Security Recommendations: for each credential, the issues found (breached, reused, weak,
 /// unsecured), a severity, and what to do about it.
@@ -27,6 +28,8 @@ public struct SecurityAudit: Sendable {
     public var weakPolicy: WeakPasswordPolicy
     public var reuse: ReuseDetector
     public var discovery: ChangePasswordDiscovery
+    /// Where upgrade offers come from; nil: none looked up (no network).
+    public var upgradeOffers: (any UpgradeOfferSource)?
     public var reveal: Bool
 
     public init(
@@ -34,8 +37,10 @@ public struct SecurityAudit: Sendable {
         weakPolicy: WeakPasswordPolicy = WeakPasswordPolicy(),
         reuse: ReuseDetector = .shared,
         discovery: ChangePasswordDiscovery = ChangePasswordDiscovery(probe: nil),
+        upgradeOffers: (any UpgradeOfferSource)? = nil,
         reveal: Bool = false
     ) {
+        self.upgradeOffers = upgradeOffers
         self.breachSource = breachSource
         self.weakPolicy = weakPolicy
         self.reuse = reuse
@@ -43,13 +48,13 @@ public struct SecurityAudit: Sendable {
         self.reveal = reveal
     }
 
-    /// Progress: a stage name and items done / total.
     /// A login URL on plain http to another machine (loopback is not sent over a network).
     static func isUnsecured(_ service: ServiceIdentifier) -> Bool {
-        guard service.scheme == "http" else { return false }
-        return !["127.0.0.1", "localhost", "::1", "[::1]"].contains(service.host ?? "")
+        guard service.scheme == "http", let origin = ServiceOrigin(service.identifier) else { return false }
+        return !origin.isPotentiallyTrustworthy
     }
 
+    /// Progress: a stage name and items done / total.
     public typealias Progress = @Sendable (_ stage: String, _ done: Int, _ total: Int) -> Void
 
     /// Seconds spent per stage, for benchmarks (`--timings`).
@@ -150,6 +155,7 @@ public struct SecurityAudit: Sendable {
             if let first = credential.services.first { services[first.identifier] = credential.primaryDomain }
         }
         let discovery = self.discovery
+        let upgradeOffers = self.upgradeOffers
         let pending = services.sorted { $0.key < $1.key }
         var actionsByService: [String: AuditActions] = [:]
         await withTaskGroup(of: (String, AuditActions).self) { group in
@@ -160,7 +166,7 @@ public struct SecurityAudit: Sendable {
                 next += 1
                 group.addTask {
                     let found = await discovery.changePasswordURL(service: identifier, domain: domain)
-                    let offer = await discovery.upgradeOffer(service: identifier)
+                    let offer = await upgradeOffers?.upgradeOffer(service: identifier)
                     return (
                         identifier,
                         AuditActions(changePasswordURL: found.url, changePasswordSource: found.source, upgrade: offer)

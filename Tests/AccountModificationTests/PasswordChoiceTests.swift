@@ -1,6 +1,6 @@
 import AccountModification
 import Foundation
-import KeyhavenUpgrade
+import KeyhavenApp
 import PasswordRules
 import Testing
 
@@ -25,7 +25,7 @@ struct PasswordChoiceTests {
         let rules = PasswordRules(text)
         // airfrance.com has a quirk of its own (at most 12 characters); the manifest wins.
         for _ in 0..<50 {
-            let password = try UpgradeCoordinator.generatePassword(
+            let password = try UpgradeService.generatePassword(
                 manifest: Self.manifest(text),
                 service: "https://www.airfrance.com"
             )
@@ -38,7 +38,7 @@ struct PasswordChoiceTests {
     @Test func withoutRequirementsTheDomainsQuirkApplies() throws {
         let quirk = try #require(PasswordRulesQuirks.shared.rules(forDomain: "https://www.airfrance.com"))
         for _ in 0..<50 {
-            let password = try UpgradeCoordinator.generatePassword(
+            let password = try UpgradeService.generatePassword(
                 manifest: Self.manifest(nil),
                 service: "https://www.airfrance.com"
             )
@@ -50,7 +50,7 @@ struct PasswordChoiceTests {
 
     @Test func otherwiseApplesFormat() throws {
         for requirements in [nil, ""] {
-            let password = try UpgradeCoordinator.generatePassword(
+            let password = try UpgradeService.generatePassword(
                 manifest: Self.manifest(requirements),
                 service: "https://no-quirk.example"
             )
@@ -60,7 +60,7 @@ struct PasswordChoiceTests {
 
     @Test func requirementsThatCannotBeMetAreAnError() {
         #expect(throws: (any Error).self) {
-            try UpgradeCoordinator.generatePassword(
+            try UpgradeService.generatePassword(
                 manifest: Self.manifest("minlength: 20; maxlength: 10;"),
                 service: "https://no-quirk.example"
             )

@@ -1,10 +1,10 @@
 import AccountModification
 import Foundation
 import IdentityProvider
+import KeyhavenApp
 import KeyhavenHTTP
 import KeyhavenJOSE
 import KeyhavenTesting
-import KeyhavenUpgrade
 import Logging
 import ShinyService
 import Testing
@@ -74,8 +74,8 @@ struct SignInUpgradeTests {
         }
     }
 
-    static func coordinator(_ setup: Setup) -> UpgradeCoordinator {
-        UpgradeCoordinator(
+    static func coordinator(_ setup: Setup) -> UpgradeService {
+        UpgradeService(
             vault: setup.vault.vault,
             environment: HTTPUpgradeEnvironment(requestTimeout: .seconds(30)),
             host: NoHost(),

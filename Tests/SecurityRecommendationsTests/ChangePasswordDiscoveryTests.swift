@@ -1,11 +1,14 @@
+import AccountModification
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import KeyhavenApp
 import KeyhavenHTTP
 import SecurityRecommendations
 import Testing
+import _KeyhavenSupport
 
 /// Change-password discovery against real local HTTP servers: one that redirects correctly, one that
 /// answers 200 for everything (must not be trusted), and one that is down.
@@ -23,6 +26,11 @@ struct ChangePasswordDiscoveryTests {
         )
     }()
 
+    /// Upgrade offers through the manifest reader `keyhaven upgrade` uses.
+    static func offers() -> ManifestUpgradeOffers {
+        ManifestUpgradeOffers(reader: HTTPManifestReader(client: probe.client, timeout: .seconds(30)))
+    }
+
     static func wellBehaved() -> Router<BasicRequestContext> {
         let router = Router()
         router.get("/.well-known/change-password") { _, _ in
@@ -35,7 +43,10 @@ struct ChangePasswordDiscoveryTests {
                 headers: [.contentType: "application/json"],
                 body: .init(
                     byteBuffer: ByteBuffer(
-                        string: #"{"supportsStrongPasswordChange": true, "supportsUpgradeToSignIn": false}"#
+                        string: #"""
+                            {"endpoint": "/account-modification", "supportsStrongPasswordChange": true,
+                             "supportsUpgradeToSignIn": false}
+                            """#
                     )
                 )
             )
@@ -60,7 +71,7 @@ struct ChangePasswordDiscoveryTests {
             let found = await discovery.changePasswordURL(service: "\(origin)/login", domain: "127.0.0.1")
             #expect(found.url == "\(origin)/account/password")
             #expect(found.source == "well-known")
-            let offer = await discovery.upgradeOffer(service: "\(origin)/login")
+            let offer = await Self.offers().upgradeOffer(service: "\(origin)/login")
             #expect(offer == UpgradeOffer(strongPassword: true, signIn: false))
         }
     }
@@ -75,15 +86,76 @@ struct ChangePasswordDiscoveryTests {
             let discovery = ChangePasswordDiscovery(probe: Self.probe)
             let found = await discovery.changePasswordURL(service: origin, domain: "127.0.0.1")
             #expect(found.url == nil)
-            #expect(await discovery.upgradeOffer(service: origin) == UpgradeOffer(strongPassword: false, signIn: false))
+            #expect(
+                await Self.offers().upgradeOffer(service: origin) == UpgradeOffer(strongPassword: false, signIn: false)
+            )
         }
+    }
+
+    /// The audit and `keyhaven upgrade` read manifests the same way: a redirect within the origin is
+    /// followed, one to another origin is not (the audit advertised such upgrades, which `upgrade`
+    /// then refused).
+    @Test func manifestsFollowRedirectsOnlyWithinTheOrigin() async throws {
+        let router = Router()
+        router.get("/.well-known/account-modification") { request, _ in
+            // Asked as localhost: sends the reader to 127.0.0.1 (another origin, same server).
+            let authority = request.head.authority ?? ""
+            let location =
+                authority.hasPrefix("localhost:")
+                ? "http://127.0.0.1:\(authority.dropFirst("localhost:".count))/manifest.json" : "/manifest.json"
+            return Response(status: .found, headers: [.location: location])
+        }
+        router.get("/manifest.json") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/json"],
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        string:
+                            #"{"endpoint": "/amp", "supportsStrongPasswordChange": true, "supportsUpgradeToSignIn": false}"#
+                    )
+                )
+            )
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in
+            let origin = try #require(ServiceOrigin("http://127.0.0.1:\(client.port!)"))
+            let reader = HTTPManifestReader(client: Self.probe.client, timeout: .seconds(30))
+            let manifest = try await reader.manifest(for: origin)
+            #expect(manifest.endpoint == "\(origin.serialized)/amp")
+            #expect(await Self.offers().upgradeOffer(service: origin.serialized)?.strongPassword == true)
+
+            let other = try #require(ServiceOrigin("http://localhost:\(client.port!)"))
+            await #expect(throws: ManifestError(.crossOrigin, "")) { try await reader.manifest(for: other) }
+            #expect(await Self.offers().upgradeOffer(service: other.serialized)?.strongPassword == false)
+        }
+    }
+
+    /// A manifest whose endpoint is another origin is refused: the old and new passwords would be
+    /// posted there.
+    @Test func manifestsPointingElsewhereAreRefused() throws {
+        let origin = try #require(ServiceOrigin("https://shop.example"))
+        for endpoint in ["https://evil.example/amp", "http://shop.example/amp", "//evil.example/amp"] {
+            let manifest = AccountModificationManifest(
+                endpoint: endpoint,
+                supportsStrongPasswordChange: true,
+                supportsUpgradeToSignIn: false
+            )
+            #expect(throws: ManifestError(.crossOrigin, "")) { try manifest.resolved(for: origin) }
+        }
+        let good = AccountModificationManifest(
+            endpoint: "/amp",
+            supportsStrongPasswordChange: true,
+            supportsUpgradeToSignIn: false
+        )
+        #expect(try good.resolved(for: origin).endpoint == "https://shop.example/amp")
     }
 
     @Test func aDownSiteGivesNothing() async throws {
         let discovery = ChangePasswordDiscovery(probe: Self.probe)
         let found = await discovery.changePasswordURL(service: "http://127.0.0.1:1/login", domain: "127.0.0.1")
         #expect(found.url == nil)
-        #expect(await discovery.upgradeOffer(service: "http://127.0.0.1:1/login") == nil)
+        #expect(await Self.offers().upgradeOffer(service: "http://127.0.0.1:1/login") == nil)
     }
 
     @Test func fallsBackToApplesQuirks() async throws {

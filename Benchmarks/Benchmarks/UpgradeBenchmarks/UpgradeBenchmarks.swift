@@ -1,8 +1,8 @@
 import AccountModification
 import Benchmark
 import Foundation
+import KeyhavenApp
 import KeyhavenHTTP
-import KeyhavenUpgrade
 import ShinyService
 import Vault
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BreachCheck
 import Foundation
+import KeyhavenApp
 import KeyhavenHTTP
 import SecurityRecommendations
 import Vault
@@ -75,24 +76,21 @@ extension Keyhaven {
             let start = Date()
             let source = try breachSource()
             let vault = try await openVault()
-            let listing = try reporting { try vault.list() }
             let opened = Date()
-            for failure in listing.failures {
-                Output.error("keyhaven: error: \(failure.message)")
-            }
             let bar = ProgressBar()
-            let audit = SecurityAudit(
+            let service = AuditService(
                 breachSource: source,
-                discovery: ChangePasswordDiscovery(probe: noNetwork ? nil : HTTPWellKnownProbe()),
+                network: noNetwork ? .none : .init(probe: HTTPWellKnownProbe(), manifests: HTTPManifestReader()),
                 reveal: reveal
             )
-            let (report, stages) = await audit.run(listing.credentials, unreadable: listing.failures.count) {
-                stage,
-                done,
-                total in
-                bar.update(stage, done: done, total: total)
+            let outcome = try await reporting {
+                try await service.run(vault) { stage, done, total in bar.update(stage, done: done, total: total) }
             }
             bar.finish()
+            for failure in outcome.unreadable {
+                Output.error("keyhaven: error: \(failure.message)")
+            }
+            let (report, stages) = (outcome.report, outcome.timings)
             if timings {
                 Output.error(String(format: "timing: unlock and decrypt %.3f s", opened.timeIntervalSince(start)))
                 for stage in stages.stages {

@@ -1,9 +1,9 @@
 import AccountModification
 import Foundation
 import IdentityProvider
+import KeyhavenApp
 import KeyhavenHTTP
 import KeyhavenJOSE
-import KeyhavenUpgrade
 import Logging
 import ShinyService
 import Vault
@@ -17,7 +17,7 @@ extension Keyhaven.Demo {
         vault: Vault,
         shiny: Shiny,
         origin: String,
-        coordinator: UpgradeCoordinator,
+        coordinator: UpgradeService,
         say: @escaping @Sendable (String) -> Void
     ) async throws -> (checks: [(String, Bool)], upgraded: Bool) {
         var configuration = ProviderConfiguration(issuer: "https://id.keyhaven.demo")

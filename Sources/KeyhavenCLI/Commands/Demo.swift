@@ -2,8 +2,8 @@ import AccountModification
 import ArgumentParser
 import BreachCheck
 import Foundation
+import KeyhavenApp
 import KeyhavenHTTP
-import KeyhavenUpgrade
 import OneTimeCodes
 import PasswordStrength
 import SecurityRecommendations
@@ -125,17 +125,17 @@ extension Keyhaven {
             _ = try BreachIndexBuilder().build(input: source, output: indexURL)
             let index = try BreachIndex(url: indexURL)
 
-            let audit = SecurityAudit(
+            let audit = AuditService(
                 breachSource: .index(index),
-                discovery: ChangePasswordDiscovery(probe: LoopbackProbe())
+                network: .init(probe: LoopbackProbe(), manifests: HTTPManifestReader())
             )
-            let before = await audit.run(try vault.list().credentials).report
+            let before = try await audit.run(vault).report
             say("\n▶ keyhaven audit (before)")
             printAudit(before)
 
             // 4. One-tap upgrades.
             let host = DemoHost(secret: bobSecret)
-            let coordinator = UpgradeCoordinator(
+            let coordinator = UpgradeService(
                 vault: vault,
                 environment: HTTPUpgradeEnvironment(),
                 host: host,
@@ -184,7 +184,7 @@ extension Keyhaven {
                 say("  \(passed ? "✓" : "✗") \(label)")
             }
 
-            let after = await audit.run(try vault.list().credentials).report
+            let after = try await audit.run(vault).report
             say("\n▶ keyhaven audit (after)")
             printAudit(after)
 

@@ -4,10 +4,10 @@ import IdentityProvider
 import KeyhavenHTTP
 import Vault
 
-/// Opens the vault for an `idp` subcommand (settling pending upgrades, as every vault command does).
+/// Opens the vault for an `idp` subcommand (contacting nothing; pending upgrades are mentioned).
 func openVault(_ options: VaultOptions) async throws -> Vault {
     let vault = try options.open()
-    await Reconciler.run(vault)
+    Reconciler.notice(vault)
     return vault
 }
 

@@ -1,8 +1,8 @@
 import AccountModification
 import ArgumentParser
 import Foundation
+import KeyhavenApp
 import KeyhavenHTTP
-import KeyhavenUpgrade
 import Vault
 
 extension Keyhaven {
@@ -25,6 +25,7 @@ extension Keyhaven {
 
         func run() async throws {
             let vault = try await openVault()
+            try await Reconciler.run(vault)
             let token = LocalAPIServer.makeToken()
             let tokenURL =
                 tokenFile.map { URL(fileURLWithPath: $0) }
@@ -40,7 +41,7 @@ extension Keyhaven {
                 throw Output.failure("cannot write the token file \(tokenURL.path)")
             }
             defer { try? FileManager.default.removeItem(at: tokenURL) }
-            let coordinator = UpgradeCoordinator(
+            let coordinator = UpgradeService(
                 vault: vault,
                 environment: HTTPUpgradeEnvironment(),
                 host: TerminalHost()

@@ -2,8 +2,8 @@ import AccountModification
 import ArgumentParser
 import Foundation
 import IdentityProvider
+import KeyhavenApp
 import KeyhavenHTTP
-import KeyhavenUpgrade
 import Vault
 
 extension Keyhaven {
@@ -18,7 +18,8 @@ extension Keyhaven {
                 stores what the service confirms (the old password goes to the history). If the \
                 service needs you (a second factor), Keyhaven prints its page, opens a browser when \
                 one is available, and waits; Ctrl-C cancels the request on the service. An upgrade \
-                interrupted by a crash is settled the next time Keyhaven opens the vault.
+                interrupted by a crash is settled by the next `keyhaven upgrade` (or `--reconcile`), \
+                which asks the service what happened; until then both passwords are kept.
                 """
         )
         @OptionGroup var options: VaultOptions
@@ -30,11 +31,11 @@ extension Keyhaven {
         @Option(
             name: .long,
             help: "strong-password, or sign-in (Sign in with Keyhaven; needs `keyhaven idp login` first)."
-        ) var to = "strong-password"
+        ) var to: Target = .strongPassword
         @Option(
             name: .long,
             help: "Sign-in upgrades, first time with the service: share or hide your e-mail (asked when absent)."
-        ) var email: String?
+        ) var email: EmailChoice?
         @Flag(name: .customLong("no-browser"), help: "Print the service's page instead of opening a browser.")
         var noBrowser = false
         @Flag(name: .customLong("no-interaction"), help: "Fail instead of waiting when the service needs you.")
@@ -46,19 +47,19 @@ extension Keyhaven {
             if !reconcile && service == nil {
                 throw ValidationError("name the service to upgrade (or use --reconcile)")
             }
-            if to != "strong-password" && to != "sign-in" {
-                throw ValidationError("--to is strong-password or sign-in")
-            }
-            if let email, email != "share" && email != "hide" {
-                throw ValidationError("--email is share or hide")
-            }
         }
 
         func run() async throws {
-            let vault = try await openVault()
+            let vault = try options.open(global: root.vault)
+            // The one command that settles interrupted upgrades (it contacts services anyway).
+            let pendingBefore = try reporting { try vault.pendingUpgrades().count }
+            let left = try await Reconciler.run(vault)
             if reconcile {
-                let left = (try? vault.pendingUpgrades().count) ?? 0
-                print(left == 0 ? "No upgrade is pending." : "\(left) upgrade(s) still unconfirmed.")
+                print(
+                    left > 0
+                        ? "\(left) upgrade(s) still unconfirmed."
+                        : pendingBefore == 0 ? "No upgrade is pending." : "Every pending upgrade is settled."
+                )
                 if left > 0 { throw ExitCode(3) }
                 return
             }
@@ -78,21 +79,21 @@ extension Keyhaven {
             }
             let interrupt = InterruptFlag()
             interrupt.install()
-            let coordinator = UpgradeCoordinator(
+            let coordinator = UpgradeService(
                 vault: vault,
                 environment: HTTPUpgradeEnvironment(),
                 host: TerminalHost(openBrowser: !noBrowser),
                 deadline: .seconds(timeout)
             )
             let result: UpgradeResult
-            if to == "sign-in" {
+            if to == .signIn {
                 let manifest = try? await HTTPUpgradeEnvironment().manifest(for: service)
                 let issuer = manifest?.signIn?.issuer
                 guard let issuer else {
                     throw Output.failure("\(service) does not offer upgrades to Sign in with Keyhaven")
                 }
                 let session = try providerSession(vault, issuer)
-                let choice = email
+                let choice = email?.rawValue
                 let authority = DeviceSignInAuthority(session: session) { prompt in
                     await Self.consent(prompt, choice: choice)
                 }
@@ -111,7 +112,7 @@ extension Keyhaven {
             }
             let name = credential.user.isEmpty ? service : "\(credential.user) on \(service)"
             switch result {
-            case .upgraded where to == "sign-in":
+            case .upgraded where to == .signIn:
                 print(
                     "Upgraded \(name): it now signs in with Keyhaven; the password no longer works and is kept "
                         + "in the history."
@@ -138,6 +139,18 @@ extension Keyhaven {
 }
 
 extension Keyhaven.Upgrade {
+    /// `--to`: what the account becomes.
+    enum Target: String, ExpressibleByArgument, CaseIterable {
+        case strongPassword = "strong-password"
+        case signIn = "sign-in"
+    }
+
+    /// `--email`: the answer to the consent step's e-mail question.
+    enum EmailChoice: String, ExpressibleByArgument, CaseIterable {
+        case share
+        case hide
+    }
+
     /// The consent step on the terminal: the service, what it asks, and share or hide the e-mail.
     static func consent(_ prompt: ConsentPrompt, choice: String?) async -> String? {
         Output.error("keyhaven: \(prompt.serviceName) (\(prompt.clientId)) asks to use Sign in with Keyhaven.")

@@ -12,10 +12,11 @@ protocol VaultCommand: AsyncParsableCommand {
 extension VaultCommand {
     var vaultURL: URL { options.url(global: root.vault) }
 
-    /// Opens the vault and settles upgrades a previous run left pending (asking their services).
+    /// Opens the vault. Contacts nothing: upgrades a previous run left pending are only mentioned
+    /// (`upgrade` and `serve` settle them).
     func openVault() async throws -> Vault {
         let vault = try options.open(global: root.vault)
-        await Reconciler.run(vault)
+        Reconciler.notice(vault)
         return vault
     }
 
@@ -23,6 +24,17 @@ extension VaultCommand {
     func reporting<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            throw Output.vaultFailure(error)
+        }
+    }
+
+    /// ``reporting(_:)`` for asynchronous work.
+    func reporting<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
         } catch let error as ExitCode {
             throw error
         } catch {

@@ -1,14 +1,48 @@
+import ArgumentParser
 import Foundation
+import KeyhavenApp
 import KeyhavenHTTP
-import KeyhavenUpgrade
 import Vault
 
-/// Settles upgrades left pending by an earlier run (a crash, a lost answer) when Keyhaven starts.
+/// Upgrades left pending by an earlier run (a crash, a lost answer).
+///
+/// Settling them contacts services, so it happens only in commands that do network work for
+/// upgrades (`upgrade`, `serve`), never from read-only commands or under `--no-network`. Other vault
+/// commands only mention that something is pending.
 enum Reconciler {
-    static func run(_ vault: Vault) async {
-        guard let pending = try? vault.pendingUpgrades(), !pending.isEmpty else { return }
-        let coordinator = UpgradeCoordinator(vault: vault, environment: HTTPUpgradeEnvironment(), host: TerminalHost())
-        for reconciliation in await coordinator.reconcile() {
+    /// Tells the person, without contacting anything, that upgrades are pending (or that the
+    /// journal cannot be read).
+    static func notice(_ vault: Vault) {
+        do {
+            let count = try vault.pendingUpgrades().count
+            guard count > 0 else { return }
+            Output.error(
+                "keyhaven: note: \(count) upgrade(s) are unconfirmed; both passwords are kept. "
+                    + "`keyhaven upgrade --reconcile` asks the service."
+            )
+        } catch {
+            Output.error("keyhaven: warning: the upgrade journal cannot be read (\(error.message))")
+        }
+    }
+
+    /// Asks the services about every pending upgrade and reports each result. Returns how many are
+    /// still unconfirmed; throws (exit 1) when the journal cannot be read.
+    @discardableResult
+    static func run(
+        _ vault: Vault,
+        environment: any UpgradeEnvironment = HTTPUpgradeEnvironment()
+    ) async throws
+        -> Int
+    {
+        let service = UpgradeService(vault: vault, environment: environment, host: TerminalHost())
+        let reconciliations: [UpgradeService.Reconciliation]
+        do {
+            reconciliations = try await service.reconcile()
+        } catch {
+            throw Output.failure("the upgrade journal cannot be read: \(error.message)")
+        }
+        var left = 0
+        for reconciliation in reconciliations {
             let entry = reconciliation.entry
             switch reconciliation.result {
             case .upgraded(_, let substituted):
@@ -21,11 +55,13 @@ enum Reconciler {
                     "keyhaven: the interrupted upgrade on \(entry.service) did not happen (\(reason)); the password is unchanged"
                 )
             case .pending(let reason):
+                left += 1
                 Output.error(
                     "keyhaven: an upgrade on \(entry.service) is still unconfirmed (\(reason)); both passwords are kept "
                         + "and Keyhaven will ask again (`keyhaven show \(entry.credentialID.short) --reveal` lists them)"
                 )
             }
         }
+        return left
     }
 }

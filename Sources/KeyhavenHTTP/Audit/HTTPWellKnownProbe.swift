@@ -8,7 +8,7 @@ public import SecurityRecommendations
 /// learn the final URL), 5-second timeout, at most 64 KiB of body, no cookies, fails fast when a site
 /// cannot be reached.
 public struct HTTPWellKnownProbe: WellKnownProbe {
-    let client: HTTPClient
+    public let client: HTTPClient
     /// How long one request may take.
     let timeout: Duration
 

@@ -2,8 +2,8 @@ public import AccountModification
 import AsyncHTTPClient
 import Foundation
 public import IdentityProvider
+public import KeyhavenApp
 import KeyhavenJOSE
-public import KeyhavenUpgrade
 import NIOCore
 import NIOHTTP1
 public import Vault

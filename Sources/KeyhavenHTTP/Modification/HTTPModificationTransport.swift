@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+public import _KeyhavenSupport
 
 /// The account-modification protocol over HTTP with AsyncHTTPClient.
 ///
@@ -57,6 +58,9 @@ public struct HTTPModificationTransport: ModificationTransport {
     }
 
     func call<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws -> ModificationResponse {
+        guard let origin = ServiceOrigin.of(url: endpoint), origin.isPotentiallyTrustworthy else {
+            throw ModificationTransportError("\(endpoint) is not an https endpoint; nothing was sent", delivered: false)
+        }
         var request = HTTPClientRequest(url: endpoint + path)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "User-Agent", value: "Keyhaven")
@@ -69,12 +73,7 @@ public struct HTTPModificationTransport: ModificationTransport {
         do {
             response = try await client.execute(
                 request,
-                timeout: .nanoseconds(
-                    Int64(
-                        timeout.components.seconds * 1_000_000_000
-                            + timeout.components.attoseconds / 1_000_000_000
-                    )
-                )
+                timeout: TimeAmount(timeout)
             )
         } catch {
             throw ModificationTransportError(
@@ -128,61 +127,62 @@ public struct HTTPModificationTransport: ModificationTransport {
     }
 }
 
-/// Reads a service's account-modification manifest.
-public enum ManifestFetcher {
-    /// The origin for a service named by the person: a URL's origin (http only on loopback), or
-    /// `https://domain`.
-    public static func origin(of service: String) -> String? {
-        if service.contains("://") {
-            guard let components = URLComponents(string: service), let scheme = components.scheme?.lowercased(),
-                let host = components.host?.lowercased(), !host.isEmpty
-            else { return nil }
-            let loopback = ["127.0.0.1", "localhost", "::1"].contains(host)
-            guard scheme == "https" || (scheme == "http" && loopback) else { return nil }
-            return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")"
-        }
-        let host = service.split(whereSeparator: { $0 == "/" }).first.map { $0.lowercased() } ?? ""
-        return host.isEmpty ? nil : "https://\(host)"
+/// Reads account-modification manifests over HTTP: at most 256 KiB, 10 seconds, redirects followed
+/// only within the service's origin (at most 5), the endpoint checked to be on the same origin.
+public struct HTTPManifestReader: ManifestReader {
+    let client: HTTPClient
+    let timeout: Duration
+
+    public init(client: HTTPClient = HTTPModificationTransport.client, timeout: Duration = .seconds(10)) {
+        self.client = client
+        self.timeout = timeout
     }
 
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public var description: String
-    }
-
-    public static func fetch(
-        service: String,
-        client: HTTPClient = HTTPModificationTransport.client
-    ) async throws(Failure)
-        -> AccountModificationManifest
-    {
-        guard let origin = origin(of: service) else {
-            throw Failure(description: "\(service) is not a domain or an https URL")
+    public func manifest(for origin: ServiceOrigin) async throws(ManifestError) -> AccountModificationManifest {
+        guard origin.isPotentiallyTrustworthy else {
+            throw ManifestError(.notAService, "\(origin) is plain http; upgrades need https")
         }
-        var request = HTTPClientRequest(url: origin + "/.well-known/account-modification")
-        request.headers.add(name: "User-Agent", value: "Keyhaven")
+        var url = origin.url("/.well-known/account-modification")
         do {
-            let response = try await client.execute(request, timeout: .seconds(10))
-            let body = try await response.body.collect(upTo: 256 << 10)
-            guard response.status == .ok else {
-                throw Failure(
-                    description:
+            for _ in 0...5 {
+                var request = HTTPClientRequest(url: url)
+                request.headers.add(name: "User-Agent", value: "Keyhaven")
+                request.headers.add(name: "Accept", value: "application/json")
+                let response = try await client.execute(request, timeout: TimeAmount(timeout))
+                if [301, 302, 303, 307, 308].contains(response.status.code),
+                    let location = response.headers.first(name: "Location")
+                {
+                    guard let next = origin.resolveSameOrigin(location) else {
+                        throw ManifestError(
+                            .crossOrigin,
+                            "\(origin)'s account-modification manifest redirects to another origin; refused"
+                        )
+                    }
+                    url = next
+                    continue
+                }
+                let body = try await response.body.collect(upTo: 256 << 10)
+                guard response.status == .ok else {
+                    throw ManifestError(
+                        .notPublished,
                         "\(origin) does not support one-tap upgrades (no account-modification manifest: HTTP \(response.status.code))"
-                )
+                    )
+                }
+                guard
+                    let manifest = try? JSONDecoder().decode(
+                        AccountModificationManifest.self,
+                        from: Data(body.readableBytesView)
+                    )
+                else {
+                    throw ManifestError(.malformed, "\(origin)'s account-modification manifest is malformed")
+                }
+                return try manifest.resolved(for: origin)
             }
-            guard
-                var manifest = try? JSONDecoder().decode(
-                    AccountModificationManifest.self,
-                    from: Data(body.readableBytesView)
-                )
-            else {
-                throw Failure(description: "\(origin)'s account-modification manifest is malformed")
-            }
-            if manifest.endpoint.hasPrefix("/") { manifest.endpoint = origin + manifest.endpoint }
-            return manifest
-        } catch let failure as Failure {
-            throw failure
+            throw ManifestError(.notPublished, "\(origin)'s account-modification manifest redirects too often")
+        } catch let error as ManifestError {
+            throw error
         } catch {
-            throw Failure(description: HTTPModificationTransport.describe(error, endpoint: origin))
+            throw ManifestError(.unreachable, HTTPModificationTransport.describe(error, endpoint: origin.serialized))
         }
     }
 }

@@ -3,9 +3,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import KeyhavenApp
 import KeyhavenHTTP
 import KeyhavenTesting
-import KeyhavenUpgrade
 import NIOCore
 import OneTimeCodes
 import ShinyService
@@ -14,7 +14,7 @@ import Vault
 
 /// Keyhaven's side against a live shiny over HTTP: the journal, the vault, step-up, cancel, and every
 /// kind of misbehaving service.
-struct UpgradeCoordinatorTests {
+struct UpgradeServiceTests {
     /// Runs `body` with shiny listening on a free loopback port.
     static func withShiny(
         _ configuration: ShinyConfiguration = .init(scryptLogN: 10),
@@ -62,8 +62,8 @@ struct UpgradeCoordinatorTests {
         // Generous: the whole suite shares two cores, and these limits only matter when a test fails.
         timeout: Duration = .seconds(30),
         deadline: Duration = .seconds(60)
-    ) -> UpgradeCoordinator {
-        UpgradeCoordinator(
+    ) -> UpgradeService {
+        UpgradeService(
             vault: vault,
             environment: HTTPUpgradeEnvironment(requestTimeout: timeout),
             host: ScriptedHost(behaviour: host),
@@ -311,7 +311,7 @@ struct UpgradeCoordinatorTests {
             )
             try test.vault.beginUpgrade(unsent)
 
-            let results = await Self.coordinator(test.vault).reconcile()
+            let results = try await Self.coordinator(test.vault).reconcile()
             #expect(results.count == 2)
             #expect(try test.vault.credential(alice).password == "Applied-Password-1x")
             #expect(try test.vault.credential(carol).password == "Password5678")

@@ -1,0 +1,33 @@
+public import AccountModification
+public import SecurityRecommendations
+import _KeyhavenSupport
+
+/// The audit's “one-tap upgrade available” from the very reader `keyhaven upgrade` uses, so the
+/// audit never advertises an upgrade that `upgrade` then refuses. One read per origin.
+public actor ManifestUpgradeOffers: UpgradeOfferSource {
+    let reader: any ManifestReader
+    private var cache: [ServiceOrigin: UpgradeOffer?] = [:]
+
+    public init(reader: any ManifestReader) {
+        self.reader = reader
+    }
+
+    public func upgradeOffer(service identifier: String) async -> UpgradeOffer? {
+        guard let origin = ServiceOrigin(service: identifier) else { return nil }
+        if let cached = cache[origin] { return cached }
+        let offer: UpgradeOffer?
+        do {
+            let manifest = try await reader.manifest(for: origin)
+            offer = UpgradeOffer(
+                strongPassword: manifest.supportsStrongPasswordChange,
+                signIn: manifest.supportsUpgradeToSignIn && manifest.signIn != nil
+            )
+        } catch  where error.code == .unreachable {
+            offer = nil
+        } catch {
+            offer = UpgradeOffer(strongPassword: false, signIn: false)
+        }
+        cache[origin] = offer
+        return offer
+    }
+}

@@ -1,0 +1,40 @@
+public import AccountModification
+import Foundation
+import Vault
+
+/// Obtains sign-in authorizations from an identity provider on the person's behalf (Keyhaven's
+/// device API in production), after showing them the consent step.
+public protocol SignInAuthority: Sendable {
+    /// The provider this authority speaks for (its issuer).
+    var issuer: String { get }
+    /// An authorization for `request` (the service's state and nonce, its client id), or one whose
+    /// `error` says why not (`user_cancelled_authorize` when the person declined). `user` carries
+    /// the account's `sub`.
+    func authorize(_ request: SignInRequest, service: String) async -> SignInAuthorization
+}
+
+/// Gets the authorization from the authority and journals the account it links to before the
+/// service sees it; everything else goes to the person's host.
+struct JournalingHost: ModificationHost {
+    let base: any ModificationHost
+    let authority: any SignInAuthority
+    let vault: Vault
+    let entry: UpgradeJournalEntry
+    let service: String
+
+    func presentInterface(_ url: String) async { await base.presentInterface(url) }
+
+    func obtainSignInAuthorization(_ request: SignInRequest) async -> SignInAuthorization {
+        let authorization = await authority.authorize(request, service: service)
+        guard authorization.error == nil, let subject = authorization.user else { return authorization }
+        var updated = entry
+        updated.signInIssuer = authority.issuer
+        updated.signInSubject = subject
+        do {
+            try vault.updateUpgrade(updated)
+        } catch {
+            return SignInAuthorization(error: "the vault could not record the authorization")
+        }
+        return authorization
+    }
+}
