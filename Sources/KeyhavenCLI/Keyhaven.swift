@@ -1,7 +1,7 @@
 public import ArgumentParser
+import Foundation
 
 /// The `keyhaven` command: account security for everyone.
-@available(macOS 10.15, macCatalyst 13, iOS 13, tvOS 13, watchOS 6, *)
 public struct Keyhaven: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "keyhaven",
@@ -39,10 +39,22 @@ public enum KeyhavenVersion {
     public static let current = "0.1.0"
 }
 
-@available(macOS 10.15, macCatalyst 13, iOS 13, tvOS 13, watchOS 6, *)
 extension Keyhaven {
-    /// The asynchronous entry point, for the executable's `main.swift`.
-    public static func runMain() async {
-        await main()
+    /// The asynchronous entry point, for the executable's `main.swift`: parses, runs, and prints a
+    /// failure once (`keyhaven: error: …`) with its exit status.
+    public static func runMain(_ arguments: [String]? = nil) async {
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch let failure as CommandFailure {
+            FileHandle.standardError.write(Data("keyhaven: error: \(failure.message)\n".utf8))
+            Self.exit(withError: ExitCode(failure.exitCode))
+        } catch {
+            Self.exit(withError: error)
+        }
     }
 }

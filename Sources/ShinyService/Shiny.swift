@@ -295,7 +295,14 @@ public final class Shiny: Sendable {
             if let problem = self.ruleProblem(new) {
                 return Self.html(ShinyPages.changePassword(message: problem), status: .badRequest)
             }
-            try? self.store.setPassword(new, for: user.id)
+            do {
+                try self.store.setPassword(new, for: user.id)
+            } catch {
+                return Self.html(
+                    ShinyPages.changePassword(message: "Your password could not be saved; it is unchanged. Try again."),
+                    status: .internalServerError
+                )
+            }
             return Self.html(ShinyPages.changePassword(message: "Your password was changed."))
         }
     }

@@ -37,7 +37,7 @@ struct RoundTripTests {
         for credential in credentials {
             history[credential.id] = try source.vault.history(credential.id)
         }
-        let exported = Exporter.export(credentials, history: history, format: format)
+        let exported = try Exporter.export(credentials, history: history, format: format)
 
         let target = try TestVault()
         let parsed = try ImportParser.parse(Array(exported))

@@ -83,7 +83,7 @@ extension Keyhaven {
                 network: noNetwork ? .none : .init(probe: HTTPWellKnownProbe(), manifests: HTTPManifestReader()),
                 reveal: reveal
             )
-            let outcome = try await reporting {
+            let outcome = try await reportingAsync {
                 try await service.run(vault) { stage, done, total in bar.update(stage, done: done, total: total) }
             }
             bar.finish()

@@ -168,6 +168,8 @@ struct ProviderServices: AsyncParsableCommand {
             }
         } catch let error as ExitCode {
             throw error
+        } catch let error as CommandFailure {
+            throw error
         } catch {
             throw Output.failure("\(error)")
         }

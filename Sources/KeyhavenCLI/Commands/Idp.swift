@@ -132,6 +132,8 @@ func administering<T>(_ body: () async throws -> T) async throws -> T {
         throw Output.failure(error.message)
     } catch let error as ExitCode {
         throw error
+    } catch let error as CommandFailure {
+        throw error
     } catch {
         throw Output.failure("\(error)")
     }

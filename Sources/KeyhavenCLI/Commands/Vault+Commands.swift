@@ -26,16 +26,20 @@ extension VaultCommand {
             return try body()
         } catch let error as ExitCode {
             throw error
+        } catch let error as CommandFailure {
+            throw error
         } catch {
             throw Output.vaultFailure(error)
         }
     }
 
     /// ``reporting(_:)`` for asynchronous work.
-    func reporting<T>(_ body: () async throws -> T) async throws -> T {
+    func reportingAsync<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as ExitCode {
+            throw error
+        } catch let error as CommandFailure {
             throw error
         } catch {
             throw Output.vaultFailure(error)

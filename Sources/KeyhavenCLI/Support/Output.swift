@@ -2,6 +2,15 @@ import ArgumentParser
 import Foundation
 import Vault
 
+/// Why a command failed, for the person, and its exit status (1 failure, 2 authentication, 64
+/// usage). Thrown by commands; printed once by ``Keyhaven/runMain()``.
+public struct CommandFailure: Error, CustomStringConvertible {
+    public var message: String
+    public var exitCode: Int32
+
+    public var description: String { message }
+}
+
 /// Terminal output helpers shared by the commands.
 enum Output {
     /// Writes `text` and a newline to standard error.
@@ -9,14 +18,14 @@ enum Output {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    /// Prints `keyhaven: error: message` on standard error and returns the exit code to throw.
-    static func failure(_ message: String, exitCode: Int32 = 1) -> ExitCode {
-        error("keyhaven: error: \(message)")
-        return ExitCode(exitCode)
+    /// A failure to throw: printed once (`keyhaven: error: message`) by ``Keyhaven/runMain()``, where
+    /// it is handled — never when it is made, so a failure that is caught prints nothing.
+    static func failure(_ message: String, exitCode: Int32 = 1) -> CommandFailure {
+        CommandFailure(message: message, exitCode: exitCode)
     }
 
-    /// Reports a vault error and returns the exit code: 2 for a wrong master password, else 1.
-    static func vaultFailure(_ error: any Error) -> ExitCode {
+    /// A vault error as a failure: exit code 2 for a wrong master password, else 1.
+    static func vaultFailure(_ error: any Error) -> CommandFailure {
         guard let error = error as? VaultError else {
             return failure("\(error)")
         }

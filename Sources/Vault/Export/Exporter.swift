@@ -20,11 +20,20 @@ public enum Exporter {
         history: [CredentialID: [PasswordHistoryEntry]] = [:],
         format: ExportFormat,
         now: Date = Date()
-    ) -> Data {
+    ) throws(VaultError) -> Data {
         switch format {
         case .csv: return csv(credentials)
-        case .bitwardenJSON: return bitwardenJSON(credentials, history: history)
-        case .cxf: return cxf(credentials, now: now)
+        case .bitwardenJSON: return try bitwardenJSON(credentials, history: history)
+        case .cxf: return try cxf(credentials, now: now)
+        }
+    }
+
+    /// The document as pretty JSON; a failure is an error, never an empty export.
+    static func serialize(_ document: [String: Any]) throws(VaultError) -> Data {
+        do {
+            return try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
+        } catch {
+            throw VaultError(.invalidInput, "the export could not be written as JSON; nothing was written")
         }
     }
 
@@ -53,7 +62,10 @@ public enum Exporter {
 
     // MARK: Bitwarden JSON
 
-    static func bitwardenJSON(_ credentials: [Credential], history: [CredentialID: [PasswordHistoryEntry]]) -> Data {
+    static func bitwardenJSON(
+        _ credentials: [Credential],
+        history: [CredentialID: [PasswordHistoryEntry]]
+    ) throws(VaultError) -> Data {
         let dates = ISO8601DateFormatter()
         dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         var folderIDs: [String: String] = [:]
@@ -89,7 +101,7 @@ public enum Exporter {
             ]
         }
         let document: [String: Any] = ["encrypted": false, "folders": folders, "items": items]
-        return (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+        return try serialize(document)
     }
 
     // MARK: CXF 1.0
@@ -101,7 +113,7 @@ public enum Exporter {
         return withUnsafeBytes(of: uuid) { Data($0) }
     }
 
-    static func cxf(_ credentials: [Credential], now: Date) -> Data {
+    static func cxf(_ credentials: [Credential], now: Date) throws(VaultError) -> Data {
         var items: [[String: Any]] = []
         // Folders become collections (nested by path).
         var collectionItems: [String: [String]] = [:]
@@ -175,7 +187,7 @@ public enum Exporter {
                 ] as [String: Any]
             ],
         ]
-        return (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+        return try serialize(document)
     }
 
     /// Folder paths (`Work/VPN`) to nested CXF collections.

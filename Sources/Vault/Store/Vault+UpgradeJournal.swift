@@ -93,7 +93,15 @@ extension Vault {
             }
             return try rows.map { row in
                 let id: String = row["id"]
-                var plaintext = try keys.open(row["sealed"], associatedData: Self.journalAD(id))
+                var plaintext: Data
+                do {
+                    plaintext = try keys.open(row["sealed"], associatedData: Self.journalAD(id))
+                } catch {
+                    throw VaultError(
+                        .corruptRecord,
+                        "upgrade journal entry \(id.prefix(8)) failed authentication: it was altered or damaged"
+                    )
+                }
                 defer { plaintext.resetBytes(in: 0..<plaintext.count) }
                 return try JSONDecoder().decode(UpgradeJournalEntry.self, from: plaintext)
             }

@@ -1,0 +1,144 @@
+import Foundation
+import KeyhavenTesting
+import Testing
+import Vault
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settling interrupted upgrades contacts services, so it happens only where the person asked for
+/// network work (`upgrade`, `serve`): read-only commands and `--no-network` contact nothing, and a
+/// damaged journal is an error, never "No upgrade is pending."
+struct ReconcilePolicyTests {
+    /// A loopback TCP port that records whether anything connected (the kernel completes the
+    /// handshake from the backlog; nothing is ever answered).
+    final class Listener {
+        let fd: Int32
+        let port: Int
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+            }
+            guard bound == 0, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            self.fd = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        /// Whether a connection is waiting (and takes it).
+        func wasContacted() -> Bool {
+            let client = accept(fd, nil, nil)
+            if client >= 0 { close(client) }
+            return client >= 0
+        }
+
+        deinit { close(fd) }
+    }
+
+    @Test func readOnlyCommandsAndNoNetworkContactNothing() async throws {
+        let listener = try Listener()
+        let directory = try TemporaryDirectory.make()
+        let vaultURL = directory.appendingPathComponent("vault.sqlite")
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_VAULT"] = vaultURL.path
+        environment["KEYHAVEN_PASSWORD"] = "policy master"
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        let origin = "http://127.0.0.1:\(listener.port)"
+        let id: CredentialID
+        do {
+            let vault = try Vault.open(at: vaultURL, masterPassword: "policy master")
+            id = try vault.add(CredentialContent(services: [.init(origin)], user: "ada", password: "password1"))
+            try vault.beginUpgrade(
+                UpgradeJournalEntry(
+                    credentialID: id,
+                    kind: .strongPassword,
+                    user: "ada",
+                    service: origin,
+                    endpoint: "\(origin)/account-modification",
+                    requestId: "pending-1",
+                    oldPassword: "password1",
+                    newPassword: "Fresh-Strong-Password-1",
+                    started: Date()
+                )
+            )
+            try vault.close()
+        }
+
+        for arguments in [
+            ["list"], ["show", String(id.rawValue.prefix(8))], ["search", "ada"],
+            ["audit", "--no-network", "--no-breach-check"],
+        ] {
+            let result = try await keyhaven.runDetached(arguments)
+            #expect(result.status == 0 || arguments[0] == "audit", "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("unconfirmed"), "\(arguments) should mention the pending upgrade")
+            #expect(!listener.wasContacted(), "\(arguments) contacted the service")
+        }
+        // The pending entry is intact: both passwords kept.
+        let vault = try Vault.open(at: vaultURL, masterPassword: "policy master")
+        #expect(try vault.pendingUpgrades().count == 1)
+        try vault.close()
+
+        // `upgrade --reconcile` is where the service is asked (here it never answers: still pending).
+        let reconcile = try await keyhaven.runDetached(["upgrade", "--reconcile"])
+        #expect(listener.wasContacted())
+        #expect(reconcile.status == 3, "\(reconcile.stdout) \(reconcile.stderr)")
+    }
+
+    @Test func aDamagedJournalIsAnErrorNotNothingPending() async throws {
+        let directory = try TemporaryDirectory.make()
+        let vaultURL = directory.appendingPathComponent("vault.sqlite")
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_VAULT"] = vaultURL.path
+        environment["KEYHAVEN_PASSWORD"] = "policy master"
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        do {
+            let vault = try Vault.open(at: vaultURL, masterPassword: "policy master")
+            let id = try vault.add(CredentialContent(services: [.init("example.com")], user: "ada", password: "pw1"))
+            try vault.beginUpgrade(
+                UpgradeJournalEntry(
+                    credentialID: id,
+                    kind: .strongPassword,
+                    service: "example.com",
+                    endpoint: "https://example.com/amp",
+                    requestId: "r",
+                    oldPassword: "pw1",
+                    newPassword: "Fresh-Strong-Password-1",
+                    started: Date()
+                )
+            )
+            try vault.close()
+        }
+        // Damage the sealed entry the way a bad disk would.
+        let damage = Process()
+        damage.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        damage.arguments = [
+            "python3", "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE upgradeJournal SET sealed=x'00112233'\"); c.commit()",
+            vaultURL.path,
+        ]
+        try damage.run()
+        damage.waitUntilExit()
+        try #require(damage.terminationStatus == 0)
+
+        let reconcile = try await keyhaven.runDetached(["upgrade", "--reconcile"])
+        #expect(reconcile.status == 1, "\(reconcile.stdout) \(reconcile.stderr)")
+        #expect(!reconcile.stdout.contains("No upgrade is pending"))
+        #expect(reconcile.stderr.contains("upgrade journal cannot be read"))
+        let list = try await keyhaven.runDetached(["list"])
+        #expect(list.status == 0)
+        #expect(list.stderr.contains("upgrade journal cannot be read"))
+    }
+}
