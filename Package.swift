@@ -28,6 +28,10 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
 let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swift-service-lifecycle")
 
 // MARK: - Targets
 
@@ -46,7 +50,9 @@ let package = Package(
         .library(name: "AccountModificationKit", targets: ["AccountModificationKit"]),
         .library(name: "ShinyService", targets: ["ShinyService"]),
         .library(name: "KeyhavenApp", targets: ["KeyhavenApp"]),
-        .library(name: "KeyhavenHTTP", targets: ["KeyhavenHTTP"]),
+        .library(name: "BreachCheckHTTP", targets: ["BreachCheckHTTP"]),
+        .library(name: "UpgradeHTTP", targets: ["UpgradeHTTP"]),
+        .library(name: "IdentityProviderServer", targets: ["IdentityProviderServer"]),
         .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
         .library(name: "KeyhavenJOSE", targets: ["KeyhavenJOSE"]),
         .library(name: "IdentityProvider", targets: ["IdentityProvider"]),
@@ -93,14 +99,40 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
-        // HTTP glue (the only targets that import Hummingbird / AsyncHTTPClient): servers, transports.
+        // The one factory of outgoing HTTP clients (internal; AsyncHTTPClient).
         .target(
-            name: "KeyhavenHTTP",
+            name: "_KeyhavenHTTPSupport",
+            dependencies: [asyncHTTPClient, nioCore],
+            swiftSettings: swiftSettings
+        ),
+        // Breach checks over HTTP: the range API client's transport and the range server.
+        .target(
+            name: "BreachCheckHTTP",
             dependencies: [
-                "_KeyhavenSupport", "BreachCheck", "SecurityRecommendations", "AccountModification", "KeyhavenApp",
-                "IdentityProvider", "KeyhavenJOSE", "OneTimeCodes", hummingbird,
-                asyncHTTPClient,
-                serviceLifecycle, logging, httpTypes,
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "BreachCheck", hummingbird, asyncHTTPClient, logging,
+                httpTypes, nioCore, nioHTTP1,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Upgrades over HTTP: manifests, the account-modification protocol, change-password probes,
+        // and the loopback API apps use for in-app requests.
+        .target(
+            name: "UpgradeHTTP",
+            dependencies: [
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "AccountModification", "KeyhavenApp",
+                "SecurityRecommendations", hummingbird, asyncHTTPClient, logging, httpTypes, crypto, nioCore,
+                nioHTTP1, nioPosix,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The identity provider over HTTP: Sign in with Apple's endpoints, pages, Keyhaven's device
+        // API and its client, the notification sender.
+        .target(
+            name: "IdentityProviderServer",
+            dependencies: [
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE", "KeyhavenApp",
+                "AccountModification", "OneTimeCodes", "Vault", hummingbird, asyncHTTPClient, serviceLifecycle,
+                logging, httpTypes, nioCore, nioHTTP1, unixSignals,
             ],
             swiftSettings: swiftSettings
         ),
@@ -120,7 +152,7 @@ let package = Package(
         // The service kit: a service implements AccountModificationExtension; the kit serves it.
         .target(
             name: "AccountModificationKit",
-            dependencies: ["AccountModification", hummingbird, httpTypes],
+            dependencies: ["AccountModification", hummingbird, httpTypes, nioCore],
             swiftSettings: swiftSettings
         ),
         // Sign-in factors: RFC 6238 one-time codes, base32, scrypt password hashes.
@@ -134,7 +166,7 @@ let package = Package(
             name: "ShinyService",
             dependencies: [
                 "_KeyhavenSupport", "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules",
-                "RelyingParty", "KeyhavenJOSE", hummingbird, httpTypes,
+                "RelyingParty", "KeyhavenJOSE", hummingbird, httpTypes, nioCore,
                 grdb, crypto, cryptoExtras, logging,
             ],
             swiftSettings: swiftSettings
@@ -169,13 +201,13 @@ let package = Package(
         // The provider's PostgreSQL storage (postgres-nio), behind the same SQL seam as SQLite.
         .target(
             name: "IdentityProviderPostgres",
-            dependencies: ["IdentityProvider", postgresNIO, logging],
+            dependencies: ["IdentityProvider", postgresNIO, logging, nioCore],
             swiftSettings: swiftSettings
         ),
         // The relying-party kit: verify identity tokens and notifications, client secrets, token calls.
         .target(
             name: "RelyingParty",
-            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto],
+            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto, nioCore, nioHTTP1],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
@@ -200,7 +232,7 @@ let package = Package(
                 "Vault",
                 "BreachCheck",
                 "SecurityRecommendations",
-                "KeyhavenHTTP",
+                "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer",
                 "KeyhavenApp",
                 "AccountModification",
                 "ShinyService",
@@ -249,21 +281,23 @@ let package = Package(
         ),
         .testTarget(
             name: "VaultTests",
-            dependencies: ["Vault", "KeyhavenTesting", grdb],
+            dependencies: ["Vault", "KeyhavenTesting", grdb, crypto],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "BreachCheckTests",
             dependencies: [
-                "BreachCheck", "KeyhavenHTTP", "KeyhavenTesting", hummingbird, hummingbirdTesting, httpTypes,
+                "BreachCheck", "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer", "KeyhavenTesting",
+                hummingbird, hummingbirdTesting, httpTypes,
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SecurityRecommendationsTests",
             dependencies: [
-                "SecurityRecommendations", "KeyhavenHTTP", "KeyhavenTesting", "Vault", "BreachCheck",
+                "SecurityRecommendations", "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer",
+                "KeyhavenTesting", "Vault", "BreachCheck",
                 "PasswordStrength", "KeyhavenApp", "AccountModification", "_KeyhavenSupport",
                 asyncHTTPClient, hummingbird,
                 hummingbirdTesting, httpTypes,
@@ -274,8 +308,10 @@ let package = Package(
         .testTarget(
             name: "AccountModificationTests",
             dependencies: [
-                "AccountModification", "AccountModificationKit", "ShinyService", "KeyhavenApp", "KeyhavenHTTP",
+                "AccountModification", "AccountModificationKit", "ShinyService", "KeyhavenApp", "BreachCheckHTTP",
+                "UpgradeHTTP", "IdentityProviderServer",
                 "KeyhavenTesting", "Vault", "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes,
+                nioCore,
             ],
             swiftSettings: swiftSettings
         ),
@@ -283,9 +319,9 @@ let package = Package(
             name: "IdentityProviderTests",
             dependencies: [
                 "_KeyhavenSupport", "IdentityProvider", "IdentityProviderPostgres", "RelyingParty", "KeyhavenJOSE",
-                "KeyhavenHTTP",
+                "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer",
                 "KeyhavenTesting", "OneTimeCodes", "ShinyService", "KeyhavenApp", "Vault", "AccountModification",
-                asyncHTTPClient, jwtKit, logging, hummingbird,
+                asyncHTTPClient, jwtKit, logging, hummingbird, crypto, httpTypes, nioCore, nioHTTP1, nioPosix,
             ],
             exclude: ["Clients", "Browser"],
             swiftSettings: swiftSettings

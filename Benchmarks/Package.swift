@@ -54,7 +54,7 @@ let package = Package(
                 .product(name: "Vault", package: keyhaven),
                 .product(name: "ShinyService", package: keyhaven),
                 .product(name: "KeyhavenApp", package: keyhaven),
-                .product(name: "KeyhavenHTTP", package: keyhaven),
+                .product(name: "UpgradeHTTP", package: keyhaven),
                 .product(name: "AccountModification", package: keyhaven),
             ],
             path: "Benchmarks/UpgradeBenchmarks",

@@ -13,6 +13,11 @@ scripts/install-test-deps.sh
 KEYHAVEN_TEST_POSTGRES_URL=$(scripts/start-test-postgres.sh)
 export KEYHAVEN_TEST_POSTGRES_URL
 swift build --build-tests
+# Every import names a declared dependency (the boundaries between targets stay honest).
+python3 scripts/check-imports.py
+# Suites that drive Chromium or python clients run here (they are installed above): a missing tool
+# fails them instead of skipping them, as plain `swift test` does.
+export KEYHAVEN_REQUIRE_EXTERNAL_TOOLS=1
 # One test at a time. In parallel, ~45 suites start together on a 2-core machine: Chromium, python
 # clients, PostgreSQL and scrypt-heavy tests starve the servers other tests run in-process, whose
 # timeouts then fire now and then (measured: 80 s parallel with occasional such failures, 130 s

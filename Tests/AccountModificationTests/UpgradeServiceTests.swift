@@ -4,12 +4,12 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KeyhavenApp
-import KeyhavenHTTP
 import KeyhavenTesting
 import NIOCore
 import OneTimeCodes
 import ShinyService
 import Testing
+import UpgradeHTTP
 import Vault
 
 /// Keyhaven's side against a live shiny over HTTP: the journal, the vault, step-up, cancel, and every

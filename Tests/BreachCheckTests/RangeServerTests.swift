@@ -1,9 +1,9 @@
 import BreachCheck
+import BreachCheckHTTP
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
-import KeyhavenHTTP
 import KeyhavenTesting
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import IdentityProvider
 import IdentityProviderPostgres
-import KeyhavenHTTP
+import IdentityProviderServer
 import KeyhavenJOSE
 import KeyhavenTesting
 import Logging

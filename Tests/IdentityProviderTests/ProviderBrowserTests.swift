@@ -5,7 +5,7 @@ import Testing
 
 /// The provider's sign-in, consent and account pages in real headless Chromium (Debian `chromium` +
 /// `chromium-driver`, `selenium` from PyPI), with shiny as the service.
-@Suite(.offCooperativePool)
+@Suite(.offCooperativePool, .enabled(if: ExternalTools.browser, ExternalTools.browserReason))
 struct ProviderBrowserTests {
     @Test func signInConsentAndAccountPagesInChromium() async throws {
         try await SignInUpgradeTests.with { setup in

@@ -1,12 +1,13 @@
 import AsyncHTTPClient
 import Foundation
 import IdentityProvider
-import KeyhavenHTTP
+import IdentityProviderServer
 import KeyhavenJOSE
 import Logging
 import NIOCore
 import NIOHTTP1
 import RelyingParty
+import UpgradeHTTP
 import _KeyhavenSupport
 
 /// A provider served on a free loopback port with one team, one service and one person.

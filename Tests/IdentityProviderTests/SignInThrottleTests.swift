@@ -2,13 +2,14 @@ import AsyncHTTPClient
 import Foundation
 import IdentityProvider
 import IdentityProviderPostgres
-import KeyhavenHTTP
+import IdentityProviderServer
 import KeyhavenTesting
 import Logging
 import NIOCore
 import NIOHTTP1
 import OneTimeCodes
 import Testing
+import UpgradeHTTP
 
 /// Wrong sign-in guesses are limited per account and per client address, on both engines.
 @Suite(.offCooperativePool)

@@ -1,13 +1,14 @@
 import AccountModification
 import Foundation
 import IdentityProvider
+import IdentityProviderServer
 import KeyhavenApp
-import KeyhavenHTTP
 import KeyhavenJOSE
 import KeyhavenTesting
 import Logging
 import ShinyService
 import Testing
+import UpgradeHTTP
 import Vault
 
 /// The one-tap upgrade to Sign in with Keyhaven, end to end in one process: a provider, shiny

@@ -91,7 +91,8 @@ struct BreachCommandTests {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    @Test func serveAnswersPythonRequestsAndOurClient() throws {
+    @Test(.enabled(if: ExternalTools.pythonClients, ExternalTools.pythonClientsReason))
+    func serveAnswersPythonRequestsAndOurClient() throws {
         let index = try buildIndex()
         let port = Self.freePort()
         let server = Process()

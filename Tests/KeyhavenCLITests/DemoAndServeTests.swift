@@ -17,7 +17,8 @@ struct DemoAndServeTests {
         #expect(!result.stdout.contains("✗"))
     }
 
-    @Test func serveAnswersAnAppsRequest() async throws {
+    @Test(.enabled(if: ExternalTools.pythonClients, ExternalTools.pythonClientsReason))
+    func serveAnswersAnAppsRequest() async throws {
         let shiny = try Shiny(configuration: .init(scryptLogN: 10))
         let (origin, server) = try await shiny.start()
         defer { server.cancel() }

@@ -96,7 +96,8 @@ struct ReconcilePolicyTests {
         #expect(reconcile.status == 3, "\(reconcile.stdout) \(reconcile.stderr)")
     }
 
-    @Test func aDamagedJournalIsAnErrorNotNothingPending() async throws {
+    @Test(.enabled(if: ExternalTools.python3, ExternalTools.python3Reason))
+    func aDamagedJournalIsAnErrorNotNothingPending() async throws {
         let directory = try TemporaryDirectory.make()
         let vaultURL = directory.appendingPathComponent("vault.sqlite")
         var environment = ProcessInfo.processInfo.environment

@@ -7,6 +7,7 @@ import Vault
 
 /// The step-up page in real headless Chromium (Debian `chromium` + `chromium-driver`, `selenium` from
 /// PyPI): `keyhaven upgrade` prints shiny's page and waits; a browser confirms (or cancels) it.
+@Suite(.enabled(if: ExternalTools.browser, ExternalTools.browserReason))
 struct StepUpBrowserTests {
     struct Setup {
         var shiny: Shiny

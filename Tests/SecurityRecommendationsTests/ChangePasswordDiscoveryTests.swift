@@ -5,9 +5,9 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KeyhavenApp
-import KeyhavenHTTP
 import SecurityRecommendations
 import Testing
+import UpgradeHTTP
 import _KeyhavenSupport
 
 /// Change-password discovery against real local HTTP servers: one that redirects correctly, one that

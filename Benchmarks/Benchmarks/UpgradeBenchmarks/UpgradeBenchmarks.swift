@@ -2,8 +2,8 @@ import AccountModification
 import Benchmark
 import Foundation
 import KeyhavenApp
-import KeyhavenHTTP
 import ShinyService
+import UpgradeHTTP
 import Vault
 
 /// A no-interaction upgrade end to end against a local shiny over HTTP: manifest, password

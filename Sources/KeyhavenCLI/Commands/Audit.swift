@@ -1,9 +1,10 @@
 import ArgumentParser
 import BreachCheck
+import BreachCheckHTTP
 import Foundation
 import KeyhavenApp
-import KeyhavenHTTP
 import SecurityRecommendations
+import UpgradeHTTP
 import Vault
 
 extension Keyhaven {

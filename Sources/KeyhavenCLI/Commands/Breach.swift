@@ -1,7 +1,7 @@
 import ArgumentParser
 import BreachCheck
+import BreachCheckHTTP
 import Foundation
-import KeyhavenHTTP
 
 extension Keyhaven {
     struct Breach: AsyncParsableCommand {

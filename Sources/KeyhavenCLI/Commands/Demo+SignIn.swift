@@ -1,8 +1,8 @@
 import AccountModification
 import Foundation
 import IdentityProvider
+import IdentityProviderServer
 import KeyhavenApp
-import KeyhavenHTTP
 import KeyhavenJOSE
 import Logging
 import ShinyService

@@ -3,11 +3,11 @@ import ArgumentParser
 import BreachCheck
 import Foundation
 import KeyhavenApp
-import KeyhavenHTTP
 import OneTimeCodes
 import PasswordStrength
 import SecurityRecommendations
 import ShinyService
+import UpgradeHTTP
 import Vault
 
 extension Keyhaven {

@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import IdentityProvider
 import IdentityProviderPostgres
-import KeyhavenHTTP
+import IdentityProviderServer
 import KeyhavenJOSE
 import Logging
 import _KeyhavenSupport

@@ -2,7 +2,7 @@ import AccountModification
 import ArgumentParser
 import Foundation
 import KeyhavenApp
-import KeyhavenHTTP
+import UpgradeHTTP
 import Vault
 
 extension Keyhaven {

@@ -2,8 +2,9 @@ import AccountModification
 import ArgumentParser
 import Foundation
 import IdentityProvider
+import IdentityProviderServer
 import KeyhavenApp
-import KeyhavenHTTP
+import UpgradeHTTP
 import Vault
 
 extension Keyhaven {
@@ -52,8 +53,7 @@ extension Keyhaven {
         func run() async throws {
             let vault = try options.open(global: root.vault)
             // The one command that settles interrupted upgrades (it contacts services anyway).
-            let pendingBefore = try reporting { try vault.pendingUpgrades().count }
-            let left = try await Reconciler.run(vault)
+            let (pendingBefore, left) = try await Reconciler.run(vault)
             if reconcile {
                 print(
                     left > 0

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import KeyhavenApp
-import KeyhavenHTTP
+import UpgradeHTTP
 import Vault
 
 /// Upgrades left pending by an earlier run (a crash, a lost answer).
@@ -32,7 +32,7 @@ enum Reconciler {
         _ vault: Vault,
         environment: any UpgradeEnvironment = HTTPUpgradeEnvironment()
     ) async throws
-        -> Int
+        -> (pending: Int, left: Int)
     {
         let service = UpgradeService(vault: vault, environment: environment, host: TerminalHost())
         let reconciliations: [UpgradeService.Reconciliation]
@@ -62,6 +62,6 @@ enum Reconciler {
                 )
             }
         }
-        return left
+        return (reconciliations.count, left)
     }
 }

@@ -7,6 +7,7 @@ import KeyhavenJOSE
 import NIOCore
 import NIOHTTP1
 public import Vault
+import _KeyhavenHTTPSupport
 import _KeyhavenSupport
 
 /// Keyhaven's client of a provider's device API (`/keyhaven/v1/…`).
@@ -18,12 +19,7 @@ public struct ProviderDeviceClient: Sendable {
         public var description: String { message }
     }
 
-    static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(20))
-        configuration.redirectConfiguration = .disallow
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    static var client: HTTPClient { OutboundHTTP.shared }
 
     public init() {}
 

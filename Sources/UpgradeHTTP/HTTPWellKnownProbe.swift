@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 public import SecurityRecommendations
+import _KeyhavenHTTPSupport
 
 /// GETs for change-password discovery and manifests: redirects followed by hand (at most 5, to
 /// learn the final URL), 5-second timeout, at most 64 KiB of body, no cookies, fails fast when a site
@@ -12,13 +13,7 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
     /// How long one request may take.
     let timeout: Duration
 
-    public static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(5))
-        configuration.redirectConfiguration = .disallow
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    public static var client: HTTPClient { OutboundHTTP.shared }
 
     public init(client: HTTPClient = HTTPWellKnownProbe.client, timeout: Duration = .seconds(5)) {
         self.client = client

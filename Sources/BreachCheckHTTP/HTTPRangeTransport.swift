@@ -2,6 +2,7 @@ public import AsyncHTTPClient
 public import BreachCheck
 import NIOCore
 import NIOHTTP1
+import _KeyhavenHTTPSupport
 
 /// The range API over HTTP(S) with AsyncHTTPClient: `GET {base}/range/{prefix}`, `Add-Padding: true`,
 /// a User-Agent (the public API requires one), 10-second timeout.
@@ -11,12 +12,7 @@ public struct HTTPRangeTransport: RangeTransport {
 
     /// A client that fails fast when the server cannot be reached (no connection retries until the
     /// deadline; the range client does its own retries with backoff). Lives for the whole process.
-    public static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    public static var client: HTTPClient { OutboundHTTP.shared }
 
     public init(base: String, client: HTTPClient = HTTPRangeTransport.client) {
         var base = base

@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import _KeyhavenHTTPSupport
 public import _KeyhavenSupport
 
 /// The account-modification protocol over HTTP with AsyncHTTPClient.
@@ -17,13 +18,7 @@ public struct HTTPModificationTransport: ModificationTransport {
     public let timeout: Duration
     let client: HTTPClient
 
-    public static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(5))
-        configuration.redirectConfiguration = .disallow
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    public static var client: HTTPClient { OutboundHTTP.shared }
 
     public init(
         endpoint: String,
