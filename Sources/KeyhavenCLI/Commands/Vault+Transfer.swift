@@ -96,7 +96,9 @@ extension Keyhaven {
                     history[credential.id] = try reporting { try vault.history(credential.id) }
                 }
             }
-            let data = try reporting { try Exporter.export(listing.credentials, history: history, format: exportFormat) }
+            let data = try reporting {
+                try Exporter.export(listing.credentials, history: history, format: exportFormat)
+            }
             if let output {
                 guard
                     FileManager.default.createFile(
