@@ -1,0 +1,58 @@
+import ArgumentParser
+import KeyhavenCLI
+import KeyhavenTesting
+import Testing
+
+/// The command tree parsed in-process (no binary): what is accepted, what is refused with which
+/// message, and what the help says.
+struct CommandParsingTests {
+    static func parses(_ arguments: [String]) -> Bool {
+        (try? Keyhaven.parseAsRoot(arguments)) != nil
+    }
+
+    static func refusal(_ arguments: [String]) -> String? {
+        do {
+            _ = try Keyhaven.parseAsRoot(arguments)
+            return nil
+        } catch {
+            return Keyhaven.message(for: error)
+        }
+    }
+
+    @Test func upgradeTakesTypedChoices() throws {
+        #expect(Self.parses(["upgrade", "example.com"]))
+        #expect(Self.parses(["upgrade", "example.com", "--to", "sign-in", "--email", "hide"]))
+        #expect(Self.parses(["upgrade", "--reconcile"]))
+        let wrongTarget = try #require(Self.refusal(["upgrade", "example.com", "--to", "passkey"]))
+        #expect(wrongTarget.contains("strong-password") && wrongTarget.contains("sign-in"), "\(wrongTarget)")
+        let wrongEmail = try #require(Self.refusal(["upgrade", "example.com", "--email", "maybe"]))
+        #expect(wrongEmail.contains("share") && wrongEmail.contains("hide"), "\(wrongEmail)")
+        let nothing = try #require(Self.refusal(["upgrade"]))
+        #expect(nothing.contains("--reconcile"), "\(nothing)")
+    }
+
+    @Test func generateValidatesItsCount() throws {
+        #expect(Self.parses(["generate", "--count", "3"]))
+        let zero = try #require(Self.refusal(["generate", "--count", "0"]))
+        #expect(zero.contains("--count"), "\(zero)")
+    }
+
+    @Test func auditFlags() {
+        #expect(Self.parses(["audit", "--no-network", "--json"]))
+        #expect(Self.parses(["audit", "--no-breach-check"]))
+        #expect(!Self.parses(["audit", "--bogus"]))
+    }
+
+    @Test func helpNamesTheGroupsAndTheReconciliationPolicy() throws {
+        let root = Keyhaven.helpMessage(columns: 200)
+        for group in ["PASSWORDS", "VAULT", "SECURITY", "SIGN IN WITH KEYHAVEN"] {
+            #expect(root.contains("\(group) SUBCOMMANDS"), "root help lacks \(group)")
+        }
+        let upgrade = try CommandRunner.keyhaven().run(["upgrade", "--help"])
+        #expect(upgrade.status == 0)
+        #expect(
+            upgrade.stdout.contains("--reconcile") && upgrade.stdout.contains("asks the service"),
+            "\(upgrade.stdout)"
+        )
+    }
+}
