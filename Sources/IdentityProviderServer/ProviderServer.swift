@@ -152,6 +152,20 @@ public final class ProviderServer: Sendable {
         }
     }
 
+    /// The form of an OAuth endpoint; throws the error Apple gives (rendered by Hummingbird).
+    static func oauthFields(_ request: Request) async throws(OAuthErrorResponse) -> [String: String] {
+        try answer(await oauthForm(request))
+    }
+
+    /// The value, or the OAuth error thrown so that it renders itself.
+    @discardableResult
+    static func answer<T>(_ result: Result<T, OAuthError>) throws(OAuthErrorResponse) -> T {
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw OAuthErrorResponse(error)
+        }
+    }
+
     static func query(_ request: Request) -> [String: String] {
         var result: [String: String] = [:]
         for (name, value) in FormURLEncoding.parse(request.uri.query ?? "") where result[name] == nil {
@@ -185,49 +199,28 @@ public final class ProviderServer: Sendable {
             do {
                 return Self.json(.ok, try await provider.jwks(), headers: [.cacheControl: "max-age=300"])
             } catch {
-                return Self.error(.init("server_error", "The keys are unavailable.", status: 500))
+                throw OAuthErrorResponse(.init("server_error", "The keys are unavailable.", status: 500))
             }
         }
+        // OAuth errors are thrown and render themselves (`OAuthErrorResponse: HTTPResponseError`).
         router.post("/auth/token") { request, _ in
-            switch await Self.oauthForm(request) {
-            case .failure(let error): return Self.error(error)
-            case .success(let form):
-                switch await provider.token(form) {
-                case .success(let response): return Self.json(.ok, response)
-                case .failure(let error): return Self.error(error)
-                }
-            }
+            let form = try await Self.oauthFields(request)
+            return Self.json(.ok, try Self.answer(await provider.token(form)))
         }
         router.post("/auth/revoke") { request, _ in
-            switch await Self.oauthForm(request) {
-            case .failure(let error): return Self.error(error)
-            case .success(let form):
-                switch await provider.revoke(form) {
-                case .success: return Response(status: .ok, headers: [.cacheControl: "no-store"])
-                case .failure(let error): return Self.error(error)
-                }
-            }
+            let form = try await Self.oauthFields(request)
+            try Self.answer(await provider.revoke(form))
+            return Response(status: .ok, headers: [.cacheControl: "no-store"])
         }
         router.post("/auth/usermigrationinfo") { request, _ in
-            switch await Self.oauthForm(request) {
-            case .failure(let error): return Self.error(error)
-            case .success(let form):
-                switch await provider.userMigrationInfo(form, bearer: Self.bearer(request)) {
-                case .success(let info): return Self.json(.ok, info)
-                case .failure(let error): return Self.error(error)
-                }
-            }
+            let form = try await Self.oauthFields(request)
+            return Self.json(.ok, try Self.answer(await provider.userMigrationInfo(form, bearer: Self.bearer(request))))
         }
         // Apple's credential state is on-device; services ask here instead (client-authenticated).
         router.post("/auth/credentialstate") { request, _ in
-            switch await Self.oauthForm(request) {
-            case .failure(let error): return Self.error(error)
-            case .success(let form):
-                switch await provider.credentialState(form) {
-                case .success(let state): return Self.json(.ok, ["state": state.rawValue])
-                case .failure(let error): return Self.error(error)
-                }
-            }
+            let form = try await Self.oauthFields(request)
+            let state = try Self.answer(await provider.credentialState(form))
+            return Self.json(.ok, ["state": state.rawValue])
         }
     }
 }
