@@ -28,6 +28,8 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
 let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
 let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
+let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
 
 // MARK: - Targets
 
@@ -151,13 +153,13 @@ let package = Package(
         // Sign in with Keyhaven: the identity provider's logic and storage (no HTTP framework).
         .target(
             name: "IdentityProvider",
-            dependencies: ["KeyhavenJOSE", "OneTimeCodes", crypto, grdb],
+            dependencies: ["KeyhavenJOSE", "OneTimeCodes", crypto, grdb, nioCore, nioPosix],
             swiftSettings: swiftSettings
         ),
         // The provider's PostgreSQL storage (postgres-nio), behind the same SQL seam as SQLite.
         .target(
             name: "IdentityProviderPostgres",
-            dependencies: ["IdentityProvider", postgresNIO, logging],
+            dependencies: ["IdentityProvider", postgresNIO, logging, serviceLifecycle, nioCore],
             swiftSettings: swiftSettings
         ),
         // The relying-party kit: verify identity tokens and notifications, client secrets, token calls.

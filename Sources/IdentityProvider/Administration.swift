@@ -26,8 +26,8 @@ extension IdentityProvider {
 
     public func teams() async throws -> [Team] {
         try await read { connection in
-            try await connection.query("SELECT id, name FROM teams ORDER BY id").map {
-                Team(id: $0.text("id") ?? "", name: $0.text("name") ?? "")
+            try await connection.fetchAll(TeamRecord.self, "\(TeamRecord.select) ORDER BY id").map {
+                Team(id: $0.id, name: $0.name)
             }
         }
     }
@@ -121,7 +121,9 @@ extension IdentityProvider {
     }
 
     public func clients() async throws -> [Client] {
-        try await read { try await $0.query("SELECT * FROM clients ORDER BY id").map(Client.init) }
+        try await read {
+            try await $0.fetchAll(ClientRecord.self, "\(ClientRecord.select) ORDER BY id").map(Client.init)
+        }
     }
 
     /// Moves a service to another team (an app transfer). Its users keep signing in; the new team
@@ -154,16 +156,17 @@ extension IdentityProvider {
             throw ProviderError(.invalidArgument, "\(email) is not an e-mail address")
         }
         guard password.count >= 8 else { throw ProviderError(.invalidArgument, "a password has at least 8 characters") }
-        let hash = try PasswordHash.make(password, logN: configuration.passwordLogN)
+        let hash = try await passwordHashing.make(password, logN: configuration.passwordLogN)
         let secret = totp ? Base32.encode(configuration.randomBytes(20)) : nil
         let id = randomToken(12)
         let stored = try secret.map { try sealSecret($0, userId: id) }
         let now = nowMilliseconds
         let row = try await write { connection in
-            let inserted = try await connection.query(
+            let inserted = try await connection.fetchOne(
+                UserRecord.self,
                 """
                 INSERT INTO users (id, email, first_name, last_name, password_hash, totp_secret, created) \
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING RETURNING *
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING RETURNING \(UserRecord.columns)
                 """,
                 .text(id),
                 .text(email),
@@ -173,7 +176,7 @@ extension IdentityProvider {
                 SQLValue(stored),
                 .integer(now)
             )
-            guard let row = inserted.first else { throw ProviderError(.alreadyExists, "\(email) has an account") }
+            guard let row = inserted else { throw ProviderError(.alreadyExists, "\(email) has an account") }
             return row
         }
         return (User(row), secret)

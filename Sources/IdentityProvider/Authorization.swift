@@ -41,8 +41,9 @@ extension IdentityProvider {
             guard let client = try await self.client(request.clientId, connection),
                 let user = try await self.user(userId, connection)
             else { throw ProviderError(.notFound, "no such client or user") }
-            let consent = try await connection.one(
-                "SELECT * FROM consents WHERE user_id = ? AND client_id = ?",
+            let consent = try await connection.fetchOne(
+                ConsentRecord.self,
+                "\(ConsentRecord.select) WHERE user_id = ? AND client_id = ?",
                 .text(userId),
                 .text(client.id)
             ).map(Consent.init)
@@ -73,8 +74,9 @@ extension IdentityProvider {
             guard let client = try await self.client(request.clientId, connection),
                 let user = try await self.user(authentication.userId, connection)
             else { throw ProviderError(.notFound, "no such client or user") }
-            let consent = try await connection.one(
-                "SELECT * FROM consents WHERE user_id = ? AND client_id = ?",
+            let consent = try await connection.fetchOne(
+                ConsentRecord.self,
+                "\(ConsentRecord.select) WHERE user_id = ? AND client_id = ?",
                 .text(user.id),
                 .text(client.id)
             ).map(Consent.init)
@@ -204,17 +206,19 @@ extension IdentityProvider {
     ) async throws -> (
         address: String, isPrivate: Bool
     ) {
-        let consent = try await connection.one(
+        let shares = try await connection.fetchOne(
+            Bool.self,
             "SELECT share_email FROM consents WHERE user_id = ? AND client_id = ?",
             .text(user.id),
             .text(client.id)
         )
-        if consent?.bool("share_email") ?? true { return (user.email, false) }
-        let relay = try await connection.one(
+        if shares ?? true { return (user.email, false) }
+        let relay = try await connection.fetchOne(
+            String?.self,
             "SELECT relay_email FROM subjects WHERE user_id = ? AND team_id = ?",
             .text(user.id),
             .text(client.teamId)
-        )?.text("relay_email")
-        return relay.map { ($0, true) } ?? (user.email, false)
+        )
+        return relay.flatMap { $0 }.map { ($0, true) } ?? (user.email, false)
     }
 }

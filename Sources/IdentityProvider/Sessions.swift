@@ -36,7 +36,7 @@ extension IdentityProvider {
     func checkCredentials(email: String, password: String, code: String?) async throws -> Authentication {
         let user = try await user(email: email)
         // Hash even for unknown addresses, so timing does not tell which addresses exist.
-        let verified = PasswordHash.verify(password, against: user?.passwordHash ?? decoyHash)
+        let verified = try await passwordHashing.verify(password, against: user?.passwordHash ?? decoyHash)
         guard let user, verified else {
             throw ProviderError(.invalidCredentials, "The e-mail address or password is not right.")
         }
@@ -96,11 +96,12 @@ extension IdentityProvider {
     public func session(_ token: String) async throws -> Authentication? {
         let now = nowMilliseconds
         return try await read { connection in
-            try await connection.one(
-                "SELECT * FROM sessions WHERE hash = ? AND expires > ?",
+            try await connection.fetchOne(
+                SignInRecord.self,
+                "SELECT \(SignInRecord.columns) FROM sessions WHERE hash = ? AND expires > ?",
                 .text(Self.hash(token)),
                 .integer(now)
-            ).flatMap(Authentication.init)
+            )?.authentication
         }
     }
 
@@ -138,10 +139,11 @@ extension IdentityProvider {
     /// The person a device token signs in, if it is not revoked.
     public func device(_ token: String) async throws -> Authentication? {
         try await read { connection in
-            try await connection.one(
-                "SELECT * FROM device_tokens WHERE hash = ? AND revoked IS NULL",
+            try await connection.fetchOne(
+                SignInRecord.self,
+                "SELECT \(SignInRecord.columns) FROM device_tokens WHERE hash = ? AND revoked IS NULL",
                 .text(Self.hash(token))
-            ).flatMap(Authentication.init)
+            )?.authentication
         }
     }
 

@@ -81,9 +81,14 @@ extension IdentityProvider {
             + "." + configuration.randomBytes(16).map { String(format: "%02x", $0) }.joined() + ".t"
         let now = nowMilliseconds
         return try await write { connection in
-            guard let subject = try await connection.one("SELECT * FROM subjects WHERE sub = ?", .text(sub)),
-                subject.text("team_id") == client.teamId, let userId = subject.text("user_id")
+            guard
+                let subject = try await connection.fetchOne(
+                    SubjectRecord.self,
+                    "\(SubjectRecord.select) WHERE sub = ?",
+                    .text(sub)
+                ), subject.teamId == client.teamId
             else { return .failure(.invalidRequest("The sub is not a user of this team.")) }
+            let userId = subject.userId
             guard target != client.teamId,
                 try await connection.one("SELECT id FROM teams WHERE id = ?", .text(target)) != nil
             else { return .failure(.invalidRequest("target is not another registered team.")) }
@@ -102,12 +107,13 @@ extension IdentityProvider {
                 .text(sub),
                 .integer(now)
             )
-            let existing = try await connection.one(
+            let existing = try await connection.fetchOne(
+                String.self,
                 "SELECT transfer_sub FROM transfers WHERE old_sub = ? AND to_team = ?",
                 .text(sub),
                 .text(target)
             )
-            return .success(MigrationInfo(transfer_sub: existing?.text("transfer_sub")))
+            return .success(MigrationInfo(transfer_sub: existing))
         }
     }
 
@@ -117,22 +123,26 @@ extension IdentityProvider {
         let relay = randomAlphanumeric(10) + "@" + configuration.relayDomain
         return try await write { connection in
             guard
-                let transfer = try await connection.one(
-                    "SELECT * FROM transfers WHERE transfer_sub = ? AND to_team = ? AND created > ?",
+                let transfer = try await connection.fetchOne(
+                    TransferRecord.self,
+                    "\(TransferRecord.select) WHERE transfer_sub = ? AND to_team = ? AND created > ?",
                     .text(transferSub),
                     .text(client.teamId),
                     .integer(window)
-                ), let userId = transfer.text("user_id"), let user = try await self.user(userId, connection)
+                ), let user = try await self.user(transfer.userId, connection)
             else { return .failure(.invalidRequest("The transfer_sub is unknown, expired or for another team.")) }
+            let userId = transfer.userId
             let hidden =
-                try await connection.one(
+                try await connection.fetchOne(
+                    String?.self,
                     "SELECT relay_email FROM subjects WHERE user_id = ? AND team_id = ?",
                     .text(userId),
-                    .text(transfer.text("from_team") ?? "")
-                )?.text("relay_email") != nil
+                    .text(transfer.fromTeam)
+                ).flatMap { $0 } != nil
             try await self.ensureSubject(userId: userId, teamId: client.teamId, relay: hidden ? relay : nil, connection)
-            let subject = try await connection.one(
-                "SELECT sub, relay_email FROM subjects WHERE user_id = ? AND team_id = ?",
+            let subject = try await connection.fetchOne(
+                SubjectRecord.self,
+                "\(SubjectRecord.select) WHERE user_id = ? AND team_id = ?",
                 .text(userId),
                 .text(client.teamId)
             )
@@ -141,8 +151,8 @@ extension IdentityProvider {
                 .integer(now),
                 .text(transferSub)
             )
-            let email = hidden ? subject?.text("relay_email") : user.email
-            return .success(MigrationInfo(sub: subject?.text("sub"), email: email, is_private_email: hidden))
+            let email = hidden ? subject?.relayEmail : user.email
+            return .success(MigrationInfo(sub: subject?.sub, email: email, is_private_email: hidden))
         }
     }
 }
