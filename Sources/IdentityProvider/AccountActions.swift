@@ -135,18 +135,17 @@ extension IdentityProvider {
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try await connection.query(
-            """
-            INSERT INTO outbox (id, client_id, url, event, event_type, created, attempts, next_attempt) \
-            VALUES (?, ?, ?, ?, ?, ?, 0, ?)
-            """,
-            .text(id),
-            .text(client.id),
-            .text(url),
-            .text(String(decoding: try encoder.encode(event), as: UTF8.self)),
-            .text(kind.rawValue),
-            .integer(now),
-            .integer(now)
+        try await connection.insert(
+            OutboxRecord(
+                id: id,
+                clientId: client.id,
+                url: url,
+                event: String(decoding: try encoder.encode(event), as: UTF8.self),
+                eventType: kind.rawValue,
+                created: now,
+                attempts: 0,
+                nextAttempt: now
+            )
         )
     }
 }

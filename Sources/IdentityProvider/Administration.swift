@@ -13,11 +13,9 @@ extension IdentityProvider {
         }
         let now = nowMilliseconds
         try await write { connection in
-            let inserted = try await connection.query(
-                "INSERT INTO teams (id, name, created) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
-                .text(id),
-                .text(name),
-                .integer(now)
+            let inserted = try await connection.insert(
+                TeamRecord(id: id, name: name, created: now),
+                "ON CONFLICT (id) DO NOTHING RETURNING id"
             )
             guard !inserted.isEmpty else { throw ProviderError(.alreadyExists, "team \(id) exists") }
         }
@@ -42,15 +40,9 @@ extension IdentityProvider {
             guard try await connection.one("SELECT id FROM teams WHERE id = ?", .text(teamId)) != nil else {
                 throw ProviderError(.notFound, "no team \(teamId)")
             }
-            let inserted = try await connection.query(
-                """
-                INSERT INTO team_keys (team_id, key_id, public_pem, created) VALUES (?, ?, ?, ?) \
-                ON CONFLICT (team_id, key_id) DO NOTHING RETURNING key_id
-                """,
-                .text(teamId),
-                .text(keyId),
-                .text(publicKey.pemRepresentation),
-                .integer(now)
+            let inserted = try await connection.insert(
+                TeamKeyRecord(teamId: teamId, keyId: keyId, publicPEM: publicKey.pemRepresentation, created: now),
+                "ON CONFLICT (team_id, key_id) DO NOTHING RETURNING key_id"
             )
             guard !inserted.isEmpty else { throw ProviderError(.alreadyExists, "team \(teamId) has key \(keyId)") }
         }
@@ -103,17 +95,16 @@ extension IdentityProvider {
             guard try await connection.one("SELECT id FROM teams WHERE id = ?", .text(teamId)) != nil else {
                 throw ProviderError(.notFound, "no team \(teamId)")
             }
-            let inserted = try await connection.query(
-                """
-                INSERT INTO clients (id, team_id, name, redirect_uris, notification_url, created) \
-                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
-                """,
-                .text(id),
-                .text(teamId),
-                .text(name),
-                .text(uris),
-                SQLValue(notificationURL),
-                .integer(now)
+            let inserted = try await connection.insert(
+                ClientRecord(
+                    id: id,
+                    teamId: teamId,
+                    name: name,
+                    redirectURIs: uris,
+                    notificationURL: notificationURL,
+                    created: now
+                ),
+                "ON CONFLICT (id) DO NOTHING RETURNING id"
             )
             guard !inserted.isEmpty else { throw ProviderError(.alreadyExists, "client \(id) exists") }
         }
@@ -162,20 +153,19 @@ extension IdentityProvider {
         let stored = try secret.map { try sealSecret($0, userId: id) }
         let now = nowMilliseconds
         let row = try await write { connection in
-            let inserted = try await connection.fetchOne(
-                UserRecord.self,
-                """
-                INSERT INTO users (id, email, first_name, last_name, password_hash, totp_secret, created) \
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING RETURNING \(UserRecord.columns)
-                """,
-                .text(id),
-                .text(email),
-                SQLValue(firstName),
-                SQLValue(lastName),
-                .text(hash),
-                SQLValue(stored),
-                .integer(now)
-            )
+            let inserted = try await connection.insert(
+                UserRecord(
+                    id: id,
+                    email: email,
+                    firstName: firstName,
+                    lastName: lastName,
+                    passwordHash: hash,
+                    totpSecret: stored,
+                    totpLastStep: nil,
+                    created: now
+                ),
+                "ON CONFLICT (email) DO NOTHING RETURNING \(UserRecord.columns)"
+            ).first?.decode(UserRecord.self)
             guard let row = inserted else { throw ProviderError(.alreadyExists, "\(email) has an account") }
             return row
         }

@@ -80,13 +80,14 @@ extension IdentityProvider {
         let token = randomToken()
         let expires = nowMilliseconds + configuration.sessionLifetime * 1000
         try await write { connection in
-            try await connection.query(
-                "INSERT INTO sessions (hash, user_id, auth_time, second_factor, expires) VALUES (?, ?, ?, ?, ?)",
-                .text(Self.hash(token)),
-                .text(authentication.userId),
-                .integer(authentication.authTime),
-                SQLValue(authentication.secondFactor),
-                .integer(expires)
+            try await connection.insert(
+                SessionRecord(
+                    hash: Self.hash(token),
+                    userId: authentication.userId,
+                    authTime: authentication.authTime,
+                    secondFactor: authentication.secondFactor,
+                    expires: expires
+                )
             )
         }
         return token
@@ -120,17 +121,15 @@ extension IdentityProvider {
         let token = "kd_" + randomToken()
         let now = nowMilliseconds
         try await write { connection in
-            try await connection.query(
-                """
-                INSERT INTO device_tokens (hash, user_id, name, auth_time, second_factor, created) \
-                VALUES (?, ?, ?, ?, ?, ?)
-                """,
-                .text(Self.hash(token)),
-                .text(authentication.userId),
-                .text(String(name.prefix(100))),
-                .integer(authentication.authTime),
-                SQLValue(authentication.secondFactor),
-                .integer(now)
+            try await connection.insert(
+                DeviceTokenRecord(
+                    hash: Self.hash(token),
+                    userId: authentication.userId,
+                    name: String(name.prefix(100)),
+                    authTime: authentication.authTime,
+                    secondFactor: authentication.secondFactor,
+                    created: now
+                )
             )
         }
         return token

@@ -19,11 +19,8 @@ extension IdentityProvider {
                 .text(key.kid)
             )
             if !first.isEmpty {
-                try await connection.query(
-                    "INSERT INTO signing_keys (kid, private_pem, created) VALUES (?, ?, ?)",
-                    .text(key.kid),
-                    .text(key.pemRepresentation),
-                    .integer(now)
+                try await connection.insert(
+                    SigningKeyRecord(kid: key.kid, privatePEM: key.pemRepresentation, created: now)
                 )
             }
         }
@@ -67,12 +64,7 @@ extension IdentityProvider {
         let key = try RSASigningKey.generate(kid: randomAlphanumeric(10, uppercase: true))
         let now = nowMilliseconds
         try await write { connection in
-            try await connection.query(
-                "INSERT INTO signing_keys (kid, private_pem, created) VALUES (?, ?, ?)",
-                .text(key.kid),
-                .text(key.pemRepresentation),
-                .integer(now)
-            )
+            try await connection.insert(SigningKeyRecord(kid: key.kid, privatePEM: key.pemRepresentation, created: now))
         }
         keyCache.withLock { $0 = nil }
         return key.kid

@@ -98,20 +98,18 @@ extension IdentityProvider {
             }
             let userId = row.userId
             let scope = row.scope
-            try await connection.query(
-                """
-                INSERT INTO grants (id, refresh_hash, client_id, user_id, code_hash, scope, auth_time, \
-                real_user_status, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                .text(grantId),
-                .text(Self.hash(refreshToken)),
-                .text(client.id),
-                .text(userId),
-                .text(hash),
-                .text(scope),
-                .integer(row.authTime),
-                .integer(row.realUserStatus),
-                .integer(now)
+            try await connection.insert(
+                GrantRecord(
+                    id: grantId,
+                    refreshHash: Self.hash(refreshToken),
+                    clientId: client.id,
+                    userId: userId,
+                    codeHash: hash,
+                    scope: scope,
+                    authTime: row.authTime,
+                    realUserStatus: row.realUserStatus,
+                    created: now
+                )
             )
             return .granted(
                 grantId: grantId,

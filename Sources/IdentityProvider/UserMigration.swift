@@ -19,12 +19,13 @@ extension IdentityProvider {
         let token = "m." + randomToken()
         let expires = nowMilliseconds + configuration.accessTokenLifetime * 1000
         try await write { connection in
-            try await connection.query(
-                "INSERT INTO migration_tokens (hash, team_id, client_id, expires) VALUES (?, ?, ?, ?)",
-                .text(Self.hash(token)),
-                .text(client.teamId),
-                .text(client.id),
-                .integer(expires)
+            try await connection.insert(
+                MigrationTokenRecord(
+                    hash: Self.hash(token),
+                    teamId: client.teamId,
+                    clientId: client.id,
+                    expires: expires
+                )
             )
         }
         return TokenResponse(access_token: token, expires_in: configuration.accessTokenLifetime)
@@ -95,17 +96,16 @@ extension IdentityProvider {
             guard try await self.state(userId: userId, clientId: client.id, connection) == .authorized else {
                 return .failure(.invalidRequest("The user has revoked this app."))
             }
-            try await connection.query(
-                """
-                INSERT INTO transfers (transfer_sub, user_id, from_team, to_team, old_sub, created) \
-                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (old_sub, to_team) DO NOTHING
-                """,
-                .text(candidate),
-                .text(userId),
-                .text(client.teamId),
-                .text(target),
-                .text(sub),
-                .integer(now)
+            try await connection.insert(
+                TransferRecord(
+                    transferSub: candidate,
+                    userId: userId,
+                    fromTeam: client.teamId,
+                    toTeam: target,
+                    oldSub: sub,
+                    created: now
+                ),
+                "ON CONFLICT (old_sub, to_team) DO NOTHING"
             )
             let existing = try await connection.fetchOne(
                 String.self,

@@ -2,7 +2,7 @@
 /// one place a column's name is spelt for reading. Queries select ``SQLRecord/columns`` and decode
 /// with ``SQLConnection/fetchOne(_:_:_:)``; a misspelt or unselected column fails loudly
 /// (``SQLRowDecoder``). The schema itself is ``IdentitySchema``.
-protocol SQLRecord: Decodable, Sendable {
+protocol SQLRecord: Codable, Sendable {
     associatedtype CodingKeys: CodingKey, CaseIterable
     static var table: String { get }
 }
@@ -209,6 +209,45 @@ struct SigningKeyRecord: SQLRecord {
         case kid
         case privatePEM = "private_pem"
         case created, retired
+    }
+}
+
+/// `sessions`: browser sessions on the provider's pages, by hash of the cookie.
+struct SessionRecord: SQLRecord {
+    static let table = "sessions"
+    var hash: String
+    var userId: String
+    var authTime: Int64
+    var secondFactor: Bool
+    var expires: Int64
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case hash
+        case userId = "user_id"
+        case authTime = "auth_time"
+        case secondFactor = "second_factor"
+        case expires
+    }
+}
+
+/// `device_tokens`: Keyhaven installations signed in, by hash of the token.
+struct DeviceTokenRecord: SQLRecord {
+    static let table = "device_tokens"
+    var hash: String
+    var userId: String
+    var name: String
+    var authTime: Int64
+    var secondFactor: Bool
+    var created: Int64
+    var revoked: Int64?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case hash
+        case userId = "user_id"
+        case name
+        case authTime = "auth_time"
+        case secondFactor = "second_factor"
+        case created, revoked
     }
 }
 
