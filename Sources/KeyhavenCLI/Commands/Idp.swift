@@ -216,6 +216,15 @@ struct ProviderServe: AsyncParsableCommand {
         configuration.publicURL = publicURL
         configuration.stringBooleans = stringBooleans
         let opened = try provider.unprepared(configuration)
+        let postgres = opened.database as? PostgresDatabase
+        if postgres == nil {
+            // SQLite needs nothing running: a database that cannot be opened fails here, as before.
+            do {
+                try await opened.prepare()
+            } catch {
+                throw Output.failure("cannot open the provider's database: \(error)")
+            }
+        }
         var logger = Logger(label: "keyhaven.idp")
         logger.logLevel = .notice
         let location = provider.location.hasPrefix("postgres") ? "PostgreSQL" : provider.location
@@ -229,7 +238,7 @@ struct ProviderServe: AsyncParsableCommand {
             port: port,
             logger: logger,
             // PostgreSQL's pool runs in the server's service group; the server prepares the provider.
-            services: (opened.database as? PostgresDatabase).map { [$0] } ?? []
+            services: postgres.map { [$0] } ?? []
         ) { bound in
             Output.error(
                 "keyhaven: Sign in with Keyhaven on http://\(host):\(bound) (issuer \(issuer), "
