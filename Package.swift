@@ -195,13 +195,13 @@ let package = Package(
         // Sign in with Keyhaven: the identity provider's logic and storage (no HTTP framework).
         .target(
             name: "IdentityProvider",
-            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", "OneTimeCodes", crypto, grdb],
+            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", "OneTimeCodes", crypto, grdb, nioCore, nioPosix],
             swiftSettings: swiftSettings
         ),
         // The provider's PostgreSQL storage (postgres-nio), behind the same SQL seam as SQLite.
         .target(
             name: "IdentityProviderPostgres",
-            dependencies: ["IdentityProvider", postgresNIO, logging, nioCore],
+            dependencies: ["IdentityProvider", postgresNIO, logging, serviceLifecycle, nioCore],
             swiftSettings: swiftSettings
         ),
         // The relying-party kit: verify identity tokens and notifications, client secrets, token calls.
@@ -330,7 +330,7 @@ let package = Package(
             name: "KeyhavenCLITests",
             dependencies: [
                 "KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules", "Vault", "BreachCheck", "ShinyService",
-                "OneTimeCodes", "AccountModification",
+                "OneTimeCodes", "AccountModification", argumentParser,
             ],
             exclude: ["Browser"],
             swiftSettings: swiftSettings

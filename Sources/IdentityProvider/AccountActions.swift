@@ -9,11 +9,12 @@ extension IdentityProvider {
         try await read { connection in
             guard let user = try await self.user(userId, connection) else { return [] }
             var result: [ConnectedService] = []
-            for row in try await connection.query(
-                "SELECT * FROM consents WHERE user_id = ? ORDER BY created",
+            for record in try await connection.fetchAll(
+                ConsentRecord.self,
+                "\(ConsentRecord.select) WHERE user_id = ? ORDER BY created",
                 .text(userId)
             ) {
-                let consent = Consent(row)
+                let consent = Consent(record)
                 guard let client = try await self.client(consent.clientId, connection) else { continue }
                 let email = try await self.emailFor(user: user, client: client, connection)
                 result.append(
@@ -90,10 +91,13 @@ extension IdentityProvider {
             guard try await self.user(userId, connection) != nil else {
                 throw ProviderError(.notFound, "no such account")
             }
-            let consents = try await connection.query("SELECT client_id FROM consents WHERE user_id = ?", .text(userId))
-            for row in consents {
-                guard let clientId = row.text("client_id"), let client = try await self.client(clientId, connection)
-                else { continue }
+            let clientIds = try await connection.fetchAll(
+                String.self,
+                "SELECT client_id FROM consents WHERE user_id = ?",
+                .text(userId)
+            )
+            for clientId in clientIds {
+                guard let client = try await self.client(clientId, connection) else { continue }
                 let id = self.randomToken(16)
                 try await self.enqueue(.accountDelete, userId: userId, client: client, id: id, now: now, connection)
             }
@@ -115,11 +119,12 @@ extension IdentityProvider {
         email: String? = nil
     ) async throws {
         guard let url = client.notificationURL,
-            let sub = try await connection.one(
+            let sub = try await connection.fetchOne(
+                String.self,
                 "SELECT sub FROM subjects WHERE user_id = ? AND team_id = ?",
                 .text(userId),
                 .text(client.teamId)
-            )?.text("sub")
+            )
         else { return }
         let event = NotificationEvent(
             type: kind,
@@ -130,18 +135,17 @@ extension IdentityProvider {
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        try await connection.query(
-            """
-            INSERT INTO outbox (id, client_id, url, event, event_type, created, attempts, next_attempt) \
-            VALUES (?, ?, ?, ?, ?, ?, 0, ?)
-            """,
-            .text(id),
-            .text(client.id),
-            .text(url),
-            .text(String(decoding: try encoder.encode(event), as: UTF8.self)),
-            .text(kind.rawValue),
-            .integer(now),
-            .integer(now)
+        try await connection.insert(
+            OutboxRecord(
+                id: id,
+                clientId: client.id,
+                url: url,
+                event: String(decoding: try encoder.encode(event), as: UTF8.self),
+                eventType: kind.rawValue,
+                created: now,
+                attempts: 0,
+                nextAttempt: now
+            )
         )
     }
 }

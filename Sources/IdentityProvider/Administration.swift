@@ -13,11 +13,9 @@ extension IdentityProvider {
         }
         let now = nowMilliseconds
         try await write { connection in
-            let inserted = try await connection.query(
-                "INSERT INTO teams (id, name, created) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
-                .text(id),
-                .text(name),
-                .integer(now)
+            let inserted = try await connection.insert(
+                TeamRecord(id: id, name: name, created: now),
+                "ON CONFLICT (id) DO NOTHING RETURNING id"
             )
             guard !inserted.isEmpty else { throw ProviderError(.alreadyExists, "team \(id) exists") }
         }
@@ -26,8 +24,8 @@ extension IdentityProvider {
 
     public func teams() async throws -> [Team] {
         try await read { connection in
-            try await connection.query("SELECT id, name FROM teams ORDER BY id").map {
-                Team(id: $0.text("id") ?? "", name: $0.text("name") ?? "")
+            try await connection.fetchAll(TeamRecord.self, "\(TeamRecord.select) ORDER BY id").map {
+                Team(id: $0.id, name: $0.name)
             }
         }
     }
@@ -42,15 +40,9 @@ extension IdentityProvider {
             guard try await connection.one("SELECT id FROM teams WHERE id = ?", .text(teamId)) != nil else {
                 throw ProviderError(.notFound, "no team \(teamId)")
             }
-            let inserted = try await connection.query(
-                """
-                INSERT INTO team_keys (team_id, key_id, public_pem, created) VALUES (?, ?, ?, ?) \
-                ON CONFLICT (team_id, key_id) DO NOTHING RETURNING key_id
-                """,
-                .text(teamId),
-                .text(keyId),
-                .text(publicKey.pemRepresentation),
-                .integer(now)
+            let inserted = try await connection.insert(
+                TeamKeyRecord(teamId: teamId, keyId: keyId, publicPEM: publicKey.pemRepresentation, created: now),
+                "ON CONFLICT (team_id, key_id) DO NOTHING RETURNING key_id"
             )
             guard !inserted.isEmpty else { throw ProviderError(.alreadyExists, "team \(teamId) has key \(keyId)") }
         }
@@ -103,17 +95,16 @@ extension IdentityProvider {
             guard try await connection.one("SELECT id FROM teams WHERE id = ?", .text(teamId)) != nil else {
                 throw ProviderError(.notFound, "no team \(teamId)")
             }
-            let inserted = try await connection.query(
-                """
-                INSERT INTO clients (id, team_id, name, redirect_uris, notification_url, created) \
-                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
-                """,
-                .text(id),
-                .text(teamId),
-                .text(name),
-                .text(uris),
-                SQLValue(notificationURL),
-                .integer(now)
+            let inserted = try await connection.insert(
+                ClientRecord(
+                    id: id,
+                    teamId: teamId,
+                    name: name,
+                    redirectURIs: uris,
+                    notificationURL: notificationURL,
+                    created: now
+                ),
+                "ON CONFLICT (id) DO NOTHING RETURNING id"
             )
             guard !inserted.isEmpty else { throw ProviderError(.alreadyExists, "client \(id) exists") }
         }
@@ -121,7 +112,9 @@ extension IdentityProvider {
     }
 
     public func clients() async throws -> [Client] {
-        try await read { try await $0.query("SELECT * FROM clients ORDER BY id").map(Client.init) }
+        try await read {
+            try await $0.fetchAll(ClientRecord.self, "\(ClientRecord.select) ORDER BY id").map(Client.init)
+        }
     }
 
     /// Moves a service to another team (an app transfer). Its users keep signing in; the new team
@@ -154,26 +147,26 @@ extension IdentityProvider {
             throw ProviderError(.invalidArgument, "\(email) is not an e-mail address")
         }
         guard password.count >= 8 else { throw ProviderError(.invalidArgument, "a password has at least 8 characters") }
-        let hash = try PasswordHash.make(password, logN: configuration.passwordLogN)
+        let hash = try await passwordHashing.make(password, logN: configuration.passwordLogN)
         let secret = totp ? Base32.encode(configuration.randomBytes(20)) : nil
         let id = randomToken(12)
         let stored = try secret.map { try sealSecret($0, userId: id) }
         let now = nowMilliseconds
         let row = try await write { connection in
-            let inserted = try await connection.query(
-                """
-                INSERT INTO users (id, email, first_name, last_name, password_hash, totp_secret, created) \
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email) DO NOTHING RETURNING *
-                """,
-                .text(id),
-                .text(email),
-                SQLValue(firstName),
-                SQLValue(lastName),
-                .text(hash),
-                SQLValue(stored),
-                .integer(now)
-            )
-            guard let row = inserted.first else { throw ProviderError(.alreadyExists, "\(email) has an account") }
+            let inserted = try await connection.insert(
+                UserRecord(
+                    id: id,
+                    email: email,
+                    firstName: firstName,
+                    lastName: lastName,
+                    passwordHash: hash,
+                    totpSecret: stored,
+                    totpLastStep: nil,
+                    created: now
+                ),
+                "ON CONFLICT (email) DO NOTHING RETURNING \(UserRecord.columns)"
+            ).first?.decode(UserRecord.self)
+            guard let row = inserted else { throw ProviderError(.alreadyExists, "\(email) has an account") }
             return row
         }
         return (User(row), secret)

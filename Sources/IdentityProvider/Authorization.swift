@@ -42,8 +42,9 @@ extension IdentityProvider {
             guard let client = try await self.client(request.clientId, connection),
                 let user = try await self.user(userId, connection)
             else { throw ProviderError(.notFound, "no such client or user") }
-            let consent = try await connection.one(
-                "SELECT * FROM consents WHERE user_id = ? AND client_id = ?",
+            let consent = try await connection.fetchOne(
+                ConsentRecord.self,
+                "\(ConsentRecord.select) WHERE user_id = ? AND client_id = ?",
                 .text(userId),
                 .text(client.id)
             ).map(Consent.init)
@@ -74,24 +75,26 @@ extension IdentityProvider {
             guard let client = try await self.client(request.clientId, connection),
                 let user = try await self.user(authentication.userId, connection)
             else { throw ProviderError(.notFound, "no such client or user") }
-            let consent = try await connection.one(
-                "SELECT * FROM consents WHERE user_id = ? AND client_id = ?",
+            let consent = try await connection.fetchOne(
+                ConsentRecord.self,
+                "\(ConsentRecord.select) WHERE user_id = ? AND client_id = ?",
                 .text(user.id),
                 .text(client.id)
             ).map(Consent.init)
             let share = shareEmail ?? (consent?.state == .authorized ? consent!.shareEmail : true)
             let firstTime = consent?.state != .authorized
-            try await connection.query(
-                """
-                INSERT INTO consents (user_id, client_id, state, share_email, relay_forwarding, name_delivered, \
-                created, updated) VALUES (?, ?, 'authorized', ?, 1, 0, ?, ?) \
-                ON CONFLICT (user_id, client_id) DO UPDATE SET state = 'authorized', share_email = ?, updated = ?
-                """,
-                .text(user.id),
-                .text(client.id),
-                SQLValue(share),
-                .integer(now),
-                .integer(now),
+            try await connection.insert(
+                ConsentRecord(
+                    userId: user.id,
+                    clientId: client.id,
+                    state: Consent.State.authorized.rawValue,
+                    shareEmail: share,
+                    relayForwarding: true,
+                    nameDelivered: false,
+                    created: now,
+                    updated: now
+                ),
+                "ON CONFLICT (user_id, client_id) DO UPDATE SET state = 'authorized', share_email = ?, updated = ?",
                 SQLValue(share),
                 .integer(now)
             )
@@ -101,20 +104,18 @@ extension IdentityProvider {
                 relay: share ? nil : relayCandidate,
                 connection
             )
-            try await connection.query(
-                """
-                INSERT INTO codes (hash, client_id, user_id, redirect_uri, scope, nonce, auth_time, \
-                real_user_status, expires) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                .text(Self.hash(code)),
-                .text(client.id),
-                .text(user.id),
-                SQLValue(request.redirectURI),
-                .text(request.scopes.joined(separator: " ")),
-                SQLValue(request.nonce),
-                .integer(authentication.authTime),
-                .integer(authentication.secondFactor ? 2 : 1),
-                .integer(now + self.configuration.codeLifetime * 1000)
+            try await connection.insert(
+                CodeRecord(
+                    hash: Self.hash(code),
+                    clientId: client.id,
+                    userId: user.id,
+                    redirectURI: request.redirectURI,
+                    scope: request.scopes.joined(separator: " "),
+                    nonce: request.nonce,
+                    authTime: authentication.authTime,
+                    realUserStatus: authentication.secondFactor ? 2 : 1,
+                    expires: now + self.configuration.codeLifetime * 1000
+                )
             )
             if firstTime {
                 try await connection.query(
@@ -177,15 +178,9 @@ extension IdentityProvider {
             String(format: "%06d", Int(configuration.randomBytes(3).reduce(0) { $0 << 8 | Int($1) }) % 1_000_000)
             + "." + Hex.encode(configuration.randomBytes(16))
             + "." + String(format: "%04d", Int(configuration.randomBytes(2).reduce(0) { $0 << 8 | Int($1) }) % 10_000)
-        try await connection.query(
-            """
-            INSERT INTO subjects (user_id, team_id, sub, created) VALUES (?, ?, ?, ?) \
-            ON CONFLICT (user_id, team_id) DO NOTHING
-            """,
-            .text(userId),
-            .text(teamId),
-            .text(sub),
-            .integer(nowMilliseconds)
+        try await connection.insert(
+            SubjectRecord(userId: userId, teamId: teamId, sub: sub, created: nowMilliseconds),
+            "ON CONFLICT (user_id, team_id) DO NOTHING"
         )
         if let relay {
             try await connection.query(
@@ -205,17 +200,19 @@ extension IdentityProvider {
     ) async throws -> (
         address: String, isPrivate: Bool
     ) {
-        let consent = try await connection.one(
+        let shares = try await connection.fetchOne(
+            Bool.self,
             "SELECT share_email FROM consents WHERE user_id = ? AND client_id = ?",
             .text(user.id),
             .text(client.id)
         )
-        if consent?.bool("share_email") ?? true { return (user.email, false) }
-        let relay = try await connection.one(
+        if shares ?? true { return (user.email, false) }
+        let relay = try await connection.fetchOne(
+            String?.self,
             "SELECT relay_email FROM subjects WHERE user_id = ? AND team_id = ?",
             .text(user.id),
             .text(client.teamId)
-        )?.text("relay_email")
-        return relay.map { ($0, true) } ?? (user.email, false)
+        )
+        return relay.flatMap { $0 }.map { ($0, true) } ?? (user.email, false)
     }
 }

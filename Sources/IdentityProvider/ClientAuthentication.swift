@@ -41,11 +41,12 @@ extension IdentityProvider {
             throw OAuthError.invalidClient("client_secret must be an ES256 JWT with a kid.")
         }
         let pem = try await read { connection in
-            try await connection.one(
+            try await connection.fetchOne(
+                String.self,
                 "SELECT public_pem FROM team_keys WHERE team_id = ? AND key_id = ? AND revoked IS NULL",
                 .text(client.teamId),
                 .text(kid)
-            )?.text("public_pem")
+            )
         }
         guard let pem, let key = try? ES256PublicKey(pemRepresentation: pem) else {
             throw OAuthError.invalidClient("client_secret names a key the client's team has not registered.")

@@ -28,14 +28,32 @@ public final class IdentityProvider: Sendable {
         var checked: Int64
     }
 
+    let prepared = Mutex(false)
+
     /// Opens the provider on `database`: migrates it, and creates the first signing key and the
-    /// access-token key when missing.
-    public init(configuration: ProviderConfiguration, database: any SQLDatabase) async throws {
+    /// access-token key when missing (``prepare()``).
+    public convenience init(configuration: ProviderConfiguration, database: any SQLDatabase) async throws {
+        self.init(configuration: configuration, unpreparedDatabase: database)
+        try await prepare()
+    }
+
+    /// A provider whose database is not touched yet: for a database that starts working inside
+    /// a service group (PostgreSQL in `keyhaven idp serve`). ``prepare()`` before anything else;
+    /// `ProviderServer.run` does.
+    public init(configuration: ProviderConfiguration, unpreparedDatabase database: any SQLDatabase) {
         self.configuration = configuration
         self.database = database
+    }
+
+    /// Migrates the database, creates the first signing key and the access-token key when
+    /// missing, and seals secrets stored in the clear. Once per provider; safe to call again, and
+    /// concurrently (from other instances too).
+    public func prepare() async throws {
+        if prepared.withLock({ $0 }) { return }
         try await IdentitySchema.migrate(database)
         try await ensureKeys()
         try await sealStoredSecrets()
+        prepared.withLock { $0 = true }
     }
 
     // MARK: Helpers
@@ -75,7 +93,9 @@ public final class IdentityProvider: Sendable {
     }
 
     func client(_ id: String, _ connection: any SQLConnection) async throws -> Client? {
-        try await connection.one("SELECT * FROM clients WHERE id = ?", .text(id)).map(Client.init)
+        try await connection.fetchOne(ClientRecord.self, "\(ClientRecord.select) WHERE id = ?", .text(id)).map(
+            Client.init
+        )
     }
 
     public func client(_ id: String) async throws -> Client? {
@@ -83,17 +103,21 @@ public final class IdentityProvider: Sendable {
     }
 
     func user(_ id: String, _ connection: any SQLConnection) async throws -> User? {
-        try await connection.one("SELECT * FROM users WHERE id = ?", .text(id)).map(User.init)
+        try await connection.fetchOne(UserRecord.self, "\(UserRecord.select) WHERE id = ?", .text(id)).map(User.init)
     }
 
     public func user(email: String) async throws -> User? {
         try await read { connection in
-            try await connection.one("SELECT * FROM users WHERE email = ?", .text(email.lowercased())).map(User.init)
+            try await connection.fetchOne(
+                UserRecord.self,
+                "\(UserRecord.select) WHERE email = ?",
+                .text(email.lowercased())
+            ).map(User.init)
         }
     }
 
     func meta(_ name: String, _ connection: any SQLConnection) async throws -> String? {
-        try await connection.one("SELECT value FROM idp_meta WHERE name = ?", .text(name))?.text("value")
+        try await connection.fetchOne(String.self, "SELECT value FROM idp_meta WHERE name = ?", .text(name))
     }
 
     /// The key that authenticates stateless access tokens (shared by every instance).

@@ -14,13 +14,12 @@ public struct Client: Hashable, Sendable, Codable {
     public var redirectURIs: [String]
     public var notificationURL: String?
 
-    init(_ row: SQLRow) {
-        id = row.text("id") ?? ""
-        teamId = row.text("team_id") ?? ""
-        name = row.text("name") ?? ""
-        redirectURIs =
-            (try? JSONDecoder().decode([String].self, from: Data((row.text("redirect_uris") ?? "[]").utf8))) ?? []
-        notificationURL = row.text("notification_url")
+    init(_ record: ClientRecord) {
+        id = record.id
+        teamId = record.teamId
+        name = record.name
+        redirectURIs = (try? JSONDecoder().decode([String].self, from: Data(record.redirectURIs.utf8))) ?? []
+        notificationURL = record.notificationURL
     }
 
     public init(id: String, teamId: String, name: String, redirectURIs: [String], notificationURL: String?) {
@@ -43,13 +42,13 @@ public struct User: Hashable, Sendable {
 
     public var hasSecondFactor: Bool { totpSecret != nil }
 
-    init(_ row: SQLRow) {
-        id = row.text("id") ?? ""
-        email = row.text("email") ?? ""
-        firstName = row.text("first_name")
-        lastName = row.text("last_name")
-        passwordHash = row.text("password_hash") ?? ""
-        totpSecret = row.text("totp_secret")
+    init(_ record: UserRecord) {
+        id = record.id
+        email = record.email
+        firstName = record.firstName
+        lastName = record.lastName
+        passwordHash = record.passwordHash
+        totpSecret = record.totpSecret
     }
 }
 
@@ -67,13 +66,13 @@ public struct Consent: Hashable, Sendable, Codable {
     public var relayForwarding: Bool
     public var nameDelivered: Bool
 
-    init(_ row: SQLRow) {
-        userId = row.text("user_id") ?? ""
-        clientId = row.text("client_id") ?? ""
-        state = State(rawValue: row.text("state") ?? "") ?? .revoked
-        shareEmail = row.bool("share_email")
-        relayForwarding = row.bool("relay_forwarding")
-        nameDelivered = row.bool("name_delivered")
+    init(_ record: ConsentRecord) {
+        userId = record.userId
+        clientId = record.clientId
+        state = State(rawValue: record.state) ?? .revoked
+        shareEmail = record.shareEmail
+        relayForwarding = record.relayForwarding
+        nameDelivered = record.nameDelivered
     }
 }
 
@@ -89,11 +88,6 @@ public struct Authentication: Hashable, Sendable {
         self.userId = userId
         self.authTime = authTime
         self.secondFactor = secondFactor
-    }
-    /// From a `sessions` or `device_tokens` row (both store the sign-in the same way).
-    init?(_ row: SQLRow) {
-        guard let userId = row.text("user_id") else { return nil }
-        self.init(userId: userId, authTime: row.integer("auth_time") ?? 0, secondFactor: row.bool("second_factor"))
     }
 }
 

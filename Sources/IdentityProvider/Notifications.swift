@@ -43,11 +43,12 @@ extension IdentityProvider {
         // claimers); SQLite's writers are serialized anyway.
         let skipLocked = database.dialect == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         let claimed = try await write { connection in
-            try await connection.query(
+            try await connection.fetchAll(
+                OutboxRecord.self,
                 """
                 UPDATE outbox SET next_attempt = ? WHERE id IN (SELECT id FROM outbox WHERE delivered IS NULL \
                 AND next_attempt <= ? AND attempts < ? ORDER BY next_attempt, id LIMIT ?\(skipLocked)) \
-                AND delivered IS NULL RETURNING *
+                AND delivered IS NULL RETURNING \(OutboxRecord.columns)
                 """,
                 .integer(now + policy.lease),
                 .integer(now),
@@ -61,18 +62,15 @@ extension IdentityProvider {
         let seconds = now / 1000
         let results = await withTaskGroup(of: (String, Int64, Int?).self) { group in
             for row in claimed {
-                guard let id = row.text("id"), let url = row.text("url"), let clientId = row.text("client_id"),
-                    let event = row.text("event")
-                else { continue }
+                let (id, url, attempts) = (row.id, row.url, row.attempts)
                 let claims = NotificationClaims(
                     iss: issuer,
-                    aud: clientId,
+                    aud: row.clientId,
                     iat: seconds,
                     exp: seconds + 86_400,
                     jti: id,
-                    events: event
+                    events: row.event
                 )
-                let attempts = row.integer("attempts") ?? 0
                 group.addTask {
                     guard let jws = try? JWS.sign(claims, with: key),
                         let body = try? JSONEncoder().encode(["payload": jws])
@@ -120,17 +118,25 @@ extension IdentityProvider {
     public func nextNotificationDue() async throws -> Int64? {
         let limit = configuration.notificationRetry.giveUpAfter
         return try await read { connection in
-            try await connection.one(
+            try await connection.fetchOne(
+                Int64?.self,
                 "SELECT MIN(next_attempt) AS due FROM outbox WHERE delivered IS NULL AND attempts < ?",
                 .integer(limit)
-            )?.integer("due")
+            ) ?? nil
         }
     }
 
     public func outboxSummary() async throws -> OutboxSummary {
         let limit = configuration.notificationRetry.giveUpAfter
         return try await read { connection in
-            let row = try await connection.one(
+            struct Counts: Decodable {
+                var pending: Int?
+                var delivered: Int?
+                var attempts: Int?
+                var abandoned: Int?
+            }
+            let row = try await connection.fetchOne(
+                Counts.self,
                 """
                 SELECT \
                 CAST(SUM(CASE WHEN delivered IS NULL AND attempts < ? THEN 1 ELSE 0 END) AS BIGINT) AS pending, \
@@ -142,10 +148,10 @@ extension IdentityProvider {
                 .integer(limit)
             )
             return OutboxSummary(
-                pending: Int(row?.integer("pending") ?? 0),
-                delivered: Int(row?.integer("delivered") ?? 0),
-                attempts: Int(row?.integer("attempts") ?? 0),
-                abandoned: Int(row?.integer("abandoned") ?? 0)
+                pending: row?.pending ?? 0,
+                delivered: row?.delivered ?? 0,
+                attempts: row?.attempts ?? 0,
+                abandoned: row?.abandoned ?? 0
             )
         }
     }

@@ -14,22 +14,24 @@ extension IdentityProvider {
                 return .failure(.invalidRequest("token_type_hint must be refresh_token or access_token."))
             }
             var grantId = try await read { connection in
-                try await connection.one(
+                try await connection.fetchOne(
+                    String.self,
                     "SELECT id FROM grants WHERE refresh_hash = ? AND client_id = ?",
                     .text(Self.hash(token)),
                     .text(client.id)
-                )?.text("id")
+                )
             }
             if grantId == nil { grantId = try await grant(forAccessToken: token) }
             guard let grantId else { return .success(()) }
             let now = nowMilliseconds
             try await write { connection in
                 guard
-                    let row = try await connection.one(
+                    let userId = try await connection.fetchOne(
+                        String.self,
                         "SELECT user_id FROM grants WHERE id = ? AND client_id = ?",
                         .text(grantId),
                         .text(client.id)
-                    ), let userId = row.text("user_id")
+                    )
                 else { return }
                 try await self.endAuthorization(userId: userId, clientId: client.id, now: now, connection)
             }
@@ -71,10 +73,15 @@ extension IdentityProvider {
             }
             return .success(
                 try await read { connection in
-                    guard let subject = try await connection.one("SELECT * FROM subjects WHERE sub = ?", .text(sub)),
-                        let userId = subject.text("user_id")
+                    guard
+                        let subject = try await connection.fetchOne(
+                            SubjectRecord.self,
+                            "\(SubjectRecord.select) WHERE sub = ?",
+                            .text(sub)
+                        )
                     else { return .notFound }
-                    if subject.text("team_id") != client.teamId {
+                    let userId = subject.userId
+                    if subject.teamId != client.teamId {
                         let moved = try await connection.one(
                             "SELECT transfer_sub FROM transfers WHERE old_sub = ? AND to_team = ?",
                             .text(sub),
@@ -93,12 +100,13 @@ extension IdentityProvider {
     }
 
     func state(userId: String, clientId: String, _ connection: any SQLConnection) async throws -> CredentialState {
-        let consent = try await connection.one(
+        let state = try await connection.fetchOne(
+            String.self,
             "SELECT state FROM consents WHERE user_id = ? AND client_id = ?",
             .text(userId),
             .text(clientId)
         )
-        switch consent?.text("state") {
+        switch state {
         case "authorized": return .authorized
         case "revoked": return .revoked
         default: return .notFound

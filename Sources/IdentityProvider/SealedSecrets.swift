@@ -49,11 +49,13 @@ extension IdentityProvider {
     public func sealStoredSecrets() async throws -> Int {
         guard configuration.secretsKey != nil else { return 0 }
         return try await write { connection in
-            let rows = try await connection.query(
-                "SELECT id, totp_secret FROM users WHERE totp_secret IS NOT NULL AND totp_secret NOT LIKE 'sealed:%'"
+            let rows = try await connection.fetchAll(
+                UserRecord.self,
+                "\(UserRecord.select) WHERE totp_secret IS NOT NULL AND totp_secret NOT LIKE 'sealed:%'"
             )
             for row in rows {
-                guard let id = row.text("id"), let secret = row.text("totp_secret") else { continue }
+                guard let secret = row.totpSecret else { continue }
+                let id = row.id
                 // Only if it is still that secret (another instance may be sealing, or it changed).
                 try await connection.query(
                     "UPDATE users SET totp_secret = ? WHERE id = ? AND totp_secret = ?",

@@ -36,7 +36,7 @@ extension IdentityProvider {
     func checkCredentials(email: String, password: String, code: String?) async throws -> Authentication {
         let user = try await user(email: email)
         // Hash even for unknown addresses, so timing does not tell which addresses exist.
-        let verified = PasswordHash.verify(password, against: user?.passwordHash ?? decoyHash)
+        let verified = try await passwordHashing.verify(password, against: user?.passwordHash ?? decoyHash)
         guard let user, verified else {
             throw ProviderError(.invalidCredentials, "The e-mail address or password is not right.")
         }
@@ -80,13 +80,14 @@ extension IdentityProvider {
         let token = randomToken()
         let expires = nowMilliseconds + configuration.sessionLifetime * 1000
         try await write { connection in
-            try await connection.query(
-                "INSERT INTO sessions (hash, user_id, auth_time, second_factor, expires) VALUES (?, ?, ?, ?, ?)",
-                .text(Self.hash(token)),
-                .text(authentication.userId),
-                .integer(authentication.authTime),
-                SQLValue(authentication.secondFactor),
-                .integer(expires)
+            try await connection.insert(
+                SessionRecord(
+                    hash: Self.hash(token),
+                    userId: authentication.userId,
+                    authTime: authentication.authTime,
+                    secondFactor: authentication.secondFactor,
+                    expires: expires
+                )
             )
         }
         return token
@@ -96,11 +97,12 @@ extension IdentityProvider {
     public func session(_ token: String) async throws -> Authentication? {
         let now = nowMilliseconds
         return try await read { connection in
-            try await connection.one(
-                "SELECT * FROM sessions WHERE hash = ? AND expires > ?",
+            try await connection.fetchOne(
+                SignInRecord.self,
+                "SELECT \(SignInRecord.columns) FROM sessions WHERE hash = ? AND expires > ?",
                 .text(Self.hash(token)),
                 .integer(now)
-            ).flatMap(Authentication.init)
+            )?.authentication
         }
     }
 
@@ -119,17 +121,15 @@ extension IdentityProvider {
         let token = "kd_" + randomToken()
         let now = nowMilliseconds
         try await write { connection in
-            try await connection.query(
-                """
-                INSERT INTO device_tokens (hash, user_id, name, auth_time, second_factor, created) \
-                VALUES (?, ?, ?, ?, ?, ?)
-                """,
-                .text(Self.hash(token)),
-                .text(authentication.userId),
-                .text(String(name.prefix(100))),
-                .integer(authentication.authTime),
-                SQLValue(authentication.secondFactor),
-                .integer(now)
+            try await connection.insert(
+                DeviceTokenRecord(
+                    hash: Self.hash(token),
+                    userId: authentication.userId,
+                    name: String(name.prefix(100)),
+                    authTime: authentication.authTime,
+                    secondFactor: authentication.secondFactor,
+                    created: now
+                )
             )
         }
         return token
@@ -138,10 +138,11 @@ extension IdentityProvider {
     /// The person a device token signs in, if it is not revoked.
     public func device(_ token: String) async throws -> Authentication? {
         try await read { connection in
-            try await connection.one(
-                "SELECT * FROM device_tokens WHERE hash = ? AND revoked IS NULL",
+            try await connection.fetchOne(
+                SignInRecord.self,
+                "SELECT \(SignInRecord.columns) FROM device_tokens WHERE hash = ? AND revoked IS NULL",
                 .text(Self.hash(token))
-            ).flatMap(Authentication.init)
+            )?.authentication
         }
     }
 

@@ -109,7 +109,8 @@ extension IdentityProvider {
                 for key in keys {
                     // No row back: the key is locked (the update's WHERE refused), nothing changed.
                     guard
-                        let failures = try await connection.one(
+                        let failures = try await connection.fetchOne(
+                            Int64.self,
                             """
                             INSERT INTO sign_in_attempts (throttle_key, failures, locked_until, forget_after) \
                             VALUES (?, 1, 0, ?) ON CONFLICT (throttle_key) DO UPDATE SET failures = CASE \
@@ -120,12 +121,13 @@ extension IdentityProvider {
                             .integer(now + key.policy.forgetAfter),
                             .integer(now),
                             .integer(now)
-                        )?.integer("failures")
+                        )
                     else {
-                        let until = try await connection.one(
+                        let until = try await connection.fetchOne(
+                            Int64.self,
                             "SELECT locked_until FROM sign_in_attempts WHERE throttle_key = ?",
                             .text(key.key)
-                        )?.integer("locked_until")
+                        )
                         throw Locked(until: until ?? now + 1000)  // rolls back the keys charged before
                     }
                     let lockedUntil = now + key.policy.lockout(afterFailures: failures)

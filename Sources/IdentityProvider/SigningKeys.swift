@@ -19,11 +19,8 @@ extension IdentityProvider {
                 .text(key.kid)
             )
             if !first.isEmpty {
-                try await connection.query(
-                    "INSERT INTO signing_keys (kid, private_pem, created) VALUES (?, ?, ?)",
-                    .text(key.kid),
-                    .text(key.pemRepresentation),
-                    .integer(now)
+                try await connection.insert(
+                    SigningKeyRecord(kid: key.kid, privatePEM: key.pemRepresentation, created: now)
                 )
             }
         }
@@ -35,20 +32,20 @@ extension IdentityProvider {
         let now = nowMilliseconds
         if let cached = keyCache.withLock({ $0 }), now - cached.loaded < 10_000 { return cached }
         let rows = try await read { connection in
-            try await connection.query(
-                "SELECT kid, private_pem FROM signing_keys WHERE retired IS NULL ORDER BY created DESC, kid"
+            try await connection.fetchAll(
+                SigningKeyRecord.self,
+                "\(SigningKeyRecord.select) WHERE retired IS NULL ORDER BY created DESC, kid"
             )
         }
-        guard let newest = rows.first, let kid = newest.text("kid"), let pem = newest.text("private_pem") else {
+        guard let newest = rows.first else {
             throw StorageError("no signing key: run the provider once to create one")
         }
         var published: [JWK] = []
         for row in rows {
-            guard let kid = row.text("kid"), let pem = row.text("private_pem") else { continue }
-            published.append(try RSASigningKey(kid: kid, pemRepresentation: pem).publicJWK)
+            published.append(try RSASigningKey(kid: row.kid, pemRepresentation: row.privatePEM).publicJWK)
         }
         let cache = KeyCache(
-            signing: try RSASigningKey(kid: kid, pemRepresentation: pem),
+            signing: try RSASigningKey(kid: newest.kid, pemRepresentation: newest.privatePEM),
             published: published,
             loaded: now
         )
@@ -67,12 +64,7 @@ extension IdentityProvider {
         let key = try RSASigningKey.generate(kid: randomAlphanumeric(10, uppercase: true))
         let now = nowMilliseconds
         try await write { connection in
-            try await connection.query(
-                "INSERT INTO signing_keys (kid, private_pem, created) VALUES (?, ?, ?)",
-                .text(key.kid),
-                .text(key.pemRepresentation),
-                .integer(now)
-            )
+            try await connection.insert(SigningKeyRecord(kid: key.kid, privatePEM: key.pemRepresentation, created: now))
         }
         keyCache.withLock { $0 = nil }
         return key.kid
@@ -82,8 +74,11 @@ extension IdentityProvider {
     public func retireSigningKey(_ kid: String) async throws {
         let now = nowMilliseconds
         try await write { connection in
-            let active = try await connection.query("SELECT kid FROM signing_keys WHERE retired IS NULL")
-            guard active.contains(where: { $0.text("kid") == kid }) else {
+            let active = try await connection.fetchAll(
+                String.self,
+                "SELECT kid FROM signing_keys WHERE retired IS NULL"
+            )
+            guard active.contains(kid) else {
                 throw ProviderError(.notFound, "no published signing key \(kid)")
             }
             guard active.count > 1 else {

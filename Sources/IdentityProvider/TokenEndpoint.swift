@@ -67,16 +67,22 @@ extension IdentityProvider {
         let grantId = randomToken(16)
         let refreshToken = "r." + randomToken()
         let redemption: Redemption = try await write { connection in
-            guard let row = try await connection.one("SELECT * FROM codes WHERE hash = ?", .text(hash)) else {
+            guard
+                let row = try await connection.fetchOne(
+                    CodeRecord.self,
+                    "\(CodeRecord.select) WHERE hash = ?",
+                    .text(hash)
+                )
+            else {
                 return .refused(.codeExpired)
             }
-            guard row.text("client_id") == client.id else {
+            guard row.clientId == client.id else {
                 return .refused(.invalidGrant("The code was issued to another client_id."))
             }
-            guard row.text("redirect_uri") == form["redirect_uri"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            guard row.redirectURI == form["redirect_uri"].flatMap({ $0.isEmpty ? nil : $0 }) else {
                 return .refused(.invalidClient("redirect_uri does not match the authorization request."))
             }
-            if row.integer("used") == nil, (row.integer("expires") ?? 0) <= now { return .refused(.codeExpired) }
+            if row.used == nil, row.expires <= now { return .refused(.codeExpired) }
             let claimed = try await connection.query(
                 "UPDATE codes SET used = ? WHERE hash = ? AND used IS NULL RETURNING hash",
                 .integer(now),
@@ -91,31 +97,29 @@ extension IdentityProvider {
                 )
                 return .refused(.codeUsed)
             }
-            let userId = row.text("user_id") ?? ""
-            let scope = row.text("scope") ?? ""
-            try await connection.query(
-                """
-                INSERT INTO grants (id, refresh_hash, client_id, user_id, code_hash, scope, auth_time, \
-                real_user_status, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                .text(grantId),
-                .text(Self.hash(refreshToken)),
-                .text(client.id),
-                .text(userId),
-                .text(hash),
-                .text(scope),
-                .integer(row.integer("auth_time") ?? 0),
-                .integer(row.integer("real_user_status") ?? 1),
-                .integer(now)
+            let userId = row.userId
+            let scope = row.scope
+            try await connection.insert(
+                GrantRecord(
+                    id: grantId,
+                    refreshHash: Self.hash(refreshToken),
+                    clientId: client.id,
+                    userId: userId,
+                    codeHash: hash,
+                    scope: scope,
+                    authTime: row.authTime,
+                    realUserStatus: row.realUserStatus,
+                    created: now
+                )
             )
             return .granted(
                 grantId: grantId,
                 refreshToken: refreshToken,
                 userId: userId,
                 scopes: scope.split(separator: " ").map(String.init),
-                nonce: row.text("nonce"),
-                authTime: row.integer("auth_time") ?? 0,
-                realUserStatus: Int(row.integer("real_user_status") ?? 1)
+                nonce: row.nonce,
+                authTime: row.authTime,
+                realUserStatus: Int(row.realUserStatus)
             )
         }
         switch redemption {
@@ -147,25 +151,26 @@ extension IdentityProvider {
             throw OAuthError.invalidRequest("refresh_token is required.")
         }
         let row = try await read { connection in
-            try await connection.one(
-                "SELECT * FROM grants WHERE refresh_hash = ? AND revoked IS NULL",
+            try await connection.fetchOne(
+                GrantRecord.self,
+                "\(GrantRecord.select) WHERE refresh_hash = ? AND revoked IS NULL",
                 .text(Self.hash(token))
             )
         }
-        guard let row, let grantId = row.text("id"), let userId = row.text("user_id") else {
+        guard let row else {
             throw OAuthError.invalidGrant("The refresh token is invalid or has been revoked.")
         }
-        guard row.text("client_id") == client.id else {
+        guard row.clientId == client.id else {
             throw OAuthError.invalidGrant("The refresh token was issued to another client_id.")
         }
-        let accessToken = try await accessToken(grantId: grantId)
+        let accessToken = try await accessToken(grantId: row.id)
         let idToken = try await identityToken(
             client: client,
-            userId: userId,
-            scopes: (row.text("scope") ?? "").split(separator: " ").map(String.init),
+            userId: row.userId,
+            scopes: row.scope.split(separator: " ").map(String.init),
             nonce: nil,
-            authTime: row.integer("auth_time") ?? 0,
-            realUserStatus: Int(row.integer("real_user_status") ?? 1),
+            authTime: row.authTime,
+            realUserStatus: Int(row.realUserStatus),
             accessToken: accessToken
         )
         return TokenResponse(
@@ -188,8 +193,24 @@ extension IdentityProvider {
     ) async throws -> String {
         let window = (nowSeconds - configuration.transferWindow) * 1000
         // One query for everything the token says about the person (this runs on every refresh).
+        /// What an id_token says about the person, from one query over four tables.
+        struct Facts: Decodable {
+            var email: String
+            var sub: String?
+            var relayEmail: String?
+            var shareEmail: Bool?
+            var transferSub: String?
+
+            enum CodingKeys: String, CodingKey {
+                case email, sub
+                case relayEmail = "relay_email"
+                case shareEmail = "share_email"
+                case transferSub = "transfer_sub"
+            }
+        }
         let row = try await read { connection in
-            try await connection.one(
+            try await connection.fetchOne(
+                Facts.self,
                 """
                 SELECT u.email AS email, s.sub AS sub, s.relay_email AS relay_email, c.share_email AS share_email, \
                 (SELECT t.transfer_sub FROM transfers t WHERE t.user_id = u.id AND t.to_team = ? AND t.created > ? \
@@ -204,15 +225,16 @@ extension IdentityProvider {
                 .text(userId)
             )
         }
-        guard let row, let address = row.text("email") else {
+        guard let row else {
             throw OAuthError.invalidGrant("The user no longer exists.")
         }
-        let sub = row.text("sub")
-        let transferSub = row.text("transfer_sub")
+        let address = row.email
+        let sub = row.sub
+        let transferSub = row.transferSub
         var email: (address: String, isPrivate: Bool)?
         if scopes.contains("email") {
-            let shares = row.integer("share_email").map { $0 != 0 } ?? true
-            email = !shares ? row.text("relay_email").map { ($0, true) } ?? (address, false) : (address, false)
+            let shares = row.shareEmail ?? true
+            email = !shares ? row.relayEmail.map { ($0, true) } ?? (address, false) : (address, false)
         }
         guard let sub else {
             throw OAuthError.invalidGrant("The user has not authorized this client's team; authorize again.")

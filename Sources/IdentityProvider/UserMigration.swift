@@ -20,12 +20,13 @@ extension IdentityProvider {
         let token = "m." + randomToken()
         let expires = nowMilliseconds + configuration.accessTokenLifetime * 1000
         try await write { connection in
-            try await connection.query(
-                "INSERT INTO migration_tokens (hash, team_id, client_id, expires) VALUES (?, ?, ?, ?)",
-                .text(Self.hash(token)),
-                .text(client.teamId),
-                .text(client.id),
-                .integer(expires)
+            try await connection.insert(
+                MigrationTokenRecord(
+                    hash: Self.hash(token),
+                    teamId: client.teamId,
+                    clientId: client.id,
+                    expires: expires
+                )
             )
         }
         return TokenResponse(access_token: token, expires_in: configuration.accessTokenLifetime)
@@ -82,33 +83,38 @@ extension IdentityProvider {
             + "." + Hex.encode(configuration.randomBytes(16)) + ".t"
         let now = nowMilliseconds
         return try await write { connection in
-            guard let subject = try await connection.one("SELECT * FROM subjects WHERE sub = ?", .text(sub)),
-                subject.text("team_id") == client.teamId, let userId = subject.text("user_id")
+            guard
+                let subject = try await connection.fetchOne(
+                    SubjectRecord.self,
+                    "\(SubjectRecord.select) WHERE sub = ?",
+                    .text(sub)
+                ), subject.teamId == client.teamId
             else { return .failure(.invalidRequest("The sub is not a user of this team.")) }
+            let userId = subject.userId
             guard target != client.teamId,
                 try await connection.one("SELECT id FROM teams WHERE id = ?", .text(target)) != nil
             else { return .failure(.invalidRequest("target is not another registered team.")) }
             guard try await self.state(userId: userId, clientId: client.id, connection) == .authorized else {
                 return .failure(.invalidRequest("The user has revoked this app."))
             }
-            try await connection.query(
-                """
-                INSERT INTO transfers (transfer_sub, user_id, from_team, to_team, old_sub, created) \
-                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (old_sub, to_team) DO NOTHING
-                """,
-                .text(candidate),
-                .text(userId),
-                .text(client.teamId),
-                .text(target),
-                .text(sub),
-                .integer(now)
+            try await connection.insert(
+                TransferRecord(
+                    transferSub: candidate,
+                    userId: userId,
+                    fromTeam: client.teamId,
+                    toTeam: target,
+                    oldSub: sub,
+                    created: now
+                ),
+                "ON CONFLICT (old_sub, to_team) DO NOTHING"
             )
-            let existing = try await connection.one(
+            let existing = try await connection.fetchOne(
+                String.self,
                 "SELECT transfer_sub FROM transfers WHERE old_sub = ? AND to_team = ?",
                 .text(sub),
                 .text(target)
             )
-            return .success(MigrationInfo(transfer_sub: existing?.text("transfer_sub")))
+            return .success(MigrationInfo(transfer_sub: existing))
         }
     }
 
@@ -118,22 +124,26 @@ extension IdentityProvider {
         let relay = randomAlphanumeric(10) + "@" + configuration.relayDomain
         return try await write { connection in
             guard
-                let transfer = try await connection.one(
-                    "SELECT * FROM transfers WHERE transfer_sub = ? AND to_team = ? AND created > ?",
+                let transfer = try await connection.fetchOne(
+                    TransferRecord.self,
+                    "\(TransferRecord.select) WHERE transfer_sub = ? AND to_team = ? AND created > ?",
                     .text(transferSub),
                     .text(client.teamId),
                     .integer(window)
-                ), let userId = transfer.text("user_id"), let user = try await self.user(userId, connection)
+                ), let user = try await self.user(transfer.userId, connection)
             else { return .failure(.invalidRequest("The transfer_sub is unknown, expired or for another team.")) }
+            let userId = transfer.userId
             let hidden =
-                try await connection.one(
+                try await connection.fetchOne(
+                    String?.self,
                     "SELECT relay_email FROM subjects WHERE user_id = ? AND team_id = ?",
                     .text(userId),
-                    .text(transfer.text("from_team") ?? "")
-                )?.text("relay_email") != nil
+                    .text(transfer.fromTeam)
+                ).flatMap { $0 } != nil
             try await self.ensureSubject(userId: userId, teamId: client.teamId, relay: hidden ? relay : nil, connection)
-            let subject = try await connection.one(
-                "SELECT sub, relay_email FROM subjects WHERE user_id = ? AND team_id = ?",
+            let subject = try await connection.fetchOne(
+                SubjectRecord.self,
+                "\(SubjectRecord.select) WHERE user_id = ? AND team_id = ?",
                 .text(userId),
                 .text(client.teamId)
             )
@@ -142,8 +152,8 @@ extension IdentityProvider {
                 .integer(now),
                 .text(transferSub)
             )
-            let email = hidden ? subject?.text("relay_email") : user.email
-            return .success(MigrationInfo(sub: subject?.text("sub"), email: email, is_private_email: hidden))
+            let email = hidden ? subject?.relayEmail : user.email
+            return .success(MigrationInfo(sub: subject?.sub, email: email, is_private_email: hidden))
         }
     }
 }

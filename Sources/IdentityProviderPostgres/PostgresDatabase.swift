@@ -3,12 +3,17 @@ public import IdentityProvider
 public import Logging
 import NIOCore
 import PostgresNIO
+public import ServiceLifecycle
 
 /// PostgreSQL through postgres-nio's connection pool, behind the same ``SQLDatabase`` seam as
 /// SQLite: several provider instances can share one database.
-public final class PostgresDatabase: SQLDatabase {
+///
+/// The pool works while ``run()`` runs: it is a swift-service-lifecycle `Service`, run by
+/// `keyhaven idp serve`'s `ServiceGroup` (`ProviderServer.run(…, services:)`) and stopped after the
+/// server on graceful shutdown. Code without a service group (commands, tests) uses
+/// ``withRunning(_:)``.
+public final class PostgresDatabase: SQLDatabase, Service {
     let client: PostgresClient
-    let runner: Task<Void, Never>
     let logger: Logger
     public var dialect: SQLDialect { .postgres }
 
@@ -40,7 +45,23 @@ public final class PostgresDatabase: SQLDatabase {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
-        runner = Task { await client.run() }
+    }
+
+    /// Runs the connection pool until the task is cancelled or the service group shuts down
+    /// gracefully (the group stops services in reverse order, so list the database first).
+    public func run() async throws {
+        let client = self.client
+        await cancelWhenGracefulShutdown { await client.run() }
+    }
+
+    /// Runs `body` while the connection pool runs, then stops the pool.
+    public func withRunning<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        let client = self.client
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body()
+        }
     }
 
     struct Connection: SQLConnection {
@@ -51,7 +72,7 @@ public final class PostgresDatabase: SQLDatabase {
             try await PostgresDatabase.describing {
                 let rows = try await connection.query(PostgresDatabase.query(sql, binds), logger: logger)
                 var result: [SQLRow] = []
-                for try await row in rows { result.append(PostgresDatabase.convert(row)) }
+                for try await row in rows { result.append(try PostgresDatabase.convert(row)) }
                 return result
             }
         }
@@ -65,7 +86,7 @@ public final class PostgresDatabase: SQLDatabase {
             try await PostgresDatabase.describing {
                 let rows = try await client.query(PostgresDatabase.query(sql, binds), logger: logger)
                 var result: [SQLRow] = []
-                for try await row in rows { result.append(PostgresDatabase.convert(row)) }
+                for try await row in rows { result.append(try PostgresDatabase.convert(row)) }
                 return result
             }
         }
@@ -105,10 +126,8 @@ public final class PostgresDatabase: SQLDatabase {
         try await body(PoolConnection(client: client, logger: logger))
     }
 
-    public func shutdown() async {
-        runner.cancel()
-        _ = await runner.value
-    }
+    /// The pool stops with ``run()`` or ``withRunning(_:)``; nothing to do here.
+    public func shutdown() async {}
 
     /// Turns postgres-nio's errors into a ``StorageError`` with the server's SQLSTATE and message
     /// (never the bound values, which may be secrets).
@@ -149,7 +168,8 @@ public final class PostgresDatabase: SQLDatabase {
         return PostgresQuery(unsafeSQL: text, binds: bindings)
     }
 
-    static func convert(_ row: PostgresRow) -> SQLRow {
+    /// A row as the seam's values (decoded into records by ``SQLRow/decode(_:)``, as SQLite's are).
+    static func convert(_ row: PostgresRow) throws -> SQLRow {
         var values: [String: SQLValue] = [:]
         for cell in row {
             guard cell.bytes != nil else {
@@ -158,11 +178,11 @@ public final class PostgresDatabase: SQLDatabase {
             }
             switch cell.dataType {
             case .int8, .int4, .int2:
-                values[cell.columnName] = (try? cell.decode(Int64.self)).map(SQLValue.integer) ?? .null
+                values[cell.columnName] = .integer(try cell.decode(Int64.self))
             case .bool:
-                values[cell.columnName] = (try? cell.decode(Bool.self)).map { .integer($0 ? 1 : 0) } ?? .null
+                values[cell.columnName] = .integer(try cell.decode(Bool.self) ? 1 : 0)
             default:
-                values[cell.columnName] = (try? cell.decode(String.self)).map(SQLValue.text) ?? .null
+                values[cell.columnName] = .text(try cell.decode(String.self))
             }
         }
         return SQLRow(values: values)

@@ -7,7 +7,7 @@ import KeyhavenJOSE
 public import Logging
 import NIOCore
 import NIOHTTP1
-import ServiceLifecycle
+public import ServiceLifecycle
 import Synchronization
 import UnixSignals
 import _KeyhavenSupport
@@ -61,13 +61,18 @@ public final class ProviderServer: Sendable {
 
     /// Serves on `host:port` (0 picks a port) with the notification sender, until the task is
     /// cancelled or SIGINT/SIGTERM. `onReady` gets the bound port.
+    ///
+    /// `services` (the PostgreSQL database) run in the same service group, started first and
+    /// stopped last; the provider is prepared (``IdentityProvider/prepare()``) once they run,
+    /// before the server listens.
     public func run(
         host: String,
         port: Int,
         logger: Logger = Logger(label: "keyhaven.idp"),
+        services: [any Service] = [],
         onReady: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
-        let app = Application(
+        var app = Application(
             router: router(),
             configuration: .init(address: .hostname(host, port: port), serverName: "keyhaven-idp"),
             onServerRunning: { channel in
@@ -78,10 +83,12 @@ public final class ProviderServer: Sendable {
             },
             logger: logger
         )
+        let provider = self.provider
+        app.beforeServerStarts { try await provider.prepare() }
         let sender = NotificationSender(provider: provider, interval: deliveryInterval, logger: logger)
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: app), .init(service: sender)],
+                services: services.map { .init(service: $0) } + [.init(service: app), .init(service: sender)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
@@ -233,6 +240,7 @@ struct NotificationSender: Service {
 
     func run() async throws {
         let transport = HTTPNotificationTransport()
+        try await provider.prepare()  // the same preparation the server waits for
         await withGracefulShutdownHandler {
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 do {

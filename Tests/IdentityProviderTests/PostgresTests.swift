@@ -20,11 +20,20 @@ struct PostgresTests {
         let base = try #require(baseURL)
         let admin = try PostgresDatabase(url: base)
         let name = "kh_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-        _ = try await admin.read { try await $0.query("CREATE DATABASE \(name)") }
-        await admin.shutdown()
+        try await admin.withRunning {
+            _ = try await admin.read { try await $0.query("CREATE DATABASE \(name)") }
+        }
         var components = URLComponents(string: base)!
         components.path = "/" + name
         return components.string!
+    }
+
+    /// A database whose pool runs for the rest of the test process: tests keep providers beyond
+    /// any one scope (`keyhaven idp serve` runs the pool in its service group instead).
+    static func database(url: String, logger: Logger = Logger(label: "test.idp.postgres")) throws -> PostgresDatabase {
+        let database = try PostgresDatabase(url: url, logger: logger)
+        Task { try? await database.run() }
+        return database
     }
 
     /// Serves a second provider instance on the same database; returns its base URL to `body`.
@@ -32,7 +41,7 @@ struct PostgresTests {
         url: String,
         _ body: @escaping @Sendable (IdentityProvider, String) async throws -> Void
     ) async throws {
-        let database = try PostgresDatabase(url: url)
+        let database = try Self.database(url: url)
         let provider = try await IdentityProvider(configuration: ProviderHarness.configuration(), database: database)
         let ready = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "test.idp.b")
@@ -51,7 +60,7 @@ struct PostgresTests {
     @Test(.enabled(if: baseURL != nil, "set KEYHAVEN_TEST_POSTGRES_URL (scripts/test.sh does)"))
     func twoInstancesShareOneFlow() async throws {
         let url = try await Self.freshDatabase()
-        try await ProviderHarness.with(database: try PostgresDatabase(url: url)) { harness in
+        try await ProviderHarness.with(database: try Self.database(url: url)) { harness in
             try await Self.withSecondInstance(url: url) { _, second in
                 // Authorize on the first instance, redeem the code on the second.
                 let code = try #require(try await harness.authorizeInBrowser(share: false)["code"])
@@ -90,7 +99,7 @@ struct PostgresTests {
                 group.addTask {
                     try await IdentityProvider(
                         configuration: ProviderHarness.configuration(),
-                        database: try PostgresDatabase(url: url)
+                        database: try Self.database(url: url)
                     )
                 }
             }
@@ -106,7 +115,7 @@ struct PostgresTests {
         let database: any SQLDatabase
         if engine == "postgres" {
             guard Self.baseURL != nil else { return }
-            database = try PostgresDatabase(url: try await Self.freshDatabase())
+            database = try Self.database(url: try await Self.freshDatabase())
         } else {
             database = try SQLiteDatabase(
                 path: FileManager.default.temporaryDirectory

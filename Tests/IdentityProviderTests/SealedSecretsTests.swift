@@ -18,7 +18,7 @@ struct SealedSecretsTests {
 
     static func stored(_ provider: IdentityProvider, _ email: String) async throws -> String? {
         try await provider.database.read {
-            try await $0.one("SELECT totp_secret FROM users WHERE email = ?", .text(email))?.text("totp_secret")
+            try await $0.fetchOne(String?.self, "SELECT totp_secret FROM users WHERE email = ?", .text(email)) ?? nil
         }
     }
 

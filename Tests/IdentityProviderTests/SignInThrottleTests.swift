@@ -34,7 +34,8 @@ struct SignInThrottleTests {
         adjust(&configuration)
         let database: any SQLDatabase =
             engine == "postgres"
-            ? try PostgresDatabase(url: try await PostgresTests.freshDatabase(), logger: quiet) : try SQLiteDatabase()
+            ? try PostgresTests.database(url: try await PostgresTests.freshDatabase(), logger: quiet)
+            : try SQLiteDatabase()
         let provider = try await IdentityProvider(configuration: configuration, database: database)
         _ = try await provider.createUser(email: email, password: password)
         let (_, secret) = try await provider.createUser(email: "grace@example.com", password: password, totp: true)
@@ -275,11 +276,11 @@ struct SignInThrottleTests {
         configuration.accountThrottle.allowedFailures = 12
         let first = try await IdentityProvider(
             configuration: configuration,
-            database: try PostgresDatabase(url: url, logger: Self.quiet)
+            database: try PostgresTests.database(url: url, logger: Self.quiet)
         )
         let second = try await IdentityProvider(
             configuration: configuration,
-            database: try PostgresDatabase(url: url, logger: Self.quiet)
+            database: try PostgresTests.database(url: url, logger: Self.quiet)
         )
         _ = try await first.createUser(email: Self.email, password: Self.password)
         try await withThrowingTaskGroup(of: Void.self) { group in

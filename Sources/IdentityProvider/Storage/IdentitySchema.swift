@@ -104,7 +104,7 @@ enum IdentitySchema {
                 "CREATE TABLE IF NOT EXISTS idp_migrations (name TEXT PRIMARY KEY, applied BIGINT NOT NULL)"
             )
             let applied = Set(
-                try await connection.query("SELECT name FROM idp_migrations").compactMap { $0.text("name") }
+                try await connection.fetchAll(String.self, "SELECT name FROM idp_migrations")
             )
             let known = Set(migrations.map(\.name))
             if let unknown = applied.subtracting(known).first {

@@ -17,29 +17,13 @@ extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
     public init(_ bool: Bool) { self = .integer(bool ? 1 : 0) }
 }
 
-/// One result row, by column name.
+/// One result row: each column's value by name. Read it as a typed record with
+/// ``decode(_:)`` (or ``SQLConnection/fetchOne(_:_:_:)``), which fails loudly on a column the
+/// row lacks.
 public struct SQLRow: Sendable {
     public var values: [String: SQLValue]
 
     public init(values: [String: SQLValue]) { self.values = values }
-
-    public func text(_ column: String) -> String? {
-        switch values[column] {
-        case .text(let text): text
-        case .integer(let value): String(value)
-        default: nil
-        }
-    }
-
-    public func integer(_ column: String) -> Int64? {
-        switch values[column] {
-        case .integer(let value): value
-        case .text(let text): Int64(text)
-        default: nil
-        }
-    }
-
-    public func bool(_ column: String) -> Bool { (integer(column) ?? 0) != 0 }
 }
 
 /// Statements inside one transaction.
@@ -67,12 +51,15 @@ public enum SQLDialect: Sendable {
 /// A database the provider can use.
 public protocol SQLDatabase: Sendable {
     var dialect: SQLDialect { get }
-    /// Runs `body` in one transaction that writes (SQLite `BEGIN IMMEDIATE`; PostgreSQL `BEGIN`),
-    /// committed when it returns and rolled back when it throws.
+    /// Runs `body` in one transaction that writes (SQLite: GRDB's `write`, an immediate
+    /// transaction; PostgreSQL `BEGIN`), committed when it returns and rolled back when it throws.
+    /// `body` may run more than once (PostgreSQL retries deadlock victims), so it must only talk
+    /// to the database.
     func transaction<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T
     /// Runs `body` for reading only (no write lock where the engine allows).
     func read<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T
-    /// Closes connections (PostgreSQL); a no-op for SQLite.
+    /// Closes what the database holds open; a no-op for both engines now (PostgreSQL's client
+    /// runs, and stops, with its service).
     func shutdown() async
 }
 

@@ -1,89 +1,74 @@
+import Dispatch
 import Foundation
 import GRDB
+import Synchronization
 
-/// SQLite through GRDB: a WAL database pool. Reads run on reader connections in parallel; write
-/// transactions are serialized by an async lock (and by `BEGIN IMMEDIATE` against other
-/// processes on the same file, with a busy timeout).
+/// SQLite through GRDB: a WAL `DatabasePool` for a file, a `DatabaseQueue` in memory. Everything
+/// goes through GRDB's async `read`/`write`, which run on GRDB's own dispatch queues (never on
+/// Swift's cooperative pool or NIO's event loops). GRDB serializes the writers and opens each
+/// write transaction itself (`BEGIN IMMEDIATE`, with a busy timeout against other processes).
 public final class SQLiteDatabase: SQLDatabase {
-    let pool: DatabasePool?
-    let queue: DatabaseQueue?
-    let lock = AsyncLock()
+    let writer: any DatabaseWriter
     public var dialect: SQLDialect { .sqlite }
 
     /// A database file (created when missing).
     public init(path: String) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        // Transactions span several accesses (the store's SQL is async); the async lock keeps
-        // every other access out while one is open.
-        configuration.allowsUnsafeTransactions = true
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        pool = try DatabasePool(path: path, configuration: configuration)
-        queue = nil
+        writer = try DatabasePool(path: path, configuration: configuration)
     }
 
     /// An in-memory database (tests, `keyhaven demo`).
     public init() throws {
-        pool = nil
-        var configuration = Configuration()
-        configuration.allowsUnsafeTransactions = true
-        queue = try DatabaseQueue(configuration: configuration)
+        writer = try DatabaseQueue()
     }
 
-    var writer: any DatabaseWriter { pool ?? queue! }
-
-    struct Connection: SQLConnection {
-        let run: @Sendable (String, [SQLValue]) throws -> [SQLRow]
-        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] { try run(sql, binds) }
-    }
-
+    /// The store's transaction bodies are async (they are shared with PostgreSQL), while GRDB's
+    /// `write` takes a synchronous closure. So that closure, on GRDB's writer queue, runs the
+    /// statements `body` sends it one at a time until `body` returns (commit) or throws (rollback).
+    /// GRDB's writer thread waits between statements, as it would inside any long transaction.
     public func transaction<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
-        await lock.acquire()
+        let channel = StatementChannel()
         let writer = self.writer
-        do {
-            try Self.execute(writer, "BEGIN IMMEDIATE")
-            let connection = Connection { sql, binds in
-                try writer.writeWithoutTransaction { try Self.run($0, sql, binds) }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await writer.write { db in try channel.serve(db) }
+                } catch {
+                    channel.close(error)
+                    throw error
+                }
             }
             let result: T
             do {
-                result = try await body(connection)
-                try Self.execute(writer, "COMMIT")
+                result = try await body(channel)
             } catch {
-                try? Self.execute(writer, "ROLLBACK")
+                channel.finish(commit: false)
+                _ = try? await group.next()
                 throw error
             }
-            await lock.release()
+            channel.finish(commit: true)
+            try await group.next()  // the commit's outcome
             return result
-        } catch {
-            await lock.release()
-            throw error
         }
     }
 
+    /// Each statement is one GRDB `read` (a reader connection of the pool, in parallel with the
+    /// writer; in memory, the queue).
     public func read<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
-        if let pool {
-            return try await body(Connection { sql, binds in try pool.read { try Self.run($0, sql, binds) } })
-        }
-        // A single in-memory connection: share the writers' lock.
-        await lock.acquire()
-        do {
-            let queue = queue!
-            let result = try await body(Connection { sql, binds in try queue.read { try Self.run($0, sql, binds) } })
-            await lock.release()
-            return result
-        } catch {
-            await lock.release()
-            throw error
-        }
+        try await body(Reader(reader: writer))
     }
 
     public func shutdown() async {}
 
-    static func execute(_ writer: any DatabaseWriter, _ sql: String) throws {
-        try writer.writeWithoutTransaction { try $0.execute(sql: sql) }
+    struct Reader: SQLConnection {
+        let reader: any DatabaseReader
+        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+            try await reader.read { try SQLiteDatabase.run($0, sql, binds) }
+        }
     }
 
     static func run(_ db: Database, _ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
@@ -104,9 +89,10 @@ public final class SQLiteDatabase: SQLDatabase {
                 switch value.storage {
                 case .int64(let integer): values[column] = .integer(integer)
                 case .string(let text): values[column] = .text(text)
-                case .double(let double): values[column] = .integer(Int64(double))
-                case .blob(let data): values[column] = .text(String(decoding: data, as: UTF8.self))
                 case .null: values[column] = .null
+                case .double, .blob:
+                    // The schema has TEXT and BIGINT columns only.
+                    throw StorageError("column \(column) holds a value that is neither text nor an integer")
                 }
             }
             return SQLRow(values: values)
@@ -114,20 +100,72 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 }
 
-/// A first-come, first-served lock for async code.
-actor AsyncLock {
-    private var locked = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func acquire() async {
-        guard locked else {
-            locked = true
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
+/// Statements from an async transaction body to the GRDB writer closure that runs them.
+final class StatementChannel: SQLConnection, Sendable {
+    enum Request {
+        case statement(String, [SQLValue], CheckedContinuation<[SQLRow], any Error>)
+        case finish(commit: Bool)
     }
 
-    func release() {
-        if waiters.isEmpty { locked = false } else { waiters.removeFirst().resume() }
+    struct State {
+        var requests: [Request] = []
+        /// Set when the writer will take no more statements (it failed, or the body finished).
+        var closed: (any Error)?
+    }
+
+    struct RolledBack: Error {}
+    struct Closed: Error {}
+
+    private let state = Mutex(State())
+    private let ready = DispatchSemaphore(value: 0)
+
+    func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
+        try await withCheckedThrowingContinuation { continuation in
+            let refused: (any Error)? = state.withLock { state in
+                if let closed = state.closed { return closed }
+                state.requests.append(.statement(sql, binds, continuation))
+                return nil
+            }
+            if let refused { continuation.resume(throwing: refused) } else { ready.signal() }
+        }
+    }
+
+    func finish(commit: Bool) {
+        let accepted = state.withLock { state in
+            guard state.closed == nil else { return false }
+            state.requests.append(.finish(commit: commit))
+            state.closed = Closed()
+            return true
+        }
+        if accepted { ready.signal() }
+    }
+
+    /// The writer could not start or went away: statements still waiting fail with `error`.
+    func close(_ error: any Error) {
+        let waiting = state.withLock { state in
+            if state.closed == nil { state.closed = error }
+            defer { state.requests.removeAll() }
+            return state.requests
+        }
+        for case .statement(_, _, let continuation) in waiting { continuation.resume(throwing: error) }
+    }
+
+    /// Runs on GRDB's writer queue, inside its transaction, until the body finishes.
+    func serve(_ db: Database) throws {
+        while true {
+            ready.wait()
+            let request = state.withLock { $0.requests.removeFirst() }
+            switch request {
+            case .statement(let sql, let binds, let continuation):
+                do {
+                    continuation.resume(returning: try SQLiteDatabase.run(db, sql, binds))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            case .finish(let commit):
+                if commit { return }
+                throw RolledBack()
+            }
+        }
     }
 }

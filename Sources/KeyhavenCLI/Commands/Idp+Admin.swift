@@ -17,9 +17,10 @@ struct ProviderTeam: AsyncParsableCommand {
         @Option(name: .long, help: "Its id (10 uppercase letters or digits; generated when absent).") var id: String?
 
         func run() async throws {
-            let provider = try await provider.open()
-            let team = try await administering { try await provider.createTeam(id: id, name: name) }
-            print(team.id)
+            try await provider.withOpened { provider in
+                let team = try await administering { try await provider.createTeam(id: id, name: name) }
+                print(team.id)
+            }
         }
     }
 
@@ -29,10 +30,11 @@ struct ProviderTeam: AsyncParsableCommand {
         @Flag(name: .long, help: "JSON output.") var json = false
 
         func run() async throws {
-            let provider = try await provider.open()
-            let teams = try await administering { try await provider.teams() }
-            if json { return print(try Output.json(teams)) }
-            for team in teams { print("\(team.id)\t\(team.name)") }
+            try await provider.withOpened { provider in
+                let teams = try await administering { try await provider.teams() }
+                if json { return print(try Output.json(teams)) }
+                for team in teams { print("\(team.id)\t\(team.name)") }
+            }
         }
     }
 
@@ -51,16 +53,17 @@ struct ProviderTeam: AsyncParsableCommand {
             @Option(name: .long, help: "Where to write the private key (PKCS#8 PEM, mode 0600).") var output: String
 
             func run() async throws {
-                let provider = try await provider.open()
-                let key = try await administering { try await provider.createTeamKey(teamId: team) }
-                guard
-                    FileManager.default.createFile(
-                        atPath: output,
-                        contents: Data(key.pemRepresentation.utf8),
-                        attributes: [.posixPermissions: 0o600]
-                    )
-                else { throw Output.failure("cannot write \(output)") }
-                print(key.kid)
+                try await provider.withOpened { provider in
+                    let key = try await administering { try await provider.createTeamKey(teamId: team) }
+                    guard
+                        FileManager.default.createFile(
+                            atPath: output,
+                            contents: Data(key.pemRepresentation.utf8),
+                            attributes: [.posixPermissions: 0o600]
+                        )
+                    else { throw Output.failure("cannot write \(output)") }
+                    print(key.kid)
+                }
             }
         }
 
@@ -76,18 +79,19 @@ struct ProviderTeam: AsyncParsableCommand {
                 String
 
             func run() async throws {
-                let provider = try await provider.open()
-                guard let pem = try? String(contentsOfFile: publicKey, encoding: .utf8) else {
-                    throw Output.failure("cannot read \(publicKey)")
+                try await provider.withOpened { provider in
+                    guard let pem = try? String(contentsOfFile: publicKey, encoding: .utf8) else {
+                        throw Output.failure("cannot read \(publicKey)")
+                    }
+                    try await administering {
+                        try await provider.addTeamKey(
+                            teamId: team,
+                            keyId: keyId,
+                            publicKey: try ES256PublicKey(pemRepresentation: pem)
+                        )
+                    }
+                    print(keyId)
                 }
-                try await administering {
-                    try await provider.addTeamKey(
-                        teamId: team,
-                        keyId: keyId,
-                        publicKey: try ES256PublicKey(pemRepresentation: pem)
-                    )
-                }
-                print(keyId)
             }
         }
     }
@@ -112,17 +116,18 @@ struct ProviderService: AsyncParsableCommand {
         var notificationURL: String?
 
         func run() async throws {
-            let provider = try await provider.open()
-            try await administering {
-                try await provider.registerClient(
-                    id: clientId,
-                    teamId: team,
-                    name: name,
-                    redirectURIs: redirectURIs,
-                    notificationURL: notificationURL
-                )
+            try await provider.withOpened { provider in
+                try await administering {
+                    try await provider.registerClient(
+                        id: clientId,
+                        teamId: team,
+                        name: name,
+                        redirectURIs: redirectURIs,
+                        notificationURL: notificationURL
+                    )
+                }
+                print(clientId)
             }
-            print(clientId)
         }
     }
 
@@ -132,11 +137,14 @@ struct ProviderService: AsyncParsableCommand {
         @Flag(name: .long, help: "JSON output.") var json = false
 
         func run() async throws {
-            let provider = try await provider.open()
-            let clients = try await administering { try await provider.clients() }
-            if json { return print(try Output.json(clients)) }
-            for client in clients {
-                print("\(client.id)\t\(client.teamId)\t\(client.name)\t\(client.redirectURIs.joined(separator: " "))")
+            try await provider.withOpened { provider in
+                let clients = try await administering { try await provider.clients() }
+                if json { return print(try Output.json(clients)) }
+                for client in clients {
+                    print(
+                        "\(client.id)\t\(client.teamId)\t\(client.name)\t\(client.redirectURIs.joined(separator: " "))"
+                    )
+                }
             }
         }
     }
@@ -150,9 +158,10 @@ struct ProviderService: AsyncParsableCommand {
         @Option(name: .long, help: "The recipient team's id.") var to: String
 
         func run() async throws {
-            let provider = try await provider.open()
-            try await administering { try await provider.transferClient(clientId, toTeam: to) }
-            print("\(clientId) now belongs to \(to)")
+            try await provider.withOpened { provider in
+                try await administering { try await provider.transferClient(clientId, toTeam: to) }
+                print("\(clientId) now belongs to \(to)")
+            }
         }
     }
 }
@@ -179,18 +188,19 @@ struct ProviderUser: AsyncParsableCommand {
             let password =
                 try ProcessInfo.processInfo.environment["KEYHAVEN_IDP_USER_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
                 ?? Terminal.askSecret("Password for \(email): ", confirm: true)
-            let provider = try await provider.open()
-            let (user, secret) = try await administering {
-                try await provider.createUser(
-                    email: email,
-                    password: password,
-                    firstName: firstName,
-                    lastName: lastName,
-                    totp: totp
-                )
+            try await provider.withOpened { provider in
+                let (user, secret) = try await administering {
+                    try await provider.createUser(
+                        email: email,
+                        password: password,
+                        firstName: firstName,
+                        lastName: lastName,
+                        totp: totp
+                    )
+                }
+                print(user.email)
+                if let secret { print("authenticator secret: \(secret)") }
             }
-            print(user.email)
-            if let secret { print("authenticator secret: \(secret)") }
         }
     }
 }
@@ -264,8 +274,9 @@ struct ProviderKeys: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The published key ids, the signing one first.")
         @OptionGroup var provider: ProviderOptions
         func run() async throws {
-            let provider = try await provider.open()
-            for kid in try await administering({ try await provider.signingKeyIDs() }) { print(kid) }
+            try await provider.withOpened { provider in
+                for kid in try await administering({ try await provider.signingKeyIDs() }) { print(kid) }
+            }
         }
     }
 
@@ -273,8 +284,9 @@ struct ProviderKeys: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a new signing key; prints its id.")
         @OptionGroup var provider: ProviderOptions
         func run() async throws {
-            let provider = try await provider.open()
-            print(try await administering { try await provider.rotateSigningKey() })
+            try await provider.withOpened { provider in
+                print(try await administering { try await provider.rotateSigningKey() })
+            }
         }
     }
 
@@ -283,9 +295,10 @@ struct ProviderKeys: AsyncParsableCommand {
         @OptionGroup var provider: ProviderOptions
         @Argument(help: "The key id.") var kid: String
         func run() async throws {
-            let provider = try await provider.open()
-            try await administering { try await provider.retireSigningKey(kid) }
-            print("retired \(kid)")
+            try await provider.withOpened { provider in
+                try await administering { try await provider.retireSigningKey(kid) }
+                print("retired \(kid)")
+            }
         }
     }
 }
@@ -299,12 +312,13 @@ struct ProviderOutbox: AsyncParsableCommand {
     @Flag(name: .long, help: "JSON output.") var json = false
 
     func run() async throws {
-        let provider = try await provider.open()
-        let summary = try await administering { try await provider.outboxSummary() }
-        if json { return print(try Output.jsonLine(summary)) }
-        print(
-            "pending \(summary.pending), delivered \(summary.delivered), attempts \(summary.attempts), "
-                + "abandoned \(summary.abandoned)"
-        )
+        try await provider.withOpened { provider in
+            let summary = try await administering { try await provider.outboxSummary() }
+            if json { return print(try Output.jsonLine(summary)) }
+            print(
+                "pending \(summary.pending), delivered \(summary.delivered), attempts \(summary.attempts), "
+                    + "abandoned \(summary.abandoned)"
+            )
+        }
     }
 }

@@ -100,26 +100,46 @@ struct ProviderOptions: ParsableArguments {
         return configuration
     }
 
-    func open(_ configuration: ProviderConfiguration? = nil) async throws -> IdentityProvider {
-        var configuration = configuration ?? self.configuration()
-        configuration.secretsKey = try secretsKey()
+    /// The database at ``location``, not yet migrated; PostgreSQL's pool does not run yet.
+    func openDatabase() throws -> any SQLDatabase {
         do {
-            let database: any SQLDatabase
             if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
                 var logger = Logger(label: "keyhaven.idp.postgres")
                 logger.logLevel = .error
-                database = try PostgresDatabase(url: location, logger: logger)
-            } else {
-                try FileManager.default.createDirectory(
-                    at: URL(fileURLWithPath: location).deletingLastPathComponent(),
-                    withIntermediateDirectories: true
-                )
-                database = try SQLiteDatabase(path: location)
+                return try PostgresDatabase(url: location, logger: logger)
             }
-            return try await IdentityProvider(configuration: configuration, database: database)
+            try FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: location).deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            return try SQLiteDatabase(path: location)
         } catch {
             throw Output.failure("cannot open the provider's database: \(error)")
         }
+    }
+
+    /// The provider for `configuration`, not prepared yet (``IdentityProvider/prepare()``).
+    func unprepared(_ configuration: ProviderConfiguration? = nil) throws -> IdentityProvider {
+        var configuration = configuration ?? self.configuration()
+        configuration.secretsKey = try secretsKey()
+        return IdentityProvider(configuration: configuration, unpreparedDatabase: try openDatabase())
+    }
+
+    /// Runs `body` with the provider open and prepared (PostgreSQL's pool running meanwhile).
+    func withOpened<T: Sendable>(_ body: (IdentityProvider) async throws -> T) async throws -> T {
+        let provider = try unprepared()
+        func prepared() async throws -> IdentityProvider {
+            do {
+                try await provider.prepare()
+            } catch {
+                throw Output.failure("cannot open the provider's database: \(error)")
+            }
+            return provider
+        }
+        if let postgres = provider.database as? PostgresDatabase {
+            return try await postgres.withRunning { try await body(try await prepared()) }
+        }
+        return try await body(try await prepared())
     }
 }
 
@@ -198,7 +218,16 @@ struct ProviderServe: AsyncParsableCommand {
         )
         configuration.publicURL = publicURL
         configuration.stringBooleans = stringBooleans
-        let opened = try await provider.open(configuration)
+        let opened = try provider.unprepared(configuration)
+        let postgres = opened.database as? PostgresDatabase
+        if postgres == nil {
+            // SQLite needs nothing running: a database that cannot be opened fails here, as before.
+            do {
+                try await opened.prepare()
+            } catch {
+                throw Output.failure("cannot open the provider's database: \(error)")
+            }
+        }
         var logger = Logger(label: "keyhaven.idp")
         logger.logLevel = .notice
         let location = provider.location.hasPrefix("postgres") ? "PostgreSQL" : provider.location
@@ -210,13 +239,14 @@ struct ProviderServe: AsyncParsableCommand {
         ).run(
             host: host,
             port: port,
-            logger: logger
+            logger: logger,
+            // PostgreSQL's pool runs in the server's service group; the server prepares the provider.
+            services: postgres.map { [$0] } ?? []
         ) { bound in
             Output.error(
                 "keyhaven: Sign in with Keyhaven on http://\(host):\(bound) (issuer \(issuer), "
                     + "data in \(location)); Ctrl-C stops"
             )
         }
-        await opened.database.shutdown()
     }
 }
