@@ -64,7 +64,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        // Tests only: a real, independent verifier of our identity tokens (AppleIdentityToken).
+        // The relying-party kit's token verification; tests also use its AppleIdentityToken.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
@@ -172,10 +172,11 @@ let package = Package(
             dependencies: ["IdentityProvider", postgresNIO, logging],
             swiftSettings: swiftSettings
         ),
-        // The relying-party kit: verify identity tokens and notifications, client secrets, token calls.
+        // The relying-party kit: verify identity tokens and notifications (jwt-kit), client secrets,
+        // token calls.
         .target(
             name: "RelyingParty",
-            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto],
+            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto, jwtKit],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
