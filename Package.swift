@@ -70,7 +70,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        // Tests only: a real, independent verifier of our identity tokens (AppleIdentityToken).
+        // The relying-party kit's token verification; tests also use its AppleIdentityToken.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
@@ -204,10 +204,11 @@ let package = Package(
             dependencies: ["IdentityProvider", postgresNIO, logging, serviceLifecycle, nioCore],
             swiftSettings: swiftSettings
         ),
-        // The relying-party kit: verify identity tokens and notifications, client secrets, token calls.
+        // The relying-party kit: verify identity tokens and notifications (jwt-kit), client secrets,
+        // token calls.
         .target(
             name: "RelyingParty",
-            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto, nioCore, nioHTTP1],
+            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto, jwtKit, nioCore, nioHTTP1],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
@@ -321,7 +322,8 @@ let package = Package(
                 "_KeyhavenSupport", "IdentityProvider", "IdentityProviderPostgres", "RelyingParty", "KeyhavenJOSE",
                 "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer",
                 "KeyhavenTesting", "OneTimeCodes", "ShinyService", "KeyhavenApp", "Vault", "AccountModification",
-                asyncHTTPClient, jwtKit, logging, hummingbird, crypto, httpTypes, nioCore, nioHTTP1, nioPosix,
+                asyncHTTPClient, jwtKit, logging, hummingbird, crypto, cryptoExtras, httpTypes, nioCore, nioHTTP1,
+                nioPosix,
             ],
             exclude: ["Clients", "Browser"],
             swiftSettings: swiftSettings

@@ -18,6 +18,8 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // The same jwt-kit as the main package (JOSEBenchmarks compares its signer with ours).
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: [
         .executableTarget(
@@ -58,6 +60,17 @@ let package = Package(
                 .product(name: "AccountModification", package: keyhaven),
             ],
             path: "Benchmarks/UpgradeBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "JOSEBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "KeyhavenJOSE", package: keyhaven),
+                .product(name: "RelyingParty", package: keyhaven),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Benchmarks/JOSEBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]

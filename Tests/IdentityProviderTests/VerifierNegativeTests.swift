@@ -4,6 +4,7 @@ import KeyhavenJOSE
 import KeyhavenTesting
 import RelyingParty
 import Testing
+import _CryptoExtras
 import _KeyhavenSupport
 
 @testable import IdentityProvider
@@ -94,6 +95,68 @@ struct VerifierNegativeTests {
             await Self.expectRefused(harness, parts.joined(separator: "."), .badSignature)
 
             await Self.expectRefused(harness, "not.a.jwt!", .malformed)
+
+            // The algorithm is the key's: ES256 named with the provider's RSA kid is refused before
+            // any signature is checked, and a token without a kid finds no key.
+            let team = ES256SigningKey.generate(kid: key.kid)
+            let es256 = try JWS.sign(Self.claims(harness), header: #"{"alg":"ES256","kid":"\#(key.kid)"}"#) {
+                try team.sign($0)
+            }
+            await Self.expectRefused(harness, es256, .unsupportedAlgorithm)
+            let noKid = try JWS.sign(Self.claims(harness), header: #"{"alg":"RS256"}"#) { try key.sign($0) }
+            await Self.expectRefused(harness, noKid, .unknownKey)
+        }
+    }
+
+    /// A key set served from memory.
+    struct StaticKeys: RelyingPartyTransport {
+        let set: JWKSet
+        func get(_ url: String) async throws -> (status: Int, body: [UInt8]) {
+            (200, Array(try JSONEncoder().encode(set)))
+        }
+        func postForm(
+            _ url: String,
+            fields: [(String, String)],
+            bearer: String?
+        ) async throws -> (
+            status: Int, body: [UInt8]
+        ) { (404, []) }
+    }
+
+    /// P-256 keys in the set verify ES256 tokens, and only those; RSA keys under 2048 bits are left out.
+    @Test func es256KeysCheckES256TokensOnlyAndSmallRSAKeysAreIgnored() async throws {
+        let ec = ES256SigningKey.generate(kid: "EC1")
+        let rsa = try RSASigningKey.generate(kid: "RSA1")
+        // A 1024-bit modulus (any odd number with its top bit set makes a public key).
+        var modulus = (0..<128).map { _ in UInt8.random(in: 0...255) }
+        modulus[0] |= 0x80
+        modulus[127] |= 1
+        let small = JWK(kty: "RSA", kid: "SMALL1", alg: "RS256", n: Base64URL.encode(modulus), e: "AQAB")
+        let issuer = "https://idp.example.test"
+        let verifier = IdentityTokenVerifier(
+            issuer: issuer,
+            audiences: ["com.example.app"],
+            keys: JWKSCache(
+                url: "https://idp.example.test/auth/keys",
+                transport: StaticKeys(
+                    set: JWKSet(keys: [ec.publicKey.jwk(kid: ec.kid), rsa.publicJWK, small])
+                )
+            )
+        )
+        let now = Int64(Date().timeIntervalSince1970)
+        let claims = IdentityTokenClaims(iss: issuer, sub: "s", aud: "com.example.app", iat: now, exp: now + 60)
+        #expect(try await verifier.verify(try JWS.sign(claims, with: ec)).sub == "s")
+        #expect(try await verifier.verify(try JWS.sign(claims, with: rsa)).sub == "s")
+        for (token, code) in [
+            (try JWS.sign(claims, header: #"{"alg":"RS256","kid":"EC1"}"#) { try rsa.sign($0) }, .unsupportedAlgorithm),
+            (try JWS.sign(claims, header: #"{"alg":"RS256","kid":"SMALL1"}"#) { try rsa.sign($0) }, .unknownKey),
+        ] as [(String, JOSEError.Code)] {
+            do {
+                _ = try await verifier.verify(token)
+                Issue.record("a token that should fail with \(code) was accepted")
+            } catch {
+                #expect(error.code == code, "expected \(code), got \(error)")
+            }
         }
     }
 

@@ -46,7 +46,7 @@ let benchmarks: @Sendable () -> Void = {
                 )
             )
         }
-        let coordinator = UpgradeCoordinator(vault: vault, environment: HTTPUpgradeEnvironment(), host: Host())
+        let coordinator = UpgradeService(vault: vault, environment: HTTPUpgradeEnvironment(), host: Host())
         // Warm the connection pool.
         _ = try? await FormClient.get(origin + "/")
         benchmark.startMeasurement()
