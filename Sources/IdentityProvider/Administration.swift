@@ -1,6 +1,7 @@
 import Foundation
 public import KeyhavenJOSE
 import OneTimeCodes
+import _KeyhavenSupport
 
 /// Registering teams, their `client_secret` keys, services and users.
 extension IdentityProvider {
@@ -182,7 +183,7 @@ public enum RedirectRules {
         else { return "not an absolute URL" }
         if components.fragment != nil || uri.contains("#") { return "must not have a fragment" }
         if components.user != nil || components.password != nil { return "must not carry credentials" }
-        let loopback = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host)
+        let loopback = ServiceOrigin(uri)?.isLoopback ?? false
         if allowInsecure && loopback && (scheme == "http" || scheme == "https") { return nil }
         guard scheme == "https" else { return "must use https" }
         if loopback { return "must not be localhost" }

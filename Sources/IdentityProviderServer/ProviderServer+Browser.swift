@@ -82,14 +82,7 @@ extension ProviderServer {
             }
         }
         router.post("/auth/authorize") { request, context in
-            guard case .success(let form) = await Self.form(request) else {
-                return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
-            }
-            let authorization: AuthorizationRequest
-            switch try await provider.validateAuthorization(form) {
-            case .failure(let error): return Self.error(error)
-            case .success(let valid): authorization = valid
-            }
+            let (form, authorization) = try await self.authorizationForm(request)
             if form["action"] == "cancel" { return Self.respond(provider.cancelled(authorization), to: authorization) }
             let name = try await provider.client(authorization.clientId)?.name
             do {
@@ -111,14 +104,7 @@ extension ProviderServer {
             }
         }
         router.post("/auth/authorize/consent") { request, _ in
-            guard case .success(let form) = await Self.form(request) else {
-                return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
-            }
-            let authorization: AuthorizationRequest
-            switch try await provider.validateAuthorization(form) {
-            case .failure(let error): return Self.error(error)
-            case .success(let valid): authorization = valid
-            }
+            let (form, authorization) = try await self.authorizationForm(request)
             guard let session = await self.currentSession(request),
                 constantTimeEqual(
                     Array((form["form_token"] ?? "").utf8),
@@ -238,5 +224,14 @@ extension ProviderServer {
                 message: message
             )
         )
+    }
+
+    /// A browser form that carries an authorization request: its fields and the validated request;
+    /// throws the OAuth error Apple answers with otherwise.
+    func authorizationForm(_ request: Request) async throws -> ([String: String], AuthorizationRequest) {
+        guard case .success(let form) = await Self.form(request) else {
+            throw OAuthErrorResponse(.invalidRequest("The body must be application/x-www-form-urlencoded."))
+        }
+        return (form, try Self.answer(try await provider.validateAuthorization(form)))
     }
 }

@@ -73,6 +73,18 @@ struct VaultCommandTests {
         #expect(try await list().count == 1)
     }
 
+    /// `keyhaven --vault PATH idp …` opens PATH like every other vault command (it used to fall back
+    /// to `$KEYHAVEN_VAULT`).
+    @Test func theGlobalVaultOptionReachesIdpCommands() async throws {
+        let elsewhere = directory.appendingPathComponent("other.sqlite").path
+        let created = try await keyhaven.runDetached(["--vault", elsewhere, "init", "--scrypt-log-n", "10"])
+        #expect(created.status == 0, "\(created.stderr)")
+        // $KEYHAVEN_VAULT names a file that does not exist: only --vault can make this work.
+        let services = try await keyhaven.runDetached(["--vault", elsewhere, "idp", "services", "--json"])
+        #expect(!services.stderr.contains("no vault"), "\(services.stderr)")
+        #expect(services.stderr.contains("not signed in"), "\(services.stderr)")
+    }
+
     @Test func wrongMasterPasswordExitsTwoAndTouchesNothing() async throws {
         try await initVault()
         #expect(try await keyhaven.runDetached(["add", "--service", "example.com", "--password", "x"]).status == 0)

@@ -5,8 +5,9 @@ import IdentityProviderServer
 import Vault
 
 /// Opens the vault for an `idp` subcommand (contacting nothing; pending upgrades are mentioned).
-func openVault(_ options: VaultOptions) async throws -> Vault {
-    let vault = try options.open()
+/// `global` is `keyhaven --vault PATH idp …`.
+func openVault(_ options: VaultOptions, global: String?) async throws -> Vault {
+    let vault = try options.open(global: global)
     Reconciler.notice(vault)
     return vault
 }
@@ -50,13 +51,14 @@ struct ProviderLogin: AsyncParsableCommand {
             """
     )
     @OptionGroup var options: VaultOptions
+    @ParentCommand var idp: Keyhaven.Idp
     @Argument(help: "The provider's URL (where /.well-known/openid-configuration is).") var url: String
     @Option(name: .long, help: "Your e-mail address at the provider (asked when absent).") var email: String?
     @Option(name: .long, help: "The one-time code, if your account has one.") var code: String?
     @Option(name: .long, help: "A name for this Keyhaven on your account page.") var name = "Keyhaven"
 
     func run() async throws {
-        let vault = try await openVault(options)
+        let vault = try await openVault(options, global: idp.root.vault)
         let client = ProviderDeviceClient()
         let (issuer, baseURL): (String, String)
         do {
@@ -116,10 +118,11 @@ struct ProviderLogout: AsyncParsableCommand {
         abstract: "Sign Keyhaven out of a provider (its device token is revoked and forgotten)."
     )
     @OptionGroup var options: VaultOptions
+    @ParentCommand var idp: Keyhaven.Idp
     @Argument(help: "The provider's issuer or URL (optional when there is one).") var provider: String?
 
     func run() async throws {
-        let vault = try await openVault(options)
+        let vault = try await openVault(options, global: idp.root.vault)
         let session = try providerSession(vault, provider)
         try? await ProviderDeviceClient().logout(session)
         do {
@@ -141,6 +144,7 @@ struct ProviderServices: AsyncParsableCommand {
             """
     )
     @OptionGroup var options: VaultOptions
+    @ParentCommand var idp: Keyhaven.Idp
     @Argument(help: "The provider's issuer or URL (optional when there is one).") var provider: String?
     @Option(name: .customLong("stop-using"), help: "Stop using Sign in with Keyhaven with this client id.")
     var stopUsing: String?
@@ -151,7 +155,7 @@ struct ProviderServices: AsyncParsableCommand {
     @Flag(name: .long, help: "JSON output.") var json = false
 
     func run() async throws {
-        let vault = try await openVault(options)
+        let vault = try await openVault(options, global: idp.root.vault)
         let session = try providerSession(vault, provider)
         let client = ProviderDeviceClient()
         do {

@@ -30,6 +30,7 @@ extension Keyhaven {
                 ProviderOutbox.self, ProviderLogin.self, ProviderLogout.self, ProviderServices.self,
             ]
         )
+        @ParentCommand var root: Keyhaven
     }
 }
 
