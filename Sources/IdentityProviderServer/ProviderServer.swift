@@ -10,6 +10,7 @@ import NIOHTTP1
 public import ServiceLifecycle
 import Synchronization
 import UnixSignals
+import _KeyhavenHTTPSupport
 import _KeyhavenSupport
 
 /// Sign in with Keyhaven over HTTP: Sign in with Apple's endpoints (`/auth/authorize`, `/auth/token`,
@@ -264,13 +265,7 @@ struct NotificationSender: Service {
 
 /// Notifications over HTTP: `POST` JSON, 10-second timeout, no redirects followed.
 public struct HTTPNotificationTransport: NotificationTransport {
-    static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(10))
-        configuration.redirectConfiguration = .disallow
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    static var client: HTTPClient { OutboundHTTP.shared }
 
     public init() {}
 
