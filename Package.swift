@@ -308,11 +308,22 @@ let package = Package(
         ),
         .testTarget(
             name: "AccountModificationTests",
+            dependencies: ["AccountModification"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyhavenAppTests",
             dependencies: [
-                "AccountModification", "AccountModificationKit", "ShinyService", "KeyhavenApp", "BreachCheckHTTP",
-                "UpgradeHTTP", "IdentityProviderServer",
-                "KeyhavenTesting", "Vault", "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes,
-                nioCore,
+                "KeyhavenApp", "AccountModification", "ShinyService", "UpgradeHTTP", "KeyhavenTesting", "Vault",
+                "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes, nioCore,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ShinyServiceTests",
+            dependencies: [
+                "ShinyService", "AccountModification", "AccountModificationKit", "KeyhavenTesting", "OneTimeCodes",
+                "PasswordRules", hummingbird, hummingbirdTesting, httpTypes, nioCore,
             ],
             swiftSettings: swiftSettings
         ),
