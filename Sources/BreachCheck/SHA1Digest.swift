@@ -27,9 +27,6 @@ public struct SHA1Digest: Hashable, Sendable, Comparable, CustomStringConvertibl
         return Hex.decode(utf8: text)
     }
 
-    @inline(__always)
-    static func hexValue(_ character: UInt8) -> UInt8? { Hex.value(character) }
-
     /// 40 upper-case hex digits.
     public var hex: String { Hex.encode(bytes, uppercase: true) }
 

@@ -2,7 +2,7 @@ public import AsyncHTTPClient
 public import BreachCheck
 import NIOCore
 import NIOHTTP1
-import _KeyhavenHTTPSupport
+public import _KeyhavenHTTPSupport
 
 /// The range API over HTTP(S) with AsyncHTTPClient: `GET {base}/range/{prefix}`, `Add-Padding: true`,
 /// a User-Agent (the public API requires one), 10-second timeout.
@@ -10,11 +10,7 @@ public struct HTTPRangeTransport: RangeTransport {
     public let base: String
     let client: HTTPClient
 
-    /// A client that fails fast when the server cannot be reached (no connection retries until the
-    /// deadline; the range client does its own retries with backoff). Lives for the whole process.
-    public static var client: HTTPClient { OutboundHTTP.shared }
-
-    public init(base: String, client: HTTPClient = HTTPRangeTransport.client) {
+    public init(base: String, client: HTTPClient = OutboundHTTP.shared) {
         var base = base
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base

@@ -19,8 +19,6 @@ public struct ProviderDeviceClient: Sendable {
         public var description: String { message }
     }
 
-    static var client: HTTPClient { OutboundHTTP.shared }
-
     public init() {}
 
     func call(
@@ -40,7 +38,7 @@ public struct ProviderDeviceClient: Sendable {
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
-            response = try await Self.client.execute(request, timeout: .seconds(20))
+            response = try await OutboundHTTP.shared.execute(request, timeout: .seconds(20))
             body = try await response.body.collect(upTo: 1 << 20)
         } catch {
             throw Failure(code: nil, message: "the provider at \(url) could not be reached")

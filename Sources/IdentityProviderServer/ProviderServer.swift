@@ -265,7 +265,6 @@ struct NotificationSender: Service {
 
 /// Notifications over HTTP: `POST` JSON, 10-second timeout, no redirects followed.
 public struct HTTPNotificationTransport: NotificationTransport {
-    static var client: HTTPClient { OutboundHTTP.shared }
 
     public init() {}
 
@@ -275,7 +274,7 @@ public struct HTTPNotificationTransport: NotificationTransport {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "Keyhaven-IdP")
         request.body = .bytes(ByteBuffer(bytes: body))
-        guard let response = try? await Self.client.execute(request, timeout: .seconds(10)) else { return nil }
+        guard let response = try? await OutboundHTTP.shared.execute(request, timeout: .seconds(10)) else { return nil }
         _ = try? await response.body.collect(upTo: 1 << 16)
         return Int(response.status.code)
     }

@@ -81,10 +81,15 @@ public struct UpgradeService: Sendable {
         self.generatePassword = generatePassword
     }
 
-    /// A password for the service: the one ``ServicePasswordRules`` decision (its manifest's
-    /// requirements, else Apple's quirk rule for the domain, else Apple's format).
+    /// The rules for a service's passwords: the one ``ServicePasswordRules`` decision (its
+    /// manifest's requirements, else Apple's quirk rule for the domain, else Apple's format).
+    public static func rules(manifest: AccountModificationManifest, service: String) -> ServicePasswordRules {
+        ServicePasswordRules(requirements: manifest.passwordGenerationRequirements, domains: [service])
+    }
+
+    /// A password for the service under ``rules(manifest:service:)``.
     public static func generatePassword(manifest: AccountModificationManifest, service: String) throws -> String {
-        try ServicePasswordRules(requirements: manifest.passwordGenerationRequirements, domains: [service]).generate()
+        try rules(manifest: manifest, service: service).generate()
     }
 
     // MARK: The pipeline
@@ -140,9 +145,7 @@ public struct UpgradeService: Sendable {
                 return .failed(reason: "\(service) does not offer automatic password changes", code: nil)
             }
             do {
-                newPassword = try generatePassword(
-                    ServicePasswordRules(requirements: manifest.passwordGenerationRequirements, domains: [service])
-                )
+                newPassword = try generatePassword(Self.rules(manifest: manifest, service: service))
             } catch {
                 return .failed(reason: "no password can satisfy \(service)'s rules (\(Self.message(error)))", code: nil)
             }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import _KeyhavenHTTPSupport
 
 /// Fetches pages and submits forms the way a person's browser would (for `keyhaven demo`, which
 /// answers a service's step-up page itself).
@@ -12,7 +13,7 @@ public enum FormClient {
     }
 
     public static func get(_ url: String) async throws -> Page {
-        let response = try await HTTPModificationTransport.client.execute(
+        let response = try await OutboundHTTP.shared.execute(
             HTTPClientRequest(url: url),
             timeout: .seconds(10)
         )
@@ -27,7 +28,7 @@ public enum FormClient {
         var components = URLComponents()
         components.queryItems = fields.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
         request.body = .bytes(ByteBuffer(string: components.percentEncodedQuery ?? ""))
-        let response = try await HTTPModificationTransport.client.execute(request, timeout: .seconds(10))
+        let response = try await OutboundHTTP.shared.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1 << 20)
         return Page(status: Int(response.status.code), body: String(buffer: body))
     }
@@ -38,7 +39,7 @@ public enum FormClient {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: object)))
-        let response = try await HTTPModificationTransport.client.execute(request, timeout: .seconds(10))
+        let response = try await OutboundHTTP.shared.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1 << 20)
         return (try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]) ?? [:]
     }

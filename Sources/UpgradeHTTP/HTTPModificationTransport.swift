@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import _KeyhavenHTTPSupport
+public import _KeyhavenHTTPSupport
 public import _KeyhavenSupport
 
 /// The account-modification protocol over HTTP with AsyncHTTPClient.
@@ -18,12 +18,10 @@ public struct HTTPModificationTransport: ModificationTransport {
     public let timeout: Duration
     let client: HTTPClient
 
-    public static var client: HTTPClient { OutboundHTTP.shared }
-
     public init(
         endpoint: String,
         timeout: Duration = .seconds(30),
-        client: HTTPClient = HTTPModificationTransport.client
+        client: HTTPClient = OutboundHTTP.shared
     ) {
         var endpoint = endpoint
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
@@ -128,7 +126,7 @@ public struct HTTPManifestReader: ManifestReader {
     let client: HTTPClient
     let timeout: Duration
 
-    public init(client: HTTPClient = HTTPModificationTransport.client, timeout: Duration = .seconds(10)) {
+    public init(client: HTTPClient = OutboundHTTP.shared, timeout: Duration = .seconds(10)) {
         self.client = client
         self.timeout = timeout
     }

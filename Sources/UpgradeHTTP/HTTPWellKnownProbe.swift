@@ -3,7 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 public import SecurityRecommendations
-import _KeyhavenHTTPSupport
+public import _KeyhavenHTTPSupport
 
 /// GETs for change-password discovery and manifests: redirects followed by hand (at most 5, to
 /// learn the final URL), 5-second timeout, at most 64 KiB of body, no cookies, fails fast when a site
@@ -13,9 +13,7 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
     /// How long one request may take.
     let timeout: Duration
 
-    public static var client: HTTPClient { OutboundHTTP.shared }
-
-    public init(client: HTTPClient = HTTPWellKnownProbe.client, timeout: Duration = .seconds(5)) {
+    public init(client: HTTPClient = OutboundHTTP.shared, timeout: Duration = .seconds(5)) {
         self.client = client
         self.timeout = timeout
     }

@@ -47,8 +47,8 @@ public enum FormURLEncoding {
             case UInt8(ascii: "+"):
                 bytes.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
-                if iterator.count >= 2, let high = hexValue(iterator[iterator.startIndex]),
-                    let low = hexValue(iterator[iterator.startIndex + 1])
+                if iterator.count >= 2, let high = Hex.value(iterator[iterator.startIndex]),
+                    let low = Hex.value(iterator[iterator.startIndex + 1])
                 {
                     bytes.append(high << 4 | low)
                     iterator.removeFirst(2)
@@ -62,12 +62,4 @@ public enum FormURLEncoding {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }

@@ -46,15 +46,20 @@ struct ReconcilePolicyTests {
         deinit { close(fd) }
     }
 
-    @Test func readOnlyCommandsAndNoNetworkContactNothing() async throws {
-        let listener = try Listener()
-        let directory = try TemporaryDirectory.make()
-        let vaultURL = directory.appendingPathComponent("vault.sqlite")
+    /// A new vault (`keyhaven init`) and a runner whose environment names it and its password.
+    static func newVault() async throws -> (URL, CommandRunner) {
+        let vaultURL = try TemporaryDirectory.make().appendingPathComponent("vault.sqlite")
         var environment = ProcessInfo.processInfo.environment
         environment["KEYHAVEN_VAULT"] = vaultURL.path
         environment["KEYHAVEN_PASSWORD"] = "policy master"
         let keyhaven = CommandRunner.keyhaven(environment: environment)
         #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        return (vaultURL, keyhaven)
+    }
+
+    @Test func readOnlyCommandsAndNoNetworkContactNothing() async throws {
+        let listener = try Listener()
+        let (vaultURL, keyhaven) = try await Self.newVault()
         let origin = "http://127.0.0.1:\(listener.port)"
         let id: CredentialID
         do {
@@ -98,13 +103,7 @@ struct ReconcilePolicyTests {
 
     @Test(.enabled(if: ExternalTools.python3, ExternalTools.python3Reason))
     func aDamagedJournalIsAnErrorNotNothingPending() async throws {
-        let directory = try TemporaryDirectory.make()
-        let vaultURL = directory.appendingPathComponent("vault.sqlite")
-        var environment = ProcessInfo.processInfo.environment
-        environment["KEYHAVEN_VAULT"] = vaultURL.path
-        environment["KEYHAVEN_PASSWORD"] = "policy master"
-        let keyhaven = CommandRunner.keyhaven(environment: environment)
-        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        let (vaultURL, keyhaven) = try await Self.newVault()
         do {
             let vault = try Vault.open(at: vaultURL, masterPassword: "policy master")
             let id = try vault.add(CredentialContent(services: [.init("example.com")], user: "ada", password: "pw1"))

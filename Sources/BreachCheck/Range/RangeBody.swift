@@ -1,3 +1,5 @@
+import _KeyhavenSupport
+
 /// The body of a range response: `SUFFIX:COUNT` lines, 35 upper-case hex digits each.
 public enum RangeBody {
     /// Parses a body (CRLF or LF, either case), dropping padding rows (count 0) and lines that do not
@@ -9,7 +11,7 @@ public enum RangeBody {
             if text.last == UInt8(ascii: "\r") { text = text.dropLast() }
             guard let colon = text.firstIndex(of: UInt8(ascii: ":")), colon - text.startIndex == 35 else { continue }
             let suffix = String(decoding: text[text.startIndex..<colon], as: UTF8.self).uppercased()
-            guard suffix.utf8.allSatisfy({ SHA1Digest.hexValue($0) != nil }) else { continue }
+            guard suffix.utf8.allSatisfy({ Hex.value($0) != nil }) else { continue }
             var count = 0
             var valid = colon + 1 < text.endIndex
             for digit in text[(colon + 1)...] {
@@ -46,7 +48,7 @@ public enum RangeBody {
         guard bytes.count == 5 else { return nil }
         var value: UInt32 = 0
         for byte in bytes {
-            guard let digit = SHA1Digest.hexValue(byte) else { return nil }
+            guard let digit = Hex.value(byte) else { return nil }
             value = value << 4 | UInt32(digit)
         }
         return value

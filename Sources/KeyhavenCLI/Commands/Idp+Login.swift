@@ -170,12 +170,8 @@ struct ProviderServices: AsyncParsableCommand {
                 let relay = service.hidesEmail ? (service.relayForwarding ? " (relay on)" : " (relay off)") : ""
                 print("\(service.clientId)\t\(service.name)\t\(service.state.rawValue)\(email)\(relay)")
             }
-        } catch let error as ExitCode {
-            throw error
-        } catch let error as CommandFailure {
-            throw error
         } catch {
-            throw Output.failure("\(error)")
+            throw Output.failure(from: error) { Output.failure("\($0)") }
         }
     }
 }

@@ -151,12 +151,8 @@ func administering<T>(_ body: () async throws -> T) async throws -> T {
         return try await body()
     } catch let error as ProviderError {
         throw Output.failure(error.message)
-    } catch let error as ExitCode {
-        throw error
-    } catch let error as CommandFailure {
-        throw error
     } catch {
-        throw Output.failure("\(error)")
+        throw Output.failure(from: error) { Output.failure("\($0)") }
     }
 }
 

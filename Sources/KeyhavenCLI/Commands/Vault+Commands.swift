@@ -24,12 +24,8 @@ extension VaultCommand {
     func reporting<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as ExitCode {
-            throw error
-        } catch let error as CommandFailure {
-            throw error
         } catch {
-            throw Output.vaultFailure(error)
+            throw Output.failure(from: error, Output.vaultFailure)
         }
     }
 
@@ -37,12 +33,8 @@ extension VaultCommand {
     func reportingAsync<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as ExitCode {
-            throw error
-        } catch let error as CommandFailure {
-            throw error
         } catch {
-            throw Output.vaultFailure(error)
+            throw Output.failure(from: error, Output.vaultFailure)
         }
     }
 }

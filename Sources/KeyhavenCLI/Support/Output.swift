@@ -24,6 +24,12 @@ enum Output {
         CommandFailure(message: message, exitCode: exitCode)
     }
 
+    /// `error` ready to rethrow: an exit code or a failure already made passes through as it is;
+    /// anything else becomes `make(error)`.
+    static func failure(from error: any Error, _ make: (any Error) -> CommandFailure) -> any Error {
+        error is ExitCode || error is CommandFailure ? error : make(error)
+    }
+
     /// A vault error as a failure: exit code 2 for a wrong master password, else 1.
     static func vaultFailure(_ error: any Error) -> CommandFailure {
         guard let error = error as? VaultError else {
