@@ -79,6 +79,7 @@ let package = Package(
         // JSON writer, HTML that escapes by default.
         .target(
             name: "_KeyhavenSupport",
+            exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
         // Apple's password-rules language: parse, canonicalize, validate, generate; quirks data.
@@ -261,6 +262,7 @@ let package = Package(
         .testTarget(
             name: "_KeyhavenSupportTests",
             dependencies: ["_KeyhavenSupport"],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -18,6 +18,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # (resource file, generated Swift file, Swift symbol)
 EMBEDDED = [
     (
+        "Sources/_KeyhavenSupport/Resources/public_suffix_list.dat",
+        "Sources/_KeyhavenSupport/Data/EmbeddedPublicSuffixList.generated.swift",
+        "embeddedPublicSuffixList",
+    ),
+    (
         "Sources/PasswordRules/Resources/password-rules.json",
         "Sources/PasswordRules/Quirks/EmbeddedQuirks.generated.swift",
         "embeddedPasswordRulesJSON",

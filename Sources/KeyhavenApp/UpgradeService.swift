@@ -336,7 +336,9 @@ public struct UpgradeService: Sendable {
         }
         let existing: CredentialID?
         do {
-            existing = try vault.credentials(forService: request.serviceIdentifier).credentials
+            // The origin the request names, exactly: a request for x.example.com never updates the
+            // example.com credential.
+            existing = try vault.credentials(forService: request.serviceIdentifier, accepting: .exact).credentials
                 .first { $0.user == request.user }?.id
         } catch {
             return failure(error.message)

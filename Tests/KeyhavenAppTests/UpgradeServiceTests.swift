@@ -331,6 +331,11 @@ struct UpgradeServiceTests {
             )
             let token = try #require(session["token"] as? String)
             let test = try TestVault()
+            // Review #16: dave's credential for another port of the same host is not this service's
+            // and must not be the one updated.
+            let elsewhere = try test.vault.add(
+                CredentialContent(services: [.init("http://127.0.0.1:1/login")], user: "dave", password: "Password1234")
+            )
             let server = LocalAPIServer(token: "secret-token") { request in
                 await Self.coordinator(test.vault).inAppRequest(request)
             }
@@ -364,6 +369,8 @@ struct UpgradeServiceTests {
                 try test.vault.credentials(forService: origin).credentials.first { $0.user == "dave" }
             )
             #expect(try shiny.signIn(user: "dave", password: saved.password ?? ""))
+            #expect(saved.id != elsewhere)
+            #expect(try test.vault.credential(elsewhere).password == "Password1234")
         }
     }
 }

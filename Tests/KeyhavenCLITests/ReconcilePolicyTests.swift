@@ -57,6 +57,25 @@ struct ReconcilePolicyTests {
         return (vaultURL, keyhaven)
     }
 
+    /// Review #16: `upgrade` on one port never picks the credential saved for another port of the
+    /// same host (its password would have been sent to the wrong service).
+    @Test func upgradeMatchesTheExactOrigin() async throws {
+        let saved = try Listener()
+        let other = try Listener()
+        let (vaultURL, keyhaven) = try await Self.newVault()
+        do {
+            let vault = try Vault.open(at: vaultURL, masterPassword: "policy master")
+            try vault.add(
+                CredentialContent(services: [.init("http://127.0.0.1:\(saved.port)")], user: "ada", password: "pw1")
+            )
+            try vault.close()
+        }
+        let result = try await keyhaven.runDetached(["upgrade", "http://127.0.0.1:\(other.port)", "--no-browser"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("no credential for http://127.0.0.1:\(other.port)"), "\(result.stderr)")
+        #expect(!saved.wasContacted() && !other.wasContacted())
+    }
+
     @Test func readOnlyCommandsAndNoNetworkContactNothing() async throws {
         let listener = try Listener()
         let (vaultURL, keyhaven) = try await Self.newVault()

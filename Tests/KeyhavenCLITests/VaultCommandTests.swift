@@ -132,6 +132,12 @@ struct VaultCommandTests {
     @Test func importReportsBrokenRowsAndExportRoundTrips() async throws {
         try await initVault()
         let broken = Fixtures.packageRoot().appendingPathComponent("Tests/VaultTests/Fixtures/imports/broken-1000.csv")
+        // A dry run reports the same counts and writes nothing.
+        let dryRun = try await keyhaven.runDetached(["import", broken.path, "--dry-run"])
+        #expect(dryRun.status == 0, "\(dryRun.stderr)")
+        #expect(dryRun.stdout.contains("Would import 995 credentials"), "\(dryRun.stdout)")
+        #expect(dryRun.stdout.contains("Nothing was written"))
+        #expect(try await list().isEmpty)
         let result = try await keyhaven.runDetached(["import", broken.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         struct Report: Decodable {

@@ -81,6 +81,69 @@ struct CredentialLifecycleTests {
         #expect(try test.vault.search(text: "LOGIN").credentials.map(\.id) == [login])
     }
 
+    /// Issue 13 #10: parent domains stop at the registrable domain; scheme and port count when the
+    /// request is a URL.
+    @Test func serviceLookupStaysWithinTheSite() throws {
+        let test = try TestVault()
+        func add(_ service: String) throws -> CredentialID {
+            try test.vault.add(CredentialContent(services: [.init(service)], user: service, password: "p"))
+        }
+        let pages = try add("github.io")
+        let alice = try add("https://alice.github.io")
+        let shop = try add("shop.example.co.uk")
+        let couk = try add("co.uk")
+        let tls = try add("https://example.com")
+        let plain = try add("http://example.com")
+        let alt = try add("https://example.com:8443")
+        let router = try add("http://192.168.1.1")
+        let dev = try add("localhost:3000")
+        func ids(_ query: String) throws -> [CredentialID] {
+            try test.vault.credentials(forService: query).credentials.map(\.id)
+        }
+        #expect(try ids("https://alice.github.io/login") == [alice])
+        #expect(try ids("https://bob.github.io/login").isEmpty)
+        #expect(try ids("github.io") == [pages])
+        #expect(try ids("https://www.shop.example.co.uk/") == [shop])
+        #expect(try ids("https://other.co.uk/").isEmpty)
+        #expect(try ids("co.uk") == [couk])
+        // Scheme and port count for a URL; a bare name matches any of them.
+        #expect(try ids("https://example.com/login") == [tls])
+        #expect(try ids("http://example.com/login") == [plain])
+        #expect(try ids("https://example.com:8443/") == [alt])
+        #expect(try ids("https://www.example.com/") == [tls])
+        #expect(Set(try ids("example.com")) == [tls, plain, alt])
+        #expect(try ids("example.com:8443") == [alt])
+        // IP addresses match only themselves, never a "parent".
+        #expect(try ids("http://192.168.1.1/admin") == [router])
+        #expect(try ids("http://1.168.1.1/").isEmpty)
+        #expect(try ids("https://192.168.1.1/").isEmpty)
+        // A bare loopback name with a port matches either scheme on that port.
+        #expect(try ids("http://localhost:3000/") == [dev])
+        #expect(try ids("http://localhost:4000/").isEmpty)
+    }
+
+    /// Exact matches come before parent-domain ones, and those before subdomain ones.
+    @Test func serviceLookupRanksMatches() throws {
+        let test = try TestVault()
+        let child = try test.vault.add(
+            CredentialContent(services: [.init("a.www.example.com")], user: "child", password: "1")
+        )
+        let parent = try test.vault.add(
+            CredentialContent(services: [.init("example.com")], user: "parent", password: "2")
+        )
+        let exact = try test.vault.add(
+            CredentialContent(services: [.init("www.example.com")], user: "exact", password: "3")
+        )
+        #expect(
+            try test.vault.credentials(forService: "www.example.com").credentials.map(\.id) == [exact, parent, child]
+        )
+        let identifier = ServiceIdentifier("example.com")
+        #expect(identifier.match(for: .init("https://www.example.com")) == .parent)
+        #expect(ServiceIdentifier("www.example.com").match(for: .init("example.com")) == .subdomain)
+        #expect(ServiceIdentifier("androidapp://com.example").match(for: .init("androidapp://COM.example")) == .exact)
+        #expect(ServiceIdentifier("My Bank").match(for: .init("My Bank")) == nil)
+    }
+
     @Test func idsResolveFromPrefixes() throws {
         let test = try TestVault()
         let id = try test.vault.add(CredentialContent(services: [.init("example.com")], user: "alice", password: "pw"))

@@ -6,6 +6,7 @@ import IdentityProviderServer
 import KeyhavenApp
 import UpgradeHTTP
 import Vault
+import _KeyhavenSupport
 
 extension Keyhaven {
     struct Upgrade: VaultCommand {
@@ -64,7 +65,15 @@ extension Keyhaven {
                 return
             }
             guard let service else { return }
-            let candidates = try reporting { try vault.credentials(forService: service).credentials }
+            // Only credentials saved for this very origin (scheme, host and port): an upgrade sends
+            // the current password to the service, so a parent domain's or another port's will not do.
+            let candidates = try reporting {
+                try vault.credentials(
+                    forService: ServiceOrigin(service: service)?.serialized ?? service,
+                    accepting: .exact
+                )
+                .credentials
+            }
             let matching = candidates.filter { user == nil || $0.user == user }
             guard !matching.isEmpty else {
                 throw Output.failure(

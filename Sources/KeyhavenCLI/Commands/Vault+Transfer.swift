@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeyhavenApp
 import Vault
 
 extension Keyhaven {
@@ -11,7 +12,13 @@ extension Keyhaven {
                 Passwords, Bitwarden (CSV and unencrypted JSON), 1Password 8, KeePassXC, LastPass, \
                 FIDO CXF 1.0, and Keyhaven's own CSV. Exact duplicates are merged; rows that cannot \
                 be read and items that are not logins (notes, cards, passkeys) are reported with \
-                their line or position; everything else is imported in one transaction.
+                their line or position; everything else is imported in one transaction. \
+                --dry-run shows the same report without writing anything. Files over 64 MiB are \
+                refused.
+
+                Examples:
+                  keyhaven import ~/Downloads/Chrome\\ Passwords.csv --dry-run
+                  keyhaven import bitwarden_export.json --json
                 """
         )
         @OptionGroup var options: VaultOptions
@@ -26,6 +33,8 @@ extension Keyhaven {
         )
         var format: String?
         @Flag(name: .long, help: "Print the report as JSON.") var json = false
+        @Flag(name: .long, help: "Show what would be imported, merged and skipped; write nothing.")
+        var dryRun = false
 
         func run() async throws {
             var forced: ImportFormat?
@@ -37,21 +46,21 @@ extension Keyhaven {
                 }
                 forced = parsed
             }
-            let url = URL(fileURLWithPath: file)
-            guard let data = FileManager.default.contents(atPath: url.path) else {
-                throw Output.failure("cannot read \(file)")
+            let parsed = try reporting {
+                try ImportService.read(contentsOf: URL(fileURLWithPath: file), format: forced)
             }
-            let parsed = try reporting { try ImportParser.parse(Array(data), format: forced) }
-            let vault = try await openVault()
-            let report = try reporting { try vault.importItems(parsed) }
+            let service = ImportService(vault: try await openVault())
+            let report = try reporting { dryRun ? try service.preview(parsed) : try service.run(parsed) }
             if json {
                 print(try Output.json(report))
                 return
             }
+            let count = "\(report.imported) credential\(report.imported == 1 ? "" : "s")"
             print(
-                "Imported \(report.imported) credential\(report.imported == 1 ? "" : "s") from \(file) "
+                (dryRun ? "Would import \(count) from \(file) " : "Imported \(count) from \(file) ")
                     + "(\(report.format.rawValue)); \(report.duplicatesMerged) duplicate"
                     + "\(report.duplicatesMerged == 1 ? "" : "s") merged; \(report.skipped.count) skipped."
+                    + (dryRun ? " Nothing was written (--dry-run)." : "")
             )
             for problem in report.skipped {
                 print("  skipped \(problem)")

@@ -21,34 +21,54 @@ extension Vault {
     public func importItems(_ parsed: ParsedImport) throws(VaultError) -> ImportReport {
         try guarded {
             try database.write { db in
-                var seen = Set<Data>()
-                for tag in try Data.fetchAll(db, sql: "SELECT contentTag FROM credential WHERE deleted IS NULL") {
-                    seen.insert(tag)
-                }
-                var report = ImportReport(
-                    format: parsed.format,
-                    imported: 0,
-                    duplicatesMerged: 0,
-                    skipped: parsed.skipped,
-                    warnings: parsed.warnings,
-                    ids: []
-                )
-                for item in parsed.items {
-                    let tag = keys.contentTag(item.content)
-                    guard seen.insert(tag).inserted else {
-                        report.duplicatesMerged += 1
-                        continue
-                    }
+                var report = try Self.plan(parsed, keys: keys, db)
+                for item in report.pending {
                     let id = try insert(item.content, db)
                     for entry in item.history {
                         try appendHistory(id, password: entry.password, replaced: entry.replaced, db)
                     }
-                    report.ids.append(id)
-                    report.imported += 1
+                    report.report.ids.append(id)
                 }
-                return report
+                return report.report
             }
         }
+    }
+
+    /// What ``importItems(_:)`` would do, without writing anything: the same counts of credentials
+    /// added and duplicates merged, and no ids.
+    public func previewImport(_ parsed: ParsedImport) throws(VaultError) -> ImportReport {
+        try guarded { try database.read { db in try Self.plan(parsed, keys: keys, db).report } }
+    }
+
+    /// The one decision of what an import adds: items neither identical to one earlier in the file
+    /// nor to a credential already in the vault.
+    private static func plan(
+        _ parsed: ParsedImport,
+        keys: VaultKeys,
+        _ db: Database
+    ) throws -> (report: ImportReport, pending: [ParsedImport.Item]) {
+        var seen = Set<Data>()
+        for tag in try Data.fetchAll(db, sql: "SELECT contentTag FROM credential WHERE deleted IS NULL") {
+            seen.insert(tag)
+        }
+        var report = ImportReport(
+            format: parsed.format,
+            imported: 0,
+            duplicatesMerged: 0,
+            skipped: parsed.skipped,
+            warnings: parsed.warnings,
+            ids: []
+        )
+        var pending: [ParsedImport.Item] = []
+        for item in parsed.items {
+            guard seen.insert(keys.contentTag(item.content)).inserted else {
+                report.duplicatesMerged += 1
+                continue
+            }
+            pending.append(item)
+            report.imported += 1
+        }
+        return (report, pending)
     }
 
     /// Reads and imports a file: ``ImportParser/parse(_:format:)`` then ``importItems(_:)``.

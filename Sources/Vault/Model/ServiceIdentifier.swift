@@ -1,4 +1,5 @@
 import Foundation
+import _KeyhavenSupport
 
 /// What a credential is for: a domain (`example.com`) or a URL (`https://example.com/login`,
 /// `androidapp://com.example.app`) — Keyhaven's `ASCredentialServiceIdentifier`.
@@ -28,24 +29,18 @@ public struct ServiceIdentifier: Hashable, Sendable, Codable, CustomStringConver
 
     public var description: String { identifier }
 
-    /// The lower-cased host name (for a domain: the domain without any path or port); `nil` for app
-    /// identifiers and anything without a host.
-    public var host: String? {
-        let raw: String?
+    /// The web origin this identifier names (a domain is `https`), through the one parser every
+    /// target uses (`ServiceOrigin`); nil for app identifiers and anything that is not a web origin.
+    var origin: ServiceOrigin? {
         switch kind {
-        case .url:
-            guard let components = URLComponents(string: identifier), let scheme = components.scheme?.lowercased(),
-                scheme == "http" || scheme == "https"
-            else { return nil }
-            raw = components.host
-        case .domain:
-            let cut = identifier.firstIndex { $0 == "/" || $0 == ":" || $0 == "?" || $0 == "#" } ?? identifier.endIndex
-            raw = String(identifier[..<cut])
+        case .url: ServiceOrigin.of(url: identifier)
+        case .domain: ServiceOrigin(identifier)
         }
-        guard var host = raw?.lowercased(), !host.isEmpty else { return nil }
-        while host.hasSuffix(".") { host.removeLast() }
-        return host.isEmpty ? nil : host
     }
+
+    /// The lower-cased host name (for a domain: the domain without any path or port); `nil` for app
+    /// identifiers and anything without a valid host.
+    public var host: String? { origin?.host }
 
     /// The package of an `androidapp://` identifier.
     public var androidPackage: String? {
@@ -59,19 +54,5 @@ public struct ServiceIdentifier: Hashable, Sendable, Codable, CustomStringConver
     public var scheme: String? {
         guard kind == .url, let range = identifier.range(of: "://") else { return nil }
         return identifier[..<range.lowerBound].lowercased()
-    }
-
-    /// The host and every parent domain with at least two labels (`a.b.example.com` →
-    /// `a.b.example.com`, `b.example.com`, `example.com`).
-    static func domainAndParents(_ host: String) -> [String] {
-        var result = [host]
-        var rest = Substring(host)
-        while let dot = rest.firstIndex(of: ".") {
-            rest = rest[rest.index(after: dot)...]
-            if rest.contains(".") {
-                result.append(String(rest))
-            }
-        }
-        return result
     }
 }

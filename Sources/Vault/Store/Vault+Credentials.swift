@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import _KeyhavenSupport
 
 extension Vault {
     static func recordAD(_ id: CredentialID) -> String { "keyhaven/credential/v1|\(id.rawValue)" }
@@ -268,9 +269,9 @@ extension Vault {
     func writeServiceTags(_ content: CredentialContent, _ id: CredentialID, _ db: Database) throws {
         var tags = Set<Data>()
         for service in content.services {
-            if let host = service.host {
-                tags.insert(keys.tag("exact", host))
-                for domain in ServiceIdentifier.domainAndParents(host) {
+            if let origin = service.origin {
+                tags.insert(keys.tag("exact", origin.host))
+                for domain in origin.hostAndParentsWithinSite {
                     tags.insert(keys.tag("within", domain))
                 }
             }
@@ -286,18 +287,30 @@ extension Vault {
         }
     }
 
-    /// Credentials for a service, found through keyed hashes (no decryption of unrelated records):
-    /// those for the domain itself and its subdomains, and those for its parent domains
-    /// (`login.example.com` finds `example.com` credentials; `example.com` finds `login.example.com`
-    /// ones). `service` may be a domain, a URL or an Android package (`androidapp://…`).
-    public func credentials(forService service: String) throws(VaultError) -> Listing {
+    /// Credentials for a service, best match first (``ServiceMatch``: exact, then a parent domain,
+    /// then a subdomain, each in the order they were created). Candidates are found through keyed
+    /// hashes (no decryption of unrelated records) and then checked against the matching policy:
+    /// parent and child domains only within one registrable domain (eTLD+1), and scheme and port
+    /// when `service` is a URL. `service` may be a domain, a URL or an Android package
+    /// (`androidapp://…`).
+    ///
+    /// `accepting` bounds the kinds of match returned: `.exact` for anything that acts on the
+    /// account at that very origin (upgrades, in-app requests), where a credential for a parent or
+    /// sibling origin would send the wrong password or overwrite the wrong record.
+    ///
+    /// Vaults written before the registrable-domain bound carry more `within` tags than they need;
+    /// those only widen the candidates, which the policy check then narrows.
+    public func credentials(
+        forService service: String,
+        accepting worst: ServiceMatch = .subdomain
+    ) throws(VaultError) -> Listing {
         let identifier = ServiceIdentifier(service)
         var tags: [Data] = []
         if let package = identifier.androidPackage {
             tags.append(keys.tag("app", package.lowercased()))
-        } else if let host = identifier.host ?? ServiceIdentifier(kind: .domain, identifier: service).host {
-            tags.append(keys.tag("within", host))
-            for parent in ServiceIdentifier.domainAndParents(host).dropFirst() {
+        } else if let origin = identifier.origin {
+            tags.append(keys.tag("within", origin.host))
+            for parent in origin.hostAndParentsWithinSite.dropFirst() {
                 tags.append(keys.tag("exact", parent))
             }
         }
@@ -314,7 +327,17 @@ extension Vault {
                     arguments: StatementArguments(tags)
                 )
             }
-            return decodeAll(rows)
+            var listing = decodeAll(rows)
+            let ranked = listing.credentials.compactMap { credential in
+                credential.services.compactMap { $0.match(for: identifier) }.min().flatMap {
+                    $0 <= worst ? (credential, $0) : nil
+                }
+            }
+            // A stable sort keeps creation order within each kind of match.
+            listing.credentials = ranked.enumerated()
+                .sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }
+                .map(\.element.0)
+            return listing
         }
     }
 
