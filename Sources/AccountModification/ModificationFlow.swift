@@ -1,3 +1,5 @@
+import _KeyhavenSupport
+
 /// The host side of one account modification, as a plain state machine: no I/O, no clocks. Feed it
 /// what happened (an answer, the person's cancel, a transport failure), and it says what to do next.
 ///
@@ -70,6 +72,9 @@ public struct ModificationFlow: Sendable {
     private(set) var state: State = .initial
     /// Whether a committing request has been sent (so a lost connection is indeterminate).
     private(set) var requestSent = false
+    /// Whether a sign-in authorization (not an error) was handed to the service: a conversion
+    /// completes only after one was (security review Low #17).
+    private(set) var authorizationHandedOver = false
 
     public init(
         kind: Kind,
@@ -128,6 +133,16 @@ public struct ModificationFlow: Sendable {
         return .finish(outcome)
     }
 
+    /// Whether `url` may be shown to the person as the service's page: an absolute `https` URL (or
+    /// `http` on loopback) on the same origin as the service, with no spaces or control characters.
+    public static func isPresentable(_ url: String, for serviceIdentifier: String) -> Bool {
+        guard let service = ServiceOrigin(service: serviceIdentifier), service.isPotentiallyTrustworthy,
+            service.isSameOrigin(as: url),
+            url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) })
+        else { return false }
+        return true
+    }
+
     private mutating func protocolViolation(_ what: String) -> Action {
         finish(
             .failed(
@@ -144,8 +159,9 @@ public struct ModificationFlow: Sendable {
         }
         switch response.status {
         case .completed:
-            if case .convertToSignIn = kind, state == .awaitingAnswer(.none) || state == .awaitingAnswer(.allowed) {
-                // A conversion completes only after the authorization was handed over.
+            if case .convertToSignIn = kind, !authorizationHandedOver {
+                // A conversion completes only after an authorization (not an error) was handed over:
+                // otherwise the record would lose its password for a sign-in that does not exist.
                 return protocolViolation("a conversion completed without a sign-in authorization")
             }
             return finish(.completed(updatedCredential: response.updatedCredential))
@@ -170,6 +186,12 @@ public struct ModificationFlow: Sendable {
         case .presentInterface:
             guard let url = response.interfaceURL, !url.isEmpty else {
                 return protocolViolation("presentInterface without an interfaceURL")
+            }
+            // Only a page on the service's own origin, over https (http on loopback), ever reaches
+            // the person's browser (security review High #3): not `file:`, not another site, not
+            // text that a browser would read as a command-line option.
+            guard Self.isPresentable(url, for: serviceIdentifier) else {
+                return protocolViolation("an interfaceURL that is not an https page of the service itself")
             }
             switch state {
             case .awaitingAnswer(.allowed):
@@ -222,6 +244,7 @@ public struct ModificationFlow: Sendable {
     public mutating func authorizationObtained(_ authorization: SignInAuthorization) -> Action {
         guard state == .awaitingAuthorization else { return protocolViolation("an authorization out of turn") }
         state = .sendingAuthorization
+        authorizationHandedOver = authorization.error == nil && authorization.user?.isEmpty == false
         return .sendAuthorization(authorization)
     }
 

@@ -44,18 +44,24 @@ public struct ModificationRunner: Sendable {
     public var pollInterval: Duration
     /// The whole flow's limit, interaction included; past it the request is cancelled.
     public var deadline: Duration
+    /// How long the service has to settle a cancel (sent at the deadline or on Ctrl-C). Past it the
+    /// run ends as `indeterminate`: the journal keeps both passwords and reconciliation asks the
+    /// service later. A service answering `pending` forever cannot hold Keyhaven.
+    public var cancelGrace: Duration
     let clock: ContinuousClock
 
     public init(
         transport: any ModificationTransport,
         host: any ModificationHost,
         pollInterval: Duration = .milliseconds(500),
-        deadline: Duration = .seconds(600)
+        deadline: Duration = .seconds(600),
+        cancelGrace: Duration = .seconds(30)
     ) {
         self.transport = transport
         self.host = host
         self.pollInterval = pollInterval
         self.deadline = deadline
+        self.cancelGrace = cancelGrace
         clock = ContinuousClock()
     }
 
@@ -72,13 +78,21 @@ public struct ModificationRunner: Sendable {
             return .failed(ModificationError(code: .userCanceled))  // nothing was sent
         }
         var action = flow.start()
-        var cancelSent = false
+        var cancelSent: ContinuousClock.Instant?
         while true {
-            if !cancelSent && (cancelled() || clock.now >= end) && !flow.isFinished {
+            if cancelSent == nil && (cancelled() || clock.now >= end) && !flow.isFinished {
                 if case .finish = action {
                 } else {
-                    cancelSent = true
+                    cancelSent = clock.now
                     action = flow.cancel()
+                }
+            }
+            if let cancelSent, clock.now >= cancelSent.advanced(by: cancelGrace) {
+                if case .finish = action {
+                } else {
+                    return .indeterminate(
+                        reason: "the service did not settle the request within \(cancelGrace) of being cancelled"
+                    )
                 }
             }
             do {
@@ -90,7 +104,7 @@ public struct ModificationRunner: Sendable {
                     action = .poll
                 case .poll:
                     try? await Task.sleep(for: pollInterval)
-                    if !cancelSent && (cancelled() || clock.now >= end) { continue }
+                    if cancelSent == nil && (cancelled() || clock.now >= end) { continue }
                     action = flow.handle(try await transport.status(requestId: flow.requestId))
                 case .cancel:
                     do {

@@ -17,6 +17,11 @@ public final class PostgresDatabase: SQLDatabase, Service {
     let logger: Logger
     public var dialect: SQLDialect { .postgres }
 
+    /// The TLS mode in use: `require` (certificate verified) by default for any host that is not
+    /// loopback, so a network attacker cannot downgrade the connection to plain text and read
+    /// password hashes and signing keys (security review Low #22); `prefer` by default on loopback.
+    public let sslMode: String
+
     /// `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`.
     public init(url: String, logger: Logger = Logger(label: "keyhaven.idp.postgres")) throws {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
@@ -25,7 +30,9 @@ public final class PostgresDatabase: SQLDatabase, Service {
             throw StorageError("expected postgres://user[:password]@host[:port]/database, got another form")
         }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        let host = components.host ?? "127.0.0.1"
+        let loopback = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
+        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? (loopback ? "prefer" : "require")
         let tls: PostgresClient.Configuration.TLS
         switch mode {
         case "disable": tls = .disable
@@ -34,7 +41,7 @@ public final class PostgresDatabase: SQLDatabase, Service {
         default: throw StorageError("sslmode must be disable, prefer or require")
         }
         var configuration = PostgresClient.Configuration(
-            host: components.host ?? "127.0.0.1",
+            host: host,
             port: components.port ?? 5432,
             username: user.removingPercentEncoding ?? user,
             password: components.password?.removingPercentEncoding,
@@ -45,6 +52,7 @@ public final class PostgresDatabase: SQLDatabase, Service {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
+        sslMode = mode
     }
 
     /// Runs the connection pool until the task is cancelled or the service group shuts down

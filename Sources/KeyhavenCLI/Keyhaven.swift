@@ -51,7 +51,7 @@ extension Keyhaven {
                 try command.run()
             }
         } catch let failure as CommandFailure {
-            FileHandle.standardError.write(Data("keyhaven: error: \(failure.message)\n".utf8))
+            Output.error("keyhaven: error: \(failure.message)")
             Self.exit(withError: ExitCode(failure.exitCode))
         } catch {
             Self.exit(withError: error)

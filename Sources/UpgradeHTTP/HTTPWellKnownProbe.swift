@@ -4,10 +4,18 @@ import NIOCore
 import NIOHTTP1
 public import SecurityRecommendations
 public import _KeyhavenHTTPSupport
+import _KeyhavenSupport
 
-/// GETs for change-password discovery and manifests: redirects followed by hand (at most 5, to
-/// learn the final URL), 5-second timeout, at most 64 KiB of body, no cookies, fails fast when a site
-/// cannot be reached.
+/// GETs for change-password discovery: redirects followed by hand (at most 5, to learn the final
+/// URL) but only to `https` pages of the same site (security review Low #14), 5-second timeout, at
+/// most 64 KiB of body, no cookies, fails fast when a site cannot be reached.
+///
+/// "Same site" is the registrable domain (eTLD+1): `example.com` → `www.example.com` or
+/// `accounts.example.com` is followed — that is how most sites publish their change-password page —
+/// while another site, a private address, plain `http` (except on loopback, for tests and local
+/// services) and `http+unix://` sockets are not contacted; the probe then answers with the redirect
+/// it stopped at, which discovery does not take as a change-password page. Manifests are stricter
+/// still (same origin, ``HTTPManifestReader``): they say where passwords are sent.
 public struct HTTPWellKnownProbe: WellKnownProbe {
     public let client: HTTPClient
     /// How long one request may take.
@@ -19,6 +27,7 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
     }
 
     public func get(_ url: String) async -> ProbeResponse? {
+        guard let start = ServiceOrigin.of(url: url), start.isPotentiallyTrustworthy else { return nil }
         var current = url
         for _ in 0...5 {
             var request = HTTPClientRequest(url: current)
@@ -26,9 +35,13 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
             request.headers.add(name: "Cache-Control", value: "no-store")
             guard let response = try? await client.execute(request, timeout: TimeAmount(timeout)) else { return nil }
             let status = Int(response.status.code)
-            if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "Location"),
-                let next = URL(string: location, relativeTo: URL(string: current))?.absoluteURL.absoluteString
-            {
+            if [301, 302, 303, 307, 308].contains(status) {
+                guard let location = response.headers.first(name: "Location"),
+                    let next = URL(string: location, relativeTo: URL(string: current))?.absoluteURL.absoluteString,
+                    Self.mayFollow(from: start, to: next)
+                else {
+                    return ProbeResponse(status: status, finalURL: current)
+                }
                 current = next
                 continue
             }
@@ -36,5 +49,14 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
             return ProbeResponse(status: status, finalURL: current, body: body)
         }
         return nil
+    }
+
+    /// Whether a probe that started at `start` may follow a redirect to `url`: an `https` URL (or
+    /// `http` on loopback) on the same host, or on another host of the same registrable domain.
+    static func mayFollow(from start: ServiceOrigin, to url: String) -> Bool {
+        guard let target = ServiceOrigin.of(url: url), target.isPotentiallyTrustworthy else { return false }
+        if target.host == start.host { return true }
+        guard let site = start.registrableDomain else { return false }
+        return target.registrableDomain == site
     }
 }

@@ -59,12 +59,41 @@ struct ModificationFlowTests {
         }
         #expect(retry.interaction == .allowed)
         #expect(
-            flow.handle(Self.response(.presentInterface) { $0.interfaceURL = "https://s/step-up/r1" })
-                == .presentInterface("https://s/step-up/r1")
+            flow.handle(Self.response(.presentInterface) { $0.interfaceURL = "https://shiny.example/step-up/r1" })
+                == .presentInterface("https://shiny.example/step-up/r1")
         )
-        #expect(flow.handle(Self.response(.presentInterface) { $0.interfaceURL = "https://s/step-up/r1" }) == .poll)
+        #expect(
+            flow.handle(Self.response(.presentInterface) { $0.interfaceURL = "https://shiny.example/step-up/r1" })
+                == .poll
+        )
         #expect(flow.handle(Self.response(.pending)) == .poll)
         #expect(flow.handle(Self.response(.completed)) == .finish(.completed(updatedCredential: nil)))
+    }
+
+    /// Security review High #3: the service's `interfaceURL` reached `$BROWSER`/`xdg-open` as argv[1]
+    /// whatever it was (an option such as `--remote-debugging-port=…`, `file:`, another site). Only
+    /// an https page of the service itself is ever presented; anything else ends the flow.
+    @Test(arguments: [
+        "--remote-debugging-port=9222", "-new-instance", "file:///etc/passwd", "javascript:alert(1)",
+        "https://evil.example/step-up", "http://shiny.example/step-up", "https://shiny.example:8443/x",
+        "https://shiny.example/a b", "https://shiny.example/\u{1B}[2J", "/step-up/r1",
+    ])
+    func onlyTheServicesOwnPagesArePresented(_ url: String) {
+        var flow = Self.change()
+        _ = flow.start()
+        _ = flow.handle(Self.response(.userInteractionRequired))
+        let action = flow.handle(Self.response(.presentInterface) { $0.interfaceURL = url })
+        guard case .finish(.failed(let error)) = action else {
+            Issue.record("\(url) led to \(action)")
+            return
+        }
+        #expect(error.localizedFailureReason?.contains("not an https page of the service") == true)
+    }
+
+    @Test func loopbackServicesMayUsePlainHTTP() {
+        #expect(ModificationFlow.isPresentable("http://127.0.0.1:8080/step-up/1", for: "http://127.0.0.1:8080"))
+        #expect(!ModificationFlow.isPresentable("http://127.0.0.1:9090/step-up/1", for: "http://127.0.0.1:8080"))
+        #expect(ModificationFlow.isPresentable("https://shiny.example/x", for: "https://shiny.example/login"))
     }
 
     @Test func interactionRequiredAsAnErrorCodeToo() {
@@ -99,7 +128,7 @@ struct ModificationFlowTests {
         var flow = Self.change()
         _ = flow.start()
         _ = flow.handle(Self.response(.userInteractionRequired))
-        _ = flow.handle(Self.response(.presentInterface) { $0.interfaceURL = "https://s/x" })
+        _ = flow.handle(Self.response(.presentInterface) { $0.interfaceURL = "https://shiny.example/x" })
         #expect(flow.cancel() == .cancel)
         guard
             case .finish(.failed(let error)) = flow.handle(
@@ -116,7 +145,7 @@ struct ModificationFlowTests {
         var flow = Self.change()
         _ = flow.start()
         _ = flow.handle(Self.response(.userInteractionRequired))
-        _ = flow.handle(Self.response(.presentInterface) { $0.interfaceURL = "https://s/x" })
+        _ = flow.handle(Self.response(.presentInterface) { $0.interfaceURL = "https://shiny.example/x" })
         #expect(flow.cancel() == .cancel)
         // The person confirmed a moment before cancelling: the new password is real and must be kept.
         #expect(flow.handle(Self.response(.completed)) == .finish(.completed(updatedCredential: nil)))
@@ -181,6 +210,31 @@ struct ModificationFlowTests {
         let authorization = SignInAuthorization(user: "u", identityToken: "t", authorizationCode: "c", state: "state-1")
         #expect(flow.authorizationObtained(authorization) == .sendAuthorization(authorization))
         #expect(flow.handle(Self.response(.completed)) == .finish(.completed(updatedCredential: nil)))
+    }
+
+    /// Security review Low #17: the provider answered with an error (the person declined), the
+    /// error was posted, and a service answering `completed` finished the conversion — the record
+    /// lost its password for an empty sign-in link. Now that ends as a failure.
+    @Test(arguments: [
+        SignInAuthorization(error: "user_cancelled_authorize"),
+        SignInAuthorization(user: "", identityToken: "t", authorizationCode: "c", state: "state-1"),
+    ])
+    func aConversionNeverCompletesWithoutAnAuthorization(_ answer: SignInAuthorization) {
+        var flow = ModificationFlow(
+            kind: .convertToSignIn,
+            requestId: "r1",
+            serviceIdentifier: "shiny.example",
+            existingCredential: Self.credential
+        )
+        _ = flow.start()
+        let signIn = SignInRequest(state: "state-1", nonce: "nonce-1", clientId: "shiny")
+        _ = flow.handle(Self.response(.needsSignInAuthorization) { $0.signInRequest = signIn })
+        #expect(flow.authorizationObtained(answer) == .sendAuthorization(answer))
+        guard case .finish(.failed(let error)) = flow.handle(Self.response(.completed)) else {
+            Issue.record("a conversion completed after \(answer)")
+            return
+        }
+        #expect(error.localizedFailureReason?.contains("without a sign-in authorization") == true)
     }
 
     @Test func messagesUseTheDocumentedJSON() throws {

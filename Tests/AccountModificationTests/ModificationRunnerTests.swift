@@ -10,6 +10,12 @@ struct ModificationRunnerTests {
     final class NeverFinishing: ModificationTransport, ModificationHost {
         let calls = Mutex<[String]>([])
         let presented = Mutex<[String]>([])
+        /// False: the cancel, too, is answered `pending` forever (review Medium #8).
+        let cancelSettles: Bool
+
+        init(cancelSettles: Bool = true) {
+            self.cancelSettles = cancelSettles
+        }
 
         func record(_ call: String) { calls.withLock { $0.append(call) } }
 
@@ -33,6 +39,7 @@ struct ModificationRunnerTests {
 
         func cancel(requestId: String) async throws -> ModificationResponse {
             record("cancel")
+            guard cancelSettles else { return ModificationResponse(requestId: requestId, status: .pending) }
             var response = ModificationResponse(requestId: requestId, status: .failed)
             response.error = ModificationError(code: .userCanceled)
             return response
@@ -82,6 +89,29 @@ struct ModificationRunnerTests {
         #expect(calls.last == "cancel")
         #expect(calls.filter { $0 == "cancel" }.count == 1)
         #expect(elapsed >= .milliseconds(300))
+    }
+
+    /// Review Medium #8: a service that answers `pending` to everything, the cancel included, used
+    /// to keep Keyhaven polling forever. The run now ends, undecided, so the journal keeps both
+    /// passwords for reconciliation.
+    @Test func aServiceThatNeverSettlesEndsUndecided() async {
+        let service = NeverFinishing(cancelSettles: false)
+        let runner = ModificationRunner(
+            transport: service,
+            host: service,
+            pollInterval: .milliseconds(10),
+            deadline: .milliseconds(200),
+            cancelGrace: .milliseconds(200)
+        )
+        let outcome = await runner.run(Self.flow())
+        guard case .indeterminate(let reason) = outcome else {
+            Issue.record("expected an undecided outcome, got \(outcome)")
+            return
+        }
+        #expect(reason.contains("did not settle"))
+        let calls = service.calls.withLock { $0 }
+        #expect(calls.filter { $0 == "cancel" }.count == 1)
+        #expect(calls.contains("status"))
     }
 
     @Test func raisingTheFlagCancelsOnTheServiceAsUserCanceled() async {

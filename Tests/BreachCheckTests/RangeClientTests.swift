@@ -64,6 +64,23 @@ struct RangeClientTests {
         #expect(await delays.values == [2, 0.5])  // Retry-After, then backoff 0.25 · 2
     }
 
+    /// Review Low #13: `Retry-After: inf` crashed the client and `100000` hung it. Hostile values
+    /// fall back to the backoff or are capped at a minute.
+    @Test(arguments: [
+        (Double.infinity, 0.25), (-Double.infinity, 0.25), (Double.nan, 0.25), (-5, 0.25), (100_000, 60),
+    ])
+    func hostileRetryAfterIsBounded(_ retryAfter: Double, _ expected: Double) async throws {
+        let transport = ScriptedTransport { prefix, attempt in
+            attempt == 1
+                ? RangeHTTPResponse(status: 429, body: [], retryAfter: retryAfter)
+                : RangeHTTPResponse(status: 200, body: Self.body(for: prefix))
+        }
+        let delays = Delays()
+        let client = RangeClient(transport: transport, baseDelay: 0.25) { await delays.add($0) }
+        #expect(try await client.count(for: Self.breached) == 52_256_179)
+        #expect(await delays.values == [expected])
+    }
+
     actor Delays {
         var values: [Double] = []
         func add(_ value: Double) { values.append(value) }

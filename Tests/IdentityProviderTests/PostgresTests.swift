@@ -57,6 +57,19 @@ struct PostgresTests {
         try await body(provider, "http://127.0.0.1:\(port)")
     }
 
+    /// Security review Low #22: a remote database is reached over verified TLS unless the operator
+    /// says otherwise; loopback keeps `prefer`.
+    @Test func remoteDatabasesRequireTLSByDefault() throws {
+        #expect(try PostgresDatabase(url: "postgres://idp@db.example.com/idp").sslMode == "require")
+        #expect(try PostgresDatabase(url: "postgres://idp@10.0.0.5:5432/idp").sslMode == "require")
+        #expect(try PostgresDatabase(url: "postgres://idp@127.0.0.1/idp").sslMode == "prefer")
+        #expect(try PostgresDatabase(url: "postgres://idp@localhost/idp").sslMode == "prefer")
+        #expect(try PostgresDatabase(url: "postgres://idp@db.example.com/idp?sslmode=disable").sslMode == "disable")
+        #expect(throws: (any Error).self) {
+            try PostgresDatabase(url: "postgres://idp@db.example.com/idp?sslmode=maybe")
+        }
+    }
+
     @Test(.enabled(if: baseURL != nil, "set KEYHAVEN_TEST_POSTGRES_URL (scripts/test.sh does)"))
     func twoInstancesShareOneFlow() async throws {
         let url = try await Self.freshDatabase()

@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import KeyhavenApp
+import KeyhavenTesting
 import SecurityRecommendations
 import Testing
 import UpgradeHTTP
@@ -129,6 +130,61 @@ struct ChangePasswordDiscoveryTests {
             await #expect(throws: ManifestError(.crossOrigin, "")) { try await reader.manifest(for: other) }
             #expect(await Self.offers().upgradeOffer(service: other.serialized)?.strongPassword == false)
         }
+    }
+
+    /// Security review Low #14: a site's change-password redirect made `keyhaven audit` GET a UNIX
+    /// socket (`http+unix://…/containers/json`). The probe now follows only https pages of the same
+    /// site: the socket is never contacted, nor another host, and nothing is reported as found.
+    @Test func discoveryNeverFollowsRedirectsOffTheSite() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ssrf-\(UUID().uuidString.prefix(8))"
+        )
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socketPath = folder.appendingPathComponent("ssrf.sock").path
+        // A UNIX-socket HTTP server that records whether it was asked anything.
+        let contacted = TestFlag()
+        let socketRouter = Router()
+        socketRouter.get("**") { _, _ in
+            contacted.raise()
+            return "socket"
+        }
+        let socketApp = Application(
+            router: socketRouter,
+            configuration: .init(address: .unixDomainSocket(path: socketPath))
+        )
+        let targets = [
+            "http+unix://\(socketPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")/containers/json",
+            "https://evil.example/steal", "http://localhost:1/x", "file:///etc/passwd",
+        ]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await socketApp.runService() }
+            // The socket must be listening, or the test could not fail.
+            for _ in 0..<100 where !FileManager.default.fileExists(atPath: socketPath) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(FileManager.default.fileExists(atPath: socketPath))
+            for target in targets {
+                let router = Router()
+                router.get("/.well-known/change-password") { _, _ in
+                    Response(status: .found, headers: [.location: target])
+                }
+                let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+                try await app.test(.live) { client in
+                    let origin = "http://127.0.0.1:\(client.port!)"
+                    let response = await Self.probe.get("\(origin)/.well-known/change-password")
+                    #expect(response?.status == 302, "\(target)")
+                    #expect(response?.finalURL == "\(origin)/.well-known/change-password")
+                    let found = await ChangePasswordDiscovery(probe: Self.probe).changePasswordURL(
+                        service: origin,
+                        domain: "127.0.0.1"
+                    )
+                    #expect(found.url == nil, "\(target)")
+                }
+            }
+            group.cancelAll()
+        }
+        #expect(!contacted.isRaised)
     }
 
     /// A manifest whose endpoint is another origin is refused: the old and new passwords would be

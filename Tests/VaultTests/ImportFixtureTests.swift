@@ -1,7 +1,8 @@
 import Foundation
 import KeyhavenTesting
 import Testing
-import Vault
+
+@testable import Vault
 
 /// Every supported export format, read from real-shaped samples (Fixtures/imports, see
 /// docs/import-formats.md), compared with the expected credentials, skips and merges.
@@ -139,5 +140,54 @@ struct ImportFixtureTests {
             sum + ((item["passwordHistory"] as? [Any])?.count ?? 0)
         }
         #expect(histories == expected)
+    }
+}
+
+/// Security review Low #12 and #21: crafted exports are errors or reported rows, never a crash or a
+/// blow-up in memory.
+struct HostileImportTests {
+    /// `Int(Double)` trapped on these (SIGILL); now each is read as "not a number we accept".
+    @Test func hugeNumbersInJSONDoNotCrash() throws {
+        let bitwarden =
+            #"{"encrypted": false, "items": [{"type": 1e300, "name": "x", "login": {"username": "u", "password": "p"}}]}"#
+        let parsed = try ImportParser.parse(Array(bitwarden.utf8), format: .bitwardenJSON)
+        #expect(parsed.items.isEmpty && parsed.skipped.count == 1)
+
+        let cxfVersion = #"{"version": {"major": 1e300, "minor": 0}, "accounts": []}"#
+        #expect {
+            try ImportParser.parse(Array(cxfVersion.utf8), format: .cxf)
+        } throws: { error in
+            (error as? VaultError)?.code == .invalidInput && "\(error)".contains("not supported")
+        }
+
+        for (digits, period) in [("1e300", "30"), ("6", "1e300"), ("-6", "30"), ("6", "0.5")] {
+            let cxf = """
+                {"version": {"major": 1, "minor": 0}, "exporterRpId": "x", "exporterDisplayName": "x", "timestamp": 0,
+                 "accounts": [{"id": "a", "username": "", "email": "", "collections": [], "items": [{
+                   "id": "i", "title": "T", "scope": {"urls": ["https://t.example"]},
+                   "credentials": [
+                     {"type": "basic-auth", "username": {"fieldType": "string", "value": "u"},
+                      "password": {"fieldType": "concealed-string", "value": "p"}},
+                     {"type": "totp", "secret": "JBSWY3DPEHPK3PXP", "digits": \(digits), "period": \(period),
+                      "algorithm": "sha1"}]}]}]}
+                """
+            let parsed = try ImportParser.parse(Array(cxf.utf8), format: .cxf)
+            #expect(parsed.items.count == 1, "\(digits) \(period)")
+            #expect(parsed.items.first?.content.totp == nil)
+            #expect(parsed.warnings.contains { $0.reason == "credential-not-imported" })
+        }
+    }
+
+    /// 20 MB of commas took 536 MB of memory; a row now keeps at most the header's fields plus one.
+    @Test func aRowOfMillionsOfCommasIsCapped() throws {
+        var bytes = Array("name,url,username,password\n".utf8)
+        bytes += Array(repeating: UInt8(ascii: ","), count: 2_000_000)
+        bytes += Array("\nsite,https://site.example,alice,pw\n".utf8)
+        let records = CSVReader.records(bytes)
+        #expect(records.count == 3)
+        #expect(records[1].fields.count == 5 && records[1].problem == .tooManyFields)
+        let parsed = try ImportParser.parse(bytes, format: .chromeCSV)
+        #expect(parsed.items.count == 1)
+        #expect(parsed.skipped.map(\.reason) == ["too-many-fields"])
     }
 }

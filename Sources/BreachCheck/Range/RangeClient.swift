@@ -53,6 +53,17 @@ public actor RangeClient {
         self.sleep = sleep
     }
 
+    /// The longest wait a server's `Retry-After` can impose before a retry.
+    public static let maximumRetryAfter: Double = 60
+
+    /// How long to wait before a retry: the server's `Retry-After` when it is a finite, non-negative
+    /// number of seconds (at most ``maximumRetryAfter``), otherwise the backoff. A hostile or broken
+    /// server cannot crash the client (`inf`) or hang it (`100000`).
+    static func delay(retryAfter: Double?, backoff: Double) -> Double {
+        guard let retryAfter, retryAfter.isFinite, retryAfter >= 0 else { return backoff }
+        return min(retryAfter, maximumRetryAfter)
+    }
+
     /// Breach counts for `digests`, in order (0 when absent).
     public func counts(for digests: [SHA1Digest]) async throws(BreachError) -> [Int] {
         let prefixes = Array(Set(digests.map(\.prefix)).filter { cache[$0] == nil }).sorted()
@@ -113,7 +124,9 @@ public actor RangeClient {
             case 429, 500...599:
                 lastProblem = "HTTP \(response.status)"
                 if attempt + 1 < maxAttempts {
-                    try await sleep(response.retryAfter ?? baseDelay * pow(2, Double(attempt)))
+                    try await sleep(
+                        Self.delay(retryAfter: response.retryAfter, backoff: baseDelay * pow(2, Double(attempt)))
+                    )
                     continue
                 }
             default:

@@ -13,9 +13,10 @@ public struct CommandFailure: Error, CustomStringConvertible {
 
 /// Terminal output helpers shared by the commands.
 enum Output {
-    /// Writes `text` and a newline to standard error.
+    /// Writes `text` and a newline to standard error, control characters neutralised
+    /// (``TerminalText``): messages often carry what a service or a file said.
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        FileHandle.standardError.write(Data((TerminalText.neutralised(text) + "\n").utf8))
     }
 
     /// A failure to throw: printed once (`keyhaven: error: message`) by ``Keyhaven/runMain()``, where

@@ -1,5 +1,6 @@
 import AccountModification
 import Foundation
+import _KeyhavenSupport
 
 /// The person's side on a terminal: prints the service's page and opens a browser when one is
 /// available.
@@ -9,7 +10,10 @@ struct TerminalHost: ModificationHost {
     func presentInterface(_ url: String) async {
         Output.error("keyhaven: the service needs you to confirm. Open this page:\n\n    \(url)\n")
         Output.error("keyhaven: waiting… (Ctrl-C cancels the request on the service)")
-        guard openBrowser else { return }
+        // The flow only presents https pages of the service itself (`ModificationFlow.isPresentable`);
+        // checked again here, where the URL becomes an argument: it starts with `https://` (or
+        // `http://` on loopback), so no browser can read it as an option.
+        guard openBrowser, ServiceOrigin.of(url: url)?.isPotentiallyTrustworthy == true else { return }
         let environment = ProcessInfo.processInfo.environment
         let hasDisplay = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
         let opener = environment["BROWSER"] ?? (hasDisplay ? "xdg-open" : nil)

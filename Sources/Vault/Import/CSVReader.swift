@@ -11,7 +11,13 @@ struct CSVReader {
         case textAfterClosingQuote = "text-after-closing-quote"
         case unterminatedQuote = "unterminated-quote"
         case invalidUTF8 = "invalid-utf8"
+        /// More fields than the header has, plus one: the rest are not kept (a line of millions of
+        /// commas must not cost gigabytes).
+        case tooManyFields = "too-many-fields"
     }
+
+    /// Fields kept for the header line; later records keep at most the header's count plus one.
+    static let maximumHeaderFields = 1_024
 
     struct Record: Sendable {
         /// 1-based physical line the record starts on.
@@ -43,6 +49,7 @@ struct CSVReader {
                 continue
             }
             let startLine = line
+            let fieldLimit = records.first.map { $0.fields.count + 1 } ?? maximumHeaderFields
             var fields: [[UInt8]] = []
             var field: [UInt8] = []
             var problem: Problem?
@@ -72,7 +79,11 @@ struct CSVReader {
                 }
                 switch byte {
                 case comma:
-                    fields.append(field)
+                    if fields.count < fieldLimit {
+                        fields.append(field)
+                    } else {
+                        problem = problem ?? .tooManyFields
+                    }
                     field = []
                     atFieldStart = true
                     afterClosingQuote = false
@@ -103,7 +114,11 @@ struct CSVReader {
             if inQuotes {
                 problem = problem ?? .unterminatedQuote
             }
-            fields.append(field)
+            if fields.count < fieldLimit {
+                fields.append(field)
+            } else {
+                problem = problem ?? .tooManyFields
+            }
 
             var decoded: [String] = []
             decoded.reserveCapacity(fields.count)

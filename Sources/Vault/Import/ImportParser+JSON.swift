@@ -36,7 +36,8 @@ extension ImportParser {
         for (index, item) in items.enumerated() {
             let location = ImportProblem.Location(index: index)
             let name = item["name"]?.string ?? ""
-            let type = Int(item["type"]?.number ?? 0)
+            // Any number may stand here (`1e300`, `-0.5`): only an exact integer is a type.
+            let type = item["type"]?.integer ?? 0
             guard type == 1, let login = item["login"] else {
                 let reasons = [2: "secure-note", 3: "card", 4: "identity", 5: "ssh-key"]
                 result.skipped.append(
@@ -77,7 +78,10 @@ extension ImportParser {
             throw VaultError(.invalidInput, "a CXF document needs a \"version\" object")
         }
         guard major == 1 else {
-            throw VaultError(.invalidInput, "CXF version \(Int(major)) is not supported (only 1.x)")
+            throw VaultError(
+                .invalidInput,
+                "CXF version \(Int(exactly: major).map(String.init) ?? "\(major)") is not supported (only 1.x)"
+            )
         }
         var result = ParsedImport(format: .cxf, items: [], skipped: [], warnings: [])
         for (accountIndex, account) in (document["accounts"]?.array ?? []).enumerated() {
@@ -102,6 +106,16 @@ extension ImportParser {
                         notes = credential["content"]?["value"]?.string ?? ""
                     case "totp":
                         totp = cxfTOTP(credential, title: title)
+                        if totp == nil, credential["secret"]?.string?.isEmpty == false {
+                            result.warnings.append(
+                                ImportProblem(
+                                    location: .init(account: accountIndex, index: index, credential: credentialIndex),
+                                    reason: "credential-not-imported",
+                                    detail:
+                                        "the one-time-code parameters are out of range (digits 6–10, period 1–86400 s)"
+                                )
+                            )
+                        }
                     case let type where known.contains(type):
                         result.warnings.append(
                             ImportProblem(
@@ -165,8 +179,10 @@ extension ImportParser {
         }
         guard let secret = credential["secret"]?.string, !secret.isEmpty else { return nil }
         let algorithm = (credential["algorithm"]?.string ?? "sha1").uppercased()
-        let digits = Int(credential["digits"]?.number ?? 6)
-        let period = Int(credential["period"]?.number ?? 30)
+        // Numbers from the file are checked before use: `1e300` or `-1` is not a digit count.
+        guard let digits = credential["digits"].map({ $0.integer }) ?? 6, (6...10).contains(digits),
+            let period = credential["period"].map({ $0.integer }) ?? 30, (1...86_400).contains(period)
+        else { return nil }
         if algorithm == "SHA1" && digits == 6 && period == 30 {
             return secret
         }

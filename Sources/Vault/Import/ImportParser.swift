@@ -98,6 +98,7 @@ public enum ImportParser {
         case .textAfterClosingQuote: return "text after the closing quote of a field"
         case .unterminatedQuote: return "a quoted field is never closed; the rest of the file is part of it"
         case .invalidUTF8: return "the row is not valid UTF-8"
+        case .tooManyFields: return "the row has more fields than the header line"
         }
     }
 

@@ -39,6 +39,12 @@ enum JSONValue: Decodable, Sendable, Equatable {
         return nil
     }
 
+    /// The number when it is an integer that fits an `Int` (`Int(exactly:)`: `1e300`, `2.5`, `nan`
+    /// give nil, never a trap).
+    var integer: Int? {
+        number.flatMap { Int(exactly: $0) }
+    }
+
     var bool: Bool? {
         if case .bool(let value) = self { return value }
         return nil
