@@ -129,6 +129,18 @@ struct VaultCommandTests {
         #expect(try Data(contentsOf: text) == Data("my notes".utf8))
     }
 
+    /// Security review Low #20: text from elsewhere reaches the terminal with its control characters
+    /// neutralised — here a name given on the command line, echoed in the error message, carrying
+    /// sequences that would clear the screen and retitle the window.
+    @Test func errorMessagesNeutraliseEscapeSequences() async throws {
+        try await initVault()
+        let hostile = "evil\u{1B}[2J\u{1B}]0;pwned\u{07}\u{202E}site"
+        let result = try await keyhaven.runDetached(["show", hostile])
+        #expect(result.status != 0)
+        #expect(!result.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E })
+        #expect(result.stderr.contains("evil\\u{1B}[2J\\u{1B}]0;pwned\\u{7}\\u{202E}site"), "\(result.stderr)")
+    }
+
     @Test func importReportsBrokenRowsAndExportRoundTrips() async throws {
         try await initVault()
         let broken = Fixtures.packageRoot().appendingPathComponent("Tests/VaultTests/Fixtures/imports/broken-1000.csv")
