@@ -31,6 +31,14 @@ struct CommandParsingTests {
         #expect(nothing.contains("--reconcile"), "\(nothing)")
     }
 
+    /// Issue 13 #16: `idp serve --port 0` without `--issuer` used to put port 0 in every token.
+    @Test func aPickedPortNeedsAnIssuer() throws {
+        let refused = try #require(Self.refusal(["idp", "serve", "--port", "0"]))
+        #expect(refused.contains("--issuer"), "\(refused)")
+        #expect(Self.parses(["idp", "serve", "--port", "0", "--issuer", "https://id.example.com"]))
+        #expect(Self.parses(["idp", "serve", "--port", "8090"]))
+    }
+
     @Test func generateValidatesItsCount() throws {
         #expect(Self.parses(["generate", "--count", "3"]))
         let zero = try #require(Self.refusal(["generate", "--count", "0"]))

@@ -207,6 +207,13 @@ struct ProviderServe: AsyncParsableCommand {
         if !trustedProxies.isEmpty && clientAddressHeader == nil {
             throw ValidationError("--trusted-proxy needs --client-address-header")
         }
+        // The issuer is in every token and must be known before the port is: with a port picked at
+        // start, the default issuer would name port 0 (found by an independent client, issue 13).
+        if port == 0 && provider.issuer == nil {
+            throw ValidationError(
+                "--port 0 needs --issuer: the issuer names where clients reach the provider, so it must be known before start"
+            )
+        }
     }
 
     func run() async throws {
