@@ -120,8 +120,9 @@ let package = Package(
         .target(
             name: "UpgradeHTTP",
             dependencies: [
-                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "AccountModification", "KeyhavenApp",
-                "SecurityRecommendations", hummingbird, asyncHTTPClient, logging, httpTypes, crypto, nioCore,
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "AccountModification", "AccountModificationKit",
+                "KeyhavenApp", "SecurityRecommendations", hummingbird, asyncHTTPClient, logging, httpTypes, crypto,
+                nioCore,
                 nioHTTP1, nioPosix,
             ],
             swiftSettings: swiftSettings

@@ -23,20 +23,25 @@ extension ManifestReader {
 /// Why a manifest could not be read. The message is for the person and never carries a secret.
 public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong, as an opaque code (new codes may be added).
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        let name: String
-        /// The service is not a web origin Keyhaven may contact.
-        public static let notAService = Code(name: "notAService")
-        /// The service publishes no manifest (an HTTP status other than 200).
-        public static let notPublished = Code(name: "notPublished")
-        /// The manifest is not valid JSON of the expected shape.
-        public static let malformed = Code(name: "malformed")
-        /// The manifest points outside the service's origin, or to plain http off loopback.
-        public static let crossOrigin = Code(name: "crossOrigin")
-        /// The service could not be reached.
-        public static let unreachable = Code(name: "unreachable")
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String {
+            case notAService, notPublished, malformed, crossOrigin, unreachable
+        }
 
-        public var description: String { name }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+        public var description: String { base.rawValue }
+
+        /// The service is not a web origin Keyhaven may contact.
+        public static let notAService = Code(.notAService)
+        /// The service publishes no manifest (an HTTP status other than 200).
+        public static let notPublished = Code(.notPublished)
+        /// The manifest is not valid JSON of the expected shape.
+        public static let malformed = Code(.malformed)
+        /// The manifest points outside the service's origin, or to plain http off loopback.
+        public static let crossOrigin = Code(.crossOrigin)
+        /// The service could not be reached.
+        public static let unreachable = Code(.unreachable)
     }
 
     public var code: Code

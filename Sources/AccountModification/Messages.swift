@@ -234,7 +234,7 @@ public struct SignInRequest: Codable, Hashable, Sendable {
     }
 }
 
-/// `{"error": {...}}` for malformed calls (HTTP 4xx).
+/// `{"error": "invalid_request", "message": …}` for malformed calls (HTTP 4xx).
 public struct ProtocolErrorBody: Codable, Hashable, Sendable {
     public var error: String
     public var message: String

@@ -8,20 +8,6 @@ public protocol ModificationTransport: Sendable {
     func authorize(requestId: String, _ authorization: SignInAuthorization) async throws -> ModificationResponse
 }
 
-/// Thrown by transports: whether the request may have reached the service.
-public struct ModificationTransportError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    /// False when the service certainly did not receive the request (connection refused, DNS).
-    public var delivered: Bool
-
-    public init(_ message: String, delivered: Bool) {
-        self.message = message
-        self.delivered = delivered
-    }
-
-    public var description: String { message }
-}
-
 /// Thrown by transports when the service does not know the request id (HTTP 404 on
 /// `requests/{id}`): it never recorded the request, so it changed nothing.
 public struct UnknownModificationRequest: Error, Sendable {

@@ -69,19 +69,19 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
         router.get("/.well-known/account-modification") { request, _ in
             var published = manifest
             published.endpoint = Self.absolute(published.endpoint, origin: Self.origin(of: request))
-            return Self.json(.ok, published)
+            return published
         }
         let group = router.group(RouterPath(Self.basePath))
         group.post("change-password") { request, _ in
-            await handleStart(request, kind: .changePassword)
+            try await handleStart(request, kind: .changePassword)
         }
         group.post("convert-to-sign-in") { request, _ in
-            await handleStart(request, kind: .convertToSignIn)
+            try await handleStart(request, kind: .convertToSignIn)
         }
-        group.get("requests/:id") { _, context in
+        group.get("requests/:id") { _, context -> ModificationResponse in
             let id = context.parameters.get("id") ?? ""
             guard let record = await book.record(id) else {
-                guard var saved = ledger?.load(id) else { return Self.unknown() }
+                guard var saved = ledger?.load(id) else { throw ProtocolErrorResponse.unknownRequest }
                 if !saved.isSettled {
                     // Open when the service stopped: its extension is gone, so nothing more will happen.
                     saved = ModificationResponse(
@@ -93,12 +93,14 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
                         )
                     )
                 }
-                return Self.json(.ok, saved)
+                return saved
             }
-            return Self.json(.ok, await record.response)
+            return await record.response
         }
-        group.post("requests/:id/cancel") { _, context in
-            guard let record = await book.record(context.parameters.get("id") ?? "") else { return Self.unknown() }
+        group.post("requests/:id/cancel") { _, context -> ModificationResponse in
+            guard let record = await book.record(context.parameters.get("id") ?? "") else {
+                throw ProtocolErrorResponse.unknownRequest
+            }
             if await !record.isFinal, let modification = await record.context {
                 await self.extension.cancelRequest(modification)
                 await record.finish(
@@ -109,31 +111,38 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
                     )
                 )
             }
-            return Self.json(.ok, await record.response)
+            return await record.response
         }
-        group.post("requests/:id/sign-in-authorization") { request, context in
-            guard let record = await book.record(context.parameters.get("id") ?? "") else { return Self.unknown() }
+        group.post("requests/:id/sign-in-authorization") { request, context -> ModificationResponse in
+            guard let record = await book.record(context.parameters.get("id") ?? "") else {
+                throw ProtocolErrorResponse.unknownRequest
+            }
             guard let authorization: SignInAuthorization = await Self.decode(request) else {
-                return Self.badRequest("the body is not a sign-in authorization")
+                throw ProtocolErrorResponse.invalidRequest("the body is not a sign-in authorization")
             }
             let version = await record.version
             guard await record.deliver(authorization) else {
-                if await record.isFinal { return Self.json(.ok, await record.response) }
-                return Self.badRequest("this request is not waiting for a sign-in authorization")
+                if await record.isFinal { return await record.response }
+                throw ProtocolErrorResponse.invalidRequest("this request is not waiting for a sign-in authorization")
             }
             await record.waitForChange(after: version + 1, timeout: answerTimeout)
-            return Self.json(.ok, await record.response)
+            return await record.response
         }
     }
 
     // MARK: Starting requests
 
-    func handleStart(_ request: Request, kind: ModificationContext.Request.Kind) async -> Response {
+    /// The answer to a new request (or to a retry of one), after waiting at most ``answerTimeout``
+    /// for the extension.
+    func handleStart(
+        _ request: Request,
+        kind: ModificationContext.Request.Kind
+    ) async throws(ProtocolErrorResponse) -> ModificationResponse {
         let incoming: ModificationContext.Request
         switch kind {
         case .changePassword:
             guard let body: ChangePasswordRequest = await Self.decode(request) else {
-                return Self.badRequest("the body is not a change-password request")
+                throw .invalidRequest("the body is not a change-password request")
             }
             incoming = .init(
                 kind: .changePassword,
@@ -146,7 +155,7 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             )
         case .convertToSignIn:
             guard let body: ConvertToSignInRequest = await Self.decode(request) else {
-                return Self.badRequest("the body is not a convert-to-sign-in request")
+                throw .invalidRequest("the body is not a convert-to-sign-in request")
             }
             incoming = .init(
                 kind: .convertToSignIn,
@@ -159,7 +168,7 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             )
         }
         if let problem = Self.validate(incoming) {
-            return Self.badRequest(problem)
+            throw .invalidRequest(problem)
         }
         if let existing = await book.record(incoming.requestId) {
             let previous = await existing.fingerprint
@@ -167,14 +176,11 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             var upgraded = previous
             upgraded.interaction = .allowed
             if previous == incoming {
-                return Self.json(.ok, answer)  // a retry: the same request again
+                return answer  // a retry: the same request again
             }
             guard answer.status == .userInteractionRequired, incoming.interaction == .allowed, upgraded == incoming
             else {
-                return Self.json(
-                    .conflict,
-                    ProtocolErrorBody(error: "conflict", message: "another request already uses this requestId")
-                )
+                throw .conflict("another request already uses this requestId")
             }
         }
         let record = RequestRecord(incoming, ledger: ledger)
@@ -219,7 +225,7 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             }
         }
         await record.waitForChange(after: version, timeout: answerTimeout)
-        return Self.json(.ok, await record.response)
+        return await record.response
     }
 
     static func validate(_ request: ModificationContext.Request) -> String? {
@@ -254,30 +260,11 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
         url.hasPrefix("/") ? origin + url : url
     }
 
-    // MARK: JSON
+    // MARK: Request bodies
 
     static func decode<T: Decodable>(_ request: Request) async -> T? {
         guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return nil }
         return try? JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
-    }
-
-    static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
-    }
-
-    static func badRequest(_ message: String) -> Response {
-        json(.badRequest, ProtocolErrorBody(error: "invalid_request", message: message))
-    }
-
-    static func unknown() -> Response {
-        json(.notFound, ProtocolErrorBody(error: "unknown_request", message: "no request with this id"))
     }
 }
 

@@ -1,26 +1,31 @@
 /// Why a breach check or index operation failed. Never contains a password or a full hash.
 public struct BreachError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-        private init(_ name: String) { self.name = name }
-        public var description: String { name }
+        private enum Base: String {
+            case notAnIndex, truncated, unsupportedVersion, needsFullIndex, io, offline, badResponse
+            case invalidInput
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+        public var description: String { base.rawValue }
 
         /// The file is not a Keyhaven breach index.
-        public static let notAnIndex = Code("not-an-index")
+        public static let notAnIndex = Code(.notAnIndex)
         /// The index is shorter than its header says.
-        public static let truncated = Code("truncated")
+        public static let truncated = Code(.truncated)
         /// A newer index format.
-        public static let unsupportedVersion = Code("unsupported-version")
+        public static let unsupportedVersion = Code(.unsupportedVersion)
         /// The operation needs full hashes (range serving) but the index is compact.
-        public static let needsFullIndex = Code("needs-full-index")
+        public static let needsFullIndex = Code(.needsFullIndex)
         /// Reading or writing a file failed.
-        public static let io = Code("io")
+        public static let io = Code(.io)
         /// The range API could not be reached.
-        public static let offline = Code("offline")
+        public static let offline = Code(.offline)
         /// The range API answered with an error or garbage.
-        public static let badResponse = Code("bad-response")
+        public static let badResponse = Code(.badResponse)
         /// Invalid input (a malformed hash, an empty corpus…).
-        public static let invalidInput = Code("invalid-input")
+        public static let invalidInput = Code(.invalidInput)
     }
 
     public var code: Code

@@ -56,7 +56,7 @@ extension IdentityProvider {
             try token.verify(with: key)
             claims = try token.claims(as: ClientSecretClaims.self)
         } catch {
-            throw OAuthError.invalidClient("client_secret is not valid: \(error.code.rawValue).")
+            throw OAuthError.invalidClient("client_secret is not valid: \(error.code).")
         }
         guard claims.iss == client.teamId else {
             throw OAuthError.invalidClient("client_secret iss is not the client's team.")

@@ -124,7 +124,7 @@ public final class IdentityProvider: Sendable {
     func accessTokenKey() async throws -> SymmetricKey {
         let encoded = try await read { try await self.meta("access-token-key", $0) }
         guard let encoded, let bytes = Base64URL.decode(encoded) else {
-            throw StorageError("the database has no access-token key")
+            throw StorageError(.notPrepared, "the database has no access-token key")
         }
         return SymmetricKey(data: bytes)
     }

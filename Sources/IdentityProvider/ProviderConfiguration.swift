@@ -111,21 +111,38 @@ public struct OAuthError: Error, Hashable, Sendable, Codable, CustomStringConver
     public static let codeExpired = OAuthError.invalidGrant("The code has expired or has been revoked.")
 }
 
-/// A failure of an administrative or account operation, for the person running it.
+/// A failure of an administrative or account operation, for the person running it. Messages never
+/// contain a password, a code or a token.
+///
+/// A struct with an opaque ``Code`` so new cases never break callers; errors compare by code.
 public struct ProviderError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        case invalidArgument
-        case notFound
-        case alreadyExists
-        case invalidCredentials
-        case secondFactorRequired
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String {
+            case invalidArgument, notFound, alreadyExists, invalidCredentials, secondFactorRequired
+            case tooManyAttempts, unavailable
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+        public var description: String { base.rawValue }
+
+        /// An argument is missing or not acceptable.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// No such user, client, key or service.
+        public static let notFound = Code(.notFound)
+        public static let alreadyExists = Code(.alreadyExists)
+        /// The e-mail address, password or code is not right (the same for an unknown address).
+        public static let invalidCredentials = Code(.invalidCredentials)
+        /// The password was right and a one-time code is needed.
+        public static let secondFactorRequired = Code(.secondFactorRequired)
         /// Sign-in is locked for a while (``ProviderError/retryAfter`` seconds).
-        case tooManyAttempts
+        public static let tooManyAttempts = Code(.tooManyAttempts)
         /// The provider cannot do this now (misconfigured: e.g. sealed secrets and no key).
-        case unavailable
+        public static let unavailable = Code(.unavailable)
     }
 
     public var code: Code
+    /// What went wrong, for the person.
     public var message: String
     /// Seconds until trying again can succeed (`.tooManyAttempts`).
     public var retryAfter: Int64?
@@ -137,4 +154,7 @@ public struct ProviderError: Error, Hashable, Sendable, CustomStringConvertible 
     }
 
     public var description: String { message }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -16,7 +16,7 @@ extension IdentityProvider {
         guard let key = configuration.secretsKey else { return secret }
         let nonce = try AES.GCM.Nonce(data: configuration.randomBytes(12))
         let box = try AES.GCM.seal(Array(secret.utf8), using: key, nonce: nonce, authenticating: Array(userId.utf8))
-        guard let combined = box.combined else { throw StorageError("cannot seal a secret") }
+        guard let combined = box.combined else { throw StorageError(.sealingFailed, "cannot seal a secret") }
         return Self.sealedPrefix + Base64URL.encode(Array(combined))
     }
 

@@ -38,7 +38,7 @@ extension IdentityProvider {
             )
         }
         guard let newest = rows.first else {
-            throw StorageError("no signing key: run the provider once to create one")
+            throw StorageError(.notPrepared, "no signing key: run the provider once to create one")
         }
         var published: [JWK] = []
         for row in rows {

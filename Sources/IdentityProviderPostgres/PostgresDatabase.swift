@@ -27,7 +27,10 @@ public final class PostgresDatabase: SQLDatabase, Service {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
             let user = components.user, !user.isEmpty
         else {
-            throw StorageError("expected postgres://user[:password]@host[:port]/database, got another form")
+            throw StorageError(
+                .invalidConfiguration,
+                "expected postgres://user[:password]@host[:port]/database, got another form"
+            )
         }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         let host = components.host ?? "127.0.0.1"
@@ -38,7 +41,7 @@ public final class PostgresDatabase: SQLDatabase, Service {
         case "disable": tls = .disable
         case "require": tls = .require(.makeClientConfiguration())
         case "prefer": tls = .prefer(.makeClientConfiguration())
-        default: throw StorageError("sslmode must be disable, prefer or require")
+        default: throw StorageError(.invalidConfiguration, "sslmode must be disable, prefer or require")
         }
         var configuration = PostgresClient.Configuration(
             host: host,
@@ -145,11 +148,12 @@ public final class PostgresDatabase: SQLDatabase, Service {
         } catch let error as PSQLError {
             if let info = error.serverInfo {
                 throw StorageError(
+                    .statementFailed,
                     "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")",
                     sqlState: info[.sqlState]
                 )
             }
-            throw StorageError("PostgreSQL: \(error.code) (is the server reachable and the URL right?)")
+            throw StorageError(.unreachable, "PostgreSQL: \(error.code) (is the server reachable and the URL right?)")
         }
     }
 

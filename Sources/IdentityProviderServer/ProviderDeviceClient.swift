@@ -12,13 +12,6 @@ import _KeyhavenSupport
 
 /// Keyhaven's client of a provider's device API (`/keyhaven/v1/…`).
 public struct ProviderDeviceClient: Sendable {
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        /// The provider's error code (`invalid_credentials`, `second_factor_required`…), if it gave one.
-        public var code: String?
-        public var message: String
-        public var description: String { message }
-    }
-
     public init() {}
 
     func call(
@@ -41,13 +34,13 @@ public struct ProviderDeviceClient: Sendable {
             response = try await OutboundHTTP.shared.execute(request, timeout: .seconds(20))
             body = try await response.body.collect(upTo: 1 << 20)
         } catch {
-            throw Failure(code: nil, message: "the provider at \(url) could not be reached")
+            throw Failure(.unreachable, "the provider at \(url) could not be reached")
         }
         guard (200..<300).contains(response.status.code) else {
             let error = try? JSONDecoder().decode(OAuthError.self, from: Data(body.readableBytesView))
             throw Failure(
-                code: error?.error,
-                message: error.map { $0.error_description } ?? "the provider answered HTTP \(response.status.code)"
+                providerError: error?.error,
+                error.map { $0.error_description } ?? "the provider answered HTTP \(response.status.code)"
             )
         }
         return Array(body.readableBytesView)
@@ -57,12 +50,17 @@ public struct ProviderDeviceClient: Sendable {
     public func discover(_ url: String) async throws -> (issuer: String, baseURL: String) {
         var base = url
         while base.hasSuffix("/") { base.removeLast() }
-        let body = try await call(.GET, base + "/.well-known/openid-configuration")
+        let body: [UInt8]
+        do {
+            body = try await call(.GET, base + "/.well-known/openid-configuration")
+        } catch let failure as Failure where failure.code == .rejected {
+            throw Failure(.notAProvider, "\(base) does not publish a Sign in with Keyhaven discovery document")
+        }
         guard let document = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
             let issuer = document["issuer"] as? String,
             let authorize = document["authorization_endpoint"] as? String, authorize.hasSuffix("/auth/authorize")
         else {
-            throw Failure(code: nil, message: "\(base) does not publish a Sign in with Keyhaven discovery document")
+            throw Failure(.notAProvider, "\(base) does not publish a Sign in with Keyhaven discovery document")
         }
         return (issuer, String(authorize.dropLast("/auth/authorize".count)))
     }
@@ -89,7 +87,7 @@ public struct ProviderDeviceClient: Sendable {
         )
         guard let answer = try? JSONDecoder().decode([String: String].self, from: Data(body)),
             let token = answer["device_token"]
-        else { throw Failure(code: nil, message: "the provider's answer has no device token") }
+        else { throw Failure(.badResponse, "the provider's answer has no device token") }
         return (token, answer["email"] ?? email)
     }
 
@@ -102,7 +100,7 @@ public struct ProviderDeviceClient: Sendable {
         let query = FormURLEncoding.encode([("client_id", clientId), ("scope", scope)])
         let body = try await call(.GET, session.baseURL + "/keyhaven/v1/consent?" + query, bearer: session.deviceToken)
         guard let answer = try? JSONDecoder().decode(ConsentAnswer.self, from: Data(body)) else {
-            throw Failure(code: nil, message: "the provider's consent answer is not understood")
+            throw Failure(.badResponse, "the provider's consent answer is not understood")
         }
         return answer
     }
@@ -126,7 +124,7 @@ public struct ProviderDeviceClient: Sendable {
             json: Body(client_id: clientId, scope: scope, state: state, nonce: nonce, email: email)
         )
         guard let response = try? JSONDecoder().decode(AuthorizationResponse.self, from: Data(body)) else {
-            throw Failure(code: nil, message: "the provider's authorization is not understood")
+            throw Failure(.badResponse, "the provider's authorization is not understood")
         }
         return response
     }

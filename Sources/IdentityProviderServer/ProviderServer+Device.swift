@@ -64,7 +64,9 @@ extension ProviderServer {
                     case .unavailable: "temporarily_unavailable"
                     default: "invalid_credentials"
                     }
-                let status = Int(Self.signInStatus(error).code)
+                // The pages answer 200 to show the code field again; the device API's answer is an
+                // error its client must see as one.
+                let status = error.code == .secondFactorRequired ? 401 : Int(Self.signInStatus(error).code)
                 return Self.json(
                     HTTPResponse.Status(code: status),
                     OAuthError(code, error.message, status: status),

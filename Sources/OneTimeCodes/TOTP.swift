@@ -33,7 +33,7 @@ public struct TOTP: Sendable, Hashable {
                 let items = components.queryItems,
                 let value = items.first(where: { $0.name.lowercased() == "secret" })?.value
             else {
-                throw TOTPError("the otpauth URI has no secret")
+                throw TOTPError(.missingSecret, "the otpauth URI has no secret")
             }
             func item(_ name: String) -> String? { items.first { $0.name.lowercased() == name }?.value }
             secret = value
@@ -42,10 +42,10 @@ public struct TOTP: Sendable, Hashable {
             algorithm = item("algorithm").flatMap { Algorithm(rawValue: $0.uppercased()) } ?? algorithm
         }
         guard let key = Base32.decode(secret), !key.isEmpty else {
-            throw TOTPError("the secret is not base32")
+            throw TOTPError(.invalidSecret, "the secret is not base32")
         }
         guard (6...10).contains(digits), period > 0 else {
-            throw TOTPError("unsupported TOTP parameters")
+            throw TOTPError(.unsupportedParameters, "unsupported TOTP parameters (6 to 10 digits, a positive period)")
         }
         self.key = key
         self.digits = digits
@@ -102,11 +102,6 @@ public struct TOTP: Sendable, Hashable {
     public static func randomSecret<R: RandomNumberGenerator>(using generator: inout R) -> String {
         Base32.encode((0..<20).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
-}
-
-public struct TOTPError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// RFC 4648 base32.

@@ -3,18 +3,22 @@
 /// A struct with an opaque ``Code`` so new cases never break callers; compare errors by code.
 public struct PasswordGenerationError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-        private init(_ name: String) { self.name = name }
-        public var description: String { name }
+        private enum Base: String {
+            case minLengthExceedsMaxLength, requiredNotAllowed, tooManyRequiredLines, limitsUnsatisfiable
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+        public var description: String { base.rawValue }
 
         /// `minlength` is greater than `maxlength`.
-        public static let minLengthExceedsMaxLength = Code("min-length-exceeds-max-length")
+        public static let minLengthExceedsMaxLength = Code(.minLengthExceedsMaxLength)
         /// A `required` line has no character the password may contain.
-        public static let requiredNotAllowed = Code("required-not-allowed")
+        public static let requiredNotAllowed = Code(.requiredNotAllowed)
         /// More `required` lines than `maxlength` characters.
-        public static let tooManyRequiredLines = Code("too-many-required-lines")
+        public static let tooManyRequiredLines = Code(.tooManyRequiredLines)
         /// The repeat / sequence limits cannot be met with the allowed characters at this length.
-        public static let limitsUnsatisfiable = Code("limits-unsatisfiable")
+        public static let limitsUnsatisfiable = Code(.limitsUnsatisfiable)
     }
 
     public var code: Code

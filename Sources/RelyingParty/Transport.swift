@@ -65,20 +65,31 @@ public struct HTTPRelyingPartyTransport: RelyingPartyTransport {
 }
 
 /// What went wrong, for the service's logs and its users. Never includes a token or a secret.
+///
+/// A struct with an opaque ``Code`` so new cases never break callers; errors compare by code.
 public struct RelyingPartyError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable {
-        /// The provider answered with an OAuth error (`oauthError` holds it).
-        case provider
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String {
+            case provider, transport, token
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+        public var description: String { base.rawValue }
+
+        /// The provider answered with an OAuth error (``RelyingPartyError/oauthError`` holds it).
+        public static let provider = Code(.provider)
         /// The provider could not be reached, or answered something else than the protocol.
-        case transport
-        /// A token or notification did not verify (`token` holds why).
-        case token
+        public static let transport = Code(.transport)
+        /// A token or notification did not verify (``RelyingPartyError/token`` holds why).
+        public static let token = Code(.token)
     }
 
     public var code: Code
     public var message: String
     /// `invalid_grant`, `invalid_client`… when the provider said so.
     public var oauthError: String?
+    /// Why the token was refused (`.token`).
     public var token: JOSEError?
 
     public init(_ code: Code, _ message: String, oauthError: String? = nil, token: JOSEError? = nil) {
@@ -89,4 +100,7 @@ public struct RelyingPartyError: Error, Hashable, Sendable, CustomStringConverti
     }
 
     public var description: String { message }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

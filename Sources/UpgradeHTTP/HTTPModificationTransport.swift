@@ -52,7 +52,11 @@ public struct HTTPModificationTransport: ModificationTransport {
 
     func call<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws -> ModificationResponse {
         guard let origin = ServiceOrigin.of(url: endpoint), origin.isPotentiallyTrustworthy else {
-            throw ModificationTransportError("\(endpoint) is not an https endpoint; nothing was sent", delivered: false)
+            throw ModificationTransportError(
+                .insecureEndpoint,
+                "\(endpoint) is not an https endpoint; nothing was sent",
+                delivered: false
+            )
         }
         var request = HTTPClientRequest(url: endpoint + path)
         request.method = HTTPMethod(rawValue: method)
@@ -69,16 +73,13 @@ public struct HTTPModificationTransport: ModificationTransport {
                 timeout: TimeAmount(timeout)
             )
         } catch {
-            throw ModificationTransportError(
-                Self.describe(error, endpoint: endpoint),
-                delivered: !Self.isRefused(error)
-            )
+            throw Self.failure(error, endpoint: endpoint)
         }
         let data: ByteBuffer
         do {
             data = try await response.body.collect(upTo: 1 << 20)
         } catch {
-            throw ModificationTransportError("the answer from \(endpoint) was cut off", delivered: true)
+            throw ModificationTransportError(.badResponse, "the answer from \(endpoint) was cut off", delivered: true)
         }
         if response.status == .notFound && path.hasPrefix("/requests/") {
             throw UnknownModificationRequest()
@@ -87,6 +88,7 @@ public struct HTTPModificationTransport: ModificationTransport {
             let message = (try? JSONDecoder().decode(ProtocolErrorBody.self, from: Data(data.readableBytesView)))?
                 .message
             throw ModificationTransportError(
+                .rejected,
                 "the service answered HTTP \(response.status.code)\(message.map { ": \($0)" } ?? "")",
                 delivered: true
             )
@@ -95,6 +97,7 @@ public struct HTTPModificationTransport: ModificationTransport {
             return try JSONDecoder().decode(ModificationResponse.self, from: Data(data.readableBytesView))
         } catch {
             throw ModificationTransportError(
+                .badResponse,
                 "the service answered something that is not the account-modification protocol",
                 delivered: true
             )
@@ -111,12 +114,15 @@ public struct HTTPModificationTransport: ModificationTransport {
         return text.contains("connectionRefused") || text.contains("Connection refused") || text.contains("connect(")
     }
 
-    static func describe(_ error: any Error, endpoint: String) -> String {
-        if isRefused(error) { return "cannot reach \(endpoint) (connection refused)" }
-        if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout {
-            return "\(endpoint) did not answer in time"
+    /// A failed HTTP call as a transport error: refused connections were certainly not delivered.
+    static func failure(_ error: any Error, endpoint: String) -> ModificationTransportError {
+        if isRefused(error) {
+            return .init(.unreachable, "cannot reach \(endpoint) (connection refused)", delivered: false)
         }
-        return "the connection to \(endpoint) failed (\(error))"
+        if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout {
+            return .init(.timedOut, "\(endpoint) did not answer in time", delivered: true)
+        }
+        return .init(.unreachable, "the connection to \(endpoint) failed (\(error))", delivered: true)
     }
 }
 
@@ -175,7 +181,10 @@ public struct HTTPManifestReader: ManifestReader {
         } catch let error as ManifestError {
             throw error
         } catch {
-            throw ManifestError(.unreachable, HTTPModificationTransport.describe(error, endpoint: origin.serialized))
+            throw ManifestError(
+                .unreachable,
+                HTTPModificationTransport.failure(error, endpoint: origin.serialized).message
+            )
         }
     }
 }

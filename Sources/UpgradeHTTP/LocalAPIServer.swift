@@ -1,4 +1,5 @@
 public import AccountModification
+import AccountModificationKit
 import Crypto
 import Foundation
 import HTTPTypes
@@ -10,7 +11,8 @@ import _KeyhavenSupport
 /// Keyhaven's loopback API for apps (`keyhaven serve`): `POST /v1/requests` with
 /// `Authorization: Bearer <token>` runs an in-app upgrade and answers with its result;
 /// `GET /v1/health` needs no token. It listens on loopback only; the token is compared in constant
-/// time and never logged.
+/// time and never logged. Refusals are the protocol's (``ProtocolErrorResponse``: 401
+/// `unauthorized`, 400 `invalid_request`); docs/openapi/account-modification.yaml has both routes.
 public struct LocalAPIServer: Sendable {
     public let token: String
     let handler: @Sendable (InAppRequest) async -> InAppResult
@@ -30,36 +32,20 @@ public struct LocalAPIServer: Sendable {
         return constantTimeEqual(Array(header.dropFirst("Bearer ".count).utf8), Array(token.utf8))
     }
 
-    static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: (try? encoder.encode(value)) ?? Data("{}".utf8)))
-        )
-    }
-
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
-        router.get("/v1/health") { _, _ in Self.json(.ok, ["status": "ok"]) }
-        router.post("/v1/requests") { request, _ in
+        router.get("/v1/health") { _, _ in ["status": "ok"] }
+        router.post("/v1/requests") { request, _ -> InAppResult in
             guard authorized(request) else {
-                return Self.json(
-                    .unauthorized,
-                    ProtocolErrorBody(error: "unauthorized", message: "a valid bearer token is required")
-                )
+                throw ProtocolErrorResponse.unauthorized
             }
             guard let buffer = try? await request.body.collect(upTo: 64 << 10),
                 let body = try? JSONDecoder().decode(InAppRequest.self, from: Data(buffer.readableBytesView)),
                 !body.serviceIdentifier.isEmpty
             else {
-                return Self.json(
-                    .badRequest,
-                    ProtocolErrorBody(error: "invalid_request", message: "the body is not an in-app request")
-                )
+                throw ProtocolErrorResponse.invalidRequest("the body is not an in-app request")
             }
-            return Self.json(.ok, await handler(body))
+            return await handler(body)
         }
         return router
     }

@@ -1,32 +1,37 @@
 /// Why a vault operation failed. Messages never contain a secret: records are named by id only.
 public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-        private init(_ name: String) { self.name = name }
-        public var description: String { name }
+        private enum Base: String {
+            case wrongPassword, notAVault, damaged, noVault, alreadyExists, unsupportedVersion, corruptRecord
+            case notFound, ambiguous, invalidInput, storage
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+        public var description: String { base.rawValue }
 
         /// The master password does not open the vault.
-        public static let wrongPassword = Code("wrong-password")
+        public static let wrongPassword = Code(.wrongPassword)
         /// The file is not a Keyhaven vault (another SQLite database, or not SQLite at all).
-        public static let notAVault = Code("not-a-vault")
+        public static let notAVault = Code(.notAVault)
         /// The file is shorter than its own header says: truncated or damaged.
-        public static let damaged = Code("damaged")
+        public static let damaged = Code(.damaged)
         /// No vault at the path.
-        public static let noVault = Code("no-vault")
+        public static let noVault = Code(.noVault)
         /// `init` on a path that already exists.
-        public static let alreadyExists = Code("already-exists")
+        public static let alreadyExists = Code(.alreadyExists)
         /// A newer Keyhaven wrote this vault.
-        public static let unsupportedVersion = Code("unsupported-version")
+        public static let unsupportedVersion = Code(.unsupportedVersion)
         /// A record failed authentication: its ciphertext was altered.
-        public static let corruptRecord = Code("corrupt-record")
+        public static let corruptRecord = Code(.corruptRecord)
         /// No credential with that id.
-        public static let notFound = Code("not-found")
+        public static let notFound = Code(.notFound)
         /// An id prefix matches more than one credential.
-        public static let ambiguous = Code("ambiguous")
+        public static let ambiguous = Code(.ambiguous)
         /// Invalid input (empty password, bad parameters…).
-        public static let invalidInput = Code("invalid-input")
+        public static let invalidInput = Code(.invalidInput)
         /// The database failed (I/O, locking…).
-        public static let storage = Code("storage")
+        public static let storage = Code(.storage)
     }
 
     public var code: Code

@@ -21,7 +21,7 @@ struct ModificationRunnerTests {
 
         func send(_ request: ModificationFlow.Request) async throws -> ModificationResponse {
             guard case .changePassword(let change) = request else {
-                throw ModificationTransportError("?", delivered: false)
+                throw ModificationTransportError(.unreachable, "?", delivered: false)
             }
             record(change.interaction == .allowed ? "send(interaction)" : "send")
             if change.interaction == .allowed {

@@ -10,6 +10,12 @@ import RelyingParty
 import UpgradeHTTP
 import _KeyhavenSupport
 
+/// The harness could not set a test up (not an error of the code under test).
+struct HarnessFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// A provider served on a free loopback port with one team, one service and one person.
 struct ProviderHarness: Sendable {
     let provider: IdentityProvider
@@ -72,7 +78,7 @@ struct ProviderHarness: Sendable {
         }
         defer { server.cancel() }
         var iterator = ready.stream.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw StorageError("the provider did not start") }
+        guard let port = await iterator.next() else { throw HarnessFailure("the provider did not start") }
         try await body(
             ProviderHarness(
                 provider: provider,
@@ -122,7 +128,7 @@ struct ProviderHarness: Sendable {
             next = try await web.post(baseURL + "/auth/authorize/consent", fields: consent)
         }
         guard next.body.contains(#"id="handoff""#) else {
-            throw StorageError("no form_post page: HTTP \(next.status) \(next.body.prefix(300))")
+            throw HarnessFailure("no form_post page: HTTP \(next.status) \(next.body.prefix(300))")
         }
         return WebSession.hiddenFields(next.body)
     }

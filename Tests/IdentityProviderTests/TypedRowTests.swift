@@ -35,6 +35,7 @@ struct TypedRowTests {
         let error = await #expect(throws: StorageError.self) {
             _ = try await database.read { try await $0.fetchOne(Misspelt.self, Self.sql) }
         }
+        #expect(error?.code == .malformedRow)
         #expect(error?.message.contains("nots") == true, "\(String(describing: error))")
 
         // Inside a write transaction too (SQLite runs it on GRDB's writer queue).

@@ -351,6 +351,11 @@ struct UpgradeServiceTests {
                 try await client.execute(uri: "/v1/requests", method: .post, body: ByteBuffer(bytes: body)) {
                     response in
                     #expect(response.status == .unauthorized)
+                    let error = try JSONDecoder().decode(
+                        ProtocolErrorBody.self,
+                        from: Data(response.body.readableBytesView)
+                    )
+                    #expect(error.error == "unauthorized")
                 }
                 try await client.execute(
                     uri: "/v1/requests",

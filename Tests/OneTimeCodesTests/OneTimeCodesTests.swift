@@ -64,8 +64,9 @@ struct OneTimeCodesTests {
             + "&algorithm=SHA256&digits=8&period=30&issuer=Shiny"
         let totp = try TOTP(secret: uri)
         #expect(totp.code(at: Date(timeIntervalSince1970: 59)) == "46119246")
-        #expect(throws: TOTPError.self) { try TOTP(secret: "not base32 !") }
-        #expect(throws: TOTPError.self) { try TOTP(secret: "otpauth://totp/x?issuer=y") }
+        #expect(throws: TOTPError(.invalidSecret, "")) { try TOTP(secret: "not base32 !") }
+        #expect(throws: TOTPError(.missingSecret, "")) { try TOTP(secret: "otpauth://totp/x?issuer=y") }
+        #expect(throws: TOTPError(.unsupportedParameters, "")) { try TOTP(secret: Self.seeds[.sha1]!, digits: 4) }
     }
 
     /// RFC 7914, §12, the vector with p = 1: scrypt("pleaseletmein", "SodiumChloride", N = 16384,

@@ -111,22 +111,25 @@ struct ShinyKitTests {
     @Test func malformedCallsAreClientErrors() async throws {
         let shiny = try Shiny(configuration: .init(scryptLogN: 10))
         try await Application(router: shiny.router()).test(.router) { client in
+            // The protocol's error body, byte for byte (the kit's own encoder: sorted keys).
             let garbage = try await client.execute(
                 uri: "/account-modification/change-password",
                 method: .post,
                 body: ByteBuffer(string: "{not json")
             ) {
-                $0.status
+                ($0.status, $0.headers[.contentType] ?? "", String(buffer: $0.body))
             }
-            #expect(garbage == .badRequest)
+            #expect(garbage.0 == .badRequest && garbage.1.hasPrefix("application/json"))
+            #expect(garbage.2 == #"{"error":"invalid_request","message":"the body is not a change-password request"}"#)
             let (badID, _) = try await Self.post(
                 client,
                 "/account-modification/change-password",
                 Self.change("bad id with spaces")
             )
             #expect(badID == .badRequest)
-            let (unknown, _) = try await Self.get(client, "/account-modification/requests/nope")
-            #expect(unknown == .notFound)
+            let unknown = try await Self.get(client, "/account-modification/requests/nope")
+            #expect(unknown.0 == .notFound)
+            #expect(unknown.1 == #"{"error":"unknown_request","message":"no request with this id"}"#)
         }
     }
 

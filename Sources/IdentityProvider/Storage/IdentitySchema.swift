@@ -108,7 +108,10 @@ enum IdentitySchema {
             )
             let known = Set(migrations.map(\.name))
             if let unknown = applied.subtracting(known).first {
-                throw StorageError("the database was migrated by a newer Keyhaven (\(unknown)); upgrade Keyhaven")
+                throw StorageError(
+                    .unsupportedSchema,
+                    "the database was migrated by a newer Keyhaven (\(unknown)); upgrade Keyhaven"
+                )
             }
             for migration in migrations where !applied.contains(migration.name) {
                 for statement in migration.statements { try await connection.query(statement) }

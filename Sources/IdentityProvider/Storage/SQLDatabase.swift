@@ -62,21 +62,3 @@ public protocol SQLDatabase: Sendable {
     /// runs, and stops, with its service).
     func shutdown() async
 }
-
-/// What went wrong in the database, without the values that were bound.
-public struct StorageError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    /// The engine's error class when it gave one (PostgreSQL's SQLSTATE, e.g. `40P01`).
-    public var sqlState: String?
-
-    public init(_ message: String, sqlState: String? = nil) {
-        self.message = message
-        self.sqlState = sqlState
-    }
-
-    public var description: String { message }
-
-    /// A deadlock or serialization failure: the transaction was rolled back and running it again
-    /// can succeed.
-    public var isTransient: Bool { sqlState == "40P01" || sqlState == "40001" }
-}

@@ -203,7 +203,7 @@ extension SQLRow {
         do {
             return try T(from: SQLRowDecoder(row: self))
         } catch let error as DecodingError {
-            throw StorageError("cannot read a \(T.self) from the database: \(Self.describe(error))")
+            throw StorageError(.malformedRow, "cannot read a \(T.self) from the database: \(Self.describe(error))")
         }
     }
 

@@ -92,7 +92,10 @@ public final class SQLiteDatabase: SQLDatabase {
                 case .null: values[column] = .null
                 case .double, .blob:
                     // The schema has TEXT and BIGINT columns only.
-                    throw StorageError("column \(column) holds a value that is neither text nor an integer")
+                    throw StorageError(
+                        .malformedRow,
+                        "column \(column) holds a value that is neither text nor an integer"
+                    )
                 }
             }
             return SQLRow(values: values)

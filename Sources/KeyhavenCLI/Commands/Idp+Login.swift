@@ -87,7 +87,7 @@ struct ProviderLogin: AsyncParsableCommand {
                     code: oneTimeCode,
                     name: name
                 )
-            } catch let failure as ProviderDeviceClient.Failure where failure.code == "second_factor_required" {
+            } catch let failure as ProviderDeviceClient.Failure where failure.code == .secondFactorRequired {
                 guard oneTimeCode == nil else { throw Output.failure(failure.message) }
                 oneTimeCode = try Terminal.askSecret("One-time code: ")
             } catch {
