@@ -68,6 +68,11 @@ struct DemoAndServeTests {
             body = {"type": "change-password", "user": "erin", "serviceIdentifier": shiny, "userInfo": {"sessionToken": session}}
             denied = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer wrong"})
             assert denied.status_code == 401, denied.status_code
+            # A page that rebound its name to 127.0.0.1 still sends its own Host; a page elsewhere sends its Origin.
+            rebound = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer " + token, "Host": "attacker.example"})
+            assert rebound.status_code == 403, rebound.status_code
+            cross = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer " + token, "Origin": "https://attacker.example"})
+            assert cross.status_code == 403, cross.status_code
             result = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer " + token}, timeout=30)
             print(json.dumps(result.json()))
             """
