@@ -166,15 +166,6 @@ public final class Shiny: Sendable {
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: page.rendered)))
     }
 
-    static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
-    }
-
     static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.location] = location
@@ -189,11 +180,6 @@ public final class Shiny: Sendable {
             fields[name] = value
         }
         return fields
-    }
-
-    static func jsonBody(_ request: Request) async -> [String: Any]? {
-        guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))) as? [String: Any]
     }
 
     func sessionUser(_ request: Request) -> ShinyStore.User? {
@@ -310,75 +296,6 @@ public final class Shiny: Sendable {
     func ruleProblem(_ password: String) -> String? {
         let report = PasswordRules(configuration.passwordRules).validate(password)
         return report.isValid ? nil : "This password does not meet shiny's rules: \(report)."
-    }
-
-    /// JSON endpoints for apps (and tests): sign up, sign in for a session token.
-    func addAPI(to router: Router<BasicRequestContext>) {
-        router.post("/api/signup") { request, _ in
-            guard let body = await Self.jsonBody(request), let user = body["user"] as? String, !user.isEmpty,
-                let password = body["password"] as? String
-            else {
-                return Self.json(
-                    .badRequest,
-                    ["error": "invalid_request", "message": "user and password are required"]
-                )
-            }
-            if let problem = self.ruleProblem(password) {
-                return Self.json(.badRequest, ["error": "weak_password", "message": problem])
-            }
-            guard (try? self.store.user(named: user)) == nil else {
-                return Self.json(.conflict, ["error": "exists", "message": "this user name is taken"])
-            }
-            guard
-                let created = try? self.store.createUser(
-                    name: user,
-                    password: password,
-                    totp: body["totp"] as? Bool ?? false
-                )
-            else {
-                return Self.json(
-                    .internalServerError,
-                    ["error": "server_error", "message": "could not create the account"]
-                )
-            }
-            var answer: [String: Any] = ["user": user]
-            if let secret = created.totpSecret { answer["totpSecret"] = secret }
-            return Self.json(.created, answer)
-        }
-        router.post("/api/signin") { request, _ in
-            guard let body = await Self.jsonBody(request), let user = body["user"] as? String,
-                let password = body["password"] as? String
-            else {
-                return Self.json(
-                    .badRequest,
-                    ["error": "invalid_request", "message": "user and password are required"]
-                )
-            }
-            guard
-                let (found, needsCode) = try? self.store.verify(
-                    name: user,
-                    password: password,
-                    code: body["code"] as? String,
-                    useCode: true
-                ),
-                let found
-            else {
-                return Self.json(
-                    .unauthorized,
-                    ["error": "invalid_credentials", "message": "wrong user name or password"]
-                )
-            }
-            if needsCode {
-                return Self.json(
-                    .unauthorized,
-                    ["error": "code_required", "message": "a valid authenticator code is required"]
-                )
-            }
-            guard let token = try? self.store.createSession(for: found.id) else {
-                return Self.json(.internalServerError, ["error": "server_error", "message": "could not sign in"])
-            }
-            return Self.json(.ok, ["token": token, "user": found.name])
-        }
     }
 
     /// The step-up page Keyhaven opens for TOTP accounts.
