@@ -322,8 +322,9 @@ let package = Package(
         .testTarget(
             name: "ShinyServiceTests",
             dependencies: [
-                "ShinyService", "AccountModification", "AccountModificationKit", "KeyhavenTesting", "OneTimeCodes",
-                "PasswordRules", hummingbird, hummingbirdTesting, httpTypes, nioCore,
+                // The `shiny` executable too: its tests run it as a process.
+                "ShinyService", "shiny", "AccountModification", "AccountModificationKit", "KeyhavenTesting",
+                "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes, nioCore,
             ],
             swiftSettings: swiftSettings
         ),

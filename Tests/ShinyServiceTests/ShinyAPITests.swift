@@ -7,7 +7,8 @@ import OneTimeCodes
 import ShinyService
 import Testing
 
-/// shiny's JSON API as an app (and `keyhaven demo`) uses it: sign up, sign in, its errors.
+/// shiny's JSON API as an app (and `keyhaven demo`) uses it: sign up, sign in, its errors; and the
+/// `/api/demo/…` endpoints, which exist only in demo mode and on loopback.
 struct ShinyAPITests {
     struct Reply {
         var status: HTTPResponse.Status
@@ -145,5 +146,44 @@ struct ShinyAPITests {
             )
             #expect(next.status == .ok)
         }
+    }
+
+    @Test func demoEndpointsExistOnlyInDemoMode() async throws {
+        let service = try Shiny(configuration: .init(scryptLogN: 10))
+        try await Application(router: service.router()).test(.router) { client in
+            let notifications = try await Self.get(client, "/api/demo/notifications")
+            let account = try await Self.get(client, "/api/demo/accounts/alice")
+            #expect(notifications.status == .notFound && account.status == .notFound)
+        }
+
+        let demo = try Shiny(configuration: .init(scryptLogN: 10, demo: true))
+        try demo.createAccount(user: "alice", password: "Password1234")
+        try demo.createAccount(user: "bob", password: "Welcome12345", totp: true)
+        _ = try demo.startSession(user: "alice")
+        try await Application(router: demo.router()).test(.router) { client in
+            let alice = try await Self.get(client, "/api/demo/accounts/alice")
+            #expect(alice.status == .ok)
+            let status = try alice.decode(ShinyAccountStatus.self)
+            #expect(status.user == "alice" && status.hasPassword && !status.authenticator)
+            #expect(status.signInSubject == nil && status.sessions == 1)
+            #expect(try await Self.get(client, "/api/demo/accounts/bob").decode(ShinyAccountStatus.self).authenticator)
+            let missing = try await Self.get(client, "/api/demo/accounts/nobody")
+            #expect(missing.status == .notFound && missing.problem?.error == "not_found")
+            let notifications = try await Self.get(client, "/api/demo/notifications")
+            #expect(notifications.status == .ok)
+            #expect(try notifications.decode([ShinyReceivedNotification].self).isEmpty)
+        }
+    }
+
+    @Test(arguments: ["0.0.0.0", "::", "192.0.2.7", "shiny.example.com"])
+    func demoModeIsRefusedOffLoopback(host: String) throws {
+        #expect(throws: ShinyConfigurationError.self) {
+            try Shiny(configuration: .init(host: host, scryptLogN: 10, demo: true))
+        }
+    }
+
+    @Test(arguments: ["127.0.0.1", "::1", "localhost"])
+    func demoModeIsAllowedOnLoopback(host: String) throws {
+        _ = try Shiny(configuration: .init(host: host, scryptLogN: 10, demo: true))
     }
 }
