@@ -134,7 +134,7 @@ let package = Package(
             dependencies: [
                 "_KeyhavenSupport", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE", "KeyhavenApp",
                 "AccountModification", "OneTimeCodes", "Vault", hummingbird, asyncHTTPClient, serviceLifecycle,
-                logging, httpTypes, nioCore, nioHTTP1, unixSignals,
+                logging, httpTypes, nioCore, nioHTTP1, unixSignals, crypto,
             ],
             swiftSettings: swiftSettings
         ),
