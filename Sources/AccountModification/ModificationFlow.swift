@@ -9,13 +9,16 @@ import _KeyhavenSupport
 /// 2. `userInteractionRequired` → send it again with interaction allowed (`prepareInterfaceTo…`);
 /// 3. `presentInterface` → show the URL to the person and poll until a final answer;
 /// 4. `needsSignInAuthorization` (conversions) → obtain an authorization with the service's state and
-///    nonce, post it, continue;
+///    nonce for the client its manifest names, post it, continue (a request for any other client id
+///    ends the flow: a service never gets an authorization for another service's client);
 /// 5. `completed` / `failed` → finish. A cancel by the person is sent to the service; its answer
 ///    decides the outcome (a service that completed first wins: its new password must be kept).
 public struct ModificationFlow: Sendable {
     public enum Kind: Hashable, Sendable {
         case changePassword(newPassword: String)
-        case convertToSignIn
+        /// A switch to sign-in with the client the service's manifest names (`signIn.clientId`): the
+        /// only client an authorization is obtained for.
+        case convertToSignIn(clientId: String)
     }
 
     /// A request to the service.
@@ -208,12 +211,28 @@ public struct ModificationFlow: Sendable {
         case .pending:
             return .poll
         case .needsSignInAuthorization:
-            guard case .convertToSignIn = kind else {
+            guard case .convertToSignIn(let clientId) = kind else {
                 return protocolViolation("a sign-in authorization requested for a password change")
             }
-            guard let signIn = response.signInRequest else {
+            guard var signIn = response.signInRequest else {
                 return protocolViolation("needsSignInAuthorization without state and nonce")
             }
+            // Security review High #1: the client id comes from the manifest Keyhaven read from the
+            // service's own origin, never from this answer. A service asking for another client's
+            // authorization is refused outright; nothing is asked of the provider.
+            if let asked = signIn.clientId, asked != clientId {
+                return finish(
+                    .failed(
+                        ModificationError(
+                            code: .failed,
+                            localizedFailureReason:
+                                "the service asked for a sign-in authorization for another client (\(asked)) than "
+                                + "its manifest names (\(clientId)); refused"
+                        )
+                    )
+                )
+            }
+            signIn.clientId = clientId
             if state == .canceling || state == .awaitingAuthorization || state == .sendingAuthorization {
                 return .poll
             }

@@ -75,6 +75,13 @@ extension IdentityProvider {
             guard let client = try await self.client(request.clientId, connection),
                 let user = try await self.user(authentication.userId, connection)
             else { throw ProviderError(.notFound, "no such client or user") }
+            // A code without a redirect URI (a native authorization) is bound to the service by its
+            // origin instead: never issued for a client the origin is not registered for.
+            if request.redirectURI == nil {
+                guard let origin = request.origin, client.isRegistered(origin: origin) else {
+                    throw ProviderError(.invalidArgument, "\(client.id) is not registered for the service's origin")
+                }
+            }
             let consent = try await connection.fetchOne(
                 ConsentRecord.self,
                 "\(ConsentRecord.select) WHERE user_id = ? AND client_id = ?",

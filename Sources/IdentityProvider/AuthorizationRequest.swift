@@ -1,3 +1,5 @@
+import _KeyhavenSupport
+
 /// A validated `/auth/authorize` request.
 public struct AuthorizationRequest: Sendable, Hashable, Codable {
     public enum ResponseMode: String, Sendable, Hashable, Codable {
@@ -14,6 +16,10 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable {
     public var scopes: [String]
     public var state: String?
     public var nonce: String?
+    /// For native authorizations: the origin of the service Keyhaven is upgrading, one of the
+    /// client's registered origins (``Client/isRegistered(origin:)``). Nil for browser requests,
+    /// which the redirect URI binds to the service.
+    public var origin: String?
 
     public var wantsEmail: Bool { scopes.contains("email") }
     public var wantsName: Bool { scopes.contains("name") }
@@ -25,7 +31,8 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable {
         responseMode: ResponseMode,
         scopes: [String],
         state: String?,
-        nonce: String?
+        nonce: String?,
+        origin: String? = nil
     ) {
         self.clientId = clientId
         self.redirectURI = redirectURI
@@ -34,6 +41,7 @@ public struct AuthorizationRequest: Sendable, Hashable, Codable {
         self.scopes = scopes
         self.state = state
         self.nonce = nonce
+        self.origin = origin
     }
 
     /// The parameters that reproduce this request (hidden fields of the sign-in and consent forms).
@@ -116,17 +124,33 @@ extension IdentityProvider {
 extension IdentityProvider {
     /// A native authorization for Keyhaven (the system asks on the person's behalf, as iOS does for
     /// an app): no redirect URI, so the code is redeemed without one; an id_token with `c_hash`.
+    ///
+    /// `origin` is the service Keyhaven is upgrading (the origin it read the manifest from). It
+    /// must be one of the client's registered origins: a service can never obtain an authorization,
+    /// a code or an id_token for another service's client id (security review High #1).
     public func nativeAuthorizationRequest(
         clientId: String,
+        origin: String,
         scopes: [String],
         state: String?,
         nonce: String?
     ) async throws -> Result<AuthorizationRequest, OAuthError> {
-        guard try await client(clientId) != nil else {
+        guard let client = try await client(clientId) else {
             return .failure(.invalidClient("Invalid client id."))
+        }
+        guard let service = ServiceOrigin.of(url: origin), client.isRegistered(origin: service.serialized) else {
+            return .failure(
+                .invalidClient(
+                    "\(clientId) is not registered for the service being upgraded (\(origin)): a service "
+                        + "obtains authorizations for its own client id only."
+                )
+            )
         }
         if let unknown = scopes.first(where: { !["name", "email", "openid"].contains($0) }) {
             return .failure(.invalidScope("Invalid scope: \(unknown)"))
+        }
+        for (name, value) in [("state", state), ("nonce", nonce)] where (value?.utf8.count ?? 0) > 2048 {
+            return .failure(.invalidRequest("\(name) is longer than 2048 bytes."))
         }
         return .success(
             AuthorizationRequest(
@@ -136,7 +160,8 @@ extension IdentityProvider {
                 responseMode: .formPost,
                 scopes: scopes,
                 state: state,
-                nonce: nonce
+                nonce: nonce,
+                origin: service.serialized
             )
         )
     }

@@ -1,4 +1,5 @@
 import Foundation
+import _KeyhavenSupport
 
 /// A developer team (Apple's 10-character Team ID).
 public struct Team: Hashable, Sendable, Codable {
@@ -28,6 +29,16 @@ public struct Client: Hashable, Sendable, Codable {
         self.name = name
         self.redirectURIs = redirectURIs
         self.notificationURL = notificationURL
+    }
+
+    /// The web origins the service is registered under: those of its redirect URIs (Apple's
+    /// "Domains and Subdomains" and "Return URLs" of a Services ID). A native authorization for the
+    /// client is issued only to Keyhaven upgrading an account on one of them.
+    var origins: Set<ServiceOrigin> { Set(redirectURIs.compactMap(ServiceOrigin.of(url:))) }
+
+    /// Whether `origin` (an origin or a URL) is one of ``origins``.
+    public func isRegistered(origin: String) -> Bool {
+        ServiceOrigin.of(url: origin).map(origins.contains) ?? false
     }
 }
 

@@ -92,12 +92,22 @@ public struct ProviderDeviceClient: Sendable {
     }
 
     public struct ConsentAnswer: Decodable, Sendable {
+        /// The name the client is registered under.
+        public var serviceName: String
+        /// The provider's consent step; nil when the person already authorized the client.
         public var prompt: ConsentPrompt?
         public var state: CredentialState
     }
 
-    public func consent(_ session: ProviderSession, clientId: String, scope: String) async throws -> ConsentAnswer {
-        let query = FormURLEncoding.encode([("client_id", clientId), ("scope", scope)])
+    /// What the consent step shows for `clientId`, asked for the service at `origin` (the one being
+    /// upgraded; the provider refuses a client not registered for it).
+    public func consent(
+        _ session: ProviderSession,
+        clientId: String,
+        origin: String,
+        scope: String
+    ) async throws -> ConsentAnswer {
+        let query = FormURLEncoding.encode([("client_id", clientId), ("origin", origin), ("scope", scope)])
         let body = try await call(.GET, session.baseURL + "/keyhaven/v1/consent?" + query, bearer: session.deviceToken)
         guard let answer = try? JSONDecoder().decode(ConsentAnswer.self, from: Data(body)) else {
             throw Failure(.badResponse, "the provider's consent answer is not understood")
@@ -105,23 +115,25 @@ public struct ProviderDeviceClient: Sendable {
         return answer
     }
 
+    /// A native authorization for `clientId`, for the service at `origin` (the one being upgraded).
     public func authorize(
         _ session: ProviderSession,
         clientId: String,
+        origin: String,
         scope: String,
         state: String?,
         nonce: String?,
         email: String?
     ) async throws -> AuthorizationResponse {
         struct Body: Encodable {
-            var client_id, scope: String
+            var client_id, origin, scope: String
             var state, nonce, email: String?
         }
         let body = try await call(
             .POST,
             session.baseURL + "/keyhaven/v1/authorize",
             bearer: session.deviceToken,
-            json: Body(client_id: clientId, scope: scope, state: state, nonce: nonce, email: email)
+            json: Body(client_id: clientId, origin: origin, scope: scope, state: state, nonce: nonce, email: email)
         )
         guard let response = try? JSONDecoder().decode(AuthorizationResponse.self, from: Data(body)) else {
             throw Failure(.badResponse, "the provider's authorization is not understood")
@@ -156,37 +168,73 @@ public struct ProviderDeviceClient: Sendable {
     }
 }
 
+/// What Keyhaven shows the person before switching a service to Sign in with Keyhaven: always the
+/// service being switched and the provider's client it is registered as; the provider's consent
+/// step (the e-mail question) only the first time.
+public struct SignInConsent: Sendable, Hashable {
+    /// The origin of the service being switched (where Keyhaven read its manifest).
+    public var service: String
+    /// The provider.
+    public var issuer: String
+    /// The client the provider authorizes (the manifest's `signIn.clientId`), and its registered name.
+    public var clientId: String
+    public var serviceName: String
+    /// The provider's consent step; nil when the person already authorized this client (their
+    /// earlier e-mail choice stands).
+    public var prompt: ConsentPrompt?
+
+    public init(service: String, issuer: String, clientId: String, serviceName: String, prompt: ConsentPrompt?) {
+        self.service = service
+        self.issuer = issuer
+        self.clientId = clientId
+        self.serviceName = serviceName
+        self.prompt = prompt
+    }
+}
+
 /// The upgrade's consent step and authorization through the device API. `choose` shows the
-/// consent prompt and answers "share", "hide", or nil to decline.
+/// ``SignInConsent`` (every time, consent or not) and answers "share" or "hide" (the e-mail
+/// question; any answer when there is none), or nil to decline.
+///
+/// The provider is told the origin of the service being upgraded and authorizes only a client
+/// registered for it.
 public struct DeviceSignInAuthority: SignInAuthority {
     public let session: ProviderSession
-    let choose: @Sendable (ConsentPrompt) async -> String?
+    let choose: @Sendable (SignInConsent) async -> String?
     public var issuer: String { session.issuer }
 
-    public init(session: ProviderSession, choose: @escaping @Sendable (ConsentPrompt) async -> String?) {
+    public init(session: ProviderSession, choose: @escaping @Sendable (SignInConsent) async -> String?) {
         self.session = session
         self.choose = choose
     }
 
     public func authorize(_ request: SignInRequest, service: String) async -> SignInAuthorization {
         guard let clientId = request.clientId else { return SignInAuthorization(error: "invalid_client") }
+        guard let origin = ServiceOrigin(service: service), origin.isPotentiallyTrustworthy else {
+            return SignInAuthorization(error: "invalid_request")
+        }
         let client = ProviderDeviceClient()
         let scope = "name email"
         do {
-            var email: String?
-            if let prompt = try await client.consent(session, clientId: clientId, scope: scope).prompt {
-                guard let choice = await choose(prompt) else {
-                    return SignInAuthorization(error: "user_cancelled_authorize")
-                }
-                email = choice
+            let answer = try await client.consent(session, clientId: clientId, origin: origin.serialized, scope: scope)
+            let consent = SignInConsent(
+                service: origin.serialized,
+                issuer: session.issuer,
+                clientId: clientId,
+                serviceName: answer.serviceName,
+                prompt: answer.prompt
+            )
+            guard let choice = await choose(consent) else {
+                return SignInAuthorization(error: "user_cancelled_authorize")
             }
             let response = try await client.authorize(
                 session,
                 clientId: clientId,
+                origin: origin.serialized,
                 scope: scope,
                 state: request.state,
                 nonce: request.nonce,
-                email: email
+                email: answer.prompt == nil ? nil : choice
             )
             if let error = response.error { return SignInAuthorization(error: error) }
             let claims = response.id_token.flatMap { try? CompactJWS($0).claims(as: IdentityTokenClaims.self) }

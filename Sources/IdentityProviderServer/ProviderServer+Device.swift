@@ -7,6 +7,10 @@ import KeyhavenJOSE
 /// Keyhaven's device API (`/keyhaven/v1/…`, JSON): `keyhaven idp login` obtains a device token once;
 /// with it, Keyhaven shows the consent step itself and obtains authorizations for sign-in upgrades
 /// (as iOS does for apps), and manages the person's services.
+///
+/// `consent` and `authorize` name the client *and* the origin of the service being upgraded (which
+/// Keyhaven read the manifest from); the client must be registered for that origin, so a service
+/// cannot have Keyhaven authorize another service's client (security review High #1).
 extension ProviderServer {
     struct LoginBody: Decodable {
         var email: String
@@ -17,6 +21,8 @@ extension ProviderServer {
 
     struct AuthorizeBody: Decodable {
         var client_id: String
+        /// The origin of the service being upgraded: one of the client's registered origins.
+        var origin: String
         var scope: String?
         var state: String?
         var nonce: String?
@@ -78,8 +84,12 @@ extension ProviderServer {
             guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
             let query = Self.query(request)
             let scopes = (query["scope"] ?? "").split(separator: " ").map(String.init)
+            guard let origin = query["origin"], !origin.isEmpty else {
+                return Self.error(.invalidRequest("origin (the service being upgraded) is required."))
+            }
             switch try await provider.nativeAuthorizationRequest(
                 clientId: query["client_id"] ?? "",
+                origin: origin,
                 scopes: scopes,
                 state: nil,
                 nonce: nil
@@ -87,22 +97,26 @@ extension ProviderServer {
             case .failure(let error): return Self.error(error)
             case .success(let authorization):
                 struct Answer: Encodable {
+                    /// The service's registered name: Keyhaven names it even when consent exists.
+                    var serviceName: String
                     var prompt: ConsentPrompt?
                     var state: CredentialState
                 }
+                let name = try await provider.client(authorization.clientId)?.name ?? authorization.clientId
                 let prompt = try await provider.consentPrompt(authorization, userId: device.userId)
                 let state = try await provider.credentialState(userId: device.userId, clientId: authorization.clientId)
-                return Self.json(.ok, Answer(prompt: prompt, state: state))
+                return Self.json(.ok, Answer(serviceName: name, prompt: prompt, state: state))
             }
         }
         router.post("/keyhaven/v1/authorize") { request, _ in
             guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
             guard let body = await Self.decode(AuthorizeBody.self, request) else {
-                return Self.error(.invalidRequest("Expected {client_id, scope?, state?, nonce?, email?}."))
+                return Self.error(.invalidRequest("Expected {client_id, origin, scope?, state?, nonce?, email?}."))
             }
             let scopes = (body.scope ?? "").split(separator: " ").map(String.init)
             switch try await provider.nativeAuthorizationRequest(
                 clientId: body.client_id,
+                origin: body.origin,
                 scopes: scopes,
                 state: body.state,
                 nonce: body.nonce

@@ -7,24 +7,32 @@ import Vault
 public protocol SignInAuthority: Sendable {
     /// The provider this authority speaks for (its issuer).
     var issuer: String { get }
-    /// An authorization for `request` (the service's state and nonce, its client id), or one whose
-    /// `error` says why not (`user_cancelled_authorize` when the person declined). `user` carries
-    /// the account's `sub`.
+    /// An authorization for `request` (the service's state and nonce, and the client id its
+    /// manifest names), or one whose `error` says why not (`user_cancelled_authorize` when the
+    /// person declined). `user` carries the account's `sub`.
+    ///
+    /// `service` is the service being upgraded, as the person named it: the authority shows it to
+    /// the person and tells the provider its origin, which must be one the client is registered for.
     func authorize(_ request: SignInRequest, service: String) async -> SignInAuthorization
 }
 
 /// Gets the authorization from the authority and journals the account it links to before the
 /// service sees it; everything else goes to the person's host.
+///
+/// Only for `clientId`, the client the service's manifest names: ``ModificationFlow`` already
+/// refuses a request for another, and this host refuses it again before the authority is asked.
 struct JournalingHost: ModificationHost {
     let base: any ModificationHost
     let authority: any SignInAuthority
     let vault: Vault
     let entry: UpgradeJournalEntry
     let service: String
+    let clientId: String
 
     func presentInterface(_ url: String) async { await base.presentInterface(url) }
 
     func obtainSignInAuthorization(_ request: SignInRequest) async -> SignInAuthorization {
+        guard request.clientId == clientId else { return SignInAuthorization(error: "invalid_client") }
         let authorization = await authority.authorize(request, service: service)
         guard authorization.error == nil, let subject = authorization.user else { return authorization }
         var updated = entry

@@ -134,6 +134,7 @@ public struct UpgradeService: Sendable {
         // What the service offers, and the new password.
         let manifest: AccountModificationManifest
         let newPassword: String?
+        var signInClientId = ""
         do {
             manifest = try await environment.manifest(for: service)
         } catch {
@@ -159,6 +160,12 @@ public struct UpgradeService: Sendable {
                     code: nil
                 )
             }
+            guard !signIn.clientId.isEmpty else {
+                return .failed(reason: "\(service)'s manifest names no sign-in client", code: nil)
+            }
+            // The only client the provider is asked to authorize: the one the manifest, read from
+            // the service's own origin, names (security review High #1).
+            signInClientId = signIn.clientId
             newPassword = nil
         }
         FaultPoint.afterGenerate.hit()
@@ -207,13 +214,20 @@ public struct UpgradeService: Sendable {
             )
         case .signIn(_, _, let authority):
             flow = ModificationFlow(
-                kind: .convertToSignIn,
+                kind: .convertToSignIn(clientId: signInClientId),
                 requestId: requestId,
                 serviceIdentifier: service,
                 existingCredential: PasswordCredential(user: user, password: oldPassword ?? ""),
                 allowInteraction: allowInteraction
             )
-            flowHost = JournalingHost(base: host, authority: authority, vault: vault, entry: entry, service: service)
+            flowHost = JournalingHost(
+                base: host,
+                authority: authority,
+                vault: vault,
+                entry: entry,
+                service: service,
+                clientId: signInClientId
+            )
         }
         let runner = ModificationRunner(
             transport: environment.transport(endpoint: entry.endpoint),

@@ -193,7 +193,7 @@ struct ModificationFlowTests {
 
     @Test func conversionObtainsAndHandsOverAnAuthorization() {
         var flow = ModificationFlow(
-            kind: .convertToSignIn,
+            kind: .convertToSignIn(clientId: "shiny"),
             requestId: "r1",
             serviceIdentifier: "shiny.example",
             existingCredential: Self.credential
@@ -221,7 +221,7 @@ struct ModificationFlowTests {
     ])
     func aConversionNeverCompletesWithoutAnAuthorization(_ answer: SignInAuthorization) {
         var flow = ModificationFlow(
-            kind: .convertToSignIn,
+            kind: .convertToSignIn(clientId: "shiny"),
             requestId: "r1",
             serviceIdentifier: "shiny.example",
             existingCredential: Self.credential
@@ -235,6 +235,46 @@ struct ModificationFlowTests {
             return
         }
         #expect(error.localizedFailureReason?.contains("without a sign-in authorization") == true)
+    }
+
+    /// Security review High #1, at the flow: a service whose manifest names its own client asks for
+    /// an authorization for another service's client id. The flow ends there, before the provider is
+    /// asked; a request naming no client gets the manifest's.
+    @Test func aConversionIsAuthorizedForTheManifestsClientOnly() {
+        var flow = ModificationFlow(
+            kind: .convertToSignIn(clientId: "com.evil.web"),
+            requestId: "r1",
+            serviceIdentifier: "evil.example",
+            existingCredential: Self.credential
+        )
+        _ = flow.start()
+        let stolen = SignInRequest(state: "bank-state", nonce: "attacker-chosen-nonce", clientId: "com.bank.web")
+        guard
+            case .finish(.failed(let error)) = flow.handle(
+                Self.response(.needsSignInAuthorization) {
+                    $0.signInRequest = stolen
+                }
+            )
+        else {
+            Issue.record("an authorization for another client was not refused")
+            return
+        }
+        #expect(error.localizedFailureReason?.contains("another client (com.bank.web)") == true)
+        #expect(flow.isFinished)
+
+        var unnamed = ModificationFlow(
+            kind: .convertToSignIn(clientId: "com.evil.web"),
+            requestId: "r1",
+            serviceIdentifier: "evil.example",
+            existingCredential: Self.credential
+        )
+        _ = unnamed.start()
+        #expect(
+            unnamed.handle(
+                Self.response(.needsSignInAuthorization) { $0.signInRequest = .init(state: "s", nonce: "n") }
+            )
+                == .obtainSignInAuthorization(SignInRequest(state: "s", nonce: "n", clientId: "com.evil.web"))
+        )
     }
 
     @Test func messagesUseTheDocumentedJSON() throws {

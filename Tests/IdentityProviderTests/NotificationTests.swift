@@ -63,6 +63,7 @@ struct NotificationTests {
                 let (user, _) = try await provider.createUser(email: email, password: "password-\(index)")
                 let request = try await provider.nativeAuthorizationRequest(
                     clientId: harness.clientId,
+                    origin: "https://shiny.example.com",
                     scopes: ["email"],
                     state: nil,
                     nonce: nil

@@ -170,11 +170,12 @@ extension ProtocolFlowTests {
                 id: "com.example.shiny.ios",
                 teamId: harness.teamId,
                 name: "Shiny for iOS",
-                redirectURIs: []
+                redirectURIs: ["https://shiny.example.com/ios/callback"]
             )
             let user = try #require(try await harness.provider.user(email: "grace@example.com"))
             let native = try await harness.provider.nativeAuthorizationRequest(
                 clientId: "com.example.shiny.ios",
+                origin: "https://shiny.example.com",
                 scopes: ["email"],
                 state: nil,
                 nonce: nil

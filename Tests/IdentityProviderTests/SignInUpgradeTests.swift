@@ -89,8 +89,9 @@ struct SignInUpgradeTests {
         try await Self.with { setup in
             let id = try #require(try setup.vault.vault.credentials(forService: setup.origin).credentials.first?.id)
             let prompts = TestFlag()
-            let authority = DeviceSignInAuthority(session: setup.session) { prompt in
-                #expect(prompt.serviceName == "Shiny (web)" && prompt.asksEmail)
+            let authority = DeviceSignInAuthority(session: setup.session) { consent in
+                #expect(consent.service == setup.origin && consent.clientId == "com.example.shiny.web")
+                #expect(consent.serviceName == "Shiny (web)" && consent.prompt?.asksEmail == true)
                 prompts.raise()
                 return "hide"
             }
@@ -146,6 +147,198 @@ struct SignInUpgradeTests {
             try await setup.harness.provider.deleteAccount(userId: user.id)
             try await Self.waitFor { setup.shiny.receivedNotifications.contains { $0.type == "account-delete" } }
             #expect(try setup.shiny.linkedSubject(user: "ada") == nil)
+        }
+    }
+
+    /// The person already authorized shiny's client (in the browser, say): the upgrade still names
+    /// the service being switched, with no e-mail question, and asks the person; declining there
+    /// changes nothing.
+    @Test func theServiceIsNamedEvenWhenConsentExists() async throws {
+        try await Self.with { setup in
+            let id = try #require(try setup.vault.vault.credentials(forService: setup.origin).credentials.first?.id)
+            try await Self.consentEarlier(setup, clientId: "com.example.shiny.web", origin: setup.origin)
+            let declined = DeviceSignInAuthority(session: setup.session) { consent in
+                #expect(consent.service == setup.origin && consent.serviceName == "Shiny (web)")
+                #expect(consent.prompt == nil, "no e-mail question: it was answered before")
+                return nil
+            }
+            let refused = await Self.coordinator(setup).upgradeToSignIn(id, service: setup.origin, authority: declined)
+            guard case .failed(_, let code) = refused else {
+                Issue.record("expected a refusal, got \(refused)")
+                return
+            }
+            #expect(code == .userCanceled)
+            #expect(try setup.vault.vault.credential(id).password == "Welcome12345")
+
+            let shown = TestFlag()
+            let accepted = DeviceSignInAuthority(session: setup.session) { consent in
+                #expect(consent.service == setup.origin && consent.prompt == nil)
+                shown.raise()
+                return "share"
+            }
+            let result = await Self.coordinator(setup).upgradeToSignIn(id, service: setup.origin, authority: accepted)
+            #expect(result == .upgraded(credential: id, substituted: false))
+            #expect(shown.isRaised, "the service was named although consent existed")
+        }
+    }
+
+    /// Security review High #1, the exploit as the review ran it. Ada already authorized shiny
+    /// (the "bank"). Another service, evil, registered at the same provider as `com.evil.web`, is
+    /// being upgraded; it answers `convert-to-sign-in` with `needsSignInAuthorization` for shiny's
+    /// client id and a nonce of its choosing — or its manifest names shiny's client id outright.
+    /// Either way Keyhaven obtains nothing: no code and no id_token is issued, evil receives none,
+    /// the consent step is not even shown, and the record keeps its password.
+    @Test(arguments: ["com.evil.web", "com.example.shiny.web"])
+    func aServiceCannotObtainAnotherServicesAuthorization(manifestClientId: String) async throws {
+        try await Self.with { setup in
+            let provider = setup.harness.provider
+            let evilTeam = try await provider.createTeam(name: "Evil Inc")
+            try await provider.registerClient(
+                id: "com.evil.web",
+                teamId: evilTeam.id,
+                name: "Evil",
+                redirectURIs: [EvilService.origin + "/auth/callback"]
+            )
+            try await Self.consentEarlier(setup, clientId: "com.example.shiny.web", origin: setup.origin)
+            let codesBefore = try await Self.codeCount(provider)
+            let id = try setup.vault.vault.add(
+                CredentialContent(services: [.init(EvilService.origin)], user: "ada", password: "evil-password")
+            )
+            let evil = EvilService(
+                manifest: AccountModificationManifest(
+                    endpoint: EvilService.origin + "/account-modification",
+                    supportsStrongPasswordChange: false,
+                    supportsUpgradeToSignIn: true,
+                    signIn: SignInConfiguration(issuer: provider.configuration.issuer, clientId: manifestClientId)
+                ),
+                asks: SignInRequest(
+                    state: "bank-state",
+                    nonce: "attacker-chosen-nonce",
+                    clientId: "com.example.shiny.web"
+                )
+            )
+            let shown = TestFlag()
+            let authority = DeviceSignInAuthority(session: setup.session) { _ in
+                shown.raise()
+                return "share"
+            }
+            let coordinator = UpgradeService(
+                vault: setup.vault.vault,
+                environment: evil,
+                host: NoHost(),
+                pollInterval: .milliseconds(20),
+                deadline: .seconds(30)
+            )
+            let result = await coordinator.upgradeToSignIn(id, service: EvilService.origin, authority: authority)
+            guard case .failed = result else {
+                Issue.record("the upgrade was not refused: \(result)")
+                return
+            }
+            let handed = await evil.recorder.authorizations
+            #expect(handed.allSatisfy { $0.authorizationCode == nil && $0.identityToken == nil && $0.user == nil })
+            #expect(try await Self.codeCount(provider) == codesBefore, "no code was issued")
+            #expect(!shown.isRaised, "nothing was shown for a client the service does not own")
+            #expect(try setup.vault.vault.credential(id).password == "evil-password")
+            #expect(try setup.vault.vault.credential(id).content.signIn == nil)
+            #expect(try setup.vault.vault.pendingUpgrades().isEmpty)
+
+            // The provider's device API itself: shiny's client for evil's origin is refused, and
+            // the same call for shiny's own origin is what succeeds.
+            let device = ProviderDeviceClient()
+            await #expect(throws: ProviderDeviceClient.Failure(.rejected, "")) {
+                _ = try await device.authorize(
+                    setup.session,
+                    clientId: "com.example.shiny.web",
+                    origin: EvilService.origin,
+                    scope: "name email",
+                    state: "bank-state",
+                    nonce: "attacker-chosen-nonce",
+                    email: "share"
+                )
+            }
+            await #expect(throws: ProviderDeviceClient.Failure(.rejected, "")) {
+                _ = try await device.consent(
+                    setup.session,
+                    clientId: "com.example.shiny.web",
+                    origin: EvilService.origin,
+                    scope: "name email"
+                )
+            }
+            #expect(try await Self.codeCount(provider) == codesBefore)
+            let own = try await device.authorize(
+                setup.session,
+                clientId: "com.example.shiny.web",
+                origin: setup.origin,
+                scope: "name email",
+                state: "s",
+                nonce: "n",
+                email: nil
+            )
+            #expect(own.code != nil && own.id_token != nil)
+        }
+    }
+
+    /// Ada authorizes `clientId` for the service at `origin` outside any upgrade (the browser flow).
+    static func consentEarlier(_ setup: Setup, clientId: String, origin: String) async throws {
+        let provider = setup.harness.provider
+        let request = try await provider.nativeAuthorizationRequest(
+            clientId: clientId,
+            origin: origin,
+            scopes: ["name", "email"],
+            state: nil,
+            nonce: nil
+        ).get()
+        let authentication = try await provider.authenticate(
+            email: setup.harness.email,
+            password: setup.harness.password,
+            code: nil
+        )
+        _ = try await provider.authorize(request, authentication: authentication, shareEmail: true)
+    }
+
+    static func codeCount(_ provider: IdentityProvider) async throws -> Int {
+        try await provider.database.read { try await $0.fetchOne(Int.self, "SELECT COUNT(*) AS n FROM codes") } ?? 0
+    }
+
+    /// A hostile service, scripted: it publishes `manifest` and answers `convert-to-sign-in` by asking
+    /// for an authorization with `asks` (someone else's client id and state), keeping whatever it is
+    /// handed and claiming to be done.
+    struct EvilService: UpgradeEnvironment, ModificationTransport {
+        static let origin = "https://evil.example"
+        actor Recorder {
+            var authorizations: [SignInAuthorization] = []
+            func record(_ authorization: SignInAuthorization) { authorizations.append(authorization) }
+        }
+
+        let manifest: AccountModificationManifest
+        let asks: SignInRequest
+        let recorder = Recorder()
+
+        func manifest(for service: String) async throws -> AccountModificationManifest { manifest }
+        func transport(endpoint: String) -> any ModificationTransport { self }
+
+        func send(_ request: ModificationFlow.Request) async throws -> ModificationResponse {
+            guard case .convertToSignIn(let body) = request else {
+                return ModificationResponse(requestId: "", status: .failed)
+            }
+            return ModificationResponse(
+                requestId: body.requestId,
+                status: .needsSignInAuthorization,
+                signInRequest: asks
+            )
+        }
+
+        func status(requestId: String) async throws -> ModificationResponse {
+            ModificationResponse(requestId: requestId, status: .pending)
+        }
+
+        func cancel(requestId: String) async throws -> ModificationResponse {
+            ModificationResponse(requestId: requestId, status: .failed)
+        }
+
+        func authorize(requestId: String, _ authorization: SignInAuthorization) async throws -> ModificationResponse {
+            await recorder.record(authorization)
+            return ModificationResponse(requestId: requestId, status: .completed)
         }
     }
 

@@ -201,6 +201,8 @@ struct SignInCommandTests {
 
         let upgrade = try await keyhaven.runDetached(["upgrade", origin, "--to", "sign-in", "--email", "hide"])
         #expect(upgrade.status == 0, "\(upgrade.stdout) \(upgrade.stderr)")
+        #expect(upgrade.stderr.contains("switching \(origin) to Sign in with Keyhaven"), "\(upgrade.stderr)")
+        #expect(upgrade.stderr.contains("as shiny (com.example.shiny)"), "\(upgrade.stderr)")
         #expect(upgrade.stdout.contains("now signs in with Keyhaven"))
         #expect(upgrade.stderr.contains("private relay address"))
         #expect(try !shiny.signIn(user: "ada", password: "Welcome12345"))

@@ -156,8 +156,11 @@ extension Keyhaven.Demo {
         say("\n▶ keyhaven idp login \(providerURL)\n  signed in as \(login.email) (device token sealed in the vault)")
 
         say("\n▶ keyhaven upgrade \(origin) --user carol --to sign-in --email hide")
-        let authority = DeviceSignInAuthority(session: session) { prompt in
-            say("  consent: \(prompt.serviceName) asks for your name and e-mail; Keyhaven hides the e-mail")
+        let authority = DeviceSignInAuthority(session: session) { consent in
+            say(
+                "  consent: switching \(consent.service) as \(consent.serviceName) (\(consent.clientId)); it asks for "
+                    + "your name and e-mail; Keyhaven hides the e-mail"
+            )
             return "hide"
         }
         let result = await coordinator.upgradeToSignIn(carol, service: origin, authority: authority)

@@ -103,8 +103,8 @@ extension Keyhaven {
                 }
                 let session = try providerSession(vault, issuer)
                 let choice = email?.rawValue
-                let authority = DeviceSignInAuthority(session: session) { prompt in
-                    await Self.consent(prompt, choice: choice)
+                let authority = DeviceSignInAuthority(session: session) { consent in
+                    await Self.consent(consent, choice: choice)
                 }
                 result = await coordinator.upgradeToSignIn(
                     credential.id,
@@ -160,11 +160,34 @@ extension Keyhaven.Upgrade {
         case hide
     }
 
-    /// The consent step on the terminal: the service, what it asks, and share or hide the e-mail.
-    static func consent(_ prompt: ConsentPrompt, choice: String?) async -> String? {
-        Output.error("keyhaven: \(prompt.serviceName) (\(prompt.clientId)) asks to use Sign in with Keyhaven.")
-        if prompt.asksName, let name = prompt.name { Output.error("keyhaven: it receives your name (\(name)) once.") }
-        guard prompt.asksEmail else { return choice ?? "share" }
+    /// The consent step on the terminal. It always names the service being switched and the
+    /// provider's client it is registered as, also when the person already uses Sign in with
+    /// Keyhaven with it; `--email` (`choice`) answers the e-mail question only. On a terminal the
+    /// person confirms (or cancels); without one the command line itself is the confirmation, and the
+    /// first time needs `--email`.
+    static func consent(_ consent: SignInConsent, choice: String?) async -> String? {
+        Output.error(
+            "keyhaven: switching \(consent.service) to Sign in with Keyhaven: \(consent.issuer) signs you in to it "
+                + "as \(consent.serviceName) (\(consent.clientId))."
+        )
+        if let prompt = consent.prompt {
+            if prompt.asksName, let name = prompt.name {
+                Output.error("keyhaven: it receives your name (\(name)) once.")
+            }
+        } else {
+            Output.error(
+                "keyhaven: you already use Sign in with Keyhaven with \(consent.serviceName); it keeps what you chose "
+                    + "before."
+            )
+        }
+        guard let prompt = consent.prompt, prompt.asksEmail else {
+            // No e-mail question: confirm on a terminal; without one, the command line is the answer.
+            if let choice { return choice }
+            guard let answer = Terminal.ask("Switch \(consent.service) to Sign in with Keyhaven? [yes/cancel] ") else {
+                return "share"
+            }
+            return ["yes", "y"].contains(answer.lowercased()) ? "share" : nil
+        }
         if let choice {
             Output.error(
                 choice == "hide"
