@@ -9,6 +9,8 @@ public struct BreachError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let notAnIndex = Code("not-an-index")
         /// The index is shorter than its header says.
         public static let truncated = Code("truncated")
+        /// The index's header or tables contradict each other or the file (damaged or crafted).
+        public static let corrupt = Code("corrupt")
         /// A newer index format.
         public static let unsupportedVersion = Code("unsupported-version")
         /// The operation needs full hashes (range serving) but the index is compact.
