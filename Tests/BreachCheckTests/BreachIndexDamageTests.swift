@@ -145,7 +145,9 @@ struct BreachIndexDamageTests {
         let count = Self.read(full, at: 16)
         // The first non-empty bucket start, followed by a smaller one.
         let rising = try #require((1...65_535).first { Self.read(full, at: buckets + $0 * 8) > 0 })
-        for (entry, value) in [(0, UInt64(1)), (1, UInt64.max), (30_000, count + 1), (65_536, count - 1), (rising + 1, 0)] {
+        for (entry, value) in [
+            (0, UInt64(1)), (1, UInt64.max), (30_000, count + 1), (65_536, count - 1), (rising + 1, 0),
+        ] {
             var copy = full
             Self.put(value, at: buckets + entry * 8, in: &copy)
             let (index, code) = try Self.openCode(copy, in: built.directory)
