@@ -134,7 +134,7 @@ let package = Package(
             dependencies: [
                 "_KeyhavenSupport", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE", "KeyhavenApp",
                 "AccountModification", "OneTimeCodes", "Vault", hummingbird, asyncHTTPClient, serviceLifecycle,
-                logging, httpTypes, nioCore, nioHTTP1, unixSignals,
+                logging, httpTypes, nioCore, nioHTTP1, unixSignals, crypto,
             ],
             swiftSettings: swiftSettings
         ),
@@ -163,7 +163,8 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", crypto, cryptoExtras],
             swiftSettings: swiftSettings
         ),
-        // shiny, the example service (library, so tests and `keyhaven demo` can run it in-process).
+        // shiny, the example service (a library, so tests can run it in-process; `keyhaven demo` runs
+        // the `shiny` executable as a process of its own).
         .target(
             name: "ShinyService",
             dependencies: [
@@ -238,11 +239,12 @@ let package = Package(
                 "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer",
                 "KeyhavenApp",
                 "AccountModification",
-                "ShinyService",
                 "OneTimeCodes",
                 "IdentityProvider",
                 "IdentityProviderPostgres",
                 "KeyhavenJOSE",
+                // The demo's calls to shiny over HTTP.
+                "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
                 argumentParser,
                 logging,
                 crypto,
@@ -318,15 +320,17 @@ let package = Package(
             name: "KeyhavenAppTests",
             dependencies: [
                 "KeyhavenApp", "AccountModification", "ShinyService", "UpgradeHTTP", "KeyhavenTesting", "Vault",
-                "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes, nioCore,
+                "OneTimeCodes", "PasswordRules", "_KeyhavenSupport", "_KeyhavenHTTPSupport", asyncHTTPClient,
+                hummingbird, hummingbirdTesting, httpTypes, nioCore, nioHTTP1,
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ShinyServiceTests",
             dependencies: [
-                "ShinyService", "AccountModification", "AccountModificationKit", "KeyhavenTesting", "OneTimeCodes",
-                "PasswordRules", hummingbird, hummingbirdTesting, httpTypes, nioCore,
+                // The `shiny` executable too: its tests run it as a process.
+                "ShinyService", "shiny", "AccountModification", "AccountModificationKit", "KeyhavenTesting",
+                "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes, nioCore,
             ],
             swiftSettings: swiftSettings
         ),
@@ -345,7 +349,9 @@ let package = Package(
         .testTarget(
             name: "KeyhavenCLITests",
             dependencies: [
-                "KeyhavenCLI", "KeyhavenTesting", "keyhaven", "PasswordRules", "Vault", "BreachCheck", "ShinyService",
+                // Both executables: `keyhaven demo` runs the `shiny` built next to `keyhaven`.
+                "KeyhavenCLI", "KeyhavenTesting", "keyhaven", "shiny", "PasswordRules", "Vault", "BreachCheck",
+                "ShinyService",
                 "OneTimeCodes", "AccountModification", argumentParser,
             ],
             exclude: ["Browser"],

@@ -10,21 +10,36 @@ import PackageDescription
 /// checkout folder is called.
 let keyhaven = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
+/// One libFuzzer target over one product of the main package.
+func fuzzTarget(_ name: String, _ product: String) -> Target {
+    .executableTarget(
+        name: name,
+        dependencies: [.product(name: product, package: keyhaven)],
+        swiftSettings: [.swiftLanguageMode(.v6)]
+    )
+}
+
 let package = Package(
     name: "keyhaven-fuzz",
     dependencies: [
         .package(path: "..")
     ],
     targets: [
-        .executableTarget(
-            name: "FuzzPasswordRules",
-            dependencies: [.product(name: "PasswordRules", package: keyhaven)],
-            swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
-        .executableTarget(
-            name: "FuzzPasswordStrength",
-            dependencies: [.product(name: "PasswordStrength", package: keyhaven)],
-            swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
+        fuzzTarget("FuzzPasswordRules", "PasswordRules"),
+        fuzzTarget("FuzzPasswordStrength", "PasswordStrength"),
+        // JWS and JWK parsing (id_tokens, client secrets, key sets).
+        fuzzTarget("FuzzJOSE", "KeyhavenJOSE"),
+        // Every import format (`ImportParser.parse`) and the export round trip.
+        fuzzTarget("FuzzImport", "Vault"),
+        // The range API's response body and prefixes.
+        fuzzTarget("FuzzRangeBody", "BreachCheck"),
+        // Breach index files (crafted headers and tables).
+        fuzzTarget("FuzzBreachIndex", "BreachCheck"),
+        // The account-modification manifest and its resolution on an origin.
+        fuzzTarget("FuzzManifest", "AccountModification"),
+        // Form bodies and service origins live in the internal `_KeyhavenSupport`, which is no
+        // product: it is reached through a product that depends on it (and is imported directly).
+        fuzzTarget("FuzzFormBody", "AccountModification"),
+        fuzzTarget("FuzzServiceOrigin", "AccountModification"),
     ]
 )

@@ -2,7 +2,7 @@
 public struct BreachError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String {
-            case notAnIndex, truncated, unsupportedVersion, needsFullIndex, io, offline, badResponse
+            case notAnIndex, truncated, corrupt, unsupportedVersion, needsFullIndex, io, offline, badResponse
             case invalidInput
         }
 
@@ -14,6 +14,8 @@ public struct BreachError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let notAnIndex = Code(.notAnIndex)
         /// The index is shorter than its header says.
         public static let truncated = Code(.truncated)
+        /// The index's header or tables contradict each other or the file (damaged or crafted).
+        public static let corrupt = Code(.corrupt)
         /// A newer index format.
         public static let unsupportedVersion = Code(.unsupportedVersion)
         /// The operation needs full hashes (range serving) but the index is compact.

@@ -2,17 +2,25 @@ import IdentityProvider
 import _KeyhavenSupport
 
 /// The provider's own pages: sign-in, consent, the `form_post` hand-off, the account page. Plain
-/// HTML forms with stable element ids (the browser tests drive them), no script except the
-/// hand-off's auto-submit.
+/// HTML forms with stable element ids (the browser tests drive them), no inline script: the
+/// hand-off's auto-submit is `/auth/handoff.js`.
 enum ProviderPages {
+    /// The pages' only style sheet: inline, allowed by its hash in the Content-Security-Policy.
+    static let stylesheet =
+        "body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}"
+        + "label{display:block;margin:.8rem 0 .2rem}input[type=email],input[type=password],input[type=text]{width:100%;padding:.4rem}"
+        + "button{margin:.8rem .4rem 0 0;padding:.4rem 1rem}.error{color:#b00020}.note{color:#555}"
+
+    /// The `form_post` hand-off's script, served from `/auth/handoff.js` (the pages carry no inline
+    /// script, so the Content-Security-Policy forbids every inline script).
+    static let handoffScript = #"document.getElementById("handoff").submit();"#
+
     static func page(_ title: String, _ body: HTML) -> HTML {
         """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
         <title>\(title)</title>
-        <style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}
-        label{display:block;margin:.8rem 0 .2rem}input[type=email],input[type=password],input[type=text]{width:100%;padding:.4rem}
-        button{margin:.8rem .4rem 0 0;padding:.4rem 1rem}.error{color:#b00020}.note{color:#555}</style>
+        <style>\(HTML(unsafeRaw: stylesheet))</style>
         </head><body><h1>\(title)</h1>
         \(body)
         </body></html>
@@ -27,6 +35,7 @@ enum ProviderPages {
         action: String,
         serviceName: String?,
         fields: [(String, String)],
+        loginToken: String,
         email: String = "",
         error: String? = nil,
         askCode: Bool = false
@@ -45,6 +54,7 @@ enum ProviderPages {
             \(error.map { HTML(#"<p class="error" id="error">\#($0)</p>"#) } ?? "")
             <form method="post" action="\(action)" id="signin">
             \(hidden(fields))
+            <input type="hidden" name="login_token" value="\(loginToken)">
             <label for="email">E-mail</label><input id="email" name="email" type="email" value="\(email)" autocomplete="username" required>
             <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
             \(code)
@@ -92,7 +102,7 @@ enum ProviderPages {
             \(hidden(fields))
             <noscript><button type="submit">Continue</button></noscript>
             </form>
-            <script>document.getElementById("handoff").submit()</script>
+            <script src="/auth/handoff.js"></script>
             """
         )
     }

@@ -52,19 +52,22 @@ extension ProviderServer {
         action: String,
         serviceName: String?,
         fields: [(String, String)],
-        form: [String: String]
+        form: [String: String],
+        formAction: String? = nil
     ) -> Response {
         html(
             ProviderPages.signIn(
                 action: action,
                 serviceName: serviceName,
                 fields: fields,
+                loginToken: form["login_token"] ?? "",
                 email: form["email"] ?? "",
                 error: error.message,
                 askCode: error.code == .secondFactorRequired || form["code"] != nil
             ),
             status: signInStatus(error),
-            headers: retryHeaders(error)
+            headers: retryHeaders(error),
+            formAction: formAction
         )
     }
 

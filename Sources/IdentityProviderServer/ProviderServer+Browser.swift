@@ -15,6 +15,55 @@ extension ProviderServer {
         return [.setCookie: "\(Self.sessionCookie)=\(token); Path=/; HttpOnly; SameSite=Lax\(secure)"]
     }
 
+    /// The sign-in forms' CSRF defence (security review Medium #6, login CSRF): there is no session
+    /// yet to bind a token to, so the page sets a random `kh_login` cookie (HttpOnly,
+    /// SameSite=Lax) and carries the same value in the form (double submit); a post must bring
+    /// both, equal, and — when the browser names one — an `Origin` that is the provider's own.
+    static let loginCookie = "kh_login"
+
+    func newLoginToken() -> (token: String, headers: HTTPFields) {
+        let token = Hex.encode(provider.configuration.randomBytes(16))
+        let secure = secureCookies ? "; Secure" : ""
+        return (
+            token, [.setCookie: "\(Self.loginCookie)=\(token); Path=/; Max-Age=3600; HttpOnly; SameSite=Lax\(secure)"]
+        )
+    }
+
+    func isGenuineSignIn(_ form: [String: String], _ request: Request) -> Bool {
+        guard isSameOrigin(request), let cookie = Self.cookie(Self.loginCookie, in: request), cookie.count == 32,
+            let field = form["login_token"]
+        else { return false }
+        return constantTimeEqual(Array(field.utf8), Array(cookie.utf8))
+    }
+
+    /// Whether a browser post comes from the provider's own pages: no `Origin` (older browsers send
+    /// none; the form tokens still apply), or one naming where the provider is served — the public
+    /// URL, or the host the request was sent to. `Origin: null` (sandboxed frames, some redirects)
+    /// is refused.
+    func isSameOrigin(_ request: Request) -> Bool {
+        guard let header = request.headers[.origin] else { return true }
+        guard let origin = ServiceOrigin.of(url: header) else { return false }
+        if ServiceOrigin.of(url: endpointBase ?? provider.configuration.baseURL) == origin { return true }
+        guard let authority = request.head.authority?.lowercased() else { return false }
+        let written = origin.port.map { "\(origin.urlHost):\($0)" } ?? origin.urlHost
+        return authority == written || authority == "\(origin.urlHost):\(origin.effectivePort)"
+    }
+
+    /// The origin an authorization's answer goes to, for the pages' `form-action`.
+    static func answerOrigin(_ authorization: AuthorizationRequest) -> String? {
+        authorization.redirectURI.flatMap { ServiceOrigin.of(url: $0)?.serialized }
+    }
+
+    static func expiredSignIn() -> Response {
+        html(
+            ProviderPages.message(
+                "Sign in with Keyhaven",
+                "This sign-in page expired or did not come from Keyhaven. Start again from the service or the account page."
+            ),
+            status: .forbidden
+        )
+    }
+
     func currentSession(_ request: Request) async -> (token: String, authentication: Authentication)? {
         guard let token = Self.cookie(Self.sessionCookie, in: request),
             let authentication = try? await provider.session(token)
@@ -29,7 +78,10 @@ extension ProviderServer {
         }
         switch request.responseMode {
         case .formPost:
-            return html(ProviderPages.formPost(to: redirectURI, fields: response.fields))
+            return html(
+                ProviderPages.formPost(to: redirectURI, fields: response.fields),
+                formAction: ServiceOrigin.of(url: redirectURI)?.serialized
+            )
         case .query:
             let separator = redirectURI.contains("?") ? "&" : "?"
             return redirect(redirectURI + separator + FormURLEncoding.encode(response.fields))
@@ -51,7 +103,8 @@ extension ProviderServer {
                     fields: authorization.parameters,
                     formToken: provider.formToken(forSession: session.token)
                 ),
-                headers: headers
+                headers: headers,
+                formAction: Self.answerOrigin(authorization)
             )
         }
         let response = try await provider.authorize(
@@ -76,13 +129,22 @@ extension ProviderServer {
                     return try await self.proceed(authorization, session: session)
                 }
                 let name = try await provider.client(authorization.clientId)?.name
+                let login = self.newLoginToken()
                 return Self.html(
-                    ProviderPages.signIn(action: "/auth/authorize", serviceName: name, fields: authorization.parameters)
+                    ProviderPages.signIn(
+                        action: "/auth/authorize",
+                        serviceName: name,
+                        fields: authorization.parameters,
+                        loginToken: login.token
+                    ),
+                    headers: login.headers,
+                    formAction: Self.answerOrigin(authorization)
                 )
             }
         }
         router.post("/auth/authorize") { request, context in
             let (form, authorization) = try await self.authorizationForm(request)
+            guard self.isGenuineSignIn(form, request) else { return Self.expiredSignIn() }
             if form["action"] == "cancel" { return Self.respond(provider.cancelled(authorization), to: authorization) }
             let name = try await provider.client(authorization.clientId)?.name
             do {
@@ -99,13 +161,14 @@ extension ProviderServer {
                     action: "/auth/authorize",
                     serviceName: name,
                     fields: authorization.parameters,
-                    form: form
+                    form: form,
+                    formAction: Self.answerOrigin(authorization)
                 )
             }
         }
         router.post("/auth/authorize/consent") { request, _ in
             let (form, authorization) = try await self.authorizationForm(request)
-            guard let session = await self.currentSession(request),
+            guard self.isSameOrigin(request), let session = await self.currentSession(request),
                 constantTimeEqual(
                     Array((form["form_token"] ?? "").utf8),
                     Array(provider.formToken(forSession: session.token).utf8)
@@ -133,7 +196,16 @@ extension ProviderServer {
         let provider = self.provider
         router.get("/account") { request, _ in
             guard let session = await self.currentSession(request) else {
-                return Self.html(ProviderPages.signIn(action: "/account/signin", serviceName: nil, fields: []))
+                let login = self.newLoginToken()
+                return Self.html(
+                    ProviderPages.signIn(
+                        action: "/account/signin",
+                        serviceName: nil,
+                        fields: [],
+                        loginToken: login.token
+                    ),
+                    headers: login.headers
+                )
             }
             return try await self.accountPage(session, message: Self.query(request)["message"])
         }
@@ -141,6 +213,7 @@ extension ProviderServer {
             guard case .success(let form) = await Self.form(request) else {
                 return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
             }
+            guard self.isGenuineSignIn(form, request) else { return Self.expiredSignIn() }
             do {
                 let authentication = try await self.authenticate(form, request, context)
                 let token = try await provider.startSession(authentication)
@@ -167,7 +240,8 @@ extension ProviderServer {
             }
         }
         router.post("/account/delete") { request, _ in
-            guard case .success(let form) = await Self.form(request), let session = await self.currentSession(request),
+            guard self.isSameOrigin(request), case .success(let form) = await Self.form(request),
+                let session = await self.currentSession(request),
                 self.validFormToken(form, session: session), form["confirm"] == "yes"
             else {
                 return Self.html(
@@ -182,7 +256,11 @@ extension ProviderServer {
             )
         }
         router.post("/account/signout") { request, _ in
-            if let session = await self.currentSession(request) { try await provider.endSession(session.token) }
+            if self.isSameOrigin(request), case .success(let form) = await Self.form(request),
+                let session = await self.currentSession(request), self.validFormToken(form, session: session)
+            {
+                try await provider.endSession(session.token)
+            }
             return Self.redirect("/account", headers: [.setCookie: "\(Self.sessionCookie)=; Path=/; Max-Age=0"])
         }
     }
@@ -198,8 +276,8 @@ extension ProviderServer {
         _ request: Request,
         _ action: @Sendable ((token: String, authentication: Authentication), [String: String]) async throws -> String
     ) async throws -> Response {
-        guard case .success(let form) = await Self.form(request), let session = await currentSession(request),
-            validFormToken(form, session: session)
+        guard isSameOrigin(request), case .success(let form) = await Self.form(request),
+            let session = await currentSession(request), validFormToken(form, session: session)
         else { return Self.redirect("/account") }
         let message: String
         do {

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import HTTPTypes
 public import Hummingbird
@@ -120,12 +121,31 @@ public final class ProviderServer: Sendable {
         json(HTTPResponse.Status(code: error.status), error)
     }
 
-    static func html(_ page: HTML, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    /// Every page: HTML, never cached, never framed (clickjacking), and a Content-Security-Policy
+    /// that allows no inline script (the one script is `/auth/handoff.js`), only the pages' own
+    /// style sheet (by hash), and forms that post to the provider itself — plus, on the pages of an
+    /// authorization, the origin of the service's redirect URI (`formAction`), where the answer goes.
+    static func html(
+        _ page: HTML,
+        status: HTTPResponse.Status = .ok,
+        headers: HTTPFields = [:],
+        formAction: String? = nil
+    ) -> Response {
         var fields = headers
         fields[.contentType] = "text/html; charset=utf-8"
         fields[.cacheControl] = "no-store"
         fields[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        fields[HTTPField.Name("Content-Security-Policy")!] = contentSecurityPolicy(formAction: formAction)
+        fields[HTTPField.Name("Referrer-Policy")!] = "same-origin"  // "no-referrer" makes browsers send `Origin: null`
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: page.rendered)))
+    }
+
+    static let styleHash =
+        "'sha256-" + Data(SHA256.hash(data: Data(ProviderPages.stylesheet.utf8))).base64EncodedString() + "'"
+
+    static func contentSecurityPolicy(formAction: String?) -> String {
+        "default-src 'none'; style-src \(styleHash); script-src 'self'; img-src 'self' data:; "
+            + "form-action 'self'\(formAction.map { " " + $0 } ?? ""); frame-ancestors 'none'; base-uri 'none'"
     }
 
     static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
@@ -201,6 +221,13 @@ public final class ProviderServer: Sendable {
                 .ok,
                 provider.discoveryDocument(baseURL: self.endpointBase),
                 headers: [.cacheControl: "max-age=3600"]
+            )
+        }
+        router.get("/auth/handoff.js") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=3600"],
+                body: .init(byteBuffer: ByteBuffer(string: ProviderPages.handoffScript))
             )
         }
         router.get("/auth/keys") { _, _ in

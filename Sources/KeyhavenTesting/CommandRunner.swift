@@ -26,11 +26,26 @@ public struct CommandRunner: Sendable {
         self.environment = environment
     }
 
-    /// The `keyhaven` binary built next to the running test bundle (or `$KEYHAVEN_BINARY`).
+    /// The `keyhaven` binary built next to the running test bundle (or `$KEYHAVEN_BINARY`). Its
+    /// `keyhaven demo` finds the `shiny` built beside it (or `$KEYHAVEN_SHINY`).
     public static func keyhaven(environment: [String: String] = ProcessInfo.processInfo.environment) -> CommandRunner {
         if let path = environment["KEYHAVEN_BINARY"] {
             return CommandRunner(executable: URL(fileURLWithPath: path), environment: environment)
         }
+        return CommandRunner(executable: builtProducts.appendingPathComponent("keyhaven"), environment: environment)
+    }
+
+    /// The `shiny` binary (the example service) built next to the running test bundle (or
+    /// `$KEYHAVEN_SHINY`).
+    public static func shiny(environment: [String: String] = ProcessInfo.processInfo.environment) -> CommandRunner {
+        if let path = environment["KEYHAVEN_SHINY"] {
+            return CommandRunner(executable: URL(fileURLWithPath: path), environment: environment)
+        }
+        return CommandRunner(executable: builtProducts.appendingPathComponent("shiny"), environment: environment)
+    }
+
+    /// Where `swift build` put the executables: the folder of the running test bundle.
+    static var builtProducts: URL {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         // macOS runs tests from inside an .xctest bundle.
         while directory.pathExtension == "xctest" || directory.lastPathComponent == "MacOS"
@@ -38,7 +53,7 @@ public struct CommandRunner: Sendable {
         {
             directory.deleteLastPathComponent()
         }
-        return CommandRunner(executable: directory.appendingPathComponent("keyhaven"), environment: environment)
+        return directory
     }
 
     /// ``run(_:stdin:extraEnvironment:)`` on a thread of its own, so that waiting for the process

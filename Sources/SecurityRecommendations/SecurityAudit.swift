@@ -85,13 +85,20 @@ public struct SecurityAudit: Sendable {
         let breachMode: String
         switch breachSource {
         case .index(let index):
-            breachMode = "index"
-            for (position, credential) in withPasswords.enumerated() {
-                breachCounts[credential.id] = index.count(of: SHA1Digest(password: credential.password!))
-                if position % 512 == 0 { progress?("breaches", position, withPasswords.count) }
-            }
-            if !index.exactCounts {
-                notices.append("breach counts come from a compact index and are approximate (powers of two)")
+            do {
+                for (position, credential) in withPasswords.enumerated() {
+                    breachCounts[credential.id] = try index.count(of: SHA1Digest(password: credential.password!))
+                    if position % 512 == 0 { progress?("breaches", position, withPasswords.count) }
+                }
+                breachMode = "index"
+                if !index.exactCounts {
+                    notices.append("breach counts come from a compact index and are approximate (powers of two)")
+                }
+            } catch {
+                // A damaged index: no count read from it is trusted.
+                breachCounts = [:]
+                breachMode = "skipped"
+                notices.append("breach check skipped: \(error.message)")
             }
         case .api(let client):
             breachMode = "api"

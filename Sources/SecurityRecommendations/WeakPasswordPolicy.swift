@@ -4,8 +4,15 @@ public import PasswordStrength
 ///
 /// - A password of exactly 4 or 6 digits is judged as a PIN (Apple's separate rules): weak when it
 ///   is one of the most common PINs, an ascending or descending run (`1234`, `8765`), or a
-///   repetition (`1111`, `1212`, `123123`, `123321`). A PIN that is none of these is not flagged —
-///   a 6-digit random PIN is as good as a PIN gets.
+///   repetition (`1111`, `1212`, `123123`, `123321`) — **or** when zxcvbn finds it in its
+///   dictionaries or patterns: a common password (`147852`, `123000`, `1225`), a keypad shape
+///   (`7410`), a recent year (`1990`), a date (`010199`), the user's own name or number. The PIN
+///   rules only add findings; they never clear one zxcvbn made. zxcvbn "finds" a PIN when its
+///   patterns account for every digit (no brute-forced part) and at least halve the guesses random
+///   digits would need. That leaves out zxcvbn's loose readings of most digit strings as some date
+///   (`9371` as 9/3/71 saves an attacker a fifth; `482913` is brute force plus a date) and a PIN
+///   it can only brute-force: a 6-digit random PIN is as good as a PIN gets, and its length alone
+///   (zxcvbn scores every 4- or 6-digit string 2 or less) does not make it weak.
 /// - Anything else is weak when zxcvbn scores it 2 or less (Bitwarden's threshold), with the user
 ///   name (and its parts) and the service's domain labels as user inputs.
 public struct WeakPasswordPolicy: Sendable {
@@ -32,24 +39,54 @@ public struct WeakPasswordPolicy: Sendable {
     ]
 
     public func judge(_ password: String, userInputs: [String]) -> Verdict {
-        let scalars = Array(password.unicodeScalars)
-        if scalars.count == 4 || scalars.count == 6, scalars.allSatisfy({ $0.value >= 48 && $0.value <= 57 }) {
-            let digits = scalars.map { Int($0.value) - 48 }
-            if Self.commonPINs.contains(password) {
-                return Verdict(isWeak: true, score: nil, reason: "one of the most common PINs")
+        let estimate = estimator.estimate(password, userInputs: userInputs)
+        if let digits = Self.pinDigits(password) {
+            if let reason = Self.pinRuleFinding(password) {
+                return Verdict(isWeak: true, score: nil, reason: reason)
             }
-            if Self.isRun(digits) {
-                return Verdict(isWeak: true, score: nil, reason: "a PIN that counts up or down")
-            }
-            if Self.isRepetition(digits) {
-                return Verdict(isWeak: true, score: nil, reason: "a PIN made of a repeated or mirrored pattern")
+            // zxcvbn's finding stands: a PIN it guesses sooner than random digits because it knows
+            // them (a dictionary, keypad, date, year, sequence or repeat), not merely because they
+            // are few.
+            if Self.zxcvbnFindsPattern(estimate, digits: digits.count) {
+                return Self.zxcvbnVerdict(estimate)
             }
             return Verdict(isWeak: false, score: nil, reason: nil)
         }
-        let estimate = estimator.estimate(password, userInputs: userInputs)
         guard estimate.score <= 2 else {
             return Verdict(isWeak: false, score: estimate.score, reason: nil)
         }
+        return Self.zxcvbnVerdict(estimate)
+    }
+
+    /// The digits of a password of exactly 4 or 6 ASCII digits (a PIN); nil for anything else.
+    static func pinDigits(_ password: String) -> [Int]? {
+        let scalars = Array(password.unicodeScalars)
+        guard scalars.count == 4 || scalars.count == 6, scalars.allSatisfy({ $0.value >= 48 && $0.value <= 57 })
+        else { return nil }
+        return scalars.map { Int($0.value) - 48 }
+    }
+
+    /// Why Apple's PIN rules call `password` weak (a common PIN, a run, a repetition); nil when they
+    /// do not, or when it is not a 4- or 6-digit PIN.
+    public static func pinRuleFinding(_ password: String) -> String? {
+        guard let digits = pinDigits(password) else { return nil }
+        if commonPINs.contains(password) { return "one of the most common PINs" }
+        if isRun(digits) { return "a PIN that counts up or down" }
+        if isRepetition(digits) { return "a PIN made of a repeated or mirrored pattern" }
+        return nil
+    }
+
+    /// Whether zxcvbn finds a PIN of `digits` digits in its dictionaries or patterns: they account
+    /// for every digit (no brute-force match) and at least halve the 10^digits guesses of random
+    /// digits.
+    public static func zxcvbnFindsPattern(_ estimate: StrengthEstimate, digits: Int) -> Bool {
+        let randomDigits = (0..<digits).reduce(1.0) { value, _ in value * 10 }
+        return !estimate.sequence.isEmpty && estimate.sequence.allSatisfy { $0.pattern != .bruteforce }
+            && estimate.guesses * 2 <= randomDigits
+    }
+
+    /// Weak, in zxcvbn's words.
+    static func zxcvbnVerdict(_ estimate: StrengthEstimate) -> Verdict {
         let warning = estimate.feedback.warning
         return Verdict(
             isWeak: true,

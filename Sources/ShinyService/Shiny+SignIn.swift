@@ -102,7 +102,7 @@ extension Shiny {
             do {
                 event = try await client.verifier.verifyNotification(Array(body.readableBytesView)).event
             } catch {
-                return Self.json(.badRequest, ["error": "invalid notification: \(error)"])
+                throw ShinyAPIError(.badRequest, "invalid_notification", "invalid notification: \(error)")
             }
             switch event.kind {
             case .consentRevoked:

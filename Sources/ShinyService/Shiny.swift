@@ -3,7 +3,7 @@ import AccountModificationKit
 import Foundation
 import HTTPTypes
 public import Hummingbird
-public import Logging
+import Logging
 import NIOCore
 import OneTimeCodes
 import PasswordRules
@@ -21,6 +21,10 @@ public struct ShinyConfiguration: Sendable {
     public var passwordRules: String
     /// Test hook: shiny stores (and reports) this password instead of the one Keyhaven sent.
     public var substitutePassword: (@Sendable (String) -> String)?
+    /// For `keyhaven demo` only: also serve `/api/demo/…`, which shows any account's status and the
+    /// notifications shiny received to whoever asks. Never on in a service people use; shiny
+    /// refuses it unless it listens on loopback.
+    public var demo: Bool
 
     public init(
         host: String = "127.0.0.1",
@@ -29,7 +33,8 @@ public struct ShinyConfiguration: Sendable {
         scryptLogN: Int = 13,
         passwordRules: String =
             "required: lower; required: upper; required: digit; allowed: [-_.!]; minlength: 12; maxlength: 64;",
-        substitutePassword: (@Sendable (String) -> String)? = nil
+        substitutePassword: (@Sendable (String) -> String)? = nil,
+        demo: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -37,7 +42,13 @@ public struct ShinyConfiguration: Sendable {
         self.scryptLogN = scryptLogN
         self.passwordRules = passwordRules
         self.substitutePassword = substitutePassword
+        self.demo = demo
     }
+}
+
+/// A configuration shiny cannot run with.
+public struct ShinyConfigurationError: Error, CustomStringConvertible {
+    public var description: String
 }
 
 /// shiny: an example service a developer would copy — accounts with scrypt-hashed passwords and
@@ -51,6 +62,11 @@ public final class Shiny: Sendable {
     let kit: AccountModificationKit<ShinyExtension>
 
     public init(configuration: ShinyConfiguration = ShinyConfiguration()) throws {
+        if configuration.demo, ServiceOrigin(scheme: .http, host: configuration.host)?.isLoopback != true {
+            throw ShinyConfigurationError(
+                description: "shiny's demo endpoints are served on loopback only, not on \(configuration.host)"
+            )
+        }
         self.configuration = configuration
         store = try ShinyStore(path: configuration.databasePath, scryptLogN: configuration.scryptLogN)
         let rules = PasswordRules(configuration.passwordRules)
@@ -100,50 +116,48 @@ public final class Shiny: Sendable {
 
     // MARK: Serving
 
-    public func application(logger: Logger? = nil) -> some ApplicationProtocol {
-        var logger = logger ?? Logger(label: "shiny")
-        logger.logLevel = .warning
-        return Application(
-            router: router(),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "shiny"),
-            logger: logger
-        )
-    }
-
-    /// Serves until SIGINT or SIGTERM.
-    public func run() async throws {
-        try await application().runService()
+    /// Serves on the configured host and port (0 picks a free port) until SIGINT or SIGTERM;
+    /// `onReady` gets the origin shiny listens on, once it does. What the `shiny` executable runs.
+    public func run(onReady: @escaping @Sendable (String) async -> Void = { _ in }) async throws {
+        try await application(port: configuration.port, logLevel: .warning, onReady: onReady).runService()
     }
 
     /// Serves on `host:port` (0 picks a free port) until the task is cancelled; `onReady` gets the
-    /// bound port. For running shiny inside another program (tests, `keyhaven demo`).
-    public func serve(port: Int = 0, onReady: @escaping @Sendable (Int) async -> Void) async throws {
+    /// origin it listens on. For running shiny inside a test.
+    public func serve(port: Int = 0, onReady: @escaping @Sendable (String) async -> Void) async throws {
+        try await application(port: port, logLevel: .critical, onReady: onReady).run()
+    }
+
+    func application(
+        port: Int,
+        logLevel: Logger.Level,
+        onReady: @escaping @Sendable (String) async -> Void
+    ) -> some ApplicationProtocol {
         var logger = Logger(label: "shiny")
-        logger.logLevel = .critical
-        let app = Application(
+        logger.logLevel = logLevel
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return Application(
             router: router(),
             configuration: .init(address: .hostname(configuration.host, port: port), serverName: "shiny"),
-            onServerRunning: { channel in await onReady(channel.localAddress?.port ?? port) },
+            onServerRunning: { channel in await onReady("http://\(host):\(channel.localAddress?.port ?? port)") },
             logger: logger
         )
-        try await app.run()
     }
 
     /// Starts ``serve(port:onReady:)`` on a free port in a task of its own and waits until it
     /// listens. Returns the origin and the task; cancel the task to stop shiny.
     public func start() async throws -> (origin: String, server: Task<Void, any Error>) {
-        let ready = AsyncStream.makeStream(of: Int.self)
+        let ready = AsyncStream.makeStream(of: String.self)
         let server = Task {
             defer { ready.continuation.finish() }
             try await serve { ready.continuation.yield($0) }
         }
         var iterator = ready.stream.makeAsyncIterator()
-        guard let port = await iterator.next() else {
+        guard let origin = await iterator.next() else {
             try await server.value  // the error that stopped it, if any
             throw StartFailure()
         }
-        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        return ("http://\(host):\(port)", server)
+        return (origin, server)
     }
 
     struct StartFailure: Error, CustomStringConvertible {
@@ -157,6 +171,7 @@ public final class Shiny: Sendable {
         addAPI(to: router)
         addStepUp(to: router)
         addSignIn(to: router)
+        if configuration.demo { addDemo(to: router) }
         return router
     }
 
@@ -164,15 +179,6 @@ public final class Shiny: Sendable {
         var fields = headers
         fields[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: page.rendered)))
-    }
-
-    static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
     }
 
     static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
@@ -189,11 +195,6 @@ public final class Shiny: Sendable {
             fields[name] = value
         }
         return fields
-    }
-
-    static func jsonBody(_ request: Request) async -> [String: Any]? {
-        guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))) as? [String: Any]
     }
 
     func sessionUser(_ request: Request) -> ShinyStore.User? {
@@ -310,75 +311,6 @@ public final class Shiny: Sendable {
     func ruleProblem(_ password: String) -> String? {
         let report = PasswordRules(configuration.passwordRules).validate(password)
         return report.isValid ? nil : "This password does not meet shiny's rules: \(report)."
-    }
-
-    /// JSON endpoints for apps (and tests): sign up, sign in for a session token.
-    func addAPI(to router: Router<BasicRequestContext>) {
-        router.post("/api/signup") { request, _ in
-            guard let body = await Self.jsonBody(request), let user = body["user"] as? String, !user.isEmpty,
-                let password = body["password"] as? String
-            else {
-                return Self.json(
-                    .badRequest,
-                    ["error": "invalid_request", "message": "user and password are required"]
-                )
-            }
-            if let problem = self.ruleProblem(password) {
-                return Self.json(.badRequest, ["error": "weak_password", "message": problem])
-            }
-            guard (try? self.store.user(named: user)) == nil else {
-                return Self.json(.conflict, ["error": "exists", "message": "this user name is taken"])
-            }
-            guard
-                let created = try? self.store.createUser(
-                    name: user,
-                    password: password,
-                    totp: body["totp"] as? Bool ?? false
-                )
-            else {
-                return Self.json(
-                    .internalServerError,
-                    ["error": "server_error", "message": "could not create the account"]
-                )
-            }
-            var answer: [String: Any] = ["user": user]
-            if let secret = created.totpSecret { answer["totpSecret"] = secret }
-            return Self.json(.created, answer)
-        }
-        router.post("/api/signin") { request, _ in
-            guard let body = await Self.jsonBody(request), let user = body["user"] as? String,
-                let password = body["password"] as? String
-            else {
-                return Self.json(
-                    .badRequest,
-                    ["error": "invalid_request", "message": "user and password are required"]
-                )
-            }
-            guard
-                let (found, needsCode) = try? self.store.verify(
-                    name: user,
-                    password: password,
-                    code: body["code"] as? String,
-                    useCode: true
-                ),
-                let found
-            else {
-                return Self.json(
-                    .unauthorized,
-                    ["error": "invalid_credentials", "message": "wrong user name or password"]
-                )
-            }
-            if needsCode {
-                return Self.json(
-                    .unauthorized,
-                    ["error": "code_required", "message": "a valid authenticator code is required"]
-                )
-            }
-            guard let token = try? self.store.createSession(for: found.id) else {
-                return Self.json(.internalServerError, ["error": "server_error", "message": "could not sign in"])
-            }
-            return Self.json(.ok, ["token": token, "user": found.name])
-        }
     }
 
     /// The step-up page Keyhaven opens for TOTP accounts.

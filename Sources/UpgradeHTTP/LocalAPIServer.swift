@@ -32,8 +32,19 @@ public struct LocalAPIServer: Sendable {
         return constantTimeEqual(Array(header.dropFirst("Bearer ".count).utf8), Array(token.utf8))
     }
 
+    /// Whether a request may reach the API at all (issue 13 #13): its `Host` names loopback — a web
+    /// page that rebinds its own domain name to 127.0.0.1 (DNS rebinding) still sends its own name —
+    /// and it carries no `Origin` other than a loopback one, so no web page elsewhere can drive the
+    /// API from a browser even with a leaked token.
+    public static func isLocal(authority: String?, origin: String?) -> Bool {
+        guard let authority, let host = ServiceOrigin("http://" + authority), host.isLoopback else { return false }
+        guard let origin else { return true }
+        return ServiceOrigin.of(url: origin)?.isLoopback == true
+    }
+
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: LocalRequestsOnly())
         router.get("/v1/health") { _, _ in ["status": "ok"] }
         router.post("/v1/requests") { request, _ -> InAppResult in
             guard authorized(request) else {
@@ -61,5 +72,24 @@ public struct LocalAPIServer: Sendable {
             logger: logger
         )
         try await app.runService()
+    }
+}
+
+/// Refuses requests that do not come from this machine's own programs (``LocalAPIServer/isLocal(authority:origin:)``)
+/// with 403 before any route runs.
+struct LocalRequestsOnly<Context: RequestContext>: RouterMiddleware {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard LocalAPIServer.isLocal(authority: request.head.authority, origin: request.headers[.origin]) else {
+            throw ProtocolErrorResponse(
+                .forbidden,
+                error: "forbidden",
+                message: "the local API answers programs on this machine only (Host and Origin must be loopback)"
+            )
+        }
+        return try await next(request, context)
     }
 }

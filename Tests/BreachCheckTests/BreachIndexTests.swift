@@ -80,7 +80,7 @@ struct BreachIndexTests {
         let index = try BreachIndex(url: output)
         #expect(index.count == corpus.present.count)
         for (digest, count) in corpus.present {
-            let found = index.count(of: digest)
+            let found = try index.count(of: digest)
             if kind == .full {
                 #expect(found == count)
             } else {
@@ -90,7 +90,7 @@ struct BreachIndexTests {
             if found == 0 { break }
         }
         var falsePositives = 0
-        for digest in corpus.absent where index.count(of: digest) != 0 {
+        for digest in corpus.absent where try index.count(of: digest) != 0 {
             falsePositives += 1
         }
         #expect(falsePositives == 0)
@@ -140,10 +140,10 @@ struct BreachIndexTests {
         _ = try BreachIndexBuilder(kind: kind).build(input: source, output: output)
         let index = try BreachIndex(url: output)
         for (digest, count) in expected {
-            let found = index.count(of: digest)
+            let found = try index.count(of: digest)
             #expect(found == (kind == .full ? count : 1 << min(15, Int.bitWidth - 1 - count.leadingZeroBitCount)))
         }
-        #expect(index.count(of: SHA1Digest(hex: "ABCDEF0123" + String(repeating: "0", count: 30))!) == 0)
+        #expect(try index.count(of: SHA1Digest(hex: "ABCDEF0123" + String(repeating: "0", count: 30))!) == 0)
     }
 
     @Test func duplicateHashesAddTheirCounts() throws {
@@ -155,7 +155,7 @@ struct BreachIndexTests {
         _ = try BreachIndexBuilder(kind: .full).build(input: source, output: output)
         let index = try BreachIndex(url: output)
         #expect(index.count == 1)
-        #expect(index.count(of: digest) == 12)
+        #expect(try index.count(of: digest) == 12)
     }
 
     @Test func rangesListEverySuffixInOrder() throws {
@@ -239,7 +239,7 @@ struct BreachIndexTests {
                 group.addTask {
                     var wrong = 0
                     for (position, entry) in present.enumerated() where position % 8 == worker {
-                        if index.count(of: entry.digest) != entry.count { wrong += 1 }
+                        if (try? index.count(of: entry.digest)) != entry.count { wrong += 1 }
                     }
                     return wrong
                 }

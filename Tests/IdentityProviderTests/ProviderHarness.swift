@@ -143,6 +143,8 @@ final class WebSession: @unchecked Sendable {
     }
 
     private var cookies: [String: String] = [:]
+    /// The sign-in page's CSRF token (`login_token`), sent with later posts as a browser would.
+    private var loginToken: String?
     private let lock = NSLock()
 
     func get(_ url: String) async throws -> Page {
@@ -153,6 +155,8 @@ final class WebSession: @unchecked Sendable {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        var fields = fields
+        if fields["login_token"] == nil, let token = lock.withLock({ loginToken }) { fields["login_token"] = token }
         request.body = .bytes(ByteBuffer(string: FormURLEncoding.encode(fields.sorted { $0.key < $1.key })))
         return try await send(request)
     }
@@ -166,8 +170,9 @@ final class WebSession: @unchecked Sendable {
             let pair = header.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
             if pair.count == 2 { lock.withLock { cookies[String(pair[0])] = String(pair[1]) } }
         }
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return Page(status: Int(response.status.code), headers: response.headers, body: String(buffer: body))
+        let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        if let token = Self.hiddenFields(body)["login_token"] { lock.withLock { loginToken = token } }
+        return Page(status: Int(response.status.code), headers: response.headers, body: body)
     }
 
     /// `<input type="hidden" name=… value=…>` fields of a page, HTML entities decoded.

@@ -41,9 +41,9 @@ struct UpgradeServiceTests {
             switch behaviour {
             case .enterCode(let secret):
                 let code = try! TOTP(secret: secret).code(at: Date())
-                _ = try? await FormClient.post(url, fields: ["code": code])
+                _ = try? await PageForm.submit(url, [("code", code)])
             case .pressCancelOnPage:
-                _ = try? await FormClient.post(url + "/cancel", fields: [:])
+                _ = try? await PageForm.submit(url + "/cancel", [])
             case .interrupt(let flag):
                 flag.raise()
             case .ignore:
@@ -325,11 +325,7 @@ struct UpgradeServiceTests {
         try await Self.withShiny { shiny, origin in
             try shiny.createAccount(user: "dave", password: "Password1234")
             // The app signed in to shiny and holds a session token.
-            let session = try await FormClient.postJSON(
-                "\(origin)/api/signin",
-                ["user": "dave", "password": "Password1234"]
-            )
-            let token = try #require(session["token"] as? String)
+            let token = try #require(try shiny.startSession(user: "dave"))
             let test = try TestVault()
             // Review #16: dave's credential for another port of the same host is not this service's
             // and must not be the one updated.

@@ -61,6 +61,33 @@ struct BreachCommandTests {
         #expect(serveCompact.status == 1 && serveCompact.stderr.contains("cannot answer range requests"))
     }
 
+    /// A crafted index (a correct header checksum, a bucket table pointing past the records) is
+    /// refused when the server starts, with a message, not when the first request reads outside
+    /// the file; a lookup through damaged compact bucket sizes fails the same way.
+    @Test func serveAndCheckRefuseACraftedIndex() throws {
+        var full = try Data(contentsOf: URL(fileURLWithPath: try buildIndex()))
+        let buckets = (0..<8).reduce(0) { $0 | Int(full[40 + $1]) << (8 * $1) }
+        for offset in 0..<8 { full[buckets + 8 + offset] = 0xFF }
+        let crafted = directory.appendingPathComponent("crafted.khbi")
+        try full.write(to: crafted)
+        let serve = try keyhaven.run(["breach", "serve", "--index", crafted.path, "--port", String(Self.freePort())])
+        #expect(serve.status == 1)
+        #expect(serve.stderr.contains("bucket 1 starts at an impossible record"), "\(serve.stderr)")
+        #expect(serve.stderr.contains("rebuild it"))
+
+        var compact = try Data(contentsOf: URL(fileURLWithPath: try buildIndex(compact: true)))
+        let sizes = (0..<8).reduce(0) { $0 | Int(compact[40 + $1]) << (8 * $1) }
+        let sizesLength = (0..<8).reduce(0) { $0 | Int(compact[48 + $1]) << (8 * $1) }
+        for offset in sizes..<(sizes + sizesLength) { compact[offset] = 0xEE }
+        let damaged = directory.appendingPathComponent("damaged.khbi")
+        try compact.write(to: damaged)
+        let input = passwords.prefix(200).map(\.0).joined(separator: "\n")
+        let check = try keyhaven.run(["breach", "check", "--index", damaged.path], stdin: input)
+        #expect(check.status == 1)
+        #expect(check.stderr.contains("bucket sizes are inconsistent"), "\(check.stderr)")
+        #expect(check.stdout.isEmpty)
+    }
+
     @Test func anotherFileIsNotAnIndex() throws {
         let result = try keyhaven.run(["breach", "check", "--index", source.path], stdin: "x\n")
         #expect(result.status == 1)

@@ -4,6 +4,12 @@ import KeyhavenTesting
 import ShinyService
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `keyhaven demo` (the README's main command) and `keyhaven serve` (the local API for apps).
 struct DemoAndServeTests {
     @Test func theDemoRunsEveryCheck() async throws {
@@ -12,9 +18,93 @@ struct DemoAndServeTests {
         #expect(result.stdout.contains("All checks passed."))
         #expect(result.stdout.contains("✓ alice's new password signs in to shiny"))
         #expect(result.stdout.contains("the demo entered bob's authenticator code: accepted"))
+        #expect(result.stdout.contains("✓ bob's new password (with his code) signs in"))
         #expect(result.stdout.contains("✓ carol now signs in to shiny with Keyhaven"))
+        #expect(result.stdout.contains("✓ shiny linked carol's account to the same sub"))
         #expect(result.stdout.contains("shiny received the server-to-server notification: consent-revoked"))
         #expect(!result.stdout.contains("✗"))
+        // shiny ran as a process of its own, the one built next to keyhaven, and is gone.
+        let pid = try #require(Self.shinyProcess(in: result.stdout))
+        let beside = CommandRunner.keyhaven().executable.deletingLastPathComponent().appendingPathComponent("shiny")
+        #expect(URL(fileURLWithPath: pid.path).resolvingSymlinksInPath() == beside.resolvingSymlinksInPath())
+        #expect(!Self.isRunning(pid.id))
+    }
+
+    /// The shiny the demo started: `▶ shiny, … running at ORIGIN (PATH, pid N)`.
+    static func shinyProcess(in output: String) -> (path: String, id: Int32)? {
+        guard let match = output.firstMatch(of: #/is running at http://127\.0\.0\.1:\d+ \((.+), pid (\d+)\)/#)
+        else { return nil }
+        return Int32(match.2).map { (String(match.1), $0) }
+    }
+
+    static func isRunning(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno != ESRCH
+    }
+
+    @Test func theDemoSaysHowToBuildShinyWhenItIsMissing() async throws {
+        // keyhaven alone in a folder (a hard link: the same binary, another place).
+        let keyhaven = CommandRunner.keyhaven().executable
+        let folder = keyhaven.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("demo-without-shiny-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let alone = folder.appendingPathComponent("keyhaven")
+        do {
+            try FileManager.default.linkItem(at: keyhaven, to: alone)
+        } catch {
+            try FileManager.default.copyItem(at: keyhaven, to: alone)
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_SHINY"] = nil
+        let missing = try await CommandRunner(executable: alone, environment: environment).runDetached(["demo"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("swift build --product shiny"), "\(missing.stderr)")
+        #expect(missing.stderr.contains(folder.lastPathComponent))
+        #expect(!missing.stdout.contains("▶"))  // nothing started
+
+        let notExecutable = try await CommandRunner.keyhaven()
+            .runDetached(["demo"], extraEnvironment: ["KEYHAVEN_SHINY": folder.appendingPathComponent("nothing").path])
+        #expect(notExecutable.status == 1)
+        #expect(notExecutable.stderr.contains("KEYHAVEN_SHINY="), "\(notExecutable.stderr)")
+        #expect(notExecutable.stderr.contains("swift build --product shiny"))
+    }
+
+    @Test func theDemoStopsShinyWhenItFails() async throws {
+        // A "shiny" that says it listens where nothing does: the demo's first call fails.
+        let folder = try TemporaryDirectory.make()
+        let script = folder.appendingPathComponent("shiny")
+        let pidFile = folder.appendingPathComponent("pid")
+        try Data(
+            """
+            #!/bin/sh
+            echo $$ > "\(pidFile.path)"
+            echo "shiny listening on http://127.0.0.1:1"
+            exec sleep 300
+            """.utf8
+        ).write(to: script)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: script.path)
+        let result = try await CommandRunner.keyhaven().runDetached(
+            ["demo"],
+            extraEnvironment: ["KEYHAVEN_SHINY": script.path]
+        )
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("could not reach shiny at http://127.0.0.1:1"), "\(result.stderr)")
+        let pid = try #require(
+            Int32(
+                String(decoding: try Data(contentsOf: pidFile), as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines
+                )
+            )
+        )
+        #expect(!Self.isRunning(pid))
+
+        // One that stops before it says where it listens.
+        let silent = try await CommandRunner.keyhaven().runDetached(
+            ["demo"],
+            extraEnvironment: ["KEYHAVEN_SHINY": "/bin/false"]
+        )
+        #expect(silent.status == 1)
+        #expect(silent.stderr.contains("shiny (/bin/false) did not start"), "\(silent.stderr)")
     }
 
     @Test(.enabled(if: ExternalTools.pythonClients, ExternalTools.pythonClientsReason))
@@ -68,6 +158,11 @@ struct DemoAndServeTests {
             body = {"type": "change-password", "user": "erin", "serviceIdentifier": shiny, "userInfo": {"sessionToken": session}}
             denied = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer wrong"})
             assert denied.status_code == 401, denied.status_code
+            # A page that rebound its name to 127.0.0.1 still sends its own Host; a page elsewhere sends its Origin.
+            rebound = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer " + token, "Host": "attacker.example"})
+            assert rebound.status_code == 403, rebound.status_code
+            cross = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer " + token, "Origin": "https://attacker.example"})
+            assert cross.status_code == 403, cross.status_code
             result = requests.post(api + "/v1/requests", json=body, headers={"Authorization": "Bearer " + token}, timeout=30)
             print(json.dumps(result.json()))
             """

@@ -136,11 +136,63 @@ struct WeakPasswordPolicyTests {
     @Test(arguments: [
         ("1234", true), ("0000", true), ("8765", true), ("1212", true), ("2580", true), ("123123", true),
         ("123321", true), ("112233", true), ("654321", true), ("482913", false), ("9371", false), ("027415", false),
+        ("5683", false), ("0712", false),  // brute force; a date reading that saves an attacker little
         ("password", true), ("Tr0ub4dour&3", true), ("correcthorsebatterystaple", false),
         ("12345", true),  // not a PIN length: zxcvbn decides
     ])
     func pinsAndPasswords(_ password: String, _ weak: Bool) {
         #expect(WeakPasswordPolicy().judge(password, userInputs: []).isWeak == weak)
+    }
+
+    /// Issue 13 item 14: PINs that Apple's PIN rules call fine but zxcvbn finds in its dictionaries
+    /// or patterns. Before, the PIN rules had the last word and cleared every one of these.
+    @Test(arguments: [
+        ("147852", "This is a very common password."),  // keypad zigzag, in the password list
+        ("741852", "This is a very common password."),
+        ("314159", "This is a very common password."),  // π
+        ("123000", "This is a very common password."),
+        ("1225", "This is a very common password."),  // Christmas
+        ("7410", "Short keyboard patterns are easy to guess."),  // a keypad column
+        ("1990", "Recent years are easy to guess."),
+        ("010199", "Dates are often easy to guess."),  // 1 January 1999
+        ("198712", "Dates are often easy to guess."),
+    ])
+    func pinRulesNeverClearAZxcvbnFinding(_ pin: String, _ warning: String) {
+        #expect(WeakPasswordPolicy.pinRuleFinding(pin) == nil, "the PIN rules alone call \(pin) fine")
+        let estimate = StrengthEstimator.shared.estimate(pin)
+        #expect(WeakPasswordPolicy.zxcvbnFindsPattern(estimate, digits: pin.count))
+        let verdict = WeakPasswordPolicy().judge(pin, userInputs: [])
+        #expect(verdict.isWeak)
+        #expect(verdict.reason == warning)
+        #expect(verdict.score == estimate.score)
+    }
+
+    /// The person's own number is in zxcvbn's dictionary of user inputs.
+    @Test func aPinThatIsTheUsersOwnNumberIsWeak() {
+        #expect(!WeakPasswordPolicy().judge("482913", userInputs: []).isWeak)
+        let inputs = WeakPasswordPolicy.userInputs(user: "482913@bank.example", domain: "bank.example")
+        let verdict = WeakPasswordPolicy().judge("482913", userInputs: inputs)
+        #expect(verdict.isWeak)
+        #expect(WeakPasswordPolicy.pinRuleFinding("482913") == nil)
+    }
+
+    /// Over every 4-digit PIN: each PIN-rule finding and each zxcvbn finding makes it weak (the two
+    /// only add up), and what zxcvbn merely brute-forces, or reads as a date that saves little,
+    /// stays fine.
+    @Test func everyFourDigitPinIsWeakWhenEitherJudgeSaysSo() {
+        let policy = WeakPasswordPolicy()
+        var weak = 0
+        for value in 0..<10_000 {
+            let pin = String(format: "%04d", value)
+            let estimate = StrengthEstimator.shared.estimate(pin)
+            let byRules = WeakPasswordPolicy.pinRuleFinding(pin) != nil
+            let byZxcvbn = WeakPasswordPolicy.zxcvbnFindsPattern(estimate, digits: 4)
+            let verdict = policy.judge(pin, userInputs: [])
+            #expect(verdict.isWeak == (byRules || byZxcvbn), "\(pin)")
+            if verdict.isWeak { weak += 1 }
+        }
+        // Most PINs stay fine: zxcvbn's findings are specific, not "any 4 digits".
+        #expect(weak > 400 && weak < 1_000, "\(weak) weak 4-digit PINs")
     }
 
     @Test func userNameAndDomainCountAsUserInputs() {

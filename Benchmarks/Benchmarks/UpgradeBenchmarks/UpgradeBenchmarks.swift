@@ -19,12 +19,8 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("Upgrade to a strong password, no interaction (local shiny over HTTP)") { benchmark in
         let shiny = try Shiny()
-        let ready = AsyncStream.makeStream(of: Int.self)
-        let server = Task { try await shiny.serve { ready.continuation.yield($0) } }
+        let (origin, server) = try await shiny.start()
         defer { server.cancel() }
-        var iterator = ready.stream.makeAsyncIterator()
-        guard let port = await iterator.next() else { return }
-        let origin = "http://127.0.0.1:\(port)"
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keyhaven-upgrade-bench-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let vault = try Vault.create(
@@ -48,7 +44,7 @@ let benchmarks: @Sendable () -> Void = {
         }
         let coordinator = UpgradeService(vault: vault, environment: HTTPUpgradeEnvironment(), host: Host())
         // Warm the connection pool.
-        _ = try? await FormClient.get(origin + "/")
+        _ = await HTTPWellKnownProbe().get(origin + "/")
         benchmark.startMeasurement()
         for index in benchmark.scaledIterations {
             let result = await coordinator.upgradeToStrongPassword(ids[index], service: origin)

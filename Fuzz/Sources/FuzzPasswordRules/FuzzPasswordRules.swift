@@ -33,3 +33,6 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     }
     return 0
 }
+
+/// No generated seeds: scripts/fuzz.sh seeds this target from the test fixtures.
+func seeds() -> [[UInt8]] { [] }

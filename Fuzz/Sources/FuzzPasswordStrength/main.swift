@@ -9,6 +9,15 @@ func runFuzzerDriver(
     _ callback: @convention(c) (UnsafeRawPointer, Int) -> CInt
 ) -> CInt
 
+// `KEYHAVEN_FUZZ_SEEDS=DIR target` writes the target's generated seed inputs (if it has any) into
+// DIR and exits: scripts/fuzz.sh seeds corpora with it where no test fixture has the input's shape.
+if let directory = ProcessInfo.processInfo.environment["KEYHAVEN_FUZZ_SEEDS"] {
+    for (number, seed) in seeds().enumerated() {
+        FileManager.default.createFile(atPath: "\(directory)/generated-\(number)", contents: Data(seed))
+    }
+    exit(0)
+}
+
 var argc = CommandLine.argc
 var argv = Optional(CommandLine.unsafeArgv)
 let status = runFuzzerDriver(&argc, &argv) { fuzz($0, $1) }

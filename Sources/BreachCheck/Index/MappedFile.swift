@@ -9,10 +9,26 @@ import Darwin
 /// A read-only memory mapping of a whole file. Immutable after creation, so any number of threads
 /// may read it at once.
 final class MappedFile: @unchecked Sendable {
-    // Never written after init; unmapped in deinit.
+    // Never written after init; unmapped (or freed) in deinit.
     let bytes: UnsafeRawBufferPointer
+    /// Whether `bytes` is a mapping (else memory of our own).
+    private let isMapped: Bool
+
+    /// A copy of `contents` in memory, read exactly as a mapped file would be (tests and fuzzing:
+    /// the address sanitizer sees every byte read past the end of an allocation).
+    init(copying contents: [UInt8]) {
+        isMapped = false
+        guard !contents.isEmpty else {
+            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: contents.count, alignment: 8)
+        contents.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        bytes = UnsafeRawBufferPointer(buffer)
+    }
 
     init(path: String) throws {
+        isMapped = true
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else {
             throw BreachError(.io, "cannot open \(path): \(String(cString: strerror(errno)))")
@@ -34,8 +50,11 @@ final class MappedFile: @unchecked Sendable {
     }
 
     deinit {
-        if let base = bytes.baseAddress {
+        guard let base = bytes.baseAddress else { return }
+        if isMapped {
             munmap(UnsafeMutableRawPointer(mutating: base), bytes.count)
+        } else {
+            UnsafeMutableRawPointer(mutating: base).deallocate()
         }
     }
 

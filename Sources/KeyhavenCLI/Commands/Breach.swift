@@ -69,13 +69,12 @@ extension Keyhaven.Breach {
             }
             let counts: [Int]
             if let index {
-                let opened: BreachIndex
                 do {
-                    opened = try BreachIndex(url: URL(fileURLWithPath: index))
+                    let opened = try BreachIndex(url: URL(fileURLWithPath: index))
+                    counts = try digests.map { digest throws(BreachError) in try opened.count(of: digest) }
                 } catch {
                     throw Output.failure(error.message)
                 }
-                counts = digests.map { opened.count(of: $0) }
             } else {
                 let base = api!
                 let client = RangeClient(transport: HTTPRangeTransport(base: base), baseDescription: base)

@@ -5,21 +5,40 @@ import IdentityProviderServer
 import KeyhavenApp
 import KeyhavenJOSE
 import Logging
-import ShinyService
 import Vault
 
+/// The demo's Sign in with Keyhaven provider, run in this process (`keyhaven idp serve`), with
+/// shiny's team and its key, and carol, registered.
+struct DemoProvider {
+    var provider: IdentityProvider
+    var issuer: String
+    var url: String
+    var server: Task<Void, any Error>
+    var teamId: String
+    var keyId: String
+    /// The team's private key, written 0600 for shiny (`--key-file`).
+    var keyFile: URL
+
+    static let clientId = "com.example.shiny"
+    /// Where shiny takes the provider's answers, as `shiny --help` tells an operator to register them.
+    static let callbackPath = "/signin/keyhaven/callback"
+    static let notificationPath = "/signin/keyhaven/notifications"
+
+    /// shiny's command line: a free loopback port, the demo's status endpoints, stopped when this
+    /// process goes, and Sign in with Keyhaven with this provider.
+    var shinyArguments: [String] {
+        [
+            "--port", "0", "--demo", "--stop-when-stdin-closes",
+            "--idp-url", url, "--idp-issuer", issuer, "--client-id", Self.clientId,
+            "--team-id", teamId, "--key-id", keyId, "--key-file", keyFile.path,
+        ]
+    }
+}
+
 extension Keyhaven.Demo {
-    /// The sign-in part of the demo: a Sign in with Keyhaven provider in-process, shiny registered
-    /// with it, Keyhaven signed in to it (`keyhaven idp login`), and a third shiny account switched
-    /// to Sign in with Keyhaven in one step (`keyhaven upgrade … --to sign-in --email hide`). Ends
-    /// with the person stopping the service's use of it, which shiny hears about.
-    func signInPart(
-        vault: Vault,
-        shiny: Shiny,
-        origin: String,
-        coordinator: UpgradeService,
-        say: @escaping @Sendable (String) -> Void
-    ) async throws -> (checks: [(String, Bool)], upgraded: Bool) {
+    /// Starts the provider on a free loopback port and registers what the demo needs: the team that
+    /// owns shiny's client id, the team's key (written to `folder` for shiny, mode 0600) and carol.
+    func startProvider(folder: URL, say: @escaping @Sendable (String) -> Void) async throws -> DemoProvider {
         var configuration = ProviderConfiguration(issuer: "https://id.keyhaven.demo")
         configuration.allowInsecureURLs = true
         configuration.passwordLogN = 12
@@ -34,42 +53,80 @@ extension Keyhaven.Demo {
                 logger: logger
             ) { ready.continuation.yield($0) }
         }
-        defer { server.cancel() }
         var iterator = ready.stream.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw Output.failure("the provider did not start") }
+        guard let port = await iterator.next() else {
+            server.cancel()
+            throw Output.failure("the provider did not start")
+        }
         let providerURL = "http://127.0.0.1:\(port)"
-        say("\n▶ keyhaven idp serve   (Sign in with Keyhaven, issuer \(configuration.issuer), at \(providerURL))")
-
-        let team = try await provider.createTeam(name: "Shiny Inc")
-        let key = try await provider.createTeamKey(teamId: team.id)
-        try await provider.registerClient(
-            id: "com.example.shiny",
-            teamId: team.id,
-            name: "shiny",
-            redirectURIs: [origin + Shiny.signInCallbackPath],
-            notificationURL: origin + Shiny.notificationPath
-        )
-        _ = try await provider.createUser(
-            email: "carol@example.com",
-            password: "carol's provider password",
-            firstName: "Carol",
-            lastName: "Example"
-        )
-        try shiny.enableSignIn(
-            ShinySignInConfiguration(
+        say("▶ keyhaven idp serve   (Sign in with Keyhaven, issuer \(configuration.issuer), at \(providerURL))")
+        do {
+            let team = try await provider.createTeam(name: "Shiny Inc")
+            let key = try await provider.createTeamKey(teamId: team.id)
+            let keyFile = folder.appendingPathComponent("shiny-team-key.p8")
+            guard
+                FileManager.default.createFile(
+                    atPath: keyFile.path,
+                    contents: Data(key.pemRepresentation.utf8),
+                    attributes: [.posixPermissions: 0o600]
+                )
+            else { throw Output.failure("cannot write \(keyFile.path)") }
+            _ = try await provider.createUser(
+                email: "carol@example.com",
+                password: "carol's provider password",
+                firstName: "Carol",
+                lastName: "Example"
+            )
+            say("  team \(team.id) and its key for shiny (mode 0600), person carol@example.com registered")
+            return DemoProvider(
+                provider: provider,
                 issuer: configuration.issuer,
-                providerURL: providerURL,
-                clientId: "com.example.shiny",
+                url: providerURL,
+                server: server,
                 teamId: team.id,
                 keyId: key.kid,
-                privateKeyPEM: key.pemRepresentation,
-                redirectURI: origin + Shiny.signInCallbackPath
+                keyFile: keyFile
             )
-        )
-        say("  team \(team.id), service com.example.shiny (shiny), person carol@example.com registered")
+        } catch {
+            server.cancel()
+            throw error
+        }
+    }
 
+    /// Registers shiny, now that its origin is known, as the provider's client (`keyhaven idp
+    /// service add`).
+    func registerShiny(
+        _ shiny: ShinyProcess,
+        with provider: DemoProvider,
+        say: @escaping @Sendable (String) -> Void
+    ) async throws {
+        try await provider.provider.registerClient(
+            id: DemoProvider.clientId,
+            teamId: provider.teamId,
+            name: "shiny",
+            redirectURIs: [shiny.origin + DemoProvider.callbackPath],
+            notificationURL: shiny.origin + DemoProvider.notificationPath
+        )
+        say(
+            "  service \(DemoProvider.clientId) (shiny) registered with the provider; shiny offers Sign in with Keyhaven"
+        )
+    }
+
+    /// The sign-in part of the demo: Keyhaven signed in to the provider (`keyhaven idp login`), and
+    /// a third shiny account switched to Sign in with Keyhaven in one step (`keyhaven upgrade … --to
+    /// sign-in --email hide`). Ends with the person stopping the service's use of it, which shiny
+    /// hears about.
+    func signInPart(
+        vault: Vault,
+        shiny: ShinyProcess,
+        provider: DemoProvider,
+        coordinator: UpgradeService,
+        say: @escaping @Sendable (String) -> Void
+    ) async throws -> (checks: [(String, Bool)], upgraded: Bool) {
+        let origin = shiny.origin
+        let providerURL = provider.url
         let carolPassword = "Sunshine2024"
-        try shiny.createAccount(user: "carol", password: carolPassword)
+        try await shiny.signUp(user: "carol", password: carolPassword)
         let carol = try vault.add(
             CredentialContent(
                 title: "shiny (carol)",
@@ -114,7 +171,7 @@ extension Keyhaven.Demo {
         )
 
         let record = try vault.credential(carol)
-        let subject = try shiny.linkedSubject(user: "carol")
+        let subject = try await shiny.account("carol").signInSubject
         var checks: [(String, Bool)] = [
             (
                 "carol's vault record has no password and is marked Sign in with Keyhaven",
@@ -126,7 +183,7 @@ extension Keyhaven.Demo {
             ),
             (
                 "carol's old password no longer signs in to shiny",
-                try !shiny.signIn(user: "carol", password: carolPassword)
+                try await !shiny.signsIn(user: "carol", password: carolPassword)
             ),
             (
                 "carol's old password is kept in the history",
@@ -134,13 +191,14 @@ extension Keyhaven.Demo {
             ),
         ]
 
-        say("\n▶ keyhaven idp services --stop-using com.example.shiny")
-        try await device.stopUsing(session, clientId: "com.example.shiny")
+        say("\n▶ keyhaven idp services --stop-using \(DemoProvider.clientId)")
+        try await device.stopUsing(session, clientId: DemoProvider.clientId)
         let deadline = Date().addingTimeInterval(10)
-        while shiny.receivedNotifications.isEmpty && Date() < deadline {
+        var heard = try await shiny.notifications().first
+        while heard == nil && Date() < deadline {
             try await Task.sleep(for: .milliseconds(100))
+            heard = try await shiny.notifications().first
         }
-        let heard = shiny.receivedNotifications.first
         say("  shiny received the server-to-server notification: \(heard?.type ?? "nothing")")
         checks.append(
             ("shiny heard consent-revoked for carol's sub", heard?.type == "consent-revoked" && heard?.sub == subject)

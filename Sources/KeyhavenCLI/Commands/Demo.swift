@@ -6,7 +6,6 @@ import KeyhavenApp
 import OneTimeCodes
 import PasswordStrength
 import SecurityRecommendations
-import ShinyService
 import UpgradeHTTP
 import Vault
 
@@ -15,39 +14,68 @@ extension Keyhaven {
         static let configuration = CommandConfiguration(
             abstract: "See Keyhaven work end to end, on a throwaway vault and a local example service.",
             discussion: """
-                Starts shiny (an example service) on a free loopback port, creates a temporary vault \
-                with weak, reused and breached passwords (two accounts on shiny, one protected by an \
+                Runs a Sign in with Keyhaven provider and starts shiny (the example service, the \
+                `shiny` executable next to keyhaven, or $KEYHAVEN_SHINY) as a process of its own on a \
+                free loopback port, registered with the provider. Creates a temporary vault with weak, \
+                reused and breached passwords (two accounts on shiny, one protected by an \
                 authenticator code), audits it, upgrades both shiny accounts in one step each — the \
                 second through shiny's confirmation page, which the demo fills in as you would — \
-                then runs a Sign in with Keyhaven provider, signs Keyhaven in to it and switches a \
-                third account to Sign in with Keyhaven (its password stops working), proves the new \
-                passwords sign in and the old ones no longer do, and prints before and after. Nothing outside a temporary folder is touched; exits 0 when every check passes.
+                then signs Keyhaven in to the provider and switches a third account to Sign in with \
+                Keyhaven (its password stops working), proves the new passwords sign in and the old \
+                ones no longer do, and prints before and after. Nothing outside a temporary folder is \
+                touched, and shiny is stopped on the way out; exits 0 when every check passes.
                 """
         )
 
-        @Flag(name: .long, help: "Keep the temporary folder (vault, breach index) and print its path.") var keep = false
+        @Flag(
+            name: .long,
+            help: "Keep the temporary folder (vault, breach index, shiny's team key) and print its path."
+        )
+        var keep = false
 
         func run() async throws {
+            let shinyExecutable = try ShinyProcess.locate()
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "keyhaven-demo-\(UUID().uuidString.prefix(8))"
             )
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            // Private: it holds shiny's team key.
+            try FileManager.default.createDirectory(
+                at: folder,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
             defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
             let say: @Sendable (String) -> Void = { print($0) }
 
-            // 1. shiny on a free port.
-            let shiny = try Shiny()
-            let (origin, server) = try await shiny.start()
-            defer { server.cancel() }
-            say("▶ shiny, an example service, is running at \(origin)")
+            // 1. A Sign in with Keyhaven provider, and shiny as a process of its own, registered with it.
+            let provider = try await startProvider(folder: folder, say: say)
+            defer { provider.server.cancel() }
+            try await ShinyProcess.run(shinyExecutable, arguments: provider.shinyArguments) { shiny in
+                say(
+                    "\n▶ shiny, an example service, is running at \(shiny.origin) (\(shinyExecutable.path), pid \(shiny.pid))"
+                )
+                try await registerShiny(shiny, with: provider, say: say)
+                try await showcase(shiny: shiny, provider: provider, folder: folder, say: say)
+            }
+        }
 
+        /// Everything after the set-up, against the running shiny and provider.
+        func showcase(
+            shiny: ShinyProcess,
+            provider: DemoProvider,
+            folder: URL,
+            say: @escaping @Sendable (String) -> Void
+        )
+            async throws
+        {
+            let origin = shiny.origin
             let alicePassword = "Password1234"
             let bobPassword = "Welcome12345"
-            try shiny.createAccount(user: "alice", password: alicePassword)
-            guard let bobSecret = try shiny.createAccount(user: "bob", password: bobPassword, totp: true) else {
-                throw Output.failure("shiny did not give bob an authenticator secret")
-            }
-            say("  accounts on shiny: alice (password only), bob (password + authenticator code)")
+            try await shiny.signUp(user: "alice", password: alicePassword)
+            let bobSecret = try await shiny.signUpWithAuthenticator(user: "bob", password: bobPassword)
+            say(
+                "  accounts on shiny, through its sign-up API: alice (password only), bob (password + authenticator code)"
+            )
 
             // 2. A vault with the usual problems.
             let vaultURL = folder.appendingPathComponent("vault.sqlite")
@@ -152,33 +180,46 @@ extension Keyhaven {
             let signIn = try await signInPart(
                 vault: vault,
                 shiny: shiny,
-                origin: origin,
+                provider: provider,
                 coordinator: coordinator,
                 say: say
             )
 
-            // 6. Proof.
+            // 6. Proof, by signing in to shiny as an app would.
             let newAlice = try vault.credential(alice).password ?? ""
             let newBob = try vault.credential(bob).password ?? ""
-            let code = try TOTP(secret: bobSecret).code(at: Date())
-            let checks: [(String, Bool)] =
-                signIn.checks + [
-                    ("alice's new password signs in to shiny", try shiny.signIn(user: "alice", password: newAlice)),
-                    ("alice's old password no longer does", try !shiny.signIn(user: "alice", password: alicePassword)),
-                    (
-                        "bob's new password (with his code) signs in",
-                        try shiny.signIn(user: "bob", password: newBob, code: code)
-                    ),
-                    (
-                        "bob's old password no longer does",
-                        try !shiny.signIn(user: "bob", password: bobPassword, code: code)
-                    ),
-                    (
-                        "the old passwords are kept in the history",
-                        try vault.history(alice).map(\.password) == [alicePassword]
-                            && vault.history(bob).map(\.password) == [bobPassword]
-                    ),
-                ]
+            // shiny takes each authenticator code once, and the current one may have confirmed bob's
+            // upgrade: the next step's code (shiny allows one step of drift).
+            let code = try TOTP(secret: bobSecret).code(at: Date().addingTimeInterval(30))
+            var checks = signIn.checks
+            checks.append(
+                ("alice's new password signs in to shiny", try await shiny.signsIn(user: "alice", password: newAlice))
+            )
+            checks.append(
+                (
+                    "alice's old password no longer does",
+                    try await !shiny.signsIn(user: "alice", password: alicePassword)
+                )
+            )
+            checks.append(
+                (
+                    "bob's new password (with his code) signs in",
+                    try await shiny.signsIn(user: "bob", password: newBob, code: code)
+                )
+            )
+            checks.append(
+                (
+                    "bob's old password no longer does",
+                    try await !shiny.signsIn(user: "bob", password: bobPassword, code: code)
+                )
+            )
+            checks.append(
+                (
+                    "the old passwords are kept in the history",
+                    try vault.history(alice).map(\.password) == [alicePassword]
+                        && vault.history(bob).map(\.password) == [bobPassword]
+                )
+            )
             say("\n▶ checks")
             for (label, passed) in checks {
                 say("  \(passed ? "✓" : "✗") \(label)")
@@ -242,15 +283,15 @@ struct DemoHost: ModificationHost {
     func presentInterface(_ url: String) async {
         print("  shiny's page: \(url)")
         do {
-            let page = try await FormClient.get(url)
-            guard page.status == 200, page.body.contains("id=\"code\"") else {
+            let page = try await DemoHTTP.get(url)
+            guard page.status == 200, page.text.contains("id=\"code\"") else {
                 print("  (the page did not ask for a code)")
                 return
             }
             let code = try TOTP(secret: secret).code(at: Date())
-            let answer = try await FormClient.post(url, fields: ["code": code])
+            let answer = try await DemoHTTP.post(url, form: [("code", code)])
             print(
-                "  the demo entered bob's authenticator code: \(answer.body.contains("Your password was changed") ? "accepted" : "rejected")"
+                "  the demo entered bob's authenticator code: \(answer.text.contains("Your password was changed") ? "accepted" : "rejected")"
             )
         } catch {
             print("  (could not answer the page: \(error))")

@@ -1,0 +1,52 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import _KeyhavenHTTPSupport
+import _KeyhavenSupport
+
+/// The demo's HTTP calls to the example service: pages and forms the way a person's browser sends
+/// them (shiny's step-up page), and its JSON API. Only `keyhaven demo` uses it.
+enum DemoHTTP {
+    struct Reply: Sendable {
+        var status: Int
+        var body: [UInt8]
+
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var succeeded: Bool { (200..<300).contains(status) }
+
+        func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            try JSONDecoder().decode(type, from: Data(body))
+        }
+    }
+
+    /// A GET, as a browser opens a page.
+    static func get(_ url: String) async throws -> Reply {
+        try await send(HTTPClientRequest(url: url))
+    }
+
+    /// A form POST (`application/x-www-form-urlencoded`), as a browser submits one.
+    static func post(_ url: String, form fields: [(String, String)]) async throws -> Reply {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: FormURLEncoding.encode(fields)))
+        return try await send(request)
+    }
+
+    /// A JSON POST, as an app calls a service's API.
+    static func post(_ url: String, json: some Encodable) async throws -> Reply {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Accept", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(json)))
+        return try await send(request)
+    }
+
+    static func send(_ request: HTTPClientRequest) async throws -> Reply {
+        let response = try await OutboundHTTP.shared.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return Reply(status: Int(response.status.code), body: Array(body.readableBytesView))
+    }
+}
