@@ -7,7 +7,7 @@ extension ProviderDeviceClient {
         public struct Code: Hashable, Sendable, CustomStringConvertible {
             private enum Base: String {
                 case unreachable, notAProvider, badResponse, rejected, invalidCredentials, secondFactorRequired
-                case tooManyAttempts, unauthorized
+                case tooManyAttempts, unauthorized, crossOrigin
             }
 
             private let base: Base
@@ -30,6 +30,9 @@ extension ProviderDeviceClient {
             public static let tooManyAttempts = Code(.tooManyAttempts)
             /// The device token is missing, revoked or expired (`invalid_token`): sign in again.
             public static let unauthorized = Code(.unauthorized)
+            /// The provider's URL is plain http off loopback, or its discovery document names another
+            /// issuer or endpoints on another origin: nothing (no password) is sent there.
+            public static let crossOrigin = Code(.crossOrigin)
 
             /// The code for the provider's wire `error` (`.rejected` for one not listed here).
             init(providerError: String?) {

@@ -46,23 +46,55 @@ public struct ProviderDeviceClient: Sendable {
         return Array(body.readableBytesView)
     }
 
-    /// The provider's issuer and endpoint base, from its discovery document at `url`.
+    /// The provider's issuer and endpoint base, from the discovery document of the issuer the
+    /// person typed (`url`: an https URL, plain http only on loopback; a bare host is https).
+    ///
+    /// The provider password goes to the base this returns, so it is checked before anything else
+    /// is sent (security review Low #23): the document's `issuer` must be `url` itself (OpenID
+    /// Connect Discovery §4.3) and its `authorization_endpoint` on the same origin. A document that
+    /// names another issuer, or endpoints on another origin or over plain http, is refused with
+    /// ``Failure/Code/crossOrigin``; only the discovery document itself was fetched.
     public func discover(_ url: String) async throws -> (issuer: String, baseURL: String) {
-        var base = url
-        while base.hasSuffix("/") { base.removeLast() }
+        var typed = url.trimmingCharacters(in: .whitespaces)
+        while typed.hasSuffix("/") { typed.removeLast() }
+        if !typed.contains("://") { typed = "https://" + typed }
+        guard let origin = ServiceOrigin.of(url: typed), !typed.contains("?"), !typed.contains("#") else {
+            throw Failure(.notAProvider, "\(url) is not a provider's URL (https://…)")
+        }
+        guard origin.isPotentiallyTrustworthy else {
+            throw Failure(
+                .crossOrigin,
+                "\(typed) is plain http: the provider password is sent only over https (or http on loopback)"
+            )
+        }
         let body: [UInt8]
         do {
-            body = try await call(.GET, base + "/.well-known/openid-configuration")
+            body = try await call(.GET, typed + "/.well-known/openid-configuration")
         } catch let failure as Failure where failure.code == .rejected {
-            throw Failure(.notAProvider, "\(base) does not publish a Sign in with Keyhaven discovery document")
+            throw Failure(.notAProvider, "\(typed) does not publish a Sign in with Keyhaven discovery document")
         }
         guard let document = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-            let issuer = document["issuer"] as? String,
+            var issuer = document["issuer"] as? String,
             let authorize = document["authorization_endpoint"] as? String, authorize.hasSuffix("/auth/authorize")
         else {
-            throw Failure(.notAProvider, "\(base) does not publish a Sign in with Keyhaven discovery document")
+            throw Failure(.notAProvider, "\(typed) does not publish a Sign in with Keyhaven discovery document")
         }
-        return (issuer, String(authorize.dropLast("/auth/authorize".count)))
+        while issuer.hasSuffix("/") { issuer.removeLast() }
+        guard issuer == typed else {
+            throw Failure(
+                .crossOrigin,
+                "\(typed)'s discovery document names another issuer (\(issuer)); refused: sign in with the "
+                    + "provider's issuer URL"
+            )
+        }
+        let base = String(authorize.dropLast("/auth/authorize".count))
+        guard origin.isSameOrigin(as: authorize), !base.contains("?"), !base.contains("#") else {
+            throw Failure(
+                .crossOrigin,
+                "\(typed)'s discovery document sends sign-ins to another origin (\(authorize)); refused"
+            )
+        }
+        return (issuer, base)
     }
 
     /// Signs Keyhaven in: a device token for the person.
@@ -79,6 +111,10 @@ public struct ProviderDeviceClient: Sendable {
             var email, password: String
             var code: String?
             var name: String
+        }
+        // `baseURL` comes from ``discover(_:)``; never send a password in clear off loopback.
+        guard ServiceOrigin.of(url: baseURL)?.isPotentiallyTrustworthy == true else {
+            throw Failure(.crossOrigin, "\(baseURL) is not https: the provider password is not sent there")
         }
         let body = try await call(
             .POST,

@@ -278,6 +278,29 @@ struct SignInUpgradeTests {
         }
     }
 
+    /// Native authorizations cap `state` and `nonce` at 2048 bytes, as `/auth/authorize` does
+    /// (security review, Info).
+    @Test func nativeStateAndNonceAreCapped() async throws {
+        try await ProviderHarness.with { harness in
+            for (state, nonce) in [
+                (String(repeating: "s", count: 2049), "n"), ("s", String(repeating: "n", count: 2049)),
+            ] {
+                let result = try await harness.provider.nativeAuthorizationRequest(
+                    clientId: harness.clientId,
+                    origin: "https://shiny.example.com",
+                    scopes: ["email"],
+                    state: state,
+                    nonce: nonce
+                )
+                guard case .failure(let error) = result else {
+                    Issue.record("a 2049-byte state or nonce was accepted")
+                    continue
+                }
+                #expect(error.error == "invalid_request")
+            }
+        }
+    }
+
     /// Ada authorizes `clientId` for the service at `origin` outside any upgrade (the browser flow).
     static func consentEarlier(_ setup: Setup, clientId: String, origin: String) async throws {
         let provider = setup.harness.provider

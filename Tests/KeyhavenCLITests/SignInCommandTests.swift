@@ -8,16 +8,18 @@ import Vault
 /// `keyhaven idp team/service/user/keys/outbox`, `keyhaven idp serve` as a process, `keyhaven idp
 /// login`, `keyhaven upgrade --to sign-in`, `keyhaven idp services`.
 struct SignInCommandTests {
-    /// Starts `keyhaven idp serve --port 0` and returns it with the port it printed.
+    /// Starts `keyhaven idp serve --port PORT` (0: a free one) and returns it with the port it printed.
     static func serve(
         _ keyhaven: CommandRunner,
         issuer: String,
+        port: Int = 0,
         extra: [String] = []
     ) async throws -> (Process, Int) {
         try await CommandRunner.detached {
             let process = Process()
             process.executableURL = keyhaven.executable
-            process.arguments = ["idp", "serve", "--port", "0", "--issuer", issuer, "--allow-insecure-urls"] + extra
+            process.arguments =
+                ["idp", "serve", "--port", String(port), "--issuer", issuer, "--allow-insecure-urls"] + extra
             process.environment = keyhaven.environment
             let errors = Pipe()
             process.standardError = errors
@@ -173,12 +175,14 @@ struct SignInCommandTests {
         let user = try await keyhaven.runDetached(["idp", "user", "add", "ada@example.com", "--first-name", "Ada"])
         #expect(user.status == 0, "\(user.stderr)")
 
-        let (provider, port) = try await Self.serve(keyhaven, issuer: "https://id.keyhaven.test")
+        // The issuer is the provider's own URL: `keyhaven idp login` accepts nothing else.
+        let providerPort = BreachCommandTests.freePort()
+        let providerURL = "http://127.0.0.1:\(providerPort)"
+        let (provider, _) = try await Self.serve(keyhaven, issuer: providerURL, port: providerPort)
         defer { provider.terminate() }
-        let providerURL = "http://127.0.0.1:\(port)"
         try shiny.enableSignIn(
             ShinySignInConfiguration(
-                issuer: "https://id.keyhaven.test",
+                issuer: providerURL,
                 providerURL: providerURL,
                 clientId: "com.example.shiny",
                 teamId: teamId,
@@ -195,9 +199,16 @@ struct SignInCommandTests {
             try await keyhaven.runDetached(["add", "--service", origin, "--user", "ada", "--password", "Welcome12345"])
                 .status == 0
         )
+        // Another URL for the same server is not its issuer: refused before the password is asked for.
+        let elsewhere = providerURL.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let refusedLogin = try await keyhaven.runDetached(["idp", "login", elsewhere, "--email", "ada@example.com"])
+        #expect(
+            refusedLogin.status == 1 && refusedLogin.stderr.contains("names another issuer"),
+            "\(refusedLogin.stderr)"
+        )
         let login = try await keyhaven.runDetached(["idp", "login", providerURL, "--email", "ada@example.com"])
         #expect(login.status == 0, "\(login.stderr)")
-        #expect(login.stdout.contains("Signed in to https://id.keyhaven.test as ada@example.com."))
+        #expect(login.stdout.contains("Signed in to \(providerURL) as ada@example.com."))
 
         let upgrade = try await keyhaven.runDetached(["upgrade", origin, "--to", "sign-in", "--email", "hide"])
         #expect(upgrade.status == 0, "\(upgrade.stdout) \(upgrade.stderr)")
@@ -213,7 +224,7 @@ struct SignInCommandTests {
         )
         let record = try #require(try vault.credentials(forService: origin).credentials.first)
         #expect(record.password == nil)
-        #expect(record.content.signIn?.issuer == "https://id.keyhaven.test")
+        #expect(record.content.signIn?.issuer == providerURL)
         #expect(record.content.signIn?.subject == (try shiny.linkedSubject(user: "ada")))
 
         // The person's services; stopping one reaches shiny as a notification.

@@ -137,7 +137,9 @@ extension Keyhaven.Demo {
         )
 
         let device = ProviderDeviceClient()
-        let (issuer, baseURL) = try await device.discover(providerURL)
+        // `keyhaven idp login` discovers the provider from its issuer URL; the demo's provider has an
+        // issuer of its own (https://id.keyhaven.demo) and listens on loopback, so it is named directly.
+        let (issuer, baseURL) = (provider.issuer, providerURL)
         let login = try await device.login(
             baseURL: baseURL,
             email: "carol@example.com",

@@ -47,12 +47,15 @@ struct ProviderLogin: AsyncParsableCommand {
             Keyhaven gets a device token (sealed in the vault, never shown) with which it shows you the \
             consent step and obtains authorizations when you upgrade an account to sign-in \
             (`keyhaven upgrade SERVICE --to sign-in`). The provider password comes from \
-            $KEYHAVEN_IDP_PASSWORD or a prompt; the one-time code from --code or a prompt.
+            $KEYHAVEN_IDP_PASSWORD or a prompt; the one-time code from --code or a prompt. \
+            It is sent only to the provider's own origin: the URL must be the provider's issuer \
+            (https; plain http only on loopback), and its discovery document must name that issuer \
+            and endpoints on its origin, else nothing is sent.
             """
     )
     @OptionGroup var options: VaultOptions
     @ParentCommand var idp: Keyhaven.Idp
-    @Argument(help: "The provider's URL (where /.well-known/openid-configuration is).") var url: String
+    @Argument(help: "The provider's issuer URL (where /.well-known/openid-configuration is).") var url: String
     @Option(name: .long, help: "Your e-mail address at the provider (asked when absent).") var email: String?
     @Option(name: .long, help: "The one-time code, if your account has one.") var code: String?
     @Option(name: .long, help: "A name for this Keyhaven on your account page.") var name = "Keyhaven"
