@@ -39,6 +39,9 @@ mkdir -p "$corpus"
 swift build --package-path Fuzz --scratch-path Fuzz/.build -c release --product "$target" \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld -Xswiftc -enable-testing
 binary="Fuzz/.build/release/$target"
+# libFuzzer reports crashes itself; Swift's backtracer, started inside an address-sanitized process,
+# trips the sanitizer while it reads the crashed stack and buries the report.
+export SWIFT_BACKTRACE=enable=no
 export LSAN_OPTIONS="suppressions=$root/Fuzz/lsan-suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 # The longest input worth mutating for each target (its seeds' size).

@@ -75,6 +75,19 @@ struct VaultCommandTests {
 
     /// `keyhaven --vault PATH idp …` opens PATH like every other vault command (it used to fall back
     /// to `$KEYHAVEN_VAULT`).
+    @Test func servicesWithControlCharactersAreUsageErrors() async throws {
+        try await initVault()
+        let added = try await keyhaven.runDetached(["add", "--service", "https://a.example\nb.example", "--password", "x"])
+        #expect(added.status == 64)
+        #expect(added.stderr.contains("control characters") && added.stderr.contains("\\n"))
+        #expect(try await list().isEmpty)
+        #expect(try await keyhaven.runDetached(["add", "--service", "a.example", "--password", "x"]).status == 0)
+        let id = try #require(try await list().first).id
+        let edited = try await keyhaven.runDetached(["edit", id, "--add-service", "b.example\u{1B}[2J"])
+        #expect(edited.status == 64)
+        #expect(try await list().first?.services == ["a.example"])
+    }
+
     @Test func theGlobalVaultOptionReachesIdpCommands() async throws {
         let elsewhere = directory.appendingPathComponent("other.sqlite").path
         let created = try await keyhaven.runDetached(["--vault", elsewhere, "init", "--scrypt-log-n", "10"])

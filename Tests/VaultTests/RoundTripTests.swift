@@ -51,3 +51,29 @@ struct RoundTripTests {
         }
     }
 }
+
+/// Found by FuzzImport: a Bitwarden CSV `login_uri` whose second URI held a line break imported as one
+/// service with a line break inside; Keyhaven's CSV writes further services one per line, so the
+/// re-import had an extra service. A field's line breaks now separate services in every format.
+@Suite struct ServicesWithLineBreaksTests {
+    @Test func aLineBreakInsideAURIFieldSeparatesServices() throws {
+        let csv = """
+            folder,favorite,type,name,notes,fields,reprompt,login_uri,login_username,login_password,login_totp
+            ,,login,Example Shop,,,0,"https://shop.example.com/login,https://
+            eckout.example.com/",shopper42,Sh0p!Vw8rT2yL5nK,
+
+            """
+        let parsed = try ImportParser.parse(Array(csv.utf8), format: .bitwardenCSV)
+        let services = try #require(parsed.items.first).content.services.map(\.identifier)
+        #expect(services == ["https://shop.example.com/login", "https://", "eckout.example.com/"])
+        #expect(services.allSatisfy { !$0.contains(where: \.isNewline) })
+
+        let vault = try TestVault().vault
+        _ = try vault.importItems(parsed)
+        let exported = try Exporter.export(vault.list().credentials, history: [:], format: .csv)
+        let again = try ImportParser.parse(Array(exported))
+        let before: [CredentialContent] = parsed.items.map { $0.content }
+        let after: [CredentialContent] = again.items.map { $0.content }
+        #expect(after == before)
+    }
+}

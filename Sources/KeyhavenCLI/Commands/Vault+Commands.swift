@@ -184,6 +184,7 @@ extension Keyhaven {
             if service.isEmpty {
                 throw ValidationError("give at least one --service (a domain or URL)")
             }
+            try ServiceArgument.validate(service)
             if password != nil && generate {
                 throw ValidationError("use either --password or --generate")
             }
@@ -342,6 +343,8 @@ extension Keyhaven {
         @Option(name: .customLong("add-service"), help: "Add a service.") var addService: [String] = []
         @Option(name: .customLong("remove-service"), help: "Remove a service.") var removeService: [String] = []
 
+        func validate() throws { try ServiceArgument.validate(addService) }
+
         func run() async throws {
             let vault = try await openVault()
             var newPassword = password
@@ -404,6 +407,16 @@ extension Keyhaven {
                 return resolved
             }
             print("Restored \(resolved.short).")
+        }
+    }
+}
+
+/// Services typed on the command line: a domain or URL never holds a control character (a line break
+/// would split it in two on export, an escape sequence would reach a terminal).
+enum ServiceArgument {
+    static func validate(_ services: [String]) throws {
+        for service in services where service.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw ValidationError("a service cannot contain control characters such as line breaks: \(service.debugDescription)")
         }
     }
 }

@@ -134,10 +134,14 @@ public enum ImportParser {
         case skip(reason: String, detail: String)
     }
 
+    /// The services a row names. A URL cannot hold a line break, so a field with line breaks names one
+    /// service per line (Keyhaven's own `other_urls` column is written that way): a service with a line
+    /// break inside would not survive an export.
     static func services(_ values: [String]) -> [ServiceIdentifier] {
-        values.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }.map {
-            ServiceIdentifier(androidAppURL($0))
-        }
+        values.flatMap { $0.split(whereSeparator: \.isNewline) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { !$0.isEmpty }
+            .map { ServiceIdentifier(androidAppURL($0)) }
     }
 
     /// Chrome's `android://<cert-hash>@<package>/` becomes `androidapp://<package>`.
