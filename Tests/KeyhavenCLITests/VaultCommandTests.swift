@@ -77,7 +77,9 @@ struct VaultCommandTests {
     /// to `$KEYHAVEN_VAULT`).
     @Test func servicesWithControlCharactersAreUsageErrors() async throws {
         try await initVault()
-        let added = try await keyhaven.runDetached(["add", "--service", "https://a.example\nb.example", "--password", "x"])
+        let added = try await keyhaven.runDetached([
+            "add", "--service", "https://a.example\nb.example", "--password", "x",
+        ])
         #expect(added.status == 64)
         #expect(added.stderr.contains("control characters") && added.stderr.contains("\\n"))
         #expect(try await list().isEmpty)

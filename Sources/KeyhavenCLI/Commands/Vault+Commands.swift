@@ -415,8 +415,11 @@ extension Keyhaven {
 /// would split it in two on export, an escape sequence would reach a terminal).
 enum ServiceArgument {
     static func validate(_ services: [String]) throws {
-        for service in services where service.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw ValidationError("a service cannot contain control characters such as line breaks: \(service.debugDescription)")
+        for service in services
+        where service.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw ValidationError(
+                "a service cannot contain control characters such as line breaks: \(service.debugDescription)"
+            )
         }
     }
 }
