@@ -19,7 +19,8 @@ public struct ServiceOrigin: Hashable, Sendable, Comparable, CustomStringConvert
     }
 
     public let scheme: Scheme
-    /// Lower-case host name or IP address (IPv6 without brackets).
+    /// Lower-case ASCII host name (an internationalised name in its `xn--` form) or IP address (IPv6
+    /// without brackets).
     public let host: String
     /// The port when it is not the scheme's default.
     public let port: Int?
@@ -126,9 +127,14 @@ public struct ServiceOrigin: Hashable, Sendable, Comparable, CustomStringConvert
             guard host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
             return host
         }
+        // One spelling per host: the ASCII (`xn--`) form browsers send. Foundation's `host` gives
+        // internationalised names decoded to Unicode, and its parser refuses some of them when they
+        // come back in Unicode (`--x.中国` is refused where `--x.xn--fiqs8s` is accepted: found by
+        // FuzzServiceOrigin), so an origin written out must be ASCII to parse back to itself.
+        guard let ascii = Punycode.asciiHost(host) else { return nil }
+        host = ascii
         let allowed = host.unicodeScalars.allSatisfy {
             ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "." || $0 == "_"
-                || $0.value > 0x7F
         }
         guard allowed, !host.hasPrefix("."), !host.contains("..") else { return nil }
         return host

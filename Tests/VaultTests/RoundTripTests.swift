@@ -77,3 +77,26 @@ struct RoundTripTests {
         #expect(after == before)
     }
 }
+
+/// Found by FuzzImport: a field holding "\r\n" was written unquoted (in Swift "\r\n" is one
+/// Character, equal to neither "\r" nor "\n") and split the row on re-import.
+@Suite struct CSVLineBreakTests {
+    @Test(arguments: ["a\r\nb", "a\rb", "a\nb", "\r\n"])
+    func fieldsWithLineBreaksSurviveTheCSVExport(_ secret: String) throws {
+        let vault = try TestVault().vault
+        _ = try vault.add(
+            CredentialContent(
+                title: "T",
+                services: [.init("example.com")],
+                user: secret,
+                password: secret,
+                notes: secret
+            )
+        )
+        let exported = try Exporter.export(vault.list().credentials, history: [:], format: .csv)
+        let again = try ImportParser.parse(Array(exported))
+        #expect(again.skipped.isEmpty, "\(again.skipped)")
+        let item = try #require(again.items.first)
+        #expect(item.content.password == secret && item.content.user == secret && item.content.notes == secret)
+    }
+}

@@ -27,6 +27,28 @@ import _KeyhavenSupport
         #expect(ServiceOrigin(text) == nil)
     }
 
+    /// An internationalised host has one spelling, the ASCII form a browser sends, and an origin
+    /// written out parses back to itself (FuzzServiceOrigin found `--85x722f.xn--fiqs8s`, whose
+    /// Unicode form Foundation refuses to parse).
+    @Test(arguments: [
+        ("https://Bücher.example/x", "https://xn--bcher-kva.example"),
+        ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example"),
+        ("bücher.example", "https://xn--bcher-kva.example"),
+        ("https://--85x722f.xn--fiqs8s", "https://--85x722f.xn--fiqs8s"),
+        ("https://faß.de", "https://xn--fa-hia.de"),
+    ])
+    func internationalisedHostsAreASCII(_ text: String, _ serialized: String) throws {
+        let origin = try #require(ServiceOrigin(text))
+        #expect(origin.serialized == serialized)
+        #expect(ServiceOrigin(origin.serialized) == origin)
+        #expect(origin.host.unicodeScalars.allSatisfy { $0.isASCII })
+    }
+
+    @Test func invalidPunycodeIsNotAHost() {
+        #expect(ServiceOrigin("https://xn--zz.example") == nil)
+        #expect(ServiceOrigin(scheme: .https, host: "bücher.example")?.host == "xn--bcher-kva.example")
+    }
+
     @Test func loopbackPolicy() throws {
         for text in [
             "http://127.0.0.1", "http://127.8.9.10:1", "http://localhost", "http://app.localhost", "http://[::1]",

@@ -41,7 +41,9 @@ public enum Exporter {
 
     static func csvField(_ value: String) -> String {
         guard
-            value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+            // Scalars, not Characters: "\r\n" is one Character equal to neither "\r" nor "\n"
+            // (a password holding one was written unquoted and split the row: found by FuzzImport).
+            value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
                 || value.hasPrefix(" ") || value.hasSuffix(" ")
         else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
