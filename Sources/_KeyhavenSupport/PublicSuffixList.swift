@@ -24,6 +24,10 @@ public struct PublicSuffixList: Sendable {
             if let ascii = Punycode.asciiHost(forms[0]), ascii != forms[0] { forms.append(ascii) }
             for form in forms {
                 if form.hasPrefix("!") {
+                    // An exception names a registrable domain under a wildcard: one label (`!com`)
+                    // excepts nothing, and taken as written it would leave an empty public suffix
+                    // (found by FuzzServiceOrigin).
+                    guard form.contains(".") else { continue }
                     exceptions.insert(String(form.dropFirst()))
                 } else if form.hasPrefix("*.") {
                     wildcards.insert(String(form.dropFirst(2)))

@@ -43,14 +43,16 @@ public struct ServiceOrigin: Hashable, Sendable, Comparable, CustomStringConvert
         if let schemeEnd = trimmed.range(of: "://") {
             guard let scheme = Scheme(rawValue: trimmed[..<schemeEnd.lowerBound].lowercased()),
                 let components = URLComponents(string: trimmed), components.user == nil, components.password == nil,
-                let host = components.host
+                let host = Self.host(of: components)
             else { return nil }
             self.init(scheme: scheme, host: host, port: components.port)
         } else {
             let cut = trimmed.firstIndex { "/?#".contains($0) } ?? trimmed.endIndex
             let authority = trimmed[..<cut]
             guard !authority.contains("@") else { return nil }
-            guard let parsed = URLComponents(string: "https://" + authority), let host = parsed.host else { return nil }
+            guard let parsed = URLComponents(string: "https://" + authority), let host = Self.host(of: parsed) else {
+                return nil
+            }
             self.init(scheme: .https, host: host, port: parsed.port)
         }
     }
@@ -117,8 +119,21 @@ public struct ServiceOrigin: Hashable, Sendable, Comparable, CustomStringConvert
 
     // MARK: Parsing helpers
 
+    /// The host Foundation parsed, in its ASCII form when Foundation has one. `host` alone is nil for
+    /// a name IDNA refuses (`xn--zz`), so it validates; the ASCII form (`encodedHost`) is what an
+    /// origin keeps, because Foundation decodes `--x.xn--fiqs8s` to a Unicode name it then refuses
+    /// to parse (found by FuzzServiceOrigin). A percent-encoded host is decoded first.
+    static func host(of components: URLComponents) -> String? {
+        guard let host = components.host else { return nil }
+        if let encoded = components.encodedHost, !encoded.contains("%") { return encoded }
+        return host
+    }
+
     static func normalise(host raw: String) -> String? {
-        var host = raw.lowercased()
+        // Lower-case ASCII letters only: Unicode names go through IDNA (UTS #46) below, whose mapping
+        // does its own case folding; `lowercased()` would undo it (Cherokee folds to upper case:
+        // `ᏸ` maps to `Ᏸ`, and an A-label of `ᏸ` is refused).
+        var host = String(String.UnicodeScalarView(raw.unicodeScalars.map(Self.asciiLowercase)))
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         while host.hasSuffix(".") { host.removeLast() }
         guard !host.isEmpty, host.utf8.count <= 253 else { return nil }
@@ -127,17 +142,26 @@ public struct ServiceOrigin: Hashable, Sendable, Comparable, CustomStringConvert
             guard host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
             return host
         }
-        // One spelling per host: the ASCII (`xn--`) form browsers send. Foundation's `host` gives
-        // internationalised names decoded to Unicode, and its parser refuses some of them when they
-        // come back in Unicode (`--x.中国` is refused where `--x.xn--fiqs8s` is accepted: found by
-        // FuzzServiceOrigin), so an origin written out must be ASCII to parse back to itself.
-        guard let ascii = Punycode.asciiHost(host) else { return nil }
-        host = ascii
-        let allowed = host.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "." || $0 == "_"
+        // One spelling per host: the ASCII (`xn--`) form browsers send, so an origin written out
+        // parses back to itself. A Unicode name is converted the way Foundation's URL parser does it.
+        if host.unicodeScalars.contains(where: { !$0.isASCII }) {
+            guard host.unicodeScalars.allSatisfy({ !$0.isASCII || Self.isHostCharacter($0) }),
+                let encoded = URLComponents(string: "https://" + host)?.encodedHost,
+                !encoded.contains("%")
+            else { return nil }
+            host = String(String.UnicodeScalarView(encoded.unicodeScalars.map(Self.asciiLowercase)))
         }
-        guard allowed, !host.hasPrefix("."), !host.contains("..") else { return nil }
+        guard host.unicodeScalars.allSatisfy(Self.isHostCharacter), !host.hasPrefix("."), !host.contains("..")
+        else { return nil }
         return host
+    }
+
+    private static func isHostCharacter(_ c: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(c) || ("0"..."9").contains(c) || c == "-" || c == "." || c == "_"
+    }
+
+    private static func asciiLowercase(_ c: Unicode.Scalar) -> Unicode.Scalar {
+        ("A"..."Z").contains(c) ? Unicode.Scalar(c.value + 32)! : c
     }
 
     static func isIPv4Loopback(_ host: String) -> Bool {

@@ -64,6 +64,15 @@ import Testing
         #expect(list.publicSuffix(of: "xn--bcher-kva.de") == "xn--bcher-kva.de")
     }
 
+    /// Found by FuzzServiceOrigin: a one-label exception rule left `com` with an empty public suffix.
+    @Test func aOneLabelExceptionExceptsNothing() {
+        let list = PublicSuffixList(listText: "!com\n*.ck\n!www.ck\n")
+        #expect(list.publicSuffix(of: "com") == "com")
+        #expect(list.registrableDomain(of: "a.com") == "a.com")
+        #expect(list.registrableDomain(of: "www.ck") == "www.ck")
+        #expect(list.registrableDomain(of: "a.b.ck") == "a.b.ck")
+    }
+
     /// RFC 3492 section 7.1 samples and IDNA's own examples.
     @Test(arguments: [
         ("bücher", "bcher-kva"),

@@ -36,6 +36,9 @@ import _KeyhavenSupport
         ("bücher.example", "https://xn--bcher-kva.example"),
         ("https://--85x722f.xn--fiqs8s", "https://--85x722f.xn--fiqs8s"),
         ("https://faß.de", "https://xn--fa-hia.de"),
+        ("https://www.鋣.s矮公ᏸ.cn", "https://www.xn--zu4a.xn--s-nei9640bvg6a.cn"),
+        ("https://ex%41mple.COM", "https://example.com"),
+        ("https://ex%C3%BCmple.com", "https://xn--exmple-4ya.com"),
     ])
     func internationalisedHostsAreASCII(_ text: String, _ serialized: String) throws {
         let origin = try #require(ServiceOrigin(text))
