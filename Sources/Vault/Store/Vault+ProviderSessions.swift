@@ -29,12 +29,12 @@ extension Vault {
     /// Saves (or replaces) the session for `session.issuer`.
     public func saveProviderSession(_ session: ProviderSession) throws(VaultError) {
         try guarded {
-            let tag = providerTag(session.issuer)
             var plaintext = try JSONEncoder().encode(session)
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            let sealed = try keys.seal(plaintext, associatedData: Self.providerAD(tag))
             let created = now().timeIntervalSince1970
-            try database.write { db in
+            try authenticatedWrite { db in
+                let tag = providerTag(session.issuer)
+                let sealed = try keys.seal(plaintext, associatedData: Self.providerAD(tag))
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO providerSession (tag, sealed, created) VALUES (?, ?, ?)",
                     arguments: [tag, sealed, created]
@@ -78,7 +78,7 @@ extension Vault {
     public func removeProviderSession(issuer: String) throws(VaultError) -> Bool {
         try guarded {
             let tag = providerTag(issuer)
-            return try database.write { db in
+            return try authenticatedWrite { db in
                 try db.execute(sql: "DELETE FROM providerSession WHERE tag = ?", arguments: [tag])
                 return db.changesCount > 0
             }

@@ -63,8 +63,8 @@ extension Vault {
         try guarded {
             var plaintext = try JSONEncoder().encode(entry)
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id))
-            try database.write { db in
+            try authenticatedWrite { db in
+                let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id))
                 try db.execute(
                     sql: "INSERT INTO upgradeJournal (id, credentialID, sealed, created) VALUES (?, ?, ?, ?)",
                     arguments: [entry.id, entry.credentialID.rawValue, sealed, entry.started.timeIntervalSince1970]
@@ -78,8 +78,8 @@ extension Vault {
         try guarded {
             var plaintext = try JSONEncoder().encode(entry)
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id))
-            try database.write { db in
+            try authenticatedWrite { db in
+                let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id))
                 try db.execute(sql: "UPDATE upgradeJournal SET sealed = ? WHERE id = ?", arguments: [sealed, entry.id])
             }
         }
@@ -120,7 +120,7 @@ extension Vault {
         throws(VaultError) -> Credential
     {
         try guarded {
-            try database.write { db in
+            try authenticatedWrite { db in
                 if try !Bool.fetchOne(
                     db,
                     sql: "SELECT EXISTS (SELECT 1 FROM credential WHERE id = ?)",
@@ -155,7 +155,7 @@ extension Vault {
     /// (for outcomes that cannot be confirmed either way).
     public func abandonUpgrade(_ entry: UpgradeJournalEntry, keepingNewPassword: Bool = false) throws(VaultError) {
         try guarded {
-            try database.write { db in
+            try authenticatedWrite { db in
                 let exists = try Bool.fetchOne(
                     db,
                     sql: "SELECT EXISTS (SELECT 1 FROM credential WHERE id = ?)",

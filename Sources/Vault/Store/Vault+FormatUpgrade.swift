@@ -1,0 +1,43 @@
+import Foundation
+import GRDB
+
+extension Vault {
+    /// Upgrades a format-1 vault (records sealed with their id only, no integrity check) to format
+    /// 2, in one transaction: each credential re-sealed at version 1 with the versioned associated
+    /// data, then the key check and the integrity HMAC written and `format` set to 2. A crash
+    /// leaves format 1, upgraded again on the next open.
+    ///
+    /// Format 1 authenticated no clear column, so the upgrade takes the rows as they are (trust on
+    /// first use); from then on they are authenticated. A record that does not open under format
+    /// 1's associated data keeps its bytes at version 0, which is never trusted (it reads as
+    /// `corruptRecord`, as it did before).
+    func upgradeFormat(_ format: Int) throws {
+        try database.write { db in
+            let keys = self.keys
+            let current = try Int.fetchOne(db, sql: "SELECT format FROM vault WHERE id = 1") ?? format
+            guard current < 2 else {
+                // Another process upgraded it meanwhile.
+                try VaultIntegrity.verify(db, keys: keys)
+                return
+            }
+            let rows = try Row.fetchAll(db, sql: "SELECT id, sealed FROM credential")
+            for row in rows {
+                let rawID: String = row["id"]
+                guard let id = CredentialID(rawValue: rawID),
+                    var plaintext = try? keys.open(row["sealed"], associatedData: Self.legacyRecordAD(id))
+                else {
+                    try db.execute(sql: "UPDATE credential SET version = 0 WHERE id = ?", arguments: [rawID])
+                    continue
+                }
+                defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+                let sealed = try keys.seal(plaintext, associatedData: Self.recordAD(id, version: 1))
+                try db.execute(
+                    sql: "UPDATE credential SET sealed = ?, version = 1 WHERE id = ?",
+                    arguments: [sealed, rawID]
+                )
+            }
+            try db.execute(sql: "UPDATE vault SET format = 2 WHERE id = 1")
+            try VaultIntegrity.seal(db, keys: keys)
+        }
+    }
+}
