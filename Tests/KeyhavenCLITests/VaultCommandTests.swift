@@ -79,7 +79,9 @@ struct VaultCommandTests {
     /// to `$KEYHAVEN_VAULT`).
     @Test func theGlobalVaultOptionReachesIdpCommands() async throws {
         let elsewhere = directory.appendingPathComponent("other.sqlite").path
-        let created = try await keyhaven.runDetached(["--vault", elsewhere, "init", "--scrypt-log-n", "10", "--insecure-kdf"])
+        let created = try await keyhaven.runDetached([
+            "--vault", elsewhere, "init", "--scrypt-log-n", "10", "--insecure-kdf",
+        ])
         #expect(created.status == 0, "\(created.stderr)")
         // $KEYHAVEN_VAULT names a file that does not exist: only --vault can make this work.
         let services = try await keyhaven.runDetached(["--vault", elsewhere, "idp", "services", "--json"])
@@ -175,7 +177,10 @@ struct VaultCommandTests {
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
             // Into a second vault: the same credentials come back.
             let other = directory.appendingPathComponent("other-\(format).sqlite").path
-            #expect(try await keyhaven.runDetached(["init", "--vault", other, "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
+            #expect(
+                try await keyhaven.runDetached(["init", "--vault", other, "--scrypt-log-n", "10", "--insecure-kdf"])
+                    .status == 0
+            )
             let reimport = try await keyhaven.runDetached(["import", file.path, "--vault", other])
             #expect(reimport.stdout.contains("Imported 995 credentials"), "\(reimport.stdout)")
             // Exporting the copy gives the same file (ids and dates aside, CSV has neither).

@@ -54,7 +54,8 @@ struct KDFFloorTests {
             try Vault.open(at: test.url, masterPassword: test.masterPassword)
         } throws: { error in
             guard let error = error as? VaultError else { return false }
-            return error.code == .insecureKDF && error.message.contains("N=2^10") && error.message.contains("--insecure-kdf")
+            return error.code == .insecureKDF && error.message.contains("N=2^10")
+                && error.message.contains("--insecure-kdf")
         }
         #expect(VaultFileEdits.contents(test.url) == before)
         // Allowed, it opens, and re-keying with calibrated parameters lifts it above the floor.

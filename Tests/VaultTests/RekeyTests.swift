@@ -20,15 +20,23 @@ struct RekeyTests {
         try test.vault.update(id) { $0.password = "before-passwd-2" }
         try test.vault.beginUpgrade(
             UpgradeJournalEntry(
-                credentialID: id, kind: .strongPassword, service: "example.com",
-                endpoint: "https://example.com/.well-known/account-modification", requestId: "r1",
-                oldPassword: "before-passwd-2", newPassword: "journal-new-password", started: Date()
+                credentialID: id,
+                kind: .strongPassword,
+                service: "example.com",
+                endpoint: "https://example.com/.well-known/account-modification",
+                requestId: "r1",
+                oldPassword: "before-passwd-2",
+                newPassword: "journal-new-password",
+                started: Date()
             )
         )
         try test.vault.saveProviderSession(
             ProviderSession(
-                issuer: "https://idp.example", baseURL: "https://idp.example", email: "alice@example.com",
-                deviceToken: "device-token-1", created: Date()
+                issuer: "https://idp.example",
+                baseURL: "https://idp.example",
+                email: "alice@example.com",
+                deviceToken: "device-token-1",
+                created: Date()
             )
         )
         return (test, id)

@@ -29,7 +29,8 @@ struct VaultIntegrityTests {
     @Test func aRecordsOlderCiphertextIsRefused() throws {
         let test = try TestVault()
         let id = try test.vault.add(CredentialContent(services: [.init("example.com")], user: "a", password: "old-pw"))
-        let old = try VaultFileEdits.read(test.url) { db in try Data.fetchOne(db, sql: "SELECT sealed FROM credential") }
+        let old = try VaultFileEdits.read(test.url) { db in try Data.fetchOne(db, sql: "SELECT sealed FROM credential")
+        }
         try test.vault.update(id) { $0.password = "new-pw" }
         try test.vault.close()
         try VaultFileEdits.edit(test.url) { db in
@@ -48,7 +49,10 @@ struct VaultIntegrityTests {
         try VaultFileEdits.edit(test.url) { db in
             try db.execute(
                 sql: "UPDATE credential SET sealed = ?, version = ?, modified = ?, contentTag = ?",
-                arguments: [old["sealed"] as Data, old["version"] as Int64, old["modified"] as Double, old["contentTag"] as Data]
+                arguments: [
+                    old["sealed"] as Data, old["version"] as Int64, old["modified"] as Double,
+                    old["contentTag"] as Data,
+                ]
             )
         }
         Self.expectTampered(test.url)
@@ -69,7 +73,10 @@ struct VaultIntegrityTests {
         clock.advance(by: 40 * 24 * 3600)
         Self.expectTampered(test.url, now: clock.now)
         #expect(VaultFileEdits.contents(test.url) == before)
-        #expect(try VaultFileEdits.read(test.url) { db in try String.fetchAll(db, sql: "SELECT id FROM credential") }.count == 2)
+        #expect(
+            try VaultFileEdits.read(test.url) { db in try String.fetchAll(db, sql: "SELECT id FROM credential") }.count
+                == 2
+        )
         _ = kept
     }
 
@@ -86,10 +93,16 @@ struct VaultIntegrityTests {
         try VaultFileEdits.copy(test.url, to: backup)
         clock.advance(by: 31 * 24 * 3600)
         try test.reopen(now: clock.now).close()
-        #expect(try VaultFileEdits.read(test.url) { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM credential") } == 1)
+        #expect(
+            try VaultFileEdits.read(test.url) { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM credential") }
+                == 1
+        )
         try VaultFileEdits.edit(test.url) { db in
             try db.execute(sql: "ATTACH DATABASE ? AS old", arguments: [backup.path])
-            try db.execute(sql: "INSERT INTO credential SELECT * FROM old.credential WHERE id = ?", arguments: [gone.rawValue])
+            try db.execute(
+                sql: "INSERT INTO credential SELECT * FROM old.credential WHERE id = ?",
+                arguments: [gone.rawValue]
+            )
             try db.execute(sql: "UPDATE credential SET deleted = NULL WHERE id = ?", arguments: [gone.rawValue])
             try db.execute(
                 sql: "INSERT INTO credentialService SELECT * FROM old.credentialService WHERE credentialID = ?",
@@ -124,14 +137,23 @@ struct VaultIntegrityTests {
         try test.vault.update(a) { $0.password = "pa2" }
         try test.vault.beginUpgrade(
             UpgradeJournalEntry(
-                credentialID: a, kind: .strongPassword, service: "a.example", endpoint: "https://a.example/x",
-                requestId: "r", oldPassword: "pa2", newPassword: "pa3", started: Date()
+                credentialID: a,
+                kind: .strongPassword,
+                service: "a.example",
+                endpoint: "https://a.example/x",
+                requestId: "r",
+                oldPassword: "pa2",
+                newPassword: "pa3",
+                started: Date()
             )
         )
         try test.vault.saveProviderSession(
             ProviderSession(
-                issuer: "https://idp.example", baseURL: "https://idp.example", email: "a@example.com",
-                deviceToken: "t", created: Date()
+                issuer: "https://idp.example",
+                baseURL: "https://idp.example",
+                email: "a@example.com",
+                deviceToken: "t",
+                created: Date()
             )
         )
         try test.vault.close()

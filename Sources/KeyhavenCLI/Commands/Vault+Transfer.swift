@@ -184,7 +184,9 @@ extension Keyhaven {
             try reporting {
                 try vault.changeMasterPassword(to: newPassword, kdf: kdf, allowInsecureKDF: options.insecureKDF)
             }
-            print("Master password changed; the vault was re-keyed (copies from before cannot read what is written now).")
+            print(
+                "Master password changed; the vault was re-keyed (copies from before cannot read what is written now)."
+            )
         }
     }
 }

@@ -32,7 +32,9 @@ extension Vault {
             sql: """
                 INSERT INTO credential (id, version, sealed, contentTag, created, modified) VALUES (?, 1, ?, ?, ?, ?)
                 """,
-            arguments: [id.rawValue, try seal(content, id, version: 1, keys: keys), keys.contentTag(content), time, time]
+            arguments: [
+                id.rawValue, try seal(content, id, version: 1, keys: keys), keys.contentTag(content), time, time,
+            ]
         )
         try writeServiceTags(content, id, db, keys: keys)
         return id
@@ -67,7 +69,11 @@ extension Vault {
         credential.modified = time
         let keys = self.keys
         let version =
-            try Int64.fetchOne(db, sql: "SELECT version FROM credential WHERE id = ?", arguments: [credential.id.rawValue])
+            try Int64.fetchOne(
+                db,
+                sql: "SELECT version FROM credential WHERE id = ?",
+                arguments: [credential.id.rawValue]
+            )
             ?? 0
         try db.execute(
             sql: "UPDATE credential SET sealed = ?, version = ?, contentTag = ?, modified = ? WHERE id = ?",
@@ -246,7 +252,12 @@ extension Vault {
 
     /// Opens a credential's sealed content (version 0: damaged before the format upgrade, never
     /// trusted).
-    static func openContent(_ sealed: Data, _ id: CredentialID, version: Int64, keys: VaultKeys) throws
+    static func openContent(
+        _ sealed: Data,
+        _ id: CredentialID,
+        version: Int64,
+        keys: VaultKeys
+    ) throws
         -> CredentialContent
     {
         guard version > 0 else { throw VaultError(.corruptRecord, "", record: id) }

@@ -117,7 +117,9 @@ extension Vault {
             try db.execute(sql: "DELETE FROM providerSession WHERE tag = ?", arguments: [oldTag])
             try db.execute(
                 sql: "INSERT INTO providerSession (tag, sealed, created) VALUES (?, ?, ?)",
-                arguments: [newTag, try newKeys.seal(plaintext, associatedData: Self.providerAD(newTag)), row["created"]]
+                arguments: [
+                    newTag, try newKeys.seal(plaintext, associatedData: Self.providerAD(newTag)), row["created"],
+                ]
             )
         }
     }
