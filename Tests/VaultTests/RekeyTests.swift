@@ -97,7 +97,14 @@ struct RekeyTests {
             try Row.fetchAll(db, sql: "SELECT id, sealed FROM upgradeJournal")
         }
         #expect(journal.count == 1)
-        #expect((try? oldKeys.open(journal[0]["sealed"], associatedData: Vault.journalAD(journal[0]["id"]))) == nil)
+        for version in Int64(1)...3 {
+            #expect(
+                (try? oldKeys.open(
+                    journal[0]["sealed"],
+                    associatedData: Vault.journalAD(journal[0]["id"], version: version)
+                )) == nil
+            )
+        }
         #expect(
             try VaultFileEdits.read(test.url) { db in
                 try Data.fetchOne(db, sql: "SELECT tag FROM providerSession")

@@ -39,6 +39,35 @@ struct VaultIntegrityTests {
         Self.expectTampered(test.url, record: id)
     }
 
+    /// The same for a pending upgrade: its entry, rewritten when a sign-in upgrade records the
+    /// account, cannot be put back to the older copy (which lacks the linked account).
+    @Test func aPendingUpgradesOlderCiphertextIsRefused() throws {
+        let test = try TestVault()
+        let id = try test.vault.add(CredentialContent(services: [.init("example.com")], user: "a", password: "pw"))
+        var entry = UpgradeJournalEntry(
+            credentialID: id,
+            kind: .signIn,
+            service: "example.com",
+            endpoint: "https://example.com/x",
+            requestId: "r",
+            oldPassword: "pw",
+            newPassword: nil,
+            started: Date()
+        )
+        try test.vault.beginUpgrade(entry)
+        let old = try VaultFileEdits.read(test.url) { db in
+            try Data.fetchOne(db, sql: "SELECT sealed FROM upgradeJournal")
+        }
+        entry.signInIssuer = "https://idp.example"
+        entry.signInSubject = "000123.abc"
+        try test.vault.updateUpgrade(entry)
+        try test.vault.close()
+        try VaultFileEdits.edit(test.url) { db in
+            try db.execute(sql: "UPDATE upgradeJournal SET sealed = ?", arguments: [old])
+        }
+        Self.expectTampered(test.url)
+    }
+
     /// The whole older row back (ciphertext, version, dates, content tag): the set no longer matches.
     @Test func aRecordsOlderRowIsRefused() throws {
         let test = try TestVault()
@@ -129,6 +158,8 @@ struct VaultIntegrityTests {
         "UPDATE credential SET created = 0",
         "UPDATE credential SET contentTag = (SELECT MAX(contentTag) FROM credential)",
         "UPDATE vault SET created = created + 1",
+        "UPDATE upgradeJournal SET version = version + 1",
+        "UPDATE providerSession SET created = 0",
     ])
     func anyEditOfTheClearStateIsRefused(_ sql: String) throws {
         let test = try TestVault()

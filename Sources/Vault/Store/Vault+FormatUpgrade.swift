@@ -3,8 +3,8 @@ import GRDB
 
 extension Vault {
     /// Upgrades a format-1 vault (records sealed with their id only, no integrity check) to format
-    /// 2, in one transaction: each credential re-sealed at version 1 with the versioned associated
-    /// data, then the key check and the integrity HMAC written and `format` set to 2. A crash
+    /// 2, in one transaction: each credential, journal row and provider session re-sealed at version
+    /// 1 with the versioned associated data, then the key check and the integrity HMAC written and `format` set to 2. A crash
     /// leaves format 1, upgraded again on the next open.
     ///
     /// Format 1 authenticated no clear column, so the upgrade takes the rows as they are (trust on
@@ -34,6 +34,28 @@ extension Vault {
                 try db.execute(
                     sql: "UPDATE credential SET sealed = ?, version = 1 WHERE id = ?",
                     arguments: [sealed, rawID]
+                )
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT id, sealed FROM upgradeJournal") {
+                let id: String = row["id"]
+                guard var plaintext = try? keys.open(row["sealed"], associatedData: Self.legacyJournalAD(id)) else {
+                    continue  // stays at version 0: never trusted
+                }
+                defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+                try db.execute(
+                    sql: "UPDATE upgradeJournal SET sealed = ?, version = 1 WHERE id = ?",
+                    arguments: [try keys.seal(plaintext, associatedData: Self.journalAD(id, version: 1)), id]
+                )
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT tag, sealed FROM providerSession") {
+                let tag: Data = row["tag"]
+                guard var plaintext = try? keys.open(row["sealed"], associatedData: Self.legacyProviderAD(tag)) else {
+                    continue
+                }
+                defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+                try db.execute(
+                    sql: "UPDATE providerSession SET sealed = ?, version = 1 WHERE tag = ?",
+                    arguments: [try keys.seal(plaintext, associatedData: Self.providerAD(tag, version: 1)), tag]
                 )
             }
             try db.execute(sql: "UPDATE vault SET format = 2 WHERE id = 1")

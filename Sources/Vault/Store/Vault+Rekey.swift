@@ -91,10 +91,10 @@ extension Vault {
     }
 
     private func rekeyJournal(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, sealed FROM upgradeJournal")
+        let rows = try Row.fetchAll(db, sql: "SELECT id, version, sealed FROM upgradeJournal WHERE version > 0")
         for row in rows {
             let id: String = row["id"]
-            let associatedData = Self.journalAD(id)
+            let associatedData = Self.journalAD(id, version: row["version"])
             guard var plaintext = try? oldKeys.open(row["sealed"], associatedData: associatedData) else { continue }
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
             try db.execute(
@@ -106,19 +106,29 @@ extension Vault {
 
     /// Provider sessions are found by a keyed hash of the issuer, so each row moves to its new tag.
     private func rekeyProviderSessions(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
-        let rows = try Row.fetchAll(db, sql: "SELECT tag, sealed, created FROM providerSession")
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT tag, version, sealed, created FROM providerSession WHERE version > 0"
+        )
         for row in rows {
             let oldTag: Data = row["tag"]
-            guard var plaintext = try? oldKeys.open(row["sealed"], associatedData: Self.providerAD(oldTag)),
+            let version: Int64 = row["version"]
+            guard
+                var plaintext = try? oldKeys.open(
+                    row["sealed"],
+                    associatedData: Self.providerAD(oldTag, version: version)
+                ),
                 let session = try? JSONDecoder().decode(ProviderSession.self, from: plaintext)
             else { continue }
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
             let newTag = newKeys.tag("provider-session", session.issuer)
             try db.execute(sql: "DELETE FROM providerSession WHERE tag = ?", arguments: [oldTag])
             try db.execute(
-                sql: "INSERT INTO providerSession (tag, sealed, created) VALUES (?, ?, ?)",
+                sql: "INSERT INTO providerSession (tag, version, sealed, created) VALUES (?, ?, ?, ?)",
                 arguments: [
-                    newTag, try newKeys.seal(plaintext, associatedData: Self.providerAD(newTag)), row["created"],
+                    newTag, version,
+                    try newKeys.seal(plaintext, associatedData: Self.providerAD(newTag, version: version)),
+                    row["created"],
                 ]
             )
         }

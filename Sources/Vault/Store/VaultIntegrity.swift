@@ -7,9 +7,10 @@ import _KeyhavenSupport
 ///
 /// Everything a vault stores in clear and that carries meaning — each credential's id, version,
 /// dates, `deleted` time and content tag, the service lookup tags, each history entry's owner and
-/// date, and the upgrade-journal and provider-session rows whole — goes through one HMAC-SHA256
-/// under the integrity key (derived from the vault key), kept in the header with ``VaultKeys/keyCheck``.
-/// Each credential's sealed content binds its id and version in the associated data, so together:
+/// date, each upgrade-journal row's and provider session's key, version and date — goes through one
+/// HMAC-SHA256 under the integrity key (derived from the vault key), kept in the header with
+/// ``VaultKeys/keyCheck``. Each credential, journal row and session binds its key and version in
+/// the associated data of its sealed content, so together:
 ///
 /// - rolling a record back to an older row (ciphertext and version) changes the set: `tampered`;
 /// - putting an older ciphertext under the current version fails authentication — and when it opens
@@ -32,8 +33,8 @@ enum VaultIntegrity {
         ),
         ("credentialService", "SELECT credentialID, tag FROM credentialService ORDER BY credentialID, tag"),
         ("passwordHistory", "SELECT id, credentialID, replaced FROM passwordHistory ORDER BY id"),
-        ("upgradeJournal", "SELECT id, credentialID, created, sealed FROM upgradeJournal ORDER BY id"),
-        ("providerSession", "SELECT tag, created, sealed FROM providerSession ORDER BY tag"),
+        ("upgradeJournal", "SELECT id, credentialID, version, created FROM upgradeJournal ORDER BY id"),
+        ("providerSession", "SELECT tag, version, created FROM providerSession ORDER BY tag"),
     ]
 
     static func code(_ db: Database, keys: VaultKeys) throws -> Data {
@@ -117,31 +118,84 @@ enum VaultIntegrity {
     /// rollback (`tampered`) from damage (`corruptRecord`, the other records unaffected).
     static let rollbackSearchLimit: Int64 = 4096
 
-    /// Checks that no credential's ciphertext is an older one of the same record: a ciphertext that
-    /// fails under its current version but opens under an earlier one (or the format-1 associated
-    /// data) is a rollback. Damage is left to reads, which name the record and spare the others.
+    /// Checks that no sealed row (credential, journal entry, provider session) holds an older
+    /// ciphertext of itself: one that fails under its current version but opens under an earlier
+    /// one (or format 1's associated data) is a rollback. Damage is left to reads, which name the
+    /// record and spare the others.
     static func verifyRecords(_ db: Database, keys: VaultKeys) throws {
-        let rows = try Row.fetchCursor(db, sql: "SELECT id, version, sealed FROM credential WHERE version > 0")
+        try verifyRows(
+            db,
+            keys: keys,
+            sql: "SELECT id AS key, version, sealed FROM credential WHERE version > 0",
+            associatedData: { key, version in
+                CredentialID(rawValue: key.text).map { Vault.recordAD($0, version: version) } ?? ""
+            },
+            legacy: { key in CredentialID(rawValue: key.text).map(Vault.legacyRecordAD) ?? "" },
+            rolledBack: { key in
+                VaultError(
+                    .tampered,
+                    "credential \(key.text) was rolled back to an older copy of itself outside Keyhaven; nothing was "
+                        + "written — restore the vault from a backup",
+                    record: CredentialID(rawValue: key.text)
+                )
+            }
+        )
+        try verifyRows(
+            db,
+            keys: keys,
+            sql: "SELECT id AS key, version, sealed FROM upgradeJournal WHERE version > 0",
+            associatedData: { key, version in Vault.journalAD(key.text, version: version) },
+            legacy: { key in Vault.legacyJournalAD(key.text) },
+            rolledBack: { key in
+                VaultError(
+                    .tampered,
+                    "upgrade journal entry \(key.text.prefix(8)) was rolled back to an older copy outside Keyhaven; "
+                        + "nothing was written — restore the vault from a backup"
+                )
+            }
+        )
+        try verifyRows(
+            db,
+            keys: keys,
+            sql: "SELECT tag AS key, version, sealed FROM providerSession WHERE version > 0",
+            associatedData: { key, version in Vault.providerAD(key.blob, version: version) },
+            legacy: { key in Vault.legacyProviderAD(key.blob) },
+            rolledBack: { _ in
+                VaultError(
+                    .tampered,
+                    "a provider session was rolled back to an older copy outside Keyhaven; nothing was written — "
+                        + "restore the vault from a backup"
+                )
+            }
+        )
+    }
+
+    private static func verifyRows(
+        _ db: Database,
+        keys: VaultKeys,
+        sql: String,
+        associatedData: (DatabaseValue, Int64) -> String,
+        legacy: (DatabaseValue) -> String,
+        rolledBack: (DatabaseValue) -> VaultError
+    ) throws {
+        let rows = try Row.fetchCursor(db, sql: sql)
         while let row = try rows.next() {
-            let rawID: String = row["id"]
-            guard let id = CredentialID(rawValue: rawID) else { continue }
+            let key: DatabaseValue = row["key"]
             let version: Int64 = row["version"]
             let sealed: Data = row["sealed"]
-            guard (try? keys.open(sealed, associatedData: Vault.recordAD(id, version: version))) == nil else {
-                continue
-            }
-            var earlier = [Vault.legacyRecordAD(id)]
+            guard (try? keys.open(sealed, associatedData: associatedData(key, version))) == nil else { continue }
+            var earlier = [legacy(key)]
             for past in stride(from: version - 1, through: max(1, version - rollbackSearchLimit), by: -1) {
-                earlier.append(Vault.recordAD(id, version: past))
+                earlier.append(associatedData(key, past))
             }
             if earlier.contains(where: { (try? keys.open(sealed, associatedData: $0)) != nil }) {
-                throw VaultError(
-                    .tampered,
-                    "credential \(id) was rolled back to an older copy of itself outside Keyhaven; nothing was "
-                        + "written — restore the vault from a backup",
-                    record: id
-                )
+                throw rolledBack(key)
             }
         }
     }
+}
+
+extension DatabaseValue {
+    fileprivate var text: String { String.fromDatabaseValue(self) ?? "" }
+    fileprivate var blob: Data { Data.fromDatabaseValue(self) ?? Data() }
 }

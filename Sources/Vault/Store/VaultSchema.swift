@@ -74,6 +74,12 @@ enum VaultSchema {
             try db.alter(table: "credential") { t in
                 t.add(column: "version", .integer).notNull().defaults(to: 0)
             }
+            try db.alter(table: "upgradeJournal") { t in
+                t.add(column: "version", .integer).notNull().defaults(to: 0)
+            }
+            try db.alter(table: "providerSession") { t in
+                t.add(column: "version", .integer).notNull().defaults(to: 0)
+            }
             try db.alter(table: "vault") { t in
                 t.add(column: "keyCheck", .blob)
                 t.add(column: "integrity", .blob)
