@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 import KeyhavenTesting
 import Testing
-import Vault
+
+@testable import Vault
 
 /// Vaults written before record versions and the integrity check (format 1) open and are upgraded
 /// in place. Fixtures/format-1.sqlite was written by Keyhaven at commit d278163 (scrypt N=2^17):
@@ -64,6 +65,40 @@ struct FormatUpgradeTests {
         } throws: { error in
             (error as? VaultError)?.code == .tampered
         }
+    }
+
+    /// The upgrade re-keys: rows of older copies (sealed under the format-1 key) can never be mixed
+    /// in by claiming format 1 again, and a format-2 vault edited to claim format 1 is refused.
+    @Test func theUpgradeReKeysAndCannotBeReplayed() throws {
+        let url = try Self.copyOfFixture()
+        let (kdf, wrapped) = try VaultFileEdits.read(url) { db in
+            let row = try Row.fetchOne(db, sql: "SELECT kdf, wrappedKey FROM vault")!
+            return (
+                try JSONDecoder().decode(KDFParameters.self, from: Data((row["kdf"] as String).utf8)),
+                row["wrappedKey"] as Data
+            )
+        }
+        let formatOneKeys = try VaultKeys.unwrap(wrapped, password: Self.password, kdf: kdf)
+        let now = Self.written.addingTimeInterval(3600)
+        try Vault.open(at: url, masterPassword: Self.password, now: { now }).close()
+        let rows = try VaultFileEdits.read(url) { db in
+            try Row.fetchAll(db, sql: "SELECT id, version, sealed FROM credential")
+        }
+        #expect(rows.count == 3)
+        for row in rows {
+            let id = CredentialID(rawValue: row["id"])!
+            for associatedData in [Vault.legacyRecordAD(id), Vault.recordAD(id, version: row["version"])] {
+                #expect((try? formatOneKeys.open(row["sealed"], associatedData: associatedData)) == nil)
+            }
+        }
+        try VaultFileEdits.edit(url) { db in try db.execute(sql: "UPDATE vault SET format = 1") }
+        let before = VaultFileEdits.contents(url)
+        #expect {
+            try Vault.open(at: url, masterPassword: Self.password, now: { now })
+        } throws: { error in
+            (error as? VaultError)?.code == .tampered
+        }
+        #expect(VaultFileEdits.contents(url) == before)
     }
 
     /// The purge after the upgrade acts on the (now authenticated) deletion time: carol, deleted

@@ -53,7 +53,7 @@ extension Vault {
         }
     }
 
-    private func rekeyCredentials(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
+    func rekeyCredentials(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
         let rows = try Row.fetchAll(db, sql: "SELECT id, version, sealed FROM credential")
         for row in rows {
             let rawID: String = row["id"]
@@ -74,7 +74,7 @@ extension Vault {
         }
     }
 
-    private func rekeyHistory(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
+    func rekeyHistory(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
         let rows = try Row.fetchAll(db, sql: "SELECT id, credentialID, sealed FROM passwordHistory")
         for row in rows {
             let entry: String = row["id"]
@@ -90,7 +90,7 @@ extension Vault {
         }
     }
 
-    private func rekeyJournal(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
+    func rekeyJournal(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
         let rows = try Row.fetchAll(db, sql: "SELECT id, version, sealed FROM upgradeJournal WHERE version > 0")
         for row in rows {
             let id: String = row["id"]
@@ -105,7 +105,7 @@ extension Vault {
     }
 
     /// Provider sessions are found by a keyed hash of the issuer, so each row moves to its new tag.
-    private func rekeyProviderSessions(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
+    func rekeyProviderSessions(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
         let rows = try Row.fetchAll(
             db,
             sql: "SELECT tag, version, sealed, created FROM providerSession WHERE version > 0"

@@ -124,7 +124,7 @@ public final class Vault: Sendable {
     /// The header is checked before SQLite opens the file; the password, the key check and the
     /// integrity of the clear state (``VaultIntegrity``) are checked through a read-only connection,
     /// so nothing is written unless all of them hold. A format-1 vault is then upgraded
-    /// (``upgradeFormat(_:)``) and recently deleted records past 30 days are purged, by the
+    /// (``upgradeFormat(_:masterPassword:kdf:)``) and recently deleted records past 30 days are purged, by the
     /// authenticated deletion state.
     ///
     /// - Parameter allowInsecureKDF: open a vault whose scrypt parameters are below the floor (tests;
@@ -163,10 +163,12 @@ public final class Vault: Sendable {
             let kdf = try JSONDecoder().decode(KDFParameters.self, from: Data(kdfJSON.utf8))
             try kdf.checkFloor(allowInsecure: allowInsecureKDF, url.path)
             let keys = try VaultKeys.unwrap(wrapped, password: masterPassword, kdf: kdf)
-            if format >= 2 {
-                try reader.read { db in
+            try reader.read { db in
+                if format >= 2 {
                     try VaultIntegrity.verify(db, keys: keys)
                     try VaultIntegrity.verifyRecords(db, keys: keys)
+                } else {
+                    try Vault.refuseFormatTwoTraces(db)
                 }
             }
             try reader.close()
@@ -175,7 +177,7 @@ public final class Vault: Sendable {
             try VaultSchema.migrator.migrate(database)
             let vault = Vault(url: url, database: database, keys: keys, now: now)
             if format < 2 {
-                try vault.upgradeFormat(format)
+                try vault.upgradeFormat(format, masterPassword: masterPassword, kdf: kdf)
             }
             try vault.purgeExpired()
             return vault

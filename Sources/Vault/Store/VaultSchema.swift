@@ -13,7 +13,7 @@ enum VaultSchema {
     /// - 1: records sealed with their id as associated data; clear metadata unauthenticated.
     /// - 2: records sealed with their id and a per-record version; the header holds a key check and
     ///   an HMAC over the clear state (``VaultIntegrity``). Format-1 vaults are upgraded on open
-    ///   (``Vault/upgradeFormat(_:)``), once the password is known to be right.
+    ///   (``Vault/upgradeFormat(_:masterPassword:kdf:)``), once the password is known to be right.
     static let formatVersion = 2
 
     static var migrator: DatabaseMigrator {
