@@ -352,7 +352,7 @@ let package = Package(
                 // Both executables: `keyhaven demo` runs the `shiny` built next to `keyhaven`.
                 "KeyhavenCLI", "KeyhavenTesting", "keyhaven", "shiny", "PasswordRules", "Vault", "BreachCheck",
                 "ShinyService",
-                "OneTimeCodes", "AccountModification", argumentParser,
+                "OneTimeCodes", "AccountModification", argumentParser, grdb,
             ],
             exclude: ["Browser"],
             swiftSettings: swiftSettings

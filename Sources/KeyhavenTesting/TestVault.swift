@@ -2,7 +2,8 @@ public import Foundation
 public import Vault
 
 /// Throwaway vaults for tests: a fresh folder, a cheap key derivation (scrypt N = 2^10 — far below
-/// Keyhaven's floor, for speed), and an injectable clock.
+/// Keyhaven's floor, for speed, so created and opened with an explicit `allowInsecureKDF`), and an
+/// injectable clock.
 public struct TestVault: Sendable {
     public let directory: URL
     public let url: URL
@@ -22,13 +23,14 @@ public struct TestVault: Sendable {
             at: url,
             masterPassword: masterPassword,
             kdf: .random(logN: Self.fastKDFLogN),
+            allowInsecureKDF: true,
             now: now
         )
     }
 
     /// Opens the same file again (another connection, as another process would).
     public func reopen(now: @escaping @Sendable () -> Date = { Date() }) throws -> Vault {
-        try Vault.open(at: url, masterPassword: masterPassword, now: now)
+        try Vault.open(at: url, masterPassword: masterPassword, allowInsecureKDF: true, now: now)
     }
 }
 

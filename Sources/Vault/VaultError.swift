@@ -4,6 +4,7 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         private enum Base: String {
             case wrongPassword, notAVault, damaged, noVault, alreadyExists, unsupportedVersion, corruptRecord
             case notFound, ambiguous, invalidInput, storage
+            case tampered, keyChanged, insecureKDF
         }
 
         private let base: Base
@@ -32,6 +33,17 @@ public struct VaultError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidInput = Code(.invalidInput)
         /// The database failed (I/O, locking…).
         public static let storage = Code(.storage)
+        /// The vault's authenticated state does not match its rows: a record was rolled back to an
+        /// older copy, a deleted one resurrected, a row removed or a clear column (`deleted`, dates,
+        /// versions, lookup tags) edited. Nothing is written; restore the vault from a backup.
+        public static let tampered = Code(.tampered)
+        /// The master password unwrapped a vault key, but not the key this vault's records are
+        /// sealed with: the vault was re-keyed (`passwd`) since — by another process, or the header
+        /// was replaced with an older one. Nothing is opened or written.
+        public static let keyChanged = Code(.keyChanged)
+        /// The key-derivation parameters are below Keyhaven's floor (N = 2^17, r = 8, p = 1) and
+        /// weak parameters were not explicitly allowed.
+        public static let insecureKDF = Code(.insecureKDF)
     }
 
     public var code: Code

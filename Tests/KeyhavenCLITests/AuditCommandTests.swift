@@ -13,9 +13,11 @@ struct AuditCommandTests {
         var environment = ProcessInfo.processInfo.environment
         environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
         environment["KEYHAVEN_PASSWORD"] = "audit master"
+        // The test vaults use scrypt N=2^10 (init --insecure-kdf); every command opts in to open them.
+        environment["KEYHAVEN_INSECURE_KDF"] = "1"
         environment.removeValue(forKey: "KEYHAVEN_BREACH_INDEX")
         keyhaven = CommandRunner.keyhaven(environment: environment)
-        #expect(try keyhaven.run(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(try keyhaven.run(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
         let sample = Fixtures.packageRoot().appendingPathComponent(
             "Tests/SecurityRecommendationsTests/Fixtures/audit-chrome.csv"
         )

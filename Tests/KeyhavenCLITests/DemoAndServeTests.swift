@@ -118,8 +118,10 @@ struct DemoAndServeTests {
         var environment = ProcessInfo.processInfo.environment
         environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
         environment["KEYHAVEN_PASSWORD"] = "serve master"
+        // The test vaults use scrypt N=2^10 (init --insecure-kdf); every command opts in to open them.
+        environment["KEYHAVEN_INSECURE_KDF"] = "1"
         let keyhaven = CommandRunner.keyhaven(environment: environment)
-        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
         #expect(
             try await keyhaven.runDetached(["add", "--service", origin, "--user", "erin", "--password", "Password1234"])
                 .status == 0

@@ -52,8 +52,10 @@ struct ReconcilePolicyTests {
         var environment = ProcessInfo.processInfo.environment
         environment["KEYHAVEN_VAULT"] = vaultURL.path
         environment["KEYHAVEN_PASSWORD"] = "policy master"
+        // The test vaults use scrypt N=2^10 (init --insecure-kdf); every command opts in to open them.
+        environment["KEYHAVEN_INSECURE_KDF"] = "1"
         let keyhaven = CommandRunner.keyhaven(environment: environment)
-        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
         return (vaultURL, keyhaven)
     }
 
@@ -64,7 +66,7 @@ struct ReconcilePolicyTests {
         let other = try Listener()
         let (vaultURL, keyhaven) = try await Self.newVault()
         do {
-            let vault = try Vault.open(at: vaultURL, masterPassword: "policy master")
+            let vault = try Vault.open(at: vaultURL, masterPassword: "policy master", allowInsecureKDF: true)
             try vault.add(
                 CredentialContent(services: [.init("http://127.0.0.1:\(saved.port)")], user: "ada", password: "pw1")
             )
@@ -82,7 +84,7 @@ struct ReconcilePolicyTests {
         let origin = "http://127.0.0.1:\(listener.port)"
         let id: CredentialID
         do {
-            let vault = try Vault.open(at: vaultURL, masterPassword: "policy master")
+            let vault = try Vault.open(at: vaultURL, masterPassword: "policy master", allowInsecureKDF: true)
             id = try vault.add(CredentialContent(services: [.init(origin)], user: "ada", password: "password1"))
             try vault.beginUpgrade(
                 UpgradeJournalEntry(
@@ -110,7 +112,7 @@ struct ReconcilePolicyTests {
             #expect(!listener.wasContacted(), "\(arguments) contacted the service")
         }
         // The pending entry is intact: both passwords kept.
-        let vault = try Vault.open(at: vaultURL, masterPassword: "policy master")
+        let vault = try Vault.open(at: vaultURL, masterPassword: "policy master", allowInsecureKDF: true)
         #expect(try vault.pendingUpgrades().count == 1)
         try vault.close()
 
@@ -124,7 +126,7 @@ struct ReconcilePolicyTests {
     func aDamagedJournalIsAnErrorNotNothingPending() async throws {
         let (vaultURL, keyhaven) = try await Self.newVault()
         do {
-            let vault = try Vault.open(at: vaultURL, masterPassword: "policy master")
+            let vault = try Vault.open(at: vaultURL, masterPassword: "policy master", allowInsecureKDF: true)
             let id = try vault.add(CredentialContent(services: [.init("example.com")], user: "ada", password: "pw1"))
             try vault.beginUpgrade(
                 UpgradeJournalEntry(

@@ -151,6 +151,8 @@ struct SignInCommandTests {
         environment["KEYHAVEN_IDP_PASSWORD"] = "ada's provider password"
         environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
         environment["KEYHAVEN_PASSWORD"] = "sign-in master"
+        // The test vaults use scrypt N=2^10 (init --insecure-kdf); every command opts in to open them.
+        environment["KEYHAVEN_INSECURE_KDF"] = "1"
         let keyhaven = CommandRunner.keyhaven(environment: environment)
 
         // The operator registers a team, its key, the service and a person.
@@ -194,7 +196,7 @@ struct SignInCommandTests {
 
         // The person: a vault with shiny's account, Keyhaven signed in to the provider, the upgrade.
         try shiny.createAccount(user: "ada", password: "Welcome12345")
-        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
         #expect(
             try await keyhaven.runDetached(["add", "--service", origin, "--user", "ada", "--password", "Welcome12345"])
                 .status == 0
@@ -220,7 +222,8 @@ struct SignInCommandTests {
 
         let vault = try Vault.open(
             at: directory.appendingPathComponent("vault.sqlite"),
-            masterPassword: "sign-in master"
+            masterPassword: "sign-in master",
+            allowInsecureKDF: true
         )
         let record = try #require(try vault.credentials(forService: origin).credentials.first)
         #expect(record.password == nil)

@@ -27,10 +27,12 @@ struct StepUpBrowserTests {
         var environment = ProcessInfo.processInfo.environment
         environment["KEYHAVEN_VAULT"] = vaultURL.path
         environment["KEYHAVEN_PASSWORD"] = "browser master"
+        // The test vaults use scrypt N=2^10 (init --insecure-kdf); every command opts in to open them.
+        environment["KEYHAVEN_INSECURE_KDF"] = "1"
         environment.removeValue(forKey: "DISPLAY")
         environment.removeValue(forKey: "BROWSER")
         let keyhaven = CommandRunner.keyhaven(environment: environment)
-        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
         #expect(
             try await keyhaven.runDetached(["add", "--service", origin, "--user", "bob", "--password", "Welcome12345"])
                 .status == 0
@@ -102,7 +104,7 @@ struct StepUpBrowserTests {
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0)
         #expect(printed.contains("Upgraded bob"))
-        let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master")
+        let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master", allowInsecureKDF: true)
         let password = try #require(try vault.credentials(forService: setup.origin).credentials.first?.password)
         #expect(password != "Welcome12345")
         #expect(
@@ -141,7 +143,7 @@ struct StepUpBrowserTests {
         ])
         #expect(page.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "404")
         #expect((try? String(contentsOf: opened, encoding: .utf8)) == url)
-        let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master")
+        let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master", allowInsecureKDF: true)
         #expect(try vault.credentials(forService: setup.origin).credentials.first?.password == "Welcome12345")
         #expect(try vault.pendingUpgrades().isEmpty)
         #expect(
@@ -163,7 +165,7 @@ struct StepUpBrowserTests {
         let printed = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 1)
         #expect(printed.contains("cancelled: bob on \(setup.origin) keeps its password"))
-        let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master")
+        let vault = try Vault.open(at: setup.vaultURL, masterPassword: "browser master", allowInsecureKDF: true)
         #expect(try vault.credentials(forService: setup.origin).credentials.first?.password == "Welcome12345")
     }
 }

@@ -22,11 +22,13 @@ struct UpgradeFaultTests {
         var environment = ProcessInfo.processInfo.environment
         environment["KEYHAVEN_VAULT"] = vaultURL.path
         environment["KEYHAVEN_PASSWORD"] = "fault master"
+        // The test vaults use scrypt N=2^10 (init --insecure-kdf); every command opts in to open them.
+        environment["KEYHAVEN_INSECURE_KDF"] = "1"
         let keyhaven = CommandRunner.keyhaven(environment: environment)
-        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"]).status == 0)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
         var ids: [CredentialID] = []
         do {
-            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master")
+            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master", allowInsecureKDF: true)
             for run in 0..<runs {
                 let password = "Password\(1000 + run)x"
                 try shiny.createAccount(user: "user\(run)", password: password)
@@ -54,7 +56,7 @@ struct UpgradeFaultTests {
             let next = try await keyhaven.runDetached(["upgrade", "--reconcile"])
             #expect(next.status == 0, "run \(run) at \(point): \(next.stdout) \(next.stderr)")
 
-            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master")
+            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master", allowInsecureKDF: true)
             let credential = try vault.credential(ids[run])
             guard let password = credential.password else {
                 lost += 1

@@ -15,12 +15,14 @@ struct VaultCommandTests {
         var environment = ProcessInfo.processInfo.environment
         environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
         environment["KEYHAVEN_PASSWORD"] = "correct horse battery"
+        // The test vaults use scrypt N=2^10 (init --insecure-kdf); every command opts in to open them.
+        environment["KEYHAVEN_INSECURE_KDF"] = "1"
         environment.removeValue(forKey: "KEYHAVEN_NEW_PASSWORD")
         keyhaven = CommandRunner.keyhaven(environment: environment)
     }
 
     func initVault() async throws {
-        let result = try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"])
+        let result = try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"])
         #expect(result.status == 0, "\(result.stderr)")
     }
 
@@ -92,7 +94,9 @@ struct VaultCommandTests {
 
     @Test func theGlobalVaultOptionReachesIdpCommands() async throws {
         let elsewhere = directory.appendingPathComponent("other.sqlite").path
-        let created = try await keyhaven.runDetached(["--vault", elsewhere, "init", "--scrypt-log-n", "10"])
+        let created = try await keyhaven.runDetached([
+            "--vault", elsewhere, "init", "--scrypt-log-n", "10", "--insecure-kdf",
+        ])
         #expect(created.status == 0, "\(created.stderr)")
         // $KEYHAVEN_VAULT names a file that does not exist: only --vault can make this work.
         let services = try await keyhaven.runDetached(["--vault", elsewhere, "idp", "services", "--json"])
@@ -119,7 +123,7 @@ struct VaultCommandTests {
         )
         #expect(result.status == 0, "\(result.stderr)")
         let changed = try await keyhaven.runDetached(
-            ["passwd", "--password-stdin", "--scrypt-log-n", "10"],
+            ["passwd", "--password-stdin", "--scrypt-log-n", "10", "--insecure-kdf"],
             stdin: "correct horse battery\nnew master password\n",
             extraEnvironment: ["KEYHAVEN_PASSWORD": ""]
         )
@@ -133,7 +137,7 @@ struct VaultCommandTests {
 
     @Test func initNeverOverwrites() async throws {
         try await initVault()
-        let again = try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"])
+        let again = try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"])
         #expect(again.status == 1)
         #expect(again.stderr.contains("already exists"))
         let text = directory.appendingPathComponent("notes.txt")
@@ -188,7 +192,10 @@ struct VaultCommandTests {
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
             // Into a second vault: the same credentials come back.
             let other = directory.appendingPathComponent("other-\(format).sqlite").path
-            #expect(try await keyhaven.runDetached(["init", "--vault", other, "--scrypt-log-n", "10"]).status == 0)
+            #expect(
+                try await keyhaven.runDetached(["init", "--vault", other, "--scrypt-log-n", "10", "--insecure-kdf"])
+                    .status == 0
+            )
             let reimport = try await keyhaven.runDetached(["import", file.path, "--vault", other])
             #expect(reimport.stdout.contains("Imported 995 credentials"), "\(reimport.stdout)")
             // Exporting the copy gives the same file (ids and dates aside, CSV has neither).

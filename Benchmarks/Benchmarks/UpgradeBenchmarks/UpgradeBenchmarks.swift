@@ -26,7 +26,8 @@ let benchmarks: @Sendable () -> Void = {
         let vault = try Vault.create(
             at: folder.appendingPathComponent("v.sqlite"),
             masterPassword: "bench",
-            kdf: .random(logN: 10)
+            kdf: .random(logN: 10),
+            allowInsecureKDF: true
         )
         let count = benchmark.scaledIterations.count
         var ids: [CredentialID] = []

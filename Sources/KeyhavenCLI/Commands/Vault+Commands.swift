@@ -122,7 +122,9 @@ extension Keyhaven {
                 The vault is an SQLite file in which every secret (password, user name, URL, note, TOTP \
                 secret) is sealed with AES-256-GCM under a random vault key; the vault key is wrapped \
                 by a key derived from your master password with scrypt, calibrated on this machine \
-                (at least N=2^17, r=8, p=1). Keyhaven never overwrites an existing file.
+                (at least N=2^17, r=8, p=1, the OWASP minimum; lower only with --insecure-kdf). The \
+                master password must score at least 3 of 4 with zxcvbn (see `keyhaven strength`) \
+                unless --force-weak-password. Keyhaven never overwrites an existing file.
                 """
         )
         @OptionGroup var options: VaultOptions
@@ -131,26 +133,30 @@ extension Keyhaven {
         @Option(
             name: .customLong("scrypt-log-n"),
             help: ArgumentHelp(
-                "Use N = 2^n instead of calibrating. Below 17 is weaker than Keyhaven's floor (tests only).",
+                "Use N = 2^n instead of calibrating. Below 17 is refused without --insecure-kdf (tests only).",
                 valueName: "n"
             )
         )
         var scryptLogN: Int?
+
+        @Flag(
+            name: .customLong("force-weak-password"),
+            help: "Accept a master password zxcvbn scores below 3 of 4."
+        )
+        var forceWeakPassword = false
 
         func run() async throws {
             let url = vaultURL
             if FileManager.default.fileExists(atPath: url.path) {
                 throw Output.failure("\(url.path) already exists; Keyhaven never overwrites a file")
             }
+            let chosen = try KDFChoice.parameters(scryptLogN: scryptLogN, insecure: options.insecureKDF)
             let password = try options.masterPassword(confirm: true)
-            if let scryptLogN, !(10...22).contains(scryptLogN) {
-                throw ValidationError("--scrypt-log-n must be between 10 and 22")
+            try MasterPasswordPolicy.check(password, force: forceWeakPassword)
+            let kdf = chosen ?? .calibrated()
+            let vault = try reporting {
+                try Vault.create(at: url, masterPassword: password, kdf: kdf, allowInsecureKDF: options.insecureKDF)
             }
-            if let scryptLogN, scryptLogN < KDFParameters.minimumLogN {
-                Output.error("keyhaven: warning: N=2^\(scryptLogN) is below Keyhaven's minimum of 2^17")
-            }
-            let kdf = scryptLogN.map { KDFParameters.random(logN: $0) } ?? .calibrated()
-            let vault = try reporting { try Vault.create(at: url, masterPassword: password, kdf: kdf) }
             try? vault.close()
             print("Created vault \(url.path) (scrypt N=2^\(kdf.logN), r=\(kdf.r), p=\(kdf.p)).")
         }

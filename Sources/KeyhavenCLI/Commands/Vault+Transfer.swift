@@ -134,22 +134,37 @@ extension Keyhaven {
     struct ChangeMasterPassword: VaultCommand {
         static let configuration = CommandConfiguration(
             commandName: "passwd",
-            abstract: "Change the master password.",
+            abstract: "Change the master password and re-key the vault.",
             discussion: """
-                Re-wraps the vault key under the new password (fresh salt, calibrated scrypt); no \
-                record is re-encrypted. The new password comes from $KEYHAVEN_NEW_PASSWORD, the second \
-                line of standard input with --password-stdin, or a prompt.
+                Re-keys the vault: a new random vault key, wrapped under the new password (fresh salt, \
+                calibrated scrypt, at least N=2^17, r=8, p=1 unless --insecure-kdf); every credential, \
+                password-history entry, pending upgrade and provider session is re-sealed under it in \
+                one transaction (a crash leaves the old vault intact). Someone who learned the old \
+                password and kept a copy of the file can read that copy, but nothing written from now \
+                on. The new password must score at least 3 of 4 with zxcvbn unless \
+                --force-weak-password. It comes from $KEYHAVEN_NEW_PASSWORD, the second line of \
+                standard input with --password-stdin, or a prompt.
                 """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
         @Option(
             name: .customLong("scrypt-log-n"),
-            help: ArgumentHelp("Use N = 2^n instead of calibrating.", valueName: "n")
+            help: ArgumentHelp(
+                "Use N = 2^n instead of calibrating. Below 17 is refused without --insecure-kdf (tests only).",
+                valueName: "n"
+            )
         )
         var scryptLogN: Int?
 
+        @Flag(
+            name: .customLong("force-weak-password"),
+            help: "Accept a new master password zxcvbn scores below 3 of 4."
+        )
+        var forceWeakPassword = false
+
         func run() async throws {
+            let chosen = try KDFChoice.parameters(scryptLogN: scryptLogN, insecure: options.insecureKDF)
             let vault = try await openVault()
             let newPassword: String
             if options.passwordStdin {
@@ -164,9 +179,14 @@ extension Keyhaven {
             } else {
                 newPassword = try Terminal.askSecret("New master password: ", confirm: true)
             }
-            let kdf = scryptLogN.map { KDFParameters.random(logN: $0) } ?? .calibrated()
-            try reporting { try vault.changeMasterPassword(to: newPassword, kdf: kdf) }
-            print("Master password changed.")
+            try MasterPasswordPolicy.check(newPassword, force: forceWeakPassword)
+            let kdf = chosen ?? .calibrated()
+            try reporting {
+                try vault.changeMasterPassword(to: newPassword, kdf: kdf, allowInsecureKDF: options.insecureKDF)
+            }
+            print(
+                "Master password changed; the vault was re-keyed (copies from before cannot read what is written now)."
+            )
         }
     }
 }

@@ -25,6 +25,20 @@ struct VaultOptions: ParsableArguments {
     )
     var passwordStdin = false
 
+    @Flag(
+        name: .customLong("insecure-kdf"),
+        help: """
+            Allow scrypt parameters below Keyhaven's floor (N=2^17, r=8, p=1) when creating, re-keying \
+            or opening a vault (tests only; also $KEYHAVEN_INSECURE_KDF=1).
+            """
+    )
+    var insecureKDFFlag = false
+
+    /// `--insecure-kdf` or `$KEYHAVEN_INSECURE_KDF=1`.
+    var insecureKDF: Bool {
+        insecureKDFFlag || ProcessInfo.processInfo.environment["KEYHAVEN_INSECURE_KDF"] == "1"
+    }
+
     /// The vault path: this option, the global `--vault`, `$KEYHAVEN_VAULT`, or the XDG default.
     func url(global: String? = nil) -> URL {
         let environment = ProcessInfo.processInfo.environment
@@ -56,7 +70,7 @@ struct VaultOptions: ParsableArguments {
         let url = url(global: global)
         let password = try masterPassword()
         do {
-            return try Vault.open(at: url, masterPassword: password)
+            return try Vault.open(at: url, masterPassword: password, allowInsecureKDF: insecureKDF)
         } catch {
             throw Output.vaultFailure(error)
         }

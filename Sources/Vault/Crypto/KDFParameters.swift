@@ -11,8 +11,34 @@ public struct KDFParameters: Hashable, Sendable, Codable {
     public var p: Int
     public var salt: Data
 
-    /// Keyhaven's floor: N = 2^17, r = 8, p = 1 (128 MiB per derivation).
+    /// Keyhaven's floor: N = 2^17, r = 8, p = 1 (128 MiB per derivation) — the minimum the OWASP
+    /// Password Storage Cheat Sheet gives for scrypt, and above RFC 7914's interactive example
+    /// (N = 2^14). Vaults are created, re-keyed and opened only at or above it unless weak
+    /// parameters are explicitly allowed (`allowInsecureKDF`, the CLI's `--insecure-kdf`).
     public static let minimumLogN = 17
+    /// The floor's block size.
+    public static let minimumR = 8
+    /// The floor's parallelism.
+    public static let minimumP = 1
+
+    /// Whether these parameters are at or above Keyhaven's floor (memory cost N·r and the
+    /// salt length both count; parallelism never lowers the cost).
+    public var meetsFloor: Bool {
+        algorithm == "scrypt" && logN >= Self.minimumLogN && r >= Self.minimumR && p >= Self.minimumP
+            && salt.count >= 16
+    }
+
+    /// Throws ``VaultError/Code/insecureKDF`` when the parameters are below the floor and that was
+    /// not explicitly allowed.
+    func checkFloor(allowInsecure: Bool, _ what: String) throws(VaultError) {
+        guard !meetsFloor, !allowInsecure else { return }
+        throw VaultError(
+            .insecureKDF,
+            "\(what) uses scrypt N=2^\(logN), r=\(r), p=\(p), below Keyhaven's floor of N=2^\(Self.minimumLogN), "
+                + "r=\(Self.minimumR), p=\(Self.minimumP); allow it explicitly (--insecure-kdf) and then change "
+                + "the master password to re-key with calibrated parameters"
+        )
+    }
 
     public init(logN: Int, r: Int = 8, p: Int = 1, salt: Data) {
         algorithm = "scrypt"

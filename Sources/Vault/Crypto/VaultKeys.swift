@@ -8,14 +8,18 @@ import Foundation
 /// - `records` (HKDF-SHA256, info `keyhaven/records/v1`) seals every secret field with AES-256-GCM,
 ///   the record's identity as associated data;
 /// - `lookup` (HKDF-SHA256, info `keyhaven/lookup/v1`) computes the HMAC-SHA256 tags used to find
-///   credentials by service and to spot exact duplicates without decrypting.
+///   credentials by service and to spot exact duplicates without decrypting;
+/// - `integrity` (HKDF-SHA256, info `keyhaven/integrity/v1`) computes the HMAC-SHA256 over the
+///   vault's clear state (``VaultIntegrity``), and ``keyCheck`` names the key without revealing it.
 ///
-/// Changing the master password re-wraps the vault key; no record is re-encrypted. Keys live in
-/// `SymmetricKey`, whose storage swift-crypto zeroes when released.
+/// Changing the master password re-keys: a new vault key, every sealed row re-sealed
+/// (``Vault/changeMasterPassword(to:kdf:allowInsecureKDF:)``). Keys live in `SymmetricKey`, whose
+/// storage swift-crypto zeroes when released.
 struct VaultKeys: Sendable {
     let vaultKey: SymmetricKey
     let records: SymmetricKey
     let lookup: SymmetricKey
+    let integrity: SymmetricKey
 
     init(vaultKey: SymmetricKey) {
         self.vaultKey = vaultKey
@@ -29,6 +33,18 @@ struct VaultKeys: Sendable {
             info: Data("keyhaven/lookup/v1".utf8),
             outputByteCount: 32
         )
+        integrity = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: vaultKey,
+            info: Data("keyhaven/integrity/v1".utf8),
+            outputByteCount: 32
+        )
+    }
+
+    /// A public name of the vault key (HMAC under the integrity key of a fixed label), stored in
+    /// the header: a wrapped key that unwraps but names another key is an old header, or a vault
+    /// re-keyed by another process (``VaultError/Code/keyChanged``), not tampering.
+    var keyCheck: Data {
+        Data(HMAC<SHA256>.authenticationCode(for: Data("keyhaven/key-check/v1".utf8), using: integrity))
     }
 
     static func generate() -> VaultKeys {

@@ -20,7 +20,7 @@ extension Vault {
     /// Stores what ``ImportParser`` read, in one transaction: all of it or, on failure, none of it.
     public func importItems(_ parsed: ParsedImport) throws(VaultError) -> ImportReport {
         try guarded {
-            try database.write { db in
+            try authenticatedWrite { db in
                 var report = try Self.plan(parsed, keys: keys, db)
                 for item in report.pending {
                     let id = try insert(item.content, db)

@@ -3,7 +3,13 @@ import GRDB
 import _KeyhavenSupport
 
 extension Vault {
-    static func recordAD(_ id: CredentialID) -> String { "keyhaven/credential/v1|\(id.rawValue)" }
+    /// A credential's associated data: its id and its version, which grows with every change to
+    /// its sealed content, so an older ciphertext of the same record fails (``VaultIntegrity``).
+    static func recordAD(_ id: CredentialID, version: Int64) -> String {
+        "keyhaven/credential/v2|\(id.rawValue)|\(version)"
+    }
+    /// Format 1's associated data (id only), read once by the format upgrade.
+    static func legacyRecordAD(_ id: CredentialID) -> String { "keyhaven/credential/v1|\(id.rawValue)" }
     static func historyAD(_ id: CredentialID, _ entry: String) -> String {
         "keyhaven/history/v1|\(id.rawValue)|\(entry)"
     }
@@ -14,18 +20,23 @@ extension Vault {
     @discardableResult
     public func add(_ content: CredentialContent) throws(VaultError) -> CredentialID {
         try guarded {
-            try database.write { db in try insert(content, db) }
+            try authenticatedWrite { db in try insert(content, db) }
         }
     }
 
     func insert(_ content: CredentialContent, _ db: Database, id: CredentialID = CredentialID()) throws -> CredentialID
     {
         let time = now().timeIntervalSince1970
+        let keys = self.keys
         try db.execute(
-            sql: "INSERT INTO credential (id, sealed, contentTag, created, modified) VALUES (?, ?, ?, ?, ?)",
-            arguments: [id.rawValue, try seal(content, id), keys.contentTag(content), time, time]
+            sql: """
+                INSERT INTO credential (id, version, sealed, contentTag, created, modified) VALUES (?, 1, ?, ?, ?, ?)
+                """,
+            arguments: [
+                id.rawValue, try seal(content, id, version: 1, keys: keys), keys.contentTag(content), time, time,
+            ]
         )
-        try writeServiceTags(content, id, db)
+        try writeServiceTags(content, id, db, keys: keys)
         return id
     }
 
@@ -39,7 +50,7 @@ extension Vault {
         -> Credential
     {
         try guarded {
-            try database.write { db in
+            try authenticatedWrite { db in
                 var credential = try load(id, db)
                 var content = credential.content
                 try change(&content)
@@ -56,15 +67,23 @@ extension Vault {
         }
         credential.content = content
         credential.modified = time
+        let keys = self.keys
+        let version =
+            try Int64.fetchOne(
+                db,
+                sql: "SELECT version FROM credential WHERE id = ?",
+                arguments: [credential.id.rawValue]
+            )
+            ?? 0
         try db.execute(
-            sql: "UPDATE credential SET sealed = ?, contentTag = ?, modified = ? WHERE id = ?",
+            sql: "UPDATE credential SET sealed = ?, version = ?, contentTag = ?, modified = ? WHERE id = ?",
             arguments: [
-                try seal(content, credential.id), keys.contentTag(content), time.timeIntervalSince1970,
-                credential.id.rawValue,
+                try seal(content, credential.id, version: version + 1, keys: keys), version + 1,
+                keys.contentTag(content), time.timeIntervalSince1970, credential.id.rawValue,
             ]
         )
         try db.execute(sql: "DELETE FROM credentialService WHERE credentialID = ?", arguments: [credential.id.rawValue])
-        try writeServiceTags(content, credential.id, db)
+        try writeServiceTags(content, credential.id, db, keys: keys)
     }
 
     func appendHistory(_ id: CredentialID, password: String, replaced: Date, _ db: Database) throws {
@@ -88,7 +107,7 @@ extension Vault {
 
     private func setDeleted(_ id: CredentialID, _ time: Double?) throws(VaultError) {
         let changed = try guarded {
-            try database.write { db in
+            try authenticatedWrite { db in
                 try db.execute(sql: "UPDATE credential SET deleted = ? WHERE id = ?", arguments: [time, id.rawValue])
                 return db.changesCount
             }
@@ -98,14 +117,16 @@ extension Vault {
         }
     }
 
-    /// Deletes for good what has been in "recently deleted" for more than 30 days.
+    /// Deletes for good what has been in "recently deleted" for more than 30 days. The deletion
+    /// times are authenticated (``VaultIntegrity``, checked first by the write): an edited `deleted`
+    /// column makes the vault `tampered`, it never purges anything.
     func purgeExpired() throws {
         let limit = now().timeIntervalSince1970 - Self.recentlyDeletedPeriod
         let expired = try database.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM credential WHERE deleted < ?", arguments: [limit]) ?? 0
         }
         if expired > 0 {
-            try database.write { db in
+            try authenticatedWrite { db in
                 try db.execute(sql: "DELETE FROM credential WHERE deleted < ?", arguments: [limit])
             }
         }
@@ -221,12 +242,29 @@ extension Vault {
 
     // MARK: Sealing
 
-    func seal(_ content: CredentialContent, _ id: CredentialID) throws -> Data {
+    func seal(_ content: CredentialContent, _ id: CredentialID, version: Int64, keys: VaultKeys) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         var plaintext = try encoder.encode(content)
         defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-        return try keys.seal(plaintext, associatedData: Self.recordAD(id))
+        return try keys.seal(plaintext, associatedData: Self.recordAD(id, version: version))
+    }
+
+    /// Opens a credential's sealed content (version 0: damaged before the format upgrade, never
+    /// trusted).
+    static func openContent(
+        _ sealed: Data,
+        _ id: CredentialID,
+        version: Int64,
+        keys: VaultKeys
+    ) throws
+        -> CredentialContent
+    {
+        guard version > 0 else { throw VaultError(.corruptRecord, "", record: id) }
+        var plaintext = try keys.open(sealed, associatedData: recordAD(id, version: version))
+        // Overwrite the decrypted bytes once decoded (Strings cannot be wiped; buffers can).
+        defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+        return try JSONDecoder().decode(CredentialContent.self, from: plaintext)
     }
 
     func decode(_ row: Row) throws -> Credential {
@@ -236,10 +274,7 @@ extension Vault {
         }
         let content: CredentialContent
         do {
-            var plaintext = try keys.open(row["sealed"], associatedData: Self.recordAD(id))
-            // Overwrite the decrypted bytes once decoded (Strings cannot be wiped; buffers can).
-            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            content = try JSONDecoder().decode(CredentialContent.self, from: plaintext)
+            content = try Self.openContent(row["sealed"], id, version: row["version"], keys: keys)
         } catch {
             throw VaultError(
                 .corruptRecord,
@@ -266,7 +301,7 @@ extension Vault {
 
     // MARK: Service lookup
 
-    func writeServiceTags(_ content: CredentialContent, _ id: CredentialID, _ db: Database) throws {
+    func writeServiceTags(_ content: CredentialContent, _ id: CredentialID, _ db: Database, keys: VaultKeys) throws {
         var tags = Set<Data>()
         for service in content.services {
             if let origin = service.origin {

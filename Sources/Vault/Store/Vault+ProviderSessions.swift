@@ -22,22 +22,42 @@ public struct ProviderSession: Hashable, Sendable, Codable {
 }
 
 extension Vault {
-    static func providerAD(_ tag: Data) -> String { "keyhaven/provider-session/v1|\(tag.base64EncodedString())" }
+    /// A session's associated data: its tag and a version that grows with every replacement.
+    static func providerAD(_ tag: Data, version: Int64) -> String {
+        "keyhaven/provider-session/v2|\(tag.base64EncodedString())|\(version)"
+    }
+    /// Format 1's associated data (tag only), read once by the format upgrade.
+    static func legacyProviderAD(_ tag: Data) -> String { "keyhaven/provider-session/v1|\(tag.base64EncodedString())" }
+
+    /// Opens a session row (version 0: damaged before the format upgrade, never trusted).
+    func openSession(_ row: Row, keys: VaultKeys) throws -> ProviderSession {
+        let tag: Data = row["tag"]
+        let version: Int64 = row["version"]
+        guard version > 0 else {
+            throw VaultError(.corruptRecord, "a provider session failed authentication: it was altered or damaged")
+        }
+        var plaintext = try keys.open(row["sealed"], associatedData: Self.providerAD(tag, version: version))
+        defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+        return try JSONDecoder().decode(ProviderSession.self, from: plaintext)
+    }
 
     func providerTag(_ issuer: String) -> Data { keys.tag("provider-session", issuer) }
 
     /// Saves (or replaces) the session for `session.issuer`.
     public func saveProviderSession(_ session: ProviderSession) throws(VaultError) {
         try guarded {
-            let tag = providerTag(session.issuer)
             var plaintext = try JSONEncoder().encode(session)
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            let sealed = try keys.seal(plaintext, associatedData: Self.providerAD(tag))
             let created = now().timeIntervalSince1970
-            try database.write { db in
+            try authenticatedWrite { db in
+                let tag = providerTag(session.issuer)
+                let version =
+                    (try Int64.fetchOne(db, sql: "SELECT version FROM providerSession WHERE tag = ?", arguments: [tag])
+                        ?? 0) + 1
+                let sealed = try keys.seal(plaintext, associatedData: Self.providerAD(tag, version: version))
                 try db.execute(
-                    sql: "INSERT OR REPLACE INTO providerSession (tag, sealed, created) VALUES (?, ?, ?)",
-                    arguments: [tag, sealed, created]
+                    sql: "INSERT OR REPLACE INTO providerSession (tag, version, sealed, created) VALUES (?, ?, ?, ?)",
+                    arguments: [tag, version, sealed, created]
                 )
             }
         }
@@ -46,15 +66,18 @@ extension Vault {
     /// The session for a provider, by issuer.
     public func providerSession(issuer: String) throws(VaultError) -> ProviderSession? {
         try guarded {
-            let tag = providerTag(issuer)
+            let keys = self.keys
+            let tag = keys.tag("provider-session", issuer)
             guard
-                let sealed = try database.read({ db in
-                    try Data.fetchOne(db, sql: "SELECT sealed FROM providerSession WHERE tag = ?", arguments: [tag])
+                let row = try database.read({ db in
+                    try Row.fetchOne(
+                        db,
+                        sql: "SELECT tag, version, sealed FROM providerSession WHERE tag = ?",
+                        arguments: [tag]
+                    )
                 })
             else { return nil }
-            var plaintext = try keys.open(sealed, associatedData: Self.providerAD(tag))
-            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            return try JSONDecoder().decode(ProviderSession.self, from: plaintext)
+            return try openSession(row, keys: keys)
         }
     }
 
@@ -62,14 +85,10 @@ extension Vault {
     public func providerSessions() throws(VaultError) -> [ProviderSession] {
         try guarded {
             let rows = try database.read { db in
-                try Row.fetchAll(db, sql: "SELECT tag, sealed FROM providerSession ORDER BY created")
+                try Row.fetchAll(db, sql: "SELECT tag, version, sealed FROM providerSession ORDER BY created")
             }
-            return try rows.map { row in
-                let tag: Data = row["tag"]
-                var plaintext = try keys.open(row["sealed"], associatedData: Self.providerAD(tag))
-                defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-                return try JSONDecoder().decode(ProviderSession.self, from: plaintext)
-            }
+            let keys = self.keys
+            return try rows.map { row in try openSession(row, keys: keys) }
         }
     }
 
@@ -78,7 +97,7 @@ extension Vault {
     public func removeProviderSession(issuer: String) throws(VaultError) -> Bool {
         try guarded {
             let tag = providerTag(issuer)
-            return try database.write { db in
+            return try authenticatedWrite { db in
                 try db.execute(sql: "DELETE FROM providerSession WHERE tag = ?", arguments: [tag])
                 return db.changesCount > 0
             }

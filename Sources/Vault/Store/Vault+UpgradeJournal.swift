@@ -55,7 +55,10 @@ public struct UpgradeJournalEntry: Hashable, Sendable, Codable, Identifiable {
 }
 
 extension Vault {
-    static func journalAD(_ id: String) -> String { "keyhaven/upgrade-journal/v1|\(id)" }
+    /// A journal row's associated data: its id and a version that grows with every rewrite.
+    static func journalAD(_ id: String, version: Int64) -> String { "keyhaven/upgrade-journal/v2|\(id)|\(version)" }
+    /// Format 1's associated data (id only), read once by the format upgrade.
+    static func legacyJournalAD(_ id: String) -> String { "keyhaven/upgrade-journal/v1|\(id)" }
 
     /// Records an upgrade before the service is asked (sealed like every secret; the commit is
     /// synced to disk before this returns).
@@ -63,10 +66,11 @@ extension Vault {
         try guarded {
             var plaintext = try JSONEncoder().encode(entry)
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id))
-            try database.write { db in
+            try authenticatedWrite { db in
+                let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id, version: 1))
                 try db.execute(
-                    sql: "INSERT INTO upgradeJournal (id, credentialID, sealed, created) VALUES (?, ?, ?, ?)",
+                    sql:
+                        "INSERT INTO upgradeJournal (id, credentialID, version, sealed, created) VALUES (?, ?, 1, ?, ?)",
                     arguments: [entry.id, entry.credentialID.rawValue, sealed, entry.started.timeIntervalSince1970]
                 )
             }
@@ -78,9 +82,19 @@ extension Vault {
         try guarded {
             var plaintext = try JSONEncoder().encode(entry)
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id))
-            try database.write { db in
-                try db.execute(sql: "UPDATE upgradeJournal SET sealed = ? WHERE id = ?", arguments: [sealed, entry.id])
+            try authenticatedWrite { db in
+                guard
+                    let version = try Int64.fetchOne(
+                        db,
+                        sql: "SELECT version FROM upgradeJournal WHERE id = ?",
+                        arguments: [entry.id]
+                    )
+                else { return }
+                let sealed = try keys.seal(plaintext, associatedData: Self.journalAD(entry.id, version: version + 1))
+                try db.execute(
+                    sql: "UPDATE upgradeJournal SET sealed = ?, version = ? WHERE id = ?",
+                    arguments: [sealed, version + 1, entry.id]
+                )
             }
         }
     }
@@ -89,13 +103,15 @@ extension Vault {
     public func pendingUpgrades() throws(VaultError) -> [UpgradeJournalEntry] {
         try guarded {
             let rows = try database.read { db in
-                try Row.fetchAll(db, sql: "SELECT id, sealed FROM upgradeJournal ORDER BY created, id")
+                try Row.fetchAll(db, sql: "SELECT id, version, sealed FROM upgradeJournal ORDER BY created, id")
             }
             return try rows.map { row in
                 let id: String = row["id"]
                 var plaintext: Data
                 do {
-                    plaintext = try keys.open(row["sealed"], associatedData: Self.journalAD(id))
+                    let version: Int64 = row["version"]
+                    guard version > 0 else { throw VaultError(.corruptRecord, "") }
+                    plaintext = try keys.open(row["sealed"], associatedData: Self.journalAD(id, version: version))
                 } catch {
                     throw VaultError(
                         .corruptRecord,
@@ -120,7 +136,7 @@ extension Vault {
         throws(VaultError) -> Credential
     {
         try guarded {
-            try database.write { db in
+            try authenticatedWrite { db in
                 if try !Bool.fetchOne(
                     db,
                     sql: "SELECT EXISTS (SELECT 1 FROM credential WHERE id = ?)",
@@ -155,7 +171,7 @@ extension Vault {
     /// (for outcomes that cannot be confirmed either way).
     public func abandonUpgrade(_ entry: UpgradeJournalEntry, keepingNewPassword: Bool = false) throws(VaultError) {
         try guarded {
-            try database.write { db in
+            try authenticatedWrite { db in
                 let exists = try Bool.fetchOne(
                     db,
                     sql: "SELECT EXISTS (SELECT 1 FROM credential WHERE id = ?)",

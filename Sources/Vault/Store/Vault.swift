@@ -1,5 +1,6 @@
 public import Foundation
 import GRDB
+import Synchronization
 
 /// An unlocked vault: an encrypted SQLite file (WAL) holding credentials and their password history.
 ///
@@ -12,11 +13,21 @@ import GRDB
 ///
 /// Several processes may use one vault at once: writes are serialized by SQLite (immediate
 /// transactions, waiting up to a minute for the lock), reads see consistent snapshots.
+///
+/// Integrity: each record is sealed with its id and a per-record version as associated data, and
+/// the header keeps an HMAC over the clear state (``VaultIntegrity``), checked on open and at the
+/// start of every write: rolled-back, resurrected or edited rows are refused as `tampered`.
 public final class Vault: Sendable {
     public let url: URL
     let database: DatabasePool
-    let keys: VaultKeys
+    /// The keys; replaced (under the lock) when ``changeMasterPassword(to:kdf:allowInsecureKDF:)``
+    /// re-keys the vault.
+    private let keyBox: Mutex<VaultKeys>
     let now: @Sendable () -> Date
+
+    var keys: VaultKeys { keyBox.withLock { $0 } }
+
+    func replaceKeys(_ keys: VaultKeys) { keyBox.withLock { $0 = keys } }
 
     /// Deleted credentials stay in "recently deleted" this long, as in Apple's Passwords.
     public static let recentlyDeletedPeriod: TimeInterval = 30 * 24 * 3600
@@ -24,7 +35,7 @@ public final class Vault: Sendable {
     private init(url: URL, database: DatabasePool, keys: VaultKeys, now: @escaping @Sendable () -> Date) {
         self.url = url
         self.database = database
-        self.keys = keys
+        keyBox = Mutex(keys)
         self.now = now
     }
 
@@ -46,10 +57,18 @@ public final class Vault: Sendable {
     ///
     /// The vault is built under a temporary name in the same folder and renamed into place, so a
     /// crash never leaves a half-made vault at `url`.
+    ///
+    /// - Parameters:
+    ///   - kdf: scrypt parameters; calibrated on this machine by default, never below the floor
+    ///     (``KDFParameters/minimumLogN``) unless `allowInsecureKDF`.
+    ///   - allowInsecureKDF: accept parameters below the floor (tests; the CLI's `--insecure-kdf`).
+    ///     Opening such a vault needs the same permission.
+    /// - Throws: ``VaultError`` `insecureKDF`, `invalidInput` (empty password), `alreadyExists`.
     public static func create(
         at url: URL,
         masterPassword: String,
         kdf: KDFParameters = .calibrated(),
+        allowInsecureKDF: Bool = false,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(VaultError) -> Vault {
         guard !masterPassword.isEmpty else {
@@ -58,6 +77,7 @@ public final class Vault: Sendable {
         guard !FileManager.default.fileExists(atPath: url.path) else {
             throw VaultError(.alreadyExists, "\(url.path) already exists; Keyhaven never overwrites a file")
         }
+        try kdf.checkFloor(allowInsecure: allowInsecureKDF, "the requested key derivation")
         let folder = url.deletingLastPathComponent()
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).creating-\(UUID().uuidString)")
         do {
@@ -79,6 +99,7 @@ public final class Vault: Sendable {
                         sql: "INSERT INTO vault (id, format, kdf, wrappedKey, created) VALUES (1, ?, ?, ?, ?)",
                         arguments: [VaultSchema.formatVersion, kdfJSON, wrapped, now().timeIntervalSince1970]
                     )
+                    try VaultIntegrity.seal(db, keys: keys)
                 }
                 try database.close()
             }
@@ -95,25 +116,36 @@ public final class Vault: Sendable {
             }
             throw Self.mapped(error)
         }
-        return try open(at: url, masterPassword: masterPassword, now: now)
+        return try open(at: url, masterPassword: masterPassword, allowInsecureKDF: allowInsecureKDF, now: now)
     }
 
     /// Opens the vault at `url`.
     ///
-    /// - Throws: ``VaultError`` `wrongPassword` (the file is not modified), `notAVault` / `damaged` /
-    ///   `noVault` (checked before SQLite opens the file, so nothing is ever written to it).
+    /// The header is checked before SQLite opens the file; the password, the key check and the
+    /// integrity of the clear state (``VaultIntegrity``) are checked through a read-only connection,
+    /// so nothing is written unless all of them hold. A format-1 vault is then upgraded
+    /// (``upgradeFormat(_:masterPassword:kdf:)``) and recently deleted records past 30 days are purged, by the
+    /// authenticated deletion state.
+    ///
+    /// - Parameter allowInsecureKDF: open a vault whose scrypt parameters are below the floor (tests;
+    ///   the CLI's `--insecure-kdf`); re-key it with ``changeMasterPassword(to:kdf:allowInsecureKDF:)``.
+    /// - Throws: ``VaultError`` `wrongPassword` (the file is not modified), `insecureKDF`,
+    ///   `keyChanged`, `tampered`, `notAVault` / `damaged` / `noVault` (checked before SQLite opens the
+    ///   file, so nothing is ever written to it).
     public static func open(
         at url: URL,
         masterPassword: String,
+        allowInsecureKDF: Bool = false,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(VaultError) -> Vault {
         do {
             try VaultFile.check(url)
             // Read the header through a read-only connection: nothing can touch the file until the
-            // password is known to be right.
+            // password is known to be right and the rows are known to be the ones it sealed.
             var readOnly = configuration()
             readOnly.readonly = true
-            let header = try DatabaseQueue(path: url.path, configuration: readOnly).read { db -> (Int, String, Data)? in
+            let reader = try DatabaseQueue(path: url.path, configuration: readOnly)
+            let header = try reader.read { db -> (Int, String, Data)? in
                 guard try db.tableExists("vault"),
                     let row = try Row.fetchOne(db, sql: "SELECT format, kdf, wrappedKey FROM vault WHERE id = 1")
                 else { return nil }
@@ -129,11 +161,24 @@ public final class Vault: Sendable {
                 )
             }
             let kdf = try JSONDecoder().decode(KDFParameters.self, from: Data(kdfJSON.utf8))
+            try kdf.checkFloor(allowInsecure: allowInsecureKDF, url.path)
             let keys = try VaultKeys.unwrap(wrapped, password: masterPassword, kdf: kdf)
-            // Only now, with the right password, may the file change.
+            try reader.read { db in
+                if format >= 2 {
+                    try VaultIntegrity.verify(db, keys: keys)
+                    try VaultIntegrity.verifyRecords(db, keys: keys)
+                } else {
+                    try Vault.refuseFormatTwoTraces(db)
+                }
+            }
+            try reader.close()
+            // Only now, with the right password and untouched rows, may the file change.
             let database = try DatabasePool(path: url.path, configuration: configuration())
             try VaultSchema.migrator.migrate(database)
             let vault = Vault(url: url, database: database, keys: keys, now: now)
+            if format < 2 {
+                try vault.upgradeFormat(format, masterPassword: masterPassword, kdf: kdf)
+            }
             try vault.purgeExpired()
             return vault
         } catch {
@@ -149,21 +194,16 @@ public final class Vault: Sendable {
         }
     }
 
-    /// Changes the master password: the vault key is re-wrapped under a key derived from the new
-    /// password with fresh parameters; no record is re-encrypted.
-    public func changeMasterPassword(to newPassword: String, kdf: KDFParameters = .calibrated()) throws(VaultError) {
-        guard !newPassword.isEmpty else {
-            throw VaultError(.invalidInput, "the master password must not be empty")
-        }
-        try guarded {
-            let wrapped = try keys.wrap(password: newPassword, kdf: kdf)
-            let kdfJSON = String(decoding: try JSONEncoder().encode(kdf), as: UTF8.self)
-            try database.write { db in
-                try db.execute(
-                    sql: "UPDATE vault SET kdf = ?, wrappedKey = ? WHERE id = 1",
-                    arguments: [kdfJSON, wrapped]
-                )
-            }
+    /// A write transaction that checks the vault's integrity (and that its key is still ours)
+    /// first and re-computes it last, so a write never re-authenticates rows altered behind its
+    /// back. Every write to the vault goes through here.
+    func authenticatedWrite<T>(_ updates: (Database) throws -> T) throws -> T {
+        try database.write { db in
+            let keys = self.keys
+            try VaultIntegrity.verify(db, keys: keys)
+            let result = try updates(db)
+            try VaultIntegrity.seal(db, keys: keys)
+            return result
         }
     }
 

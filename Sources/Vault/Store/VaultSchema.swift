@@ -9,7 +9,12 @@ enum VaultSchema {
     /// SQLite `application_id` of a Keyhaven vault ("KHVL").
     static let applicationID: Int32 = 0x4B48_564C
     /// The format this build writes; a vault with a newer one is refused.
-    static let formatVersion = 1
+    ///
+    /// - 1: records sealed with their id as associated data; clear metadata unauthenticated.
+    /// - 2: records sealed with their id and a per-record version; the header holds a key check and
+    ///   an HMAC over the clear state (``VaultIntegrity``). Format-1 vaults are upgraded on open
+    ///   (``Vault/upgradeFormat(_:masterPassword:kdf:)``), once the password is known to be right.
+    static let formatVersion = 2
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -61,6 +66,23 @@ enum VaultSchema {
                 t.column("tag", .blob).primaryKey()
                 t.column("sealed", .blob).notNull()
                 t.column("created", .double).notNull()
+            }
+        }
+        migrator.registerMigration("v4-record-versions-and-integrity") { db in
+            // Schema only: the data (versions, re-sealing, the key check and the integrity HMAC)
+            // needs the vault key, so `Vault.upgradeFormat` fills it in while `format` is still 1.
+            try db.alter(table: "credential") { t in
+                t.add(column: "version", .integer).notNull().defaults(to: 0)
+            }
+            try db.alter(table: "upgradeJournal") { t in
+                t.add(column: "version", .integer).notNull().defaults(to: 0)
+            }
+            try db.alter(table: "providerSession") { t in
+                t.add(column: "version", .integer).notNull().defaults(to: 0)
+            }
+            try db.alter(table: "vault") { t in
+                t.add(column: "keyCheck", .blob)
+                t.add(column: "integrity", .blob)
             }
         }
         return migrator
