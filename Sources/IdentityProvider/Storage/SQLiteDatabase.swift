@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRDB
 import Synchronization
+import _KeyhavenSupport
 
 /// SQLite through GRDB: a WAL `DatabasePool` for a file, a `DatabaseQueue` in memory. Everything
 /// goes through GRDB's async `read`/`write`, which run on GRDB's own dispatch queues (never on
@@ -10,9 +11,14 @@ import Synchronization
 public final class SQLiteDatabase: SQLDatabase {
     let writer: any DatabaseWriter
     public var dialect: SQLDialect { .sqlite }
+    /// What opening found wrong with the file's permissions and did about it (see
+    /// ``PrivateFile/prepareDatabase(at:)``), for the operator to read.
+    public let fileWarnings: [String]
 
-    /// A database file (created when missing).
+    /// A database file, created private (0600, its WAL and shared-memory files too) when missing;
+    /// an existing one that others can read is made private, with a warning in ``fileWarnings``.
     public init(path: String) throws {
+        fileWarnings = try PrivateFile.prepareDatabase(at: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
@@ -23,6 +29,7 @@ public final class SQLiteDatabase: SQLDatabase {
 
     /// An in-memory database (tests, `keyhaven demo`).
     public init() throws {
+        fileWarnings = []
         writer = try DatabaseQueue()
     }
 
