@@ -157,7 +157,7 @@ extension IdentityProvider {
     @discardableResult
     public func sealStoredSecrets() async throws -> Int {
         guard configuration.secretsKey != nil else { return 0 }
-        return try await write { connection in
+        let sealed = try await write { connection in
             try await self.verifySecretsKey(connection)
             var count = 0
             // Each update only if the value is still the clear one (another instance may be sealing).
@@ -198,6 +198,14 @@ extension IdentityProvider {
             }
             return count
         }
+        if sealed > 0 { try await forgetReplacedValues() }
+        return sealed
+    }
+
+    /// SQLite: no copy of a replaced value stays in the WAL (``SQLiteDatabase`` also zeroes freed
+    /// space). PostgreSQL keeps old row versions until `VACUUM` (docs/sign-in-with-keyhaven.md).
+    func forgetReplacedValues() async throws {
+        try await (database as? SQLiteDatabase)?.truncateWriteAheadLog()
     }
 
     /// Re-seals every secret under `newKey`, in one transaction: either all of them move to the
@@ -210,7 +218,7 @@ extension IdentityProvider {
     @discardableResult
     public func resealSecrets(under newKey: SymmetricKey) async throws -> Int {
         let random = configuration.randomBytes
-        return try await write { connection in
+        let count = try await write { connection in
             try await self.verifySecretsKey(connection)
             func reseal(_ plaintext: String, _ context: String) throws -> String {
                 try Self.seal(plaintext, context: context, key: newKey, randomBytes: random)
@@ -257,5 +265,7 @@ extension IdentityProvider {
             )
             return count
         }
+        try await forgetReplacedValues()
+        return count
     }
 }

@@ -23,8 +23,19 @@ public final class SQLiteDatabase: SQLDatabase {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Sealing replaces values that were in the clear (or sealed with an old key): what SQLite
+            // frees is zeroed instead of staying in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         writer = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    /// Copies the write-ahead log into the database and truncates it to nothing, so values just
+    /// replaced (secrets sealed after being in the clear, or re-sealed under a new key) leave no
+    /// copy in the WAL file's old frames.
+    func truncateWriteAheadLog() async throws {
+        guard let pool = writer as? DatabasePool else { return }
+        try await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
 
     /// An in-memory database (tests, `keyhaven demo`).
