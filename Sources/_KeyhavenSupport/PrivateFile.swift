@@ -136,7 +136,9 @@ public enum PrivateFile {
     public static func prepareDatabase(at path: String) throws(PrivateFileError) -> [String] {
         var status = stat()
         if lstat(path, &status) != 0 && errno == ENOENT {
-            let result = Result { () throws(PrivateFileError) in try create(at: URL(fileURLWithPath: path), contents: []) }
+            let result = Result { () throws(PrivateFileError) in
+                try create(at: URL(fileURLWithPath: path), contents: [])
+            }
             switch result {
             case .success: return []
             case .failure(let error) where error.code == .exists: break  // made meanwhile: check it below

@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
-@testable import IdentityProvider
 import KeyhavenJOSE
 import KeyhavenTesting
 import OneTimeCodes
 import Testing
 import _KeyhavenSupport
+
+@testable import IdentityProvider
 
 #if canImport(Glibc)
 import Glibc
@@ -39,7 +40,11 @@ struct KeysAtRestTests {
 
     /// What an attacker reading the files looks for: PEM private keys, the access-token key (as
     /// stored in the clear), one-time-code secrets.
-    static func clearKeyMaterial(_ path: String, _ provider: IdentityProvider, totp: [String] = []) async throws
+    static func clearKeyMaterial(
+        _ path: String,
+        _ provider: IdentityProvider,
+        totp: [String] = []
+    ) async throws
         -> [String]
     {
         let accessKey = try await provider.accessTokenKey().withUnsafeBytes { Base64URL.encode(Array($0)) }
@@ -132,8 +137,16 @@ struct KeysAtRestTests {
         // One value that does not open (a signing key moved to another key's row): nothing changes.
         _ = try await reopened.database.transaction { connection in
             let pems = try await connection.fetchAll(String.self, "SELECT private_pem FROM signing_keys ORDER BY kid")
-            try await connection.query("UPDATE signing_keys SET private_pem = ? WHERE kid = ?", .text(pems[0]), .text(kids[0]))
-            try await connection.query("UPDATE signing_keys SET private_pem = ? WHERE kid = ?", .text(pems[1]), .text(kids[1]))
+            try await connection.query(
+                "UPDATE signing_keys SET private_pem = ? WHERE kid = ?",
+                .text(pems[0]),
+                .text(kids[0])
+            )
+            try await connection.query(
+                "UPDATE signing_keys SET private_pem = ? WHERE kid = ?",
+                .text(pems[1]),
+                .text(kids[1])
+            )
         }
         let tampered = try await Self.stored(reopened)
         await #expect(throws: StorageError(.wrongSecretsKey, "")) {

@@ -47,8 +47,9 @@ struct SealedSecretsTests {
 
         // The same database without the key, or with another one, does not even open: its signing
         // keys are sealed too. The message names no secret.
-        for (other, code) in [(nil, StorageError.Code.secretsKeyRequired), (SymmetricKey(size: .bits256), .wrongSecretsKey)]
-        {
+        for (other, code) in [
+            (nil, StorageError.Code.secretsKeyRequired), (SymmetricKey(size: .bits256), .wrongSecretsKey),
+        ] {
             await #expect {
                 _ = try await Self.open(path, key: other)
             } throws: { error in

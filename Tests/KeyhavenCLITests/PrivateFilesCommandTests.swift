@@ -49,7 +49,9 @@ struct PrivateFilesCommandTests {
         // file of the person's: refused, nothing written anywhere.
         let victim = exports.appendingPathComponent("victim")
         try Data("untouched".utf8).write(to: victim)
-        for (name, target) in [("dangling.csv", exports.appendingPathComponent("stolen.csv")), ("to-victim.csv", victim)] {
+        for (name, target) in [
+            ("dangling.csv", exports.appendingPathComponent("stolen.csv")), ("to-victim.csv", victim),
+        ] {
             let link = exports.appendingPathComponent(name)
             try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
             let refused = try await keyhaven.runDetached(["export", "--format", "csv", "--output", link.path])
@@ -119,7 +121,9 @@ struct PrivateFilesCommandTests {
         #expect(Self.mode(database) == 0o600)
         #expect(Self.mode(keyFile) == 0o600)
         let key = try #require(FileManager.default.contents(atPath: keyFile.path))
-        let decoded = Data(base64Encoded: String(decoding: key, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        let decoded = Data(
+            base64Encoded: String(decoding: key, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        )
         #expect(decoded?.count == 32)
         let added = try await keyhaven.runDetached(["idp", "user", "add", "grace@example.com", "--totp"])
         #expect(added.status == 0, "\(added.stderr)")
@@ -132,7 +136,10 @@ struct PrivateFilesCommandTests {
         #expect(created.status == 0, "\(created.stderr)")
         #expect(Self.mode(p8) == 0o600)
         let planted = directory.appendingPathComponent("planted.p8")
-        try FileManager.default.createSymbolicLink(at: planted, withDestinationURL: directory.appendingPathComponent("stolen.p8"))
+        try FileManager.default.createSymbolicLink(
+            at: planted,
+            withDestinationURL: directory.appendingPathComponent("stolen.p8")
+        )
         let refused = try await keyhaven.runDetached(["idp", "team", "key", "create", teamId, "--output", planted.path])
         #expect(refused.status == 1 && refused.stderr.contains("already exists"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("stolen.p8").path))
@@ -150,7 +157,10 @@ struct PrivateFilesCommandTests {
         let oldKey = directory.appendingPathComponent("old.secrets-key")
         try FileManager.default.copyItem(at: keyFile, to: oldKey)
         let rotated = try await keyhaven.runDetached(["idp", "secrets", "rotate"])
-        #expect(rotated.status == 0 && rotated.stdout.contains("re-sealed 4 secrets"), "\(rotated.stdout)\(rotated.stderr)")
+        #expect(
+            rotated.status == 0 && rotated.stdout.contains("re-sealed 4 secrets"),
+            "\(rotated.stdout)\(rotated.stderr)"
+        )
         #expect(FileManager.default.contents(atPath: keyFile.path) != key)
         #expect(Self.mode(keyFile) == 0o600)
         #expect(!FileManager.default.fileExists(atPath: keyFile.path + ".new"))

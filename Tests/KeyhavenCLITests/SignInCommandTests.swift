@@ -107,14 +107,21 @@ struct SignInCommandTests {
 
         // Rotation on PostgreSQL; an instance without the key file is refused and creates none.
         let resealed = try await keyhaven.runDetached(["idp", "secrets", "rotate", "--database", database])
-        #expect(resealed.status == 0 && resealed.stdout.contains("re-sealed 3 secrets"), "\(resealed.stdout)\(resealed.stderr)")
-        #expect(try await keyhaven.runDetached(["idp", "team", "list", "--database", database]).stdout.contains(teamId))
+        #expect(
+            resealed.status == 0 && resealed.stdout.contains("re-sealed 3 secrets"),
+            "\(resealed.stdout)\(resealed.stderr)"
+        )
+        #expect(
+            try await keyhaven.runDetached(["idp", "team", "list", "--database", database]).stdout.contains(teamId)
+        )
         var elsewhere = environment
         elsewhere["XDG_DATA_HOME"] = try TemporaryDirectory.make().path
         let other = try await CommandRunner.keyhaven(environment: elsewhere)
             .runDetached(["idp", "team", "list", "--database", database])
         #expect(other.status == 1 && other.stderr.contains("sealed with another secrets key"), "\(other.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: elsewhere["XDG_DATA_HOME"]! + "/keyhaven/idp-postgres.secrets-key"))
+        #expect(
+            !FileManager.default.fileExists(atPath: elsewhere["XDG_DATA_HOME"]! + "/keyhaven/idp-postgres.secrets-key")
+        )
     }
 
     /// `--secrets-key-file`: authenticator secrets are sealed in the database; a bad key file is a

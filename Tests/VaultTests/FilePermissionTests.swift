@@ -39,7 +39,9 @@ struct FilePermissionTests {
         }
         let exposed = watcher.stop()
         #expect(exposed.isEmpty, "readable by others at some moment: \(exposed)")
-        #expect(watcher.seenPaths.isSuperset(of: ["made/by/keyhaven/vault.sqlite", "made/by/keyhaven/vault.sqlite-wal"]))
+        #expect(
+            watcher.seenPaths.isSuperset(of: ["made/by/keyhaven/vault.sqlite", "made/by/keyhaven/vault.sqlite-wal"])
+        )
     }
 
     /// A symbolic link planted where the vault will be (to a file the attacker reads later) is

@@ -101,7 +101,10 @@ import Darwin
         let source = folder.appendingPathComponent("new")
         try PrivateFile.create(at: source, contents: Array("new".utf8))
         let destination = folder.appendingPathComponent("existing")
-        try FileManager.default.createSymbolicLink(at: destination, withDestinationURL: folder.appendingPathComponent("x"))
+        try FileManager.default.createSymbolicLink(
+            at: destination,
+            withDestinationURL: folder.appendingPathComponent("x")
+        )
         #expect(throws: PrivateFileError(.exists, "")) { try PrivateFile.move(source, to: destination) }
         #expect(FileManager.default.contents(atPath: source.path) == Data("new".utf8))
         try FileManager.default.removeItem(at: destination)

@@ -63,7 +63,10 @@ struct ProviderTeam: AsyncParsableCommand {
                 try await provider.withOpened { provider in
                     let key = try await administering { try await provider.createTeamKey(teamId: team) }
                     let written = Result { () throws(PrivateFileError) in
-                        try PrivateFile.create(at: URL(fileURLWithPath: output), contents: Array(key.pemRepresentation.utf8))
+                        try PrivateFile.create(
+                            at: URL(fileURLWithPath: output),
+                            contents: Array(key.pemRepresentation.utf8)
+                        )
                     }
                     if case .failure(let error) = written {
                         throw Output.failure(
