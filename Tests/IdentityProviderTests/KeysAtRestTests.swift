@@ -136,16 +136,18 @@ struct KeysAtRestTests {
 
         // One value that does not open (a signing key moved to another key's row): nothing changes.
         _ = try await reopened.database.transaction { connection in
+            let ordered = kids.sorted()
             let pems = try await connection.fetchAll(String.self, "SELECT private_pem FROM signing_keys ORDER BY kid")
-            try await connection.query(
-                "UPDATE signing_keys SET private_pem = ? WHERE kid = ?",
-                .text(pems[0]),
-                .text(kids[0])
-            )
+            // Each key's sealed PEM in the other's row.
             try await connection.query(
                 "UPDATE signing_keys SET private_pem = ? WHERE kid = ?",
                 .text(pems[1]),
-                .text(kids[1])
+                .text(ordered[0])
+            )
+            try await connection.query(
+                "UPDATE signing_keys SET private_pem = ? WHERE kid = ?",
+                .text(pems[0]),
+                .text(ordered[1])
             )
         }
         let tampered = try await Self.stored(reopened)
