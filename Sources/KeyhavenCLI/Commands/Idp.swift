@@ -110,9 +110,16 @@ struct ProviderOptions: ParsableArguments {
         _ configuration: ProviderConfiguration? = nil
     ) throws -> (provider: IdentityProvider, createdKey: Bool) {
         var configuration = configuration ?? self.configuration()
+        let database = try openDatabase()
         let (key, created) = try loadSecretsKey()
+        if created {
+            Output.error(
+                "keyhaven: created the provider's secrets key \(keyFile.path) (mode 0600); "
+                    + "keep it apart from the database's backups"
+            )
+        }
         configuration.secretsKey = key
-        return (IdentityProvider(configuration: configuration, unpreparedDatabase: try openDatabase()), created)
+        return (IdentityProvider(configuration: configuration, unpreparedDatabase: database), created)
     }
 
     /// Runs `body` with the provider open and prepared (PostgreSQL's pool running meanwhile).
@@ -214,12 +221,6 @@ struct ProviderServe: AsyncParsableCommand {
         configuration.publicURL = publicURL
         configuration.stringBooleans = stringBooleans
         let (opened, createdKey) = try provider.unprepared(configuration)
-        if createdKey {
-            Output.error(
-                "keyhaven: created the provider's secrets key \(provider.keyFile.path) (mode 0600); "
-                    + "keep it apart from the database's backups"
-            )
-        }
         let postgres = opened.database as? PostgresDatabase
         if postgres == nil {
             // SQLite needs nothing running: a database that cannot be opened fails here, as before.
