@@ -223,7 +223,7 @@ let package = Package(
         // Test support shipped to users: seeded randomness, fixed clocks, fixtures.
         .target(
             name: "KeyhavenTesting",
-            dependencies: ["Vault"],
+            dependencies: ["Vault", "_KeyhavenSupport"],
             swiftSettings: swiftSettings
         ),
         // The commands of `keyhaven`, as a library so tests can drive them in-process.

@@ -45,9 +45,10 @@ public final class IdentityProvider: Sendable {
         self.database = database
     }
 
-    /// Migrates the database, creates the first signing key and the access-token key when
-    /// missing, and seals secrets stored in the clear. Once per provider; safe to call again, and
-    /// concurrently (from other instances too).
+    /// Migrates the database, checks that the secrets key is the database's (``StorageError``
+    /// `wrongSecretsKey` / `secretsKeyRequired` otherwise), creates the first signing key and the
+    /// access-token key when missing, and seals secrets stored in the clear. Once per provider;
+    /// safe to call again, and concurrently (from other instances too).
     public func prepare() async throws {
         if prepared.withLock({ $0 }) { return }
         try await IdentitySchema.migrate(database)
@@ -122,8 +123,12 @@ public final class IdentityProvider: Sendable {
 
     /// The key that authenticates stateless access tokens (shared by every instance).
     func accessTokenKey() async throws -> SymmetricKey {
-        let encoded = try await read { try await self.meta("access-token-key", $0) }
-        guard let encoded, let bytes = Base64URL.decode(encoded) else {
+        let stored = try await read { try await self.meta("access-token-key", $0) }
+        guard let stored,
+            let bytes = Base64URL.decode(
+                try unsealed(stored, context: SealContext.accessTokenKey, what: "access-token key")
+            )
+        else {
             throw StorageError(.notPrepared, "the database has no access-token key")
         }
         return SymmetricKey(data: bytes)

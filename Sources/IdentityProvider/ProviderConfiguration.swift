@@ -25,8 +25,11 @@ public struct ProviderConfiguration: Sendable {
     /// scrypt cost for user passwords (N = 2^passwordLogN).
     public var passwordLogN = 15
     public var notificationRetry = RetryPolicy()
-    /// Seals one-time-code secrets in the database (AES-256-GCM) when set; see ``IdentityProvider``'s
-    /// `sealStoredSecrets()`. Keep it outside the database (a file, a secret store).
+    /// Seals the signing keys, the access-token key and one-time-code secrets in the database
+    /// (AES-256-GCM) when set; see ``IdentityProvider``'s `sealStoredSecrets()` and
+    /// `resealSecrets(under:)`. Keep it outside the database (a file, a secret store). Without
+    /// one they are stored in the clear: for in-memory databases and tests; `keyhaven idp` always
+    /// gives one.
     public var secretsKey: SymmetricKey?
     /// Wrong guesses allowed per account before lockouts begin (``SignInThrottle/account``).
     public var accountThrottle = SignInThrottle.account

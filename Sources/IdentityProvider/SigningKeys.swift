@@ -3,13 +3,16 @@ public import KeyhavenJOSE
 import Synchronization
 
 extension IdentityProvider {
-    /// Creates the first RS256 key and the access-token key on an empty database. Instances that
-    /// start together agree through a unique row: only one of them creates the key.
+    /// Creates the first RS256 key and the access-token key on an empty database, sealed with the
+    /// secrets key when there is one (after checking it is the database's). Instances that start
+    /// together agree through a unique row: only one of them creates the key.
     func ensureKeys() async throws {
         let key = try RSASigningKey.generate(kid: randomAlphanumeric(10, uppercase: true))
-        let accessKey = randomToken(32)
+        let accessKey = try sealed(randomToken(32), context: SealContext.accessTokenKey)
+        let privatePEM = try sealed(key.pemRepresentation, context: SealContext.signingKey(key.kid))
         let now = nowMilliseconds
         try await write { connection in
+            try await self.verifySecretsKey(connection)
             try await connection.query(
                 "INSERT INTO idp_meta (name, value) VALUES ('access-token-key', ?) ON CONFLICT (name) DO NOTHING",
                 .text(accessKey)
@@ -19,9 +22,7 @@ extension IdentityProvider {
                 .text(key.kid)
             )
             if !first.isEmpty {
-                try await connection.insert(
-                    SigningKeyRecord(kid: key.kid, privatePEM: key.pemRepresentation, created: now)
-                )
+                try await connection.insert(SigningKeyRecord(kid: key.kid, privatePEM: privatePEM, created: now))
             }
         }
     }
@@ -40,15 +41,13 @@ extension IdentityProvider {
         guard let newest = rows.first else {
             throw StorageError(.notPrepared, "no signing key: run the provider once to create one")
         }
-        var published: [JWK] = []
-        for row in rows {
-            published.append(try RSASigningKey(kid: row.kid, pemRepresentation: row.privatePEM).publicJWK)
+        func signingKey(_ row: SigningKeyRecord) throws -> RSASigningKey {
+            let pem = try unsealed(row.privatePEM, context: SealContext.signingKey(row.kid), what: "signing key")
+            return try RSASigningKey(kid: row.kid, pemRepresentation: pem)
         }
-        let cache = KeyCache(
-            signing: try RSASigningKey(kid: newest.kid, pemRepresentation: newest.privatePEM),
-            published: published,
-            loaded: now
-        )
+        var published: [JWK] = []
+        for row in rows { published.append(try signingKey(row).publicJWK) }
+        let cache = KeyCache(signing: try signingKey(newest), published: published, loaded: now)
         keyCache.withLock { $0 = cache }
         return cache
     }
@@ -62,9 +61,10 @@ extension IdentityProvider {
     @discardableResult
     public func rotateSigningKey() async throws -> String {
         let key = try RSASigningKey.generate(kid: randomAlphanumeric(10, uppercase: true))
+        let privatePEM = try sealed(key.pemRepresentation, context: SealContext.signingKey(key.kid))
         let now = nowMilliseconds
         try await write { connection in
-            try await connection.insert(SigningKeyRecord(kid: key.kid, privatePEM: key.pemRepresentation, created: now))
+            try await connection.insert(SigningKeyRecord(kid: key.kid, privatePEM: privatePEM, created: now))
         }
         keyCache.withLock { $0 = nil }
         return key.kid

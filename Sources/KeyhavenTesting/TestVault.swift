@@ -1,5 +1,6 @@
 public import Foundation
 public import Vault
+import _KeyhavenSupport
 
 /// Throwaway vaults for tests: a fresh folder, a cheap key derivation (scrypt N = 2^10 — far below
 /// Keyhaven's floor, for speed, so created and opened with an explicit `allowInsecureKDF`), and an
@@ -34,11 +35,11 @@ public struct TestVault: Sendable {
     }
 }
 
-/// Fresh folders under the system's temporary directory.
+/// Fresh private folders (0700) under the system's temporary directory.
 public enum TemporaryDirectory {
     public static func make() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("keyhaven-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try PrivateFile.createDirectory(at: url)
         return url
     }
 }

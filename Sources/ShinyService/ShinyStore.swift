@@ -23,6 +23,10 @@ final class ShinyStore: Sendable {
     init(path: String?, scryptLogN: Int) throws {
         self.scryptLogN = scryptLogN
         if let path {
+            // Password hashes and authenticator secrets: private from the first byte (PrivateFile).
+            for warning in try PrivateFile.prepareDatabase(at: path) {
+                FileHandle.standardError.write(Data("shiny: warning: \(warning)\n".utf8))
+            }
             database = try DatabaseQueue(path: path)
         } else {
             database = try DatabaseQueue()

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import IdentityProvider
 import IdentityProviderPostgres
@@ -137,6 +138,8 @@ struct PostgresTests {
         }
         var configuration = ProviderHarness.configuration()
         configuration.notificationRetry = RetryPolicy(base: 50, cap: 100, lease: 200)
+        // Signing keys, the access-token key and secrets sealed, as `keyhaven idp` always runs.
+        configuration.secretsKey = SymmetricKey(size: .bits256)
         try await ProviderHarness.with(
             configuration,
             database: database,
@@ -173,6 +176,21 @@ struct PostgresTests {
             #expect(try await provider.jwks().keys.count == 2)
             try await provider.deleteAccount(userId: user.id)
             #expect(try await provider.user(email: harness.email) == nil)
+
+            // Everything sealed moves to a new key in one transaction, on either engine.
+            let kids = try await provider.signingKeyIDs()
+            _ = try await provider.createUser(email: "grace@example.com", password: harness.password, totp: true)
+            let newKey = SymmetricKey(size: .bits256)
+            #expect(try await provider.resealSecrets(under: newKey) == 4)
+            let original = harness.provider.configuration
+            var resealed = original
+            resealed.secretsKey = newKey
+            let reopened = try await IdentityProvider(configuration: resealed, database: database)
+            #expect(try await reopened.signingKeyIDs() == kids)
+            #expect(try await reopened.secretsKeyMatches(newKey))
+            await #expect(throws: StorageError(.wrongSecretsKey, "")) {
+                _ = try await IdentityProvider(configuration: original, database: database)
+            }
         }
         await database.shutdown()
     }

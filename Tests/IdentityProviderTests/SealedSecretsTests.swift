@@ -45,15 +45,16 @@ struct SealedSecretsTests {
         #expect(!stored.contains(plain))
         _ = try await Self.signIn(provider, "grace@example.com", plain)
 
-        // The same database without the key, or with another one: no sign-in with a code, and the
-        // message names no secret.
-        for other in [nil, SymmetricKey(size: .bits256)] {
-            let reopened = try await Self.open(path, key: other)
+        // The same database without the key, or with another one, does not even open: its signing
+        // keys are sealed too. The message names no secret.
+        for (other, code) in [
+            (nil, StorageError.Code.secretsKeyRequired), (SymmetricKey(size: .bits256), .wrongSecretsKey),
+        ] {
             await #expect {
-                _ = try await Self.signIn(reopened, "grace@example.com", plain)
+                _ = try await Self.open(path, key: other)
             } throws: { error in
-                let message = (error as? ProviderError)?.message ?? ""
-                return message.hasPrefix("Sign-in with a one-time code is unavailable") && !message.contains(plain)
+                let error = error as? StorageError
+                return error?.code == code && error?.message.contains(plain) == false
             }
         }
     }

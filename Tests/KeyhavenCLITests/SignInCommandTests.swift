@@ -74,10 +74,17 @@ struct SignInCommandTests {
         let database = try #require(components.string)
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "KEYHAVEN_IDP_DATABASE")
+        environment.removeValue(forKey: "KEYHAVEN_IDP_SECRETS_KEY_FILE")
+        // PostgreSQL has no folder of its own: the secrets key is made in Keyhaven's data folder.
+        let data = try TemporaryDirectory.make()
+        environment["XDG_DATA_HOME"] = data.path
         let keyhaven = CommandRunner.keyhaven(environment: environment)
 
         let team = try await keyhaven.runDetached(["idp", "team", "add", "Postgres Inc", "--database", database])
         #expect(team.status == 0, "\(team.stderr)")
+        let keyFile = data.appendingPathComponent("keyhaven/idp-postgres.secrets-key")
+        let mode = try FileManager.default.attributesOfItem(atPath: keyFile.path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
         let teamId = team.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let listed = try await keyhaven.runDetached(["idp", "team", "list", "--database", database])
         #expect(listed.stdout.contains(teamId) && listed.stdout.contains("Postgres Inc"), "\(listed.stdout)")
@@ -97,6 +104,24 @@ struct SignInCommandTests {
         provider.terminate()
         try await CommandRunner.detached { provider.waitUntilExit() }
         #expect(provider.terminationReason == .exit && provider.terminationStatus == 0)
+
+        // Rotation on PostgreSQL; an instance without the key file is refused and creates none.
+        let resealed = try await keyhaven.runDetached(["idp", "secrets", "rotate", "--database", database])
+        #expect(
+            resealed.status == 0 && resealed.stdout.contains("re-sealed 3 secrets"),
+            "\(resealed.stdout)\(resealed.stderr)"
+        )
+        #expect(
+            try await keyhaven.runDetached(["idp", "team", "list", "--database", database]).stdout.contains(teamId)
+        )
+        var elsewhere = environment
+        elsewhere["XDG_DATA_HOME"] = try TemporaryDirectory.make().path
+        let other = try await CommandRunner.keyhaven(environment: elsewhere)
+            .runDetached(["idp", "team", "list", "--database", database])
+        #expect(other.status == 1 && other.stderr.contains("sealed with another secrets key"), "\(other.stderr)")
+        #expect(
+            !FileManager.default.fileExists(atPath: elsewhere["XDG_DATA_HOME"]! + "/keyhaven/idp-postgres.secrets-key")
+        )
     }
 
     /// `--secrets-key-file`: authenticator secrets are sealed in the database; a bad key file is a

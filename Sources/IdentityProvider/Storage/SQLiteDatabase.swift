@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRDB
 import Synchronization
+import _KeyhavenSupport
 
 /// SQLite through GRDB: a WAL `DatabasePool` for a file, a `DatabaseQueue` in memory. Everything
 /// goes through GRDB's async `read`/`write`, which run on GRDB's own dispatch queues (never on
@@ -10,19 +11,36 @@ import Synchronization
 public final class SQLiteDatabase: SQLDatabase {
     let writer: any DatabaseWriter
     public var dialect: SQLDialect { .sqlite }
+    /// What opening found wrong with the file's permissions and did about it (see
+    /// ``PrivateFile/prepareDatabase(at:)``), for the operator to read.
+    public let fileWarnings: [String]
 
-    /// A database file (created when missing).
+    /// A database file, created private (0600, its WAL and shared-memory files too) when missing;
+    /// an existing one that others can read is made private, with a warning in ``fileWarnings``.
     public init(path: String) throws {
+        fileWarnings = try PrivateFile.prepareDatabase(at: path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // Sealing replaces values that were in the clear (or sealed with an old key): what SQLite
+            // frees is zeroed instead of staying in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         writer = try DatabasePool(path: path, configuration: configuration)
     }
 
+    /// Copies the write-ahead log into the database and truncates it to nothing, so values just
+    /// replaced (secrets sealed after being in the clear, or re-sealed under a new key) leave no
+    /// copy in the WAL file's old frames.
+    func truncateWriteAheadLog() async throws {
+        guard let pool = writer as? DatabasePool else { return }
+        try await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
     /// An in-memory database (tests, `keyhaven demo`).
     public init() throws {
+        fileWarnings = []
         writer = try DatabaseQueue()
     }
 

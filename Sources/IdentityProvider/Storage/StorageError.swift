@@ -7,7 +7,7 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String {
             case invalidConfiguration, unreachable, statementFailed, unsupportedSchema, malformedRow, notPrepared
-            case sealingFailed
+            case sealingFailed, secretsKeyRequired, wrongSecretsKey
         }
 
         private let base: Base
@@ -28,6 +28,10 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let notPrepared = Code(.notPrepared)
         /// A secret could not be sealed with the provider's secrets key.
         public static let sealingFailed = Code(.sealingFailed)
+        /// The database's secrets are sealed and the provider was started without a secrets key.
+        public static let secretsKeyRequired = Code(.secretsKeyRequired)
+        /// The database's secrets are sealed with another secrets key than the provider's.
+        public static let wrongSecretsKey = Code(.wrongSecretsKey)
     }
 
     public var code: Code

@@ -6,6 +6,7 @@ import KeyhavenApp
 import KeyhavenJOSE
 import Logging
 import Vault
+import _KeyhavenSupport
 
 /// The demo's Sign in with Keyhaven provider, run in this process (`keyhaven idp serve`), with
 /// shiny's team and its key, and carol, registered.
@@ -64,13 +65,7 @@ extension Keyhaven.Demo {
             let team = try await provider.createTeam(name: "Shiny Inc")
             let key = try await provider.createTeamKey(teamId: team.id)
             let keyFile = folder.appendingPathComponent("shiny-team-key.p8")
-            guard
-                FileManager.default.createFile(
-                    atPath: keyFile.path,
-                    contents: Data(key.pemRepresentation.utf8),
-                    attributes: [.posixPermissions: 0o600]
-                )
-            else { throw Output.failure("cannot write \(keyFile.path)") }
+            try PrivateFile.create(at: keyFile, contents: Array(key.pemRepresentation.utf8))
             _ = try await provider.createUser(
                 email: "carol@example.com",
                 password: "carol's provider password",

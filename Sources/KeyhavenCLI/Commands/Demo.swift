@@ -8,6 +8,7 @@ import PasswordStrength
 import SecurityRecommendations
 import UpgradeHTTP
 import Vault
+import _KeyhavenSupport
 
 extension Keyhaven {
     struct Demo: AsyncParsableCommand {
@@ -39,11 +40,7 @@ extension Keyhaven {
                 "keyhaven-demo-\(UUID().uuidString.prefix(8))"
             )
             // Private: it holds shiny's team key.
-            try FileManager.default.createDirectory(
-                at: folder,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
+            try PrivateFile.createDirectory(at: folder)
             defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
             let say: @Sendable (String) -> Void = { print($0) }
 
@@ -148,7 +145,7 @@ extension Keyhaven {
             let breached = ["password1", "Password1234", "123456", "qwerty"].map {
                 "\(SHA1Digest(password: $0).hex):\(Int.random(in: 1000...90000))"
             }
-            try Data(breached.joined(separator: "\n").utf8).write(to: source)
+            try PrivateFile.create(at: source, contents: Array(breached.joined(separator: "\n").utf8))
             let indexURL = folder.appendingPathComponent("pwned.khbi")
             _ = try BreachIndexBuilder().build(input: source, output: indexURL)
             let index = try BreachIndex(url: indexURL)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import IdentityProvider
 import KeyhavenJOSE
+import _KeyhavenSupport
 
 struct ProviderTeam: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -53,15 +54,26 @@ struct ProviderTeam: AsyncParsableCommand {
             @Option(name: .long, help: "Where to write the private key (PKCS#8 PEM, mode 0600).") var output: String
 
             func run() async throws {
+                // Refused before a key is registered; the create below refuses anything that appears meanwhile.
+                if FileManager.default.fileExists(atPath: output)
+                    || (try? FileManager.default.destinationOfSymbolicLink(atPath: output)) != nil
+                {
+                    throw Output.failure("\(output) already exists; choose another name")
+                }
                 try await provider.withOpened { provider in
                     let key = try await administering { try await provider.createTeamKey(teamId: team) }
-                    guard
-                        FileManager.default.createFile(
-                            atPath: output,
-                            contents: Data(key.pemRepresentation.utf8),
-                            attributes: [.posixPermissions: 0o600]
+                    let written = Result { () throws(PrivateFileError) in
+                        try PrivateFile.create(
+                            at: URL(fileURLWithPath: output),
+                            contents: Array(key.pemRepresentation.utf8)
                         )
-                    else { throw Output.failure("cannot write \(output)") }
+                    }
+                    if case .failure(let error) = written {
+                        throw Output.failure(
+                            "\(error.message); the key \(key.kid) is registered, its private key was not saved: "
+                                + "create another"
+                        )
+                    }
                     print(key.kid)
                 }
             }

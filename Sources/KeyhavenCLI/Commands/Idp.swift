@@ -27,7 +27,8 @@ extension Keyhaven {
                 """,
             subcommands: [
                 ProviderServe.self, ProviderTeam.self, ProviderService.self, ProviderUser.self, ProviderKeys.self,
-                ProviderOutbox.self, ProviderLogin.self, ProviderLogout.self, ProviderServices.self,
+                ProviderOutbox.self, ProviderSecrets.self, ProviderLogin.self, ProviderLogout.self,
+                ProviderServices.self,
             ]
         )
         @ParentCommand var root: Keyhaven
@@ -57,29 +58,13 @@ struct ProviderOptions: ParsableArguments {
     @Option(
         name: .customLong("secrets-key-file"),
         help: ArgumentHelp(
-            "A file with a base64 32-byte key that seals one-time-code secrets in the database "
-                + "(default: $KEYHAVEN_IDP_SECRETS_KEY_FILE). Create one with "
-                + "`head -c 32 /dev/urandom | base64 > idp-secrets.key`; keep it outside the database.",
+            "A file with a base64 32-byte key that seals the signing keys, the access-token key and "
+                + "one-time-code secrets in the database (default: $KEYHAVEN_IDP_SECRETS_KEY_FILE, else "
+                + "NAME.secrets-key beside NAME.sqlite, created 0600 on first use; see `keyhaven idp secrets`).",
             valueName: "path"
         )
     )
     var secretsKeyFile: String?
-
-    /// The secrets key, if one is configured.
-    func secretsKey() throws -> SymmetricKey? {
-        guard let path = secretsKeyFile ?? ProcessInfo.processInfo.environment["KEYHAVEN_IDP_SECRETS_KEY_FILE"],
-            !path.isEmpty
-        else { return nil }
-        guard let text = try? String(contentsOfFile: (path as NSString).expandingTildeInPath, encoding: .utf8) else {
-            throw Output.failure("cannot read the secrets key file \(path)")
-        }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let bytes = Data(base64Encoded: trimmed) ?? Base64URL.decode(trimmed).map({ Data($0) }), bytes.count == 32
-        else {
-            throw Output.failure("the secrets key file \(path) must hold 32 bytes in base64")
-        }
-        return SymmetricKey(data: bytes)
-    }
 
     var location: String {
         let environment = ProcessInfo.processInfo.environment
@@ -104,35 +89,48 @@ struct ProviderOptions: ParsableArguments {
     /// The database at ``location``, not yet migrated; PostgreSQL's pool does not run yet.
     func openDatabase() throws -> any SQLDatabase {
         do {
-            if location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") {
+            if isPostgres {
                 var logger = Logger(label: "keyhaven.idp.postgres")
                 logger.logLevel = .error
                 return try PostgresDatabase(url: location, logger: logger)
             }
-            try FileManager.default.createDirectory(
-                at: URL(fileURLWithPath: location).deletingLastPathComponent(),
-                withIntermediateDirectories: true
-            )
-            return try SQLiteDatabase(path: location)
+            // A folder made here is 0700; the database is created 0600 (SQLiteDatabase).
+            try PrivateFile.createDirectory(at: URL(fileURLWithPath: location).deletingLastPathComponent())
+            let database = try SQLiteDatabase(path: location)
+            for warning in database.fileWarnings { Output.error("keyhaven: warning: \(warning)") }
+            return database
         } catch {
             throw Output.failure("cannot open the provider's database: \(error)")
         }
     }
 
-    /// The provider for `configuration`, not prepared yet (``IdentityProvider/prepare()``).
-    func unprepared(_ configuration: ProviderConfiguration? = nil) throws -> IdentityProvider {
+    /// The provider for `configuration`, not prepared yet (``IdentityProvider/prepare()``), with
+    /// its secrets key (``loadSecretsKey()``; `createdKey`: this run made the key file).
+    func unprepared(
+        _ configuration: ProviderConfiguration? = nil
+    ) throws -> (provider: IdentityProvider, createdKey: Bool) {
         var configuration = configuration ?? self.configuration()
-        configuration.secretsKey = try secretsKey()
-        return IdentityProvider(configuration: configuration, unpreparedDatabase: try openDatabase())
+        let database = try openDatabase()
+        let (key, created) = try loadSecretsKey()
+        if created {
+            Output.error(
+                "keyhaven: created the provider's secrets key \(keyFile.path) (mode 0600); "
+                    + "keep it apart from the database's backups"
+            )
+        }
+        configuration.secretsKey = key
+        return (IdentityProvider(configuration: configuration, unpreparedDatabase: database), created)
     }
 
     /// Runs `body` with the provider open and prepared (PostgreSQL's pool running meanwhile).
     func withOpened<T: Sendable>(_ body: (IdentityProvider) async throws -> T) async throws -> T {
-        let provider = try unprepared()
+        let (provider, createdKey) = try unprepared()
         func prepared() async throws -> IdentityProvider {
             do {
                 try await provider.prepare()
             } catch {
+                let explained = explained(error, createdKey: createdKey)
+                if explained is CommandFailure { throw explained }
                 throw Output.failure("cannot open the provider's database: \(error)")
             }
             return provider
@@ -222,13 +220,15 @@ struct ProviderServe: AsyncParsableCommand {
         )
         configuration.publicURL = publicURL
         configuration.stringBooleans = stringBooleans
-        let opened = try provider.unprepared(configuration)
+        let (opened, createdKey) = try provider.unprepared(configuration)
         let postgres = opened.database as? PostgresDatabase
         if postgres == nil {
             // SQLite needs nothing running: a database that cannot be opened fails here, as before.
             do {
                 try await opened.prepare()
             } catch {
+                let explained = provider.explained(error, createdKey: createdKey)
+                if explained is CommandFailure { throw explained }
                 throw Output.failure("cannot open the provider's database: \(error)")
             }
         }
@@ -236,21 +236,26 @@ struct ProviderServe: AsyncParsableCommand {
         logger.logLevel = .notice
         let location = provider.location.hasPrefix("postgres") ? "PostgreSQL" : provider.location
         let issuer = configuration.issuer
-        try await ProviderServer(
-            provider: opened,
-            clientAddressHeader: clientAddressHeader,
-            trustedProxies: trustedProxies.isEmpty ? ["127.0.0.1", "::1"] : Set(trustedProxies)
-        ).run(
-            host: host,
-            port: port,
-            logger: logger,
-            // PostgreSQL's pool runs in the server's service group; the server prepares the provider.
-            services: postgres.map { [$0] } ?? []
-        ) { bound in
-            Output.error(
-                "keyhaven: Sign in with Keyhaven on http://\(host):\(bound) (issuer \(issuer), "
-                    + "data in \(location)); Ctrl-C stops"
-            )
+        do {
+            try await ProviderServer(
+                provider: opened,
+                clientAddressHeader: clientAddressHeader,
+                trustedProxies: trustedProxies.isEmpty ? ["127.0.0.1", "::1"] : Set(trustedProxies)
+            ).run(
+                host: host,
+                port: port,
+                logger: logger,
+                // PostgreSQL's pool runs in the server's service group; the server prepares the provider.
+                services: postgres.map { [$0] } ?? []
+            ) { bound in
+                Output.error(
+                    "keyhaven: Sign in with Keyhaven on http://\(host):\(bound) (issuer \(issuer), "
+                        + "data in \(location)); Ctrl-C stops"
+                )
+            }
+        } catch {
+            // PostgreSQL: the server prepared the provider, so a wrong secrets key surfaces here.
+            throw provider.explained(error, createdKey: createdKey)
         }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import KeyhavenApp
 import UpgradeHTTP
 import Vault
+import _KeyhavenSupport
 
 extension Keyhaven {
     struct Serve: VaultCommand {
@@ -30,15 +31,11 @@ extension Keyhaven {
             let tokenURL =
                 tokenFile.map { URL(fileURLWithPath: $0) }
                 ?? vaultURL.deletingLastPathComponent().appendingPathComponent("api-token")
-            try? FileManager.default.removeItem(at: tokenURL)
-            guard
-                FileManager.default.createFile(
-                    atPath: tokenURL.path,
-                    contents: Data(token.utf8),
-                    attributes: [.posixPermissions: 0o600]
-                )
-            else {
-                throw Output.failure("cannot write the token file \(tokenURL.path)")
+            // A private file renamed over whatever was there (a symbolic link is replaced, not followed).
+            do {
+                try PrivateFile.replace(at: tokenURL, contents: Array(token.utf8))
+            } catch {
+                throw Output.failure("cannot write the token file: \(error.message)")
             }
             defer { try? FileManager.default.removeItem(at: tokenURL) }
             let coordinator = UpgradeService(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KeyhavenApp
 import Vault
+import _KeyhavenSupport
 
 extension Keyhaven {
     struct Import: VaultCommand {
@@ -109,14 +110,13 @@ extension Keyhaven {
                 try Exporter.export(listing.credentials, history: history, format: exportFormat)
             }
             if let output {
-                guard
-                    FileManager.default.createFile(
-                        atPath: output,
-                        contents: data,
-                        attributes: [.posixPermissions: 0o600]
+                // Created 0600 with O_EXCL|O_NOFOLLOW: never another's file or a planted link.
+                do {
+                    try PrivateFile.create(at: URL(fileURLWithPath: output), contents: data)
+                } catch {
+                    throw Output.failure(
+                        error.code == .exists ? "\(output) already exists; choose another name" : error.message
                     )
-                else {
-                    throw Output.failure("cannot write \(output)")
                 }
                 Output.error(
                     "keyhaven: exported \(listing.credentials.count) credentials to \(output) — it is NOT encrypted; delete it when done"

@@ -69,11 +69,14 @@ struct VaultOptions: ParsableArguments {
     func open(global: String? = nil) throws -> Vault {
         let url = url(global: global)
         let password = try masterPassword()
+        let vault: Vault
         do {
-            return try Vault.open(at: url, masterPassword: password, allowInsecureKDF: insecureKDF)
+            vault = try Vault.open(at: url, masterPassword: password, allowInsecureKDF: insecureKDF)
         } catch {
             throw Output.vaultFailure(error)
         }
+        for warning in vault.fileWarnings { Output.error("keyhaven: warning: \(warning)") }
+        return vault
     }
 }
 

@@ -1,6 +1,7 @@
 public import Foundation
 import GRDB
 import Synchronization
+import _KeyhavenSupport
 
 /// An unlocked vault: an encrypted SQLite file (WAL) holding credentials and their password history.
 ///
@@ -24,6 +25,9 @@ public final class Vault: Sendable {
     /// re-keys the vault.
     private let keyBox: Mutex<VaultKeys>
     let now: @Sendable () -> Date
+    /// What opening found wrong with the files' permissions and did about it (a vault made readable
+    /// by other users before Keyhaven created it private is made private), for the person to read.
+    public let fileWarnings: [String]
 
     var keys: VaultKeys { keyBox.withLock { $0 } }
 
@@ -32,11 +36,18 @@ public final class Vault: Sendable {
     /// Deleted credentials stay in "recently deleted" this long, as in Apple's Passwords.
     public static let recentlyDeletedPeriod: TimeInterval = 30 * 24 * 3600
 
-    private init(url: URL, database: DatabasePool, keys: VaultKeys, now: @escaping @Sendable () -> Date) {
+    private init(
+        url: URL,
+        database: DatabasePool,
+        keys: VaultKeys,
+        now: @escaping @Sendable () -> Date,
+        fileWarnings: [String] = []
+    ) {
         self.url = url
         self.database = database
         keyBox = Mutex(keys)
         self.now = now
+        self.fileWarnings = fileWarnings
     }
 
     static func configuration() -> Configuration {
@@ -55,8 +66,11 @@ public final class Vault: Sendable {
 
     /// Creates a vault at `url` protected by `masterPassword`. The file must not exist.
     ///
-    /// The vault is built under a temporary name in the same folder and renamed into place, so a
-    /// crash never leaves a half-made vault at `url`.
+    /// The vault is built under a temporary name in the same folder and moved into place, so a
+    /// crash never leaves a half-made vault at `url`. Every file is private from its first byte
+    /// (0600, created by ``PrivateFile`` before SQLite opens it; SQLite gives its WAL and
+    /// shared-memory files the same mode) and a folder it creates is 0700. The move refuses
+    /// anything that appeared at `url` meanwhile, a symbolic link included.
     ///
     /// - Parameters:
     ///   - kdf: scrypt parameters; calibrated on this machine by default, never below the floor
@@ -81,7 +95,8 @@ public final class Vault: Sendable {
         let folder = url.deletingLastPathComponent()
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).creating-\(UUID().uuidString)")
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try PrivateFile.createDirectory(at: folder)
+            try PrivateFile.create(at: temporary, contents: [])
             let keys = VaultKeys.generate()
             let wrapped = try keys.wrap(password: masterPassword, kdf: kdf)
             let kdfJSON = String(decoding: try JSONEncoder().encode(kdf), as: UTF8.self)
@@ -106,10 +121,12 @@ public final class Vault: Sendable {
             if FileManager.default.fileExists(atPath: temporary.path + "-wal") {
                 throw VaultError(.storage, "the new vault could not be completed (its write-ahead log was not merged)")
             }
-            if FileManager.default.fileExists(atPath: url.path) {
-                throw VaultError(.alreadyExists, "\(url.path) appeared while the vault was being created")
+            let moved = Result { () throws(PrivateFileError) in try PrivateFile.move(temporary, to: url) }
+            if case .failure(let error) = moved {
+                throw error.code == .exists
+                    ? VaultError(.alreadyExists, "\(url.path) appeared while the vault was being created")
+                    : VaultError(.storage, error.message)
             }
-            try FileManager.default.moveItem(at: temporary, to: url)
         } catch {
             for suffix in ["", "-wal", "-shm"] {
                 try? FileManager.default.removeItem(atPath: temporary.path + suffix)
@@ -172,10 +189,13 @@ public final class Vault: Sendable {
                 }
             }
             try reader.close()
-            // Only now, with the right password and untouched rows, may the file change.
+            // Only now, with the right password and untouched rows, may the file change. A vault that
+            // others can read (made by a Keyhaven before files were created private) is made
+            // private, with a warning.
+            let fileWarnings = try PrivateFile.prepareDatabase(at: url.path)
             let database = try DatabasePool(path: url.path, configuration: configuration())
             try VaultSchema.migrator.migrate(database)
-            let vault = Vault(url: url, database: database, keys: keys, now: now)
+            let vault = Vault(url: url, database: database, keys: keys, now: now, fileWarnings: fileWarnings)
             if format < 2 {
                 try vault.upgradeFormat(format, masterPassword: masterPassword, kdf: kdf)
             }
@@ -224,6 +244,9 @@ public final class Vault: Sendable {
 
     static func mapped(_ error: any Error) -> VaultError {
         if let error = error as? VaultError { return error }
+        if let error = error as? PrivateFileError {
+            return VaultError(error.code == .exists ? .alreadyExists : .storage, error.message)
+        }
         if let error = error as? DatabaseError {
             switch error.resultCode {
             case .SQLITE_NOTADB:
