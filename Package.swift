@@ -331,6 +331,7 @@ let package = Package(
                 // The `shiny` executable too: its tests run it as a process.
                 "ShinyService", "shiny", "AccountModification", "AccountModificationKit", "KeyhavenTesting",
                 "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes, nioCore,
+                asyncHTTPClient, nioHTTP1, crypto,
             ],
             swiftSettings: swiftSettings
         ),

@@ -60,13 +60,63 @@ extension AccountModificationExtension {
     public func cancelRequest(_ context: ModificationContext) async {}
 }
 
-/// Durable storage of request answers, so a service that restarts can still tell Keyhaven what
-/// happened to a request (`GET requests/{id}`). Without one, answers live in memory only and a
-/// restart forgets them (Keyhaven then keeps both passwords and tells the person).
+/// Durable storage of what the kit answered, so a service that restarts keeps its word: after a
+/// restart, an identical retry of a request gets exactly the recorded answer (the extension does
+/// not run again), `GET requests/{id}` answers it, and so does a cancel. Without a ledger, answers
+/// live in memory only and a restart forgets them (Keyhaven then keeps both passwords and tells the
+/// person).
 ///
-/// The kit saves every answer, starting with `pending` before the extension runs. Keep the saving
-/// cheap and synchronous; a database the service already has is the natural place.
+/// The kit saves an entry for every request before the extension runs (`pending`) and again at
+/// every change of its answer, before the answer is sent. Save durably and synchronously (a
+/// database the service already has is the natural place; a failed save should be logged).
 public protocol ModificationLedger: Sendable {
-    func save(_ response: ModificationResponse)
-    func load(_ requestId: String) -> ModificationResponse?
+    /// Saves `entry`, replacing the one with the same request id.
+    func save(_ entry: ModificationLedgerEntry)
+    /// The entry last saved for `requestId`.
+    func load(_ requestId: String) -> ModificationLedgerEntry?
+}
+
+/// What the ledger keeps of one request: its last answer, and enough of the request to tell an
+/// identical retry from another request with the same id after a restart — never its secrets
+/// (passwords, `userInfo`), so the ledger is no store of passwords or their hashes.
+public struct ModificationLedgerEntry: Codable, Hashable, Sendable {
+    /// The request as the ledger remembers it.
+    public struct Request: Codable, Hashable, Sendable {
+        /// `change-password` or `convert-to-sign-in`.
+        public var kind: String
+        public var serviceIdentifier: String
+        /// The account's user name, when the request named one.
+        public var user: String?
+        public var interaction: Interaction
+
+        public init(kind: String, serviceIdentifier: String, user: String?, interaction: Interaction) {
+            self.kind = kind
+            self.serviceIdentifier = serviceIdentifier
+            self.user = user
+            self.interaction = interaction
+        }
+    }
+
+    public var requestId: String { response.requestId }
+    /// The answer last given.
+    public var response: ModificationResponse
+    /// Nil in entries saved before the kit recorded requests (they are matched by id alone).
+    public var request: Request?
+
+    public init(response: ModificationResponse, request: Request?) {
+        self.response = response
+        self.request = request
+    }
+}
+
+extension ModificationContext.Request {
+    /// What the ledger keeps of this request.
+    var ledgerSummary: ModificationLedgerEntry.Request {
+        .init(
+            kind: kind.rawValue,
+            serviceIdentifier: serviceIdentifier,
+            user: existingCredential?.user,
+            interaction: interaction
+        )
+    }
 }

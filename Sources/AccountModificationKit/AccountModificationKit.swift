@@ -3,56 +3,89 @@ import Foundation
 import HTTPTypes
 public import Hummingbird
 import NIOCore
+import Synchronization
 
 /// Serves the account-modification protocol for an ``AccountModificationExtension`` on a Hummingbird
 /// router: the manifest at `/.well-known/account-modification` and the endpoints under
 /// `/account-modification` (docs/openapi/account-modification.yaml).
 ///
 /// ```swift
-/// let kit = AccountModificationKit(extension: MyExtension(), manifest: .init(
-///     endpoint: "https://example.com/account-modification",
-///     supportsStrongPasswordChange: true, supportsUpgradeToSignIn: false,
-///     passwordGenerationRequirements: "minlength: 12; required: digit;"))
+/// let kit = AccountModificationKit(
+///     extension: MyExtension(),
+///     manifest: .init(
+///         endpoint: "/account-modification",
+///         supportsStrongPasswordChange: true, supportsUpgradeToSignIn: false,
+///         passwordGenerationRequirements: "minlength: 12; required: digit;"),
+///     origin: "https://example.com")
 /// kit.addRoutes(to: router)
 /// ```
+///
+/// A relative endpoint in the manifest, and a relative interface URL from the extension, are made
+/// absolute against ``origin`` — the service's public origin, from its configuration. Never from
+/// the request's `Host` or `X-Forwarded-*` headers: a client (or a shared cache in front of the
+/// service) could otherwise make the manifest send passwords elsewhere (security review L18).
 ///
 /// Every request is recorded before the extension runs, so `GET requests/{id}` can tell a client that
 /// crashed what happened. Requests are idempotent by id: the same request again returns its current
 /// answer; a different request with the same id is a conflict (409). Records live in memory (at most
-/// ``maximumRecords``, the oldest finished ones dropped first).
+/// ``maximumRecords``): when the book is full the oldest *finished* record is dropped (its answer
+/// stays in the ``ModificationLedger``); open ones are never dropped, so while the book holds only
+/// open requests a new one is refused (503) rather than breaking one in flight.
 public struct AccountModificationKit<Extension: AccountModificationExtension>: Sendable {
     /// What `/.well-known/account-modification` publishes (read on each request, so a service can
     /// turn sign-in upgrades on once it is registered with a provider).
     public var manifest: AccountModificationManifest { makeManifest() }
     let makeManifest: @Sendable () -> AccountModificationManifest
+    /// The service's public origin (`https://example.com`, no path), from its configuration.
+    public var origin: String { Self.trimmed(makeOrigin()) }
+    let makeOrigin: @Sendable () -> String
     public let `extension`: Extension
     /// Durable answers, if the service keeps them (see ``ModificationLedger``).
     public let ledger: (any ModificationLedger)?
     /// How long a call waits for the extension's first answer before replying `pending`.
     public var answerTimeout: Duration
-    let book = RequestBook()
-    public static var maximumRecords: Int { 10_000 }
+    /// How many requests the kit keeps in memory.
+    public var maximumRecords: Int { book.limit }
+    let book: RequestBook
 
+    /// - Parameters:
+    ///   - origin: the service's public origin (`https://example.com`): where people and Keyhaven
+    ///     reach it. Relative URLs in answers are made absolute against it.
+    ///   - maximumRecords: how many requests are kept in memory (finished ones make room).
     public init(
         extension: Extension,
         manifest: AccountModificationManifest,
+        origin: String,
         ledger: (any ModificationLedger)? = nil,
-        answerTimeout: Duration = .seconds(20)
+        answerTimeout: Duration = .seconds(20),
+        maximumRecords: Int = 10_000
     ) {
-        self.init(extension: `extension`, manifest: { manifest }, ledger: ledger, answerTimeout: answerTimeout)
+        self.init(
+            extension: `extension`,
+            manifest: { manifest },
+            origin: { origin },
+            ledger: ledger,
+            answerTimeout: answerTimeout,
+            maximumRecords: maximumRecords
+        )
     }
 
-    /// With a manifest that may change while the service runs.
+    /// With a manifest and an origin that may change while the service runs (a service that learns
+    /// its port when it binds, or turns sign-in upgrades on later).
     public init(
         extension: Extension,
         manifest: @escaping @Sendable () -> AccountModificationManifest,
+        origin: @escaping @Sendable () -> String,
         ledger: (any ModificationLedger)? = nil,
-        answerTimeout: Duration = .seconds(20)
+        answerTimeout: Duration = .seconds(20),
+        maximumRecords: Int = 10_000
     ) {
         self.extension = `extension`
         self.makeManifest = manifest
+        self.makeOrigin = origin
         self.ledger = ledger
         self.answerTimeout = answerTimeout
+        self.book = RequestBook(limit: max(1, maximumRecords))
     }
 
     /// The path prefix of the endpoints.
@@ -61,45 +94,37 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
     /// The context of an open request, for the service's own pages (a step-up page finishes the
     /// request through it).
     public func context(for requestId: String) async -> ModificationContext? {
-        guard let record = await book.record(requestId) else { return nil }
+        guard let record = book.record(requestId) else { return nil }
         return await record.context
     }
 
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
-        router.get("/.well-known/account-modification") { request, _ in
+        router.get("/.well-known/account-modification") { _, _ in
             var published = manifest
-            published.endpoint = Self.absolute(published.endpoint, origin: Self.origin(of: request))
+            published.endpoint = Self.absolute(published.endpoint, origin: origin)
             return published
         }
         let group = router.group(RouterPath(Self.basePath))
-        group.post("change-password") { request, _ in
-            try await handleStart(request, kind: .changePassword)
+        group.post("change-password") { request, context in
+            try await handleStart(request, kind: .changePassword, from: Self.clientAddress(context))
         }
-        group.post("convert-to-sign-in") { request, _ in
-            try await handleStart(request, kind: .convertToSignIn)
+        group.post("convert-to-sign-in") { request, context in
+            try await handleStart(request, kind: .convertToSignIn, from: Self.clientAddress(context))
         }
         group.get("requests/:id") { _, context -> ModificationResponse in
             let id = context.parameters.get("id") ?? ""
-            guard let record = await book.record(id) else {
-                guard var saved = ledger?.load(id) else { throw ProtocolErrorResponse.unknownRequest }
-                if !saved.isSettled {
-                    // Open when the service stopped: its extension is gone, so nothing more will happen.
-                    saved = ModificationResponse(
-                        requestId: id,
-                        status: .failed,
-                        error: .init(
-                            code: .failed,
-                            localizedFailureReason: "The service restarted before finishing this request."
-                        )
-                    )
-                }
-                return saved
+            guard let record = book.record(id) else {
+                guard let saved = recordedAnswer(id) else { throw ProtocolErrorResponse.unknownRequest }
+                return saved.response
             }
             return await record.response
         }
         group.post("requests/:id/cancel") { _, context -> ModificationResponse in
-            guard let record = await book.record(context.parameters.get("id") ?? "") else {
-                throw ProtocolErrorResponse.unknownRequest
+            let id = context.parameters.get("id") ?? ""
+            guard let record = book.record(id) else {
+                // Not in memory (a restart, or long finished): its recorded final answer.
+                guard let saved = recordedAnswer(id) else { throw ProtocolErrorResponse.unknownRequest }
+                return saved.response
             }
             if await !record.isFinal, let modification = await record.context {
                 await self.extension.cancelRequest(modification)
@@ -114,8 +139,11 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             return await record.response
         }
         group.post("requests/:id/sign-in-authorization") { request, context -> ModificationResponse in
-            guard let record = await book.record(context.parameters.get("id") ?? "") else {
-                throw ProtocolErrorResponse.unknownRequest
+            let id = context.parameters.get("id") ?? ""
+            guard let record = book.record(id) else {
+                guard let saved = recordedAnswer(id) else { throw ProtocolErrorResponse.unknownRequest }
+                // Nothing in this process waits for an authorization: the recorded answer is final.
+                return saved.response
             }
             guard let authorization: SignInAuthorization = await Self.decode(request) else {
                 throw ProtocolErrorResponse.invalidRequest("the body is not a sign-in authorization")
@@ -136,7 +164,8 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
     /// for the extension.
     func handleStart(
         _ request: Request,
-        kind: ModificationContext.Request.Kind
+        kind: ModificationContext.Request.Kind,
+        from address: String? = nil
     ) async throws(ProtocolErrorResponse) -> ModificationResponse {
         let incoming: ModificationContext.Request
         switch kind {
@@ -170,27 +199,65 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
         if let problem = Self.validate(incoming) {
             throw .invalidRequest(problem)
         }
-        if let existing = await book.record(incoming.requestId) {
+        return try await start(incoming, from: address)
+    }
+
+    /// The peer's address, when the router's context knows it.
+    static func clientAddress(_ context: some RequestContext) -> String? {
+        (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
+    }
+
+    /// Starts `incoming`, or answers it when it repeats a request the kit knows.
+    func start(
+        _ incoming: ModificationContext.Request,
+        from address: String?
+    ) async throws(ProtocolErrorResponse) -> ModificationResponse {
+        let known = book.record(incoming.requestId)
+        if let existing = known {
             let previous = await existing.fingerprint
             let answer = await existing.response
-            var upgraded = previous
-            upgraded.interaction = .allowed
             if previous == incoming {
                 return answer  // a retry: the same request again
             }
+            var upgraded = previous
+            upgraded.interaction = .allowed
             guard answer.status == .userInteractionRequired, incoming.interaction == .allowed, upgraded == incoming
             else {
                 throw .conflict("another request already uses this requestId")
             }
+        } else if let saved = recordedAnswer(incoming.requestId) {
+            // Known from before a restart (or dropped from memory): the ledger keeps no secrets, so
+            // the request is recognised by what it does keep.
+            let summary = incoming.ledgerSummary
+            if saved.request == nil || saved.request == summary {
+                return saved.response  // a retry: exactly the recorded answer, the extension does not run again
+            }
+            var upgraded = saved.request
+            upgraded?.interaction = .allowed
+            guard saved.response.status == .userInteractionRequired, incoming.interaction == .allowed,
+                upgraded == summary
+            else {
+                throw .conflict("another request already uses this requestId")
+            }
         }
-        let record = RequestRecord(incoming, ledger: ledger)
-        ledger?.save(ModificationResponse(requestId: incoming.requestId, status: .pending))
-        let modification = ModificationContext(request: incoming, record: record, clientId: manifest.signIn?.clientId)
+        let record = RequestRecord(incoming, ledger: ledger, book: book)
+        let modification = ModificationContext(
+            request: incoming,
+            record: record,
+            clientId: manifest.signIn?.clientId,
+            clientAddress: address
+        )
         await record.attach(modification)
-        await book.insert(record)
+        switch book.insert(record, replacing: known) {
+        case .inserted: break
+        case .full: throw .busy
+        case .taken: return try await start(incoming, from: address)  // the same id arrived at the same time: now known
+        }
+        // Recorded before the extension runs: a crash from here on leaves an answer to find.
+        await record.saveToLedger()
         let version = await record.version
         let extensionValue = self.extension
-        let origin = Self.origin(of: request)
+        let origin = self.origin
         Task {
             switch (incoming.kind, incoming.interaction) {
             case (.changePassword, .none):
@@ -228,6 +295,25 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
         return await record.response
     }
 
+    /// What the ledger holds for a request the book does not. An answer that was still open when
+    /// the service stopped can no longer change (its extension is gone): it becomes `failed`, saved,
+    /// so every later poll, retry or cancel answers the same.
+    func recordedAnswer(_ id: String) -> ModificationLedgerEntry? {
+        guard var saved = ledger?.load(id) else { return nil }
+        if !saved.response.isSettled {
+            saved.response = ModificationResponse(
+                requestId: id,
+                status: .failed,
+                error: .init(
+                    code: .failed,
+                    localizedFailureReason: "The service restarted before finishing this request."
+                )
+            )
+            ledger?.save(saved)
+        }
+        return saved
+    }
+
     static func validate(_ request: ModificationContext.Request) -> String? {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-")
         guard (1...128).contains(request.requestId.count), request.requestId.allSatisfy(allowed.contains) else {
@@ -246,13 +332,11 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
         return nil
     }
 
-    /// `scheme://host[:port]` of the request as the client addressed it (`X-Forwarded-Proto` is
-    /// honoured behind a proxy).
-    static func origin(of request: Request) -> String {
-        let scheme =
-            request.headers[HTTPField.Name("X-Forwarded-Proto")!] ?? request.head.scheme ?? "http"
-        let authority = request.head.authority ?? "localhost"
-        return "\(scheme)://\(authority)"
+    /// An origin without a trailing slash.
+    static func trimmed(_ origin: String) -> String {
+        var origin = origin
+        while origin.hasSuffix("/") { origin.removeLast() }
+        return origin
     }
 
     /// `url` when absolute, else `origin` + `url` (a manifest may give its endpoint as a path).
@@ -268,26 +352,69 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
     }
 }
 
-/// All requests, by id.
-actor RequestBook {
-    private var records: [String: RequestRecord] = [:]
-    private var order: [String] = []
+/// All requests in memory, by id, at most `limit` of them. Finished records (settled answers) are
+/// queued in the order they finished; making room drops the oldest of them. Open records are never
+/// dropped: their extension still works on them, and Keyhaven may still cancel, poll or hand over an
+/// authorization.
+final class RequestBook: Sendable {
+    struct State {
+        var records: [String: RequestRecord] = [:]
+        /// Records in the order they finished; entries whose id now names another record (a request
+        /// started again with interaction) are skipped.
+        var finished: [RequestRecord] = []
+        var head = 0
+    }
 
-    func record(_ id: String) -> RequestRecord? { records[id] }
+    let limit: Int
+    private let state = Mutex(State())
 
-    func insert(_ record: RequestRecord) {
-        if records[record.requestId] == nil { order.append(record.requestId) }
-        records[record.requestId] = record
-        if order.count > AccountModificationKit<NeverExtension>.maximumRecords {
-            let dropped = order.removeFirst()
-            records.removeValue(forKey: dropped)
+    init(limit: Int) { self.limit = limit }
+
+    func record(_ id: String) -> RequestRecord? { state.withLock { $0.records[id] } }
+
+    enum Insertion {
+        case inserted
+        /// The book holds only open records.
+        case full
+        /// Another record took the id since the caller looked.
+        case taken
+    }
+
+    /// Adds `record` in place of `expected` (what the caller saw under its id: nil, or a request now
+    /// started again with interaction), first dropping the oldest finished record when the book is
+    /// full. Nothing changes unless the answer is `.inserted`.
+    func insert(_ record: RequestRecord, replacing expected: RequestRecord?) -> Insertion {
+        state.withLock { state in
+            let current = state.records[record.requestId]
+            guard current === expected else { return .taken }
+            if current == nil && state.records.count >= limit {
+                var dropped = false
+                while state.head < state.finished.count {
+                    let oldest = state.finished[state.head]
+                    state.head += 1
+                    if state.records[oldest.requestId] === oldest {
+                        state.records.removeValue(forKey: oldest.requestId)
+                        dropped = true
+                        break
+                    }
+                }
+                if state.head > 64 && state.head * 2 > state.finished.count {
+                    state.finished.removeFirst(state.head)
+                    state.head = 0
+                }
+                guard dropped else { return .full }
+            }
+            state.records[record.requestId] = record
+            return .inserted
         }
     }
-}
 
-/// Only used to read the static limit.
-struct NeverExtension: AccountModificationExtension {
-    func changePasswordWithoutUserInteraction(_ context: ModificationContext) async {}
+    /// `record`'s answer is settled: it may make room from now on.
+    func settled(_ record: RequestRecord) {
+        state.withLock { $0.finished.append(record) }
+    }
+
+    var count: Int { state.withLock { $0.records.count } }
 }
 
 extension RequestRecord {

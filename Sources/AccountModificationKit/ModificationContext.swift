@@ -22,13 +22,17 @@ public final class ModificationContext: Sendable {
     }
 
     public let request: Request
+    /// The address the request came from (the connection's peer, when the router's context is a
+    /// `RemoteAddressRequestContext`): for the service's guessing limits on `existingCredential`.
+    public let clientAddress: String?
     let record: RequestRecord
     let clientId: String?
 
-    init(request: Request, record: RequestRecord, clientId: String?) {
+    init(request: Request, record: RequestRecord, clientId: String?, clientAddress: String? = nil) {
         self.request = request
         self.record = record
         self.clientId = clientId
+        self.clientAddress = clientAddress
     }
 
     /// The password change is done. Pass the credential actually set when it differs from
@@ -79,20 +83,29 @@ actor RequestRecord {
     var context: ModificationContext?
     /// Where answers are kept durably (if the service gave one).
     let ledger: (any ModificationLedger)?
+    /// Told when the answer settles (a finished record may make room).
+    private weak var book: RequestBook?
 
-    init(_ request: ModificationContext.Request, ledger: (any ModificationLedger)? = nil) {
+    init(_ request: ModificationContext.Request, ledger: (any ModificationLedger)? = nil, book: RequestBook? = nil) {
         requestId = request.requestId
         fingerprint = request
         self.ledger = ledger
+        self.book = book
         response = ModificationResponse(requestId: request.requestId, status: .pending)
     }
 
     var isFinal: Bool { response.isSettled }
 
+    /// Saves the current answer in the ledger (before anyone is told it).
+    func saveToLedger() {
+        ledger?.save(ModificationLedgerEntry(response: response, request: fingerprint.ledgerSummary))
+    }
+
     func set(_ response: ModificationResponse) {
         guard !isFinal else { return }
         self.response = response
-        ledger?.save(response)
+        saveToLedger()
+        if response.isSettled { book?.settled(self) }
         version += 1
         let ready = waiters
         waiters.removeAll()

@@ -51,6 +51,14 @@ public struct ProtocolErrorResponse: HTTPResponseError, Sendable {
     /// 404 `unknown_request`: no request with this id.
     public static let unknownRequest = Self(.notFound, error: "unknown_request", message: "no request with this id")
 
+    /// 503 `unavailable`: the kit holds as many open requests as it may (none finished to make
+    /// room); try again later.
+    public static let busy = Self(
+        .serviceUnavailable,
+        error: "unavailable",
+        message: "too many requests are open; try again later"
+    )
+
     /// 409 `conflict`: another request already uses this id.
     public static func conflict(_ message: String) -> Self {
         Self(.conflict, error: "conflict", message: message)

@@ -101,7 +101,9 @@ extension IdentityProvider {
                 let id = self.randomToken(16)
                 try await self.enqueue(.accountDelete, userId: userId, client: client, id: id, now: now, connection)
             }
-            for table in ["grants", "codes", "consents", "sessions", "device_tokens", "subjects", "transfers"] {
+            for table in [
+                "grants", "codes", "consents", "sessions", "device_tokens", "known_devices", "subjects", "transfers",
+            ] {
                 try await connection.query("DELETE FROM \(table) WHERE user_id = ?", .text(userId))
             }
             try await connection.query("DELETE FROM users WHERE id = ?", .text(userId))

@@ -35,6 +35,16 @@ public struct ProviderConfiguration: Sendable {
     public var accountThrottle = SignInThrottle.account
     /// Wrong guesses allowed per client address, across accounts (``SignInThrottle/address``).
     public var addressThrottle = SignInThrottle.address
+    /// Wrong guesses allowed from a known device (a browser given a device cookie on an earlier
+    /// success), counted apart from the account's counter for unknown devices.
+    public var deviceThrottle = SignInThrottle.account
+    /// How long a known-device cookie lasts, in seconds (180 days).
+    public var knownDeviceLifetime: Int64 = 180 * 86_400
+    /// Failed calls allowed per client address to `/auth/token` and `/auth/revoke` (wrong codes,
+    /// refresh tokens or client secrets), across clients.
+    public var tokenAddressThrottle = SignInThrottle.tokenAddress
+    /// Failed calls allowed per client id from one address to `/auth/token` and `/auth/revoke`.
+    public var tokenClientThrottle = SignInThrottle.tokenClient
     public var now: @Sendable () -> Date = { Date() }
     public var randomBytes: @Sendable (Int) -> [UInt8] = { count in
         var generator = SystemRandomNumberGenerator()
@@ -84,13 +94,16 @@ public struct RetryPolicy: Sendable, Hashable {
 public struct OAuthError: Error, Hashable, Sendable, Codable, CustomStringConvertible {
     public var error: String
     public var error_description: String
-    /// HTTP status (400, or 401 for a missing bearer token).
+    /// HTTP status (400, 401 for a missing bearer token, 429 while failures are limited).
     public var status: Int
+    /// Seconds to wait before trying again (a 429's `Retry-After`).
+    public var retryAfter: Int64?
 
-    public init(_ error: String, _ description: String, status: Int = 400) {
+    public init(_ error: String, _ description: String, status: Int = 400, retryAfter: Int64? = nil) {
         self.error = error
         self.error_description = description
         self.status = status
+        self.retryAfter = retryAfter
     }
 
     enum CodingKeys: String, CodingKey {

@@ -1,5 +1,6 @@
 import Foundation
 import OneTimeCodes
+import _KeyhavenSupport
 
 /// Signing in to the provider itself: on its page (a session cookie) or from Keyhaven (a device token).
 extension IdentityProvider {
@@ -9,6 +10,11 @@ extension IdentityProvider {
     /// arrive, and refunded when they were not wrong guesses; while either counter is locked
     /// nothing is checked. An unknown e-mail address is counted and locked exactly like a known
     /// one, so lockouts do not tell which addresses exist either.
+    ///
+    /// A browser that signed in to this account before carries a known-device cookie
+    /// (``rememberDevice(_:)``); passed as `knownDevice`, its attempts count against the device's own
+    /// counter instead of the account's, so a stranger who locks the account (for unknown devices)
+    /// does not lock its owner out.
     /// - Throws: ``ProviderError`` `.invalidCredentials` (the same for an unknown address and a wrong
     ///   password), `.secondFactorRequired` when the password was right and a code is needed,
     ///   `.tooManyAttempts` with the seconds to wait, or `.unavailable`.
@@ -16,9 +22,11 @@ extension IdentityProvider {
         email: String,
         password: String,
         code: String?,
-        from address: String? = nil
+        from address: String? = nil,
+        knownDevice: String? = nil
     ) async throws -> Authentication {
-        let keys = try await throttleKeys(email: email, address: address)
+        let device = try await knownDeviceHash(knownDevice, email: email)
+        let keys = try await throttleKeys(email: email, address: address, device: device)
         try await chargeAttempt(keys)
         do {
             let authentication = try await checkCredentials(email: email, password: password, code: code)
@@ -108,6 +116,72 @@ extension IdentityProvider {
 
     public func endSession(_ token: String) async throws {
         try await write { try await $0.query("DELETE FROM sessions WHERE hash = ?", .text(Self.hash(token))) }
+    }
+
+    /// Remembers the browser a person just signed in with: returns the value of its known-device
+    /// cookie (32 random bytes, hex), stored only as its SHA-256, valid for
+    /// ``ProviderConfiguration/knownDeviceLifetime``. A person keeps at most 20 such devices (the
+    /// oldest are forgotten).
+    public func rememberDevice(_ authentication: Authentication) async throws -> String {
+        let token = Hex.encode(configuration.randomBytes(32))
+        let now = nowMilliseconds
+        let expires = now + configuration.knownDeviceLifetime * 1000
+        try await write { connection in
+            try await connection.query(
+                "DELETE FROM known_devices WHERE user_id = ? AND expires <= ?",
+                .text(authentication.userId),
+                .integer(now)
+            )
+            try await connection.query(
+                "INSERT INTO known_devices (hash, user_id, created, expires) VALUES (?, ?, ?, ?)",
+                .text(Self.hash(token)),
+                .text(authentication.userId),
+                .integer(now),
+                .integer(expires)
+            )
+            let kept = try await connection.fetchAll(
+                String.self,
+                "SELECT hash FROM known_devices WHERE user_id = ? ORDER BY created DESC, hash",
+                .text(authentication.userId)
+            )
+            for hash in kept.dropFirst(20) {
+                try await connection.query("DELETE FROM known_devices WHERE hash = ?", .text(hash))
+            }
+        }
+        return token
+    }
+
+    /// Whether `token` is a current known-device cookie of the person `userId`.
+    public func isKnownDevice(_ token: String?, userId: String) async throws -> Bool {
+        guard let token, let owner = try await knownDeviceOwner(token) else { return false }
+        return constantTimeEqual(owner.userId, userId)
+    }
+
+    /// The hash of `token` when it is a current known-device cookie of the account `email`.
+    func knownDeviceHash(_ token: String?, email: String) async throws -> String? {
+        guard let token, let owner = try await knownDeviceOwner(token),
+            let user = try await user(email: email), constantTimeEqual(owner.userId, user.id)
+        else { return nil }
+        return owner.hash
+    }
+
+    /// The person a known-device cookie belongs to (looked up by its SHA-256, which is then compared
+    /// in constant time), if it has not expired.
+    func knownDeviceOwner(_ token: String) async throws -> (hash: String, userId: String)? {
+        guard token.utf8.count == 64, token.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else { return nil }
+        let hash = Self.hash(token)
+        let now = nowMilliseconds
+        let row = try await read { connection in
+            try await connection.fetchOne(
+                String.self,
+                "SELECT user_id FROM known_devices WHERE hash = ? AND expires > ?",
+                .text(hash),
+                .integer(now)
+            ).map { (hash, $0) }
+        }
+        guard let row else { return nil }
+        return row
     }
 
     /// A value that ties a form to its session (CSRF): an HMAC of the session token.

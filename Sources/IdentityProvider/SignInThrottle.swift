@@ -46,6 +46,24 @@ public struct SignInThrottle: Sendable, Hashable {
         forgetAfter: 3_600_000
     )
 
+    /// Failed token and revocation calls per client address (across clients): 30, then 10 s,
+    /// 20 s … at most 5 min; forgotten after a quiet hour.
+    public static let tokenAddress = SignInThrottle(
+        allowedFailures: 30,
+        firstLockout: 10_000,
+        maxLockout: 300_000,
+        forgetAfter: 3_600_000
+    )
+
+    /// Failed token and revocation calls per client id from one address: 10, then the same ladder.
+    /// Never per client id alone: anyone can send a client's id, and must not lock that client out.
+    public static let tokenClient = SignInThrottle(
+        allowedFailures: 10,
+        firstLockout: 10_000,
+        maxLockout: 300_000,
+        forgetAfter: 3_600_000
+    )
+
     /// No limit (tests that sign in many times, or a provider behind a gateway that limits).
     public static let unlimited = SignInThrottle(
         allowedFailures: .max,
@@ -73,16 +91,41 @@ extension IdentityProvider {
     /// The counters of one sign-in attempt: the account (the address as typed, lowercased, as
     /// accounts are looked up) and the client address. Stored as HMACs under the provider's own
     /// key, so the table names no one, even to someone who guesses e-mail or IP addresses.
-    func throttleKeys(email: String, address: String?) async throws -> [ThrottleKey] {
+    ///
+    /// With `device` (the hash of a known-device cookie this account was given on an earlier
+    /// success), the device's own counter takes the account's place: the account's counter limits
+    /// unknown devices only, so a stranger who exhausts it does not lock the owner out (security
+    /// review M9).
+    func throttleKeys(email: String, address: String?, device: String? = nil) async throws -> [ThrottleKey] {
         let secret = try await cachedAccessKey()
         func mac(_ text: String) -> String {
             Hex.encode(HMAC<SHA256>.authenticationCode(for: Array(("sign-in-throttle|" + text).utf8), using: secret))
         }
-        var keys = [ThrottleKey(key: "account:" + mac(email.lowercased()), policy: configuration.accountThrottle)]
+        var keys = [
+            device.map { ThrottleKey(key: "device:" + mac("device|" + $0), policy: configuration.deviceThrottle) }
+                ?? ThrottleKey(key: "account:" + mac(email.lowercased()), policy: configuration.accountThrottle)
+        ]
         if let address = address.map(Self.throttleAddress), !address.isEmpty {
             keys.append(ThrottleKey(key: "address:" + mac(address), policy: configuration.addressThrottle))
         }
         return keys.filter { $0.policy != .unlimited }
+    }
+
+    /// The counters of a call to `/auth/token` or `/auth/revoke`: the client address, and the
+    /// client id at that address (never the client id alone, which anyone can send).
+    func tokenThrottleKeys(clientId: String, address: String?) async throws -> [ThrottleKey] {
+        guard let address = address.map(Self.throttleAddress), !address.isEmpty else { return [] }
+        let secret = try await cachedAccessKey()
+        func mac(_ text: String) -> String {
+            Hex.encode(HMAC<SHA256>.authenticationCode(for: Array(("token-throttle|" + text).utf8), using: secret))
+        }
+        return [
+            ThrottleKey(key: "token-address:" + mac(address), policy: configuration.tokenAddressThrottle),
+            ThrottleKey(
+                key: "token-client:" + mac(clientId + "|" + address),
+                policy: configuration.tokenClientThrottle
+            ),
+        ].filter { $0.policy != .unlimited }
     }
 
     /// An IPv6 address counts by its /64 (what one subscriber usually holds); others as they are.
@@ -149,15 +192,15 @@ extension IdentityProvider {
         }
     }
 
-    /// Settles a charged attempt that was not a wrong guess. A success clears its account's
-    /// count; otherwise (the right password, its code still to come) the account is refunded. The
+    /// Settles a charged attempt that was not a wrong guess. A success clears its account's (or
+    /// known device's) count; otherwise (the right password, its code still to come) the account is refunded. The
     /// address is only refunded: one good password must not clear the count of someone guessing
     /// many accounts from there. A lock the refunded attempt set is lifted.
     func refundAttempt(_ keys: [ThrottleKey], succeeded: Bool) async throws {
         guard !keys.isEmpty else { return }
         try await write { connection in
             for key in keys {
-                if succeeded && key.key.hasPrefix("account:") {
+                if succeeded && (key.key.hasPrefix("account:") || key.key.hasPrefix("device:")) {
                     try await connection.query("DELETE FROM sign_in_attempts WHERE throttle_key = ?", .text(key.key))
                 } else {
                     try await connection.query(

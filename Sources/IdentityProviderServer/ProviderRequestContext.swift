@@ -32,7 +32,8 @@ extension ProviderServer {
         return entries.reversed().first { !$0.isEmpty && !trustedProxies.contains($0) } ?? peer
     }
 
-    /// Checks a sign-in form (`email`, `password`, `code`) from the request's client.
+    /// Checks a sign-in form (`email`, `password`, `code`) from the request's client, and the
+    /// browser's known-device cookie (its attempts then have their own counter).
     func authenticate(
         _ form: [String: String],
         _ request: Request,
@@ -42,7 +43,8 @@ extension ProviderServer {
             email: form["email"] ?? "",
             password: form["password"] ?? "",
             code: form["code"],
-            from: clientAddress(request, context)
+            from: clientAddress(request, context),
+            knownDevice: Self.cookie(Self.deviceCookie, in: request)
         )
     }
 

@@ -15,6 +15,35 @@ extension ProviderServer {
         return [.setCookie: "\(Self.sessionCookie)=\(token); Path=/; HttpOnly; SameSite=Lax\(secure)"]
     }
 
+    /// The known-device cookie (security review M9): given to a browser on a successful sign-in,
+    /// it lets that browser's attempts count on a counter of their own, so a stranger who locks
+    /// the account's counter (for unknown devices) does not lock its owner out. Random, HttpOnly,
+    /// SameSite=Lax, Secure on https; the provider keeps only its hash.
+    static let deviceCookie = "kh_device"
+
+    /// The headers of a successful browser sign-in: the session cookie, and a known-device cookie
+    /// unless the browser already holds a current one for this person.
+    func signedInHeaders(
+        _ token: String,
+        _ authentication: Authentication,
+        _ request: Request
+    ) async throws -> HTTPFields {
+        var headers = sessionHeader(token)
+        let presented = Self.cookie(Self.deviceCookie, in: request)
+        if try await !provider.isKnownDevice(presented, userId: authentication.userId) {
+            let device = try await provider.rememberDevice(authentication)
+            let secure = secureCookies ? "; Secure" : ""
+            headers.append(
+                HTTPField(
+                    name: .setCookie,
+                    value:
+                        "\(Self.deviceCookie)=\(device); Path=/; Max-Age=\(provider.configuration.knownDeviceLifetime); HttpOnly; SameSite=Lax\(secure)"
+                )
+            )
+        }
+        return headers
+    }
+
     /// The sign-in forms' CSRF defence (security review Medium #6, login CSRF): there is no session
     /// yet to bind a token to, so the page sets a random `kh_login` cookie (HttpOnly,
     /// SameSite=Lax) and carries the same value in the form (double submit); a post must bring
@@ -153,7 +182,7 @@ extension ProviderServer {
                 return try await self.proceed(
                     authorization,
                     session: (token, authentication),
-                    headers: self.sessionHeader(token)
+                    headers: self.signedInHeaders(token, authentication, request)
                 )
             } catch let error as ProviderError {
                 return Self.signInAgain(
@@ -217,7 +246,10 @@ extension ProviderServer {
             do {
                 let authentication = try await self.authenticate(form, request, context)
                 let token = try await provider.startSession(authentication)
-                return Self.redirect("/account", headers: self.sessionHeader(token))
+                return Self.redirect(
+                    "/account",
+                    headers: try await self.signedInHeaders(token, authentication, request)
+                )
             } catch let error as ProviderError {
                 return Self.signInAgain(error, action: "/account/signin", serviceName: nil, fields: [], form: form)
             }

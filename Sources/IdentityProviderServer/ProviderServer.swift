@@ -118,7 +118,9 @@ public final class ProviderServer: Sendable {
     }
 
     static func error(_ error: OAuthError) -> Response {
-        json(HTTPResponse.Status(code: error.status), error)
+        var headers = HTTPFields()
+        if let seconds = error.retryAfter { headers[.retryAfter] = String(seconds) }
+        return json(HTTPResponse.Status(code: error.status), error, headers: headers)
     }
 
     /// Every page: HTML, never cached, never framed (clickjacking), and a Content-Security-Policy
@@ -238,13 +240,16 @@ public final class ProviderServer: Sendable {
             }
         }
         // OAuth errors are thrown and render themselves (`OAuthErrorResponse: HTTPResponseError`).
-        router.post("/auth/token") { request, _ in
+        router.post("/auth/token") { request, context in
             let form = try await Self.oauthFields(request)
-            return Self.json(.ok, try Self.answer(await provider.token(form)))
+            return Self.json(
+                .ok,
+                try Self.answer(await provider.token(form, from: self.clientAddress(request, context)))
+            )
         }
-        router.post("/auth/revoke") { request, _ in
+        router.post("/auth/revoke") { request, context in
             let form = try await Self.oauthFields(request)
-            try Self.answer(await provider.revoke(form))
+            try Self.answer(await provider.revoke(form, from: self.clientAddress(request, context)))
             return Response(status: .ok, headers: [.cacheControl: "no-store"])
         }
         router.post("/auth/usermigrationinfo") { request, _ in

@@ -47,7 +47,8 @@ public struct ShinySignInResponse: ResponseCodable, Sendable {
 /// The body of every error shiny's JSON API answers: a stable code and a sentence.
 public struct ShinyAPIProblem: Codable, Sendable, Equatable {
     /// `invalid_request`, `weak_password`, `exists`, `invalid_credentials`, `code_required`,
-    /// `invalid_notification`, `not_found` or `server_error`.
+    /// `too_many_attempts` (429, with `Retry-After`), `invalid_notification`, `not_found` or
+    /// `server_error`.
     public var error: String
     public var message: String
 }
@@ -56,17 +57,22 @@ public struct ShinyAPIProblem: Codable, Sendable, Equatable {
 struct ShinyAPIError: HTTPResponseError {
     let status: HTTPResponse.Status
     let problem: ShinyAPIProblem
+    let headers: HTTPFields
 
-    init(_ status: HTTPResponse.Status, _ error: String, _ message: String) {
+    init(_ status: HTTPResponse.Status, _ error: String, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
         problem = ShinyAPIProblem(error: error, message: message)
+        self.headers = headers
     }
 
     static func invalidRequest(_ message: String) -> Self { Self(.badRequest, "invalid_request", message) }
     static func serverError(_ message: String) -> Self { Self(.internalServerError, "server_error", message) }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        try EditedResponse(status: status, response: problem).response(from: request, context: context)
+        try EditedResponse(status: status, headers: headers, response: problem).response(
+            from: request,
+            context: context
+        )
     }
 }
 
@@ -74,7 +80,7 @@ extension ShinyAPIProblem: ResponseEncodable {}
 
 extension Shiny {
     /// JSON endpoints for apps (and tests, and `keyhaven demo`): sign up, sign in for a session token.
-    func addAPI(to router: Router<BasicRequestContext>) {
+    func addAPI(to router: Router<ShinyRequestContext>) {
         router.post("/api/signup") { request, context -> EditedResponse<ShinySignUpResponse> in
             guard let body = try? await request.decode(as: ShinySignUpRequest.self, context: context),
                 !body.user.isEmpty
@@ -100,27 +106,33 @@ extension Shiny {
             guard let body = try? await request.decode(as: ShinySignInRequest.self, context: context) else {
                 throw ShinyAPIError.invalidRequest("user and password are required")
             }
-            let verified: (user: ShinyStore.User?, needsCode: Bool)
-            do {
-                verified = try self.store.verify(
-                    name: body.user,
+            let outcome: Verification
+            do throws(ShinyThrottle.Locked) {
+                outcome = try self.verify(
+                    user: body.user,
                     password: body.password,
                     code: body.code,
-                    useCode: true
+                    address: Self.clientAddress(context)
                 )
             } catch {
-                throw ShinyAPIError.serverError("could not sign in")
+                throw ShinyAPIError(
+                    .tooManyRequests,
+                    "too_many_attempts",
+                    error.message,
+                    headers: [.retryAfter: String(error.retryAfter)]
+                )
             }
-            guard let user = verified.user else {
+            switch outcome {
+            case .wrong:
                 throw ShinyAPIError(.unauthorized, "invalid_credentials", "wrong user name or password")
-            }
-            if verified.needsCode {
+            case .needsCode:
                 throw ShinyAPIError(.unauthorized, "code_required", "a valid authenticator code is required")
-            }
-            do {
-                return ShinySignInResponse(token: try self.store.createSession(for: user.id), user: user.name)
-            } catch {
-                throw ShinyAPIError.serverError("could not sign in")
+            case .verified(let user):
+                do {
+                    return ShinySignInResponse(token: try self.store.createSession(for: user.id), user: user.name)
+                } catch {
+                    throw ShinyAPIError.serverError("could not sign in")
+                }
             }
         }
     }

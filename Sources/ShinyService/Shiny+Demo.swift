@@ -26,7 +26,7 @@ extension Shiny {
     /// account's state and the notifications received. A real service has no such endpoints (they
     /// tell anyone who asks which accounts exist and who they are linked to), so they exist only with
     /// ``ShinyConfiguration/demo``, which shiny accepts on loopback only.
-    func addDemo(to router: Router<BasicRequestContext>) {
+    func addDemo(to router: Router<ShinyRequestContext>) {
         router.get("/api/demo/accounts/:user") { _, context -> ShinyAccountStatus in
             let name = context.parameters.get("user") ?? ""
             let status: ShinyAccountStatus?

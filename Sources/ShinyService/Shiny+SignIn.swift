@@ -46,32 +46,78 @@ extension Shiny {
         return try store.createSession(for: user.id)
     }
 
-    func addSignIn(to router: Router<BasicRequestContext>) {
+    /// Where the callback sends the browser on, to finish in a request that carries its cookies.
+    static let signInFinishPath = "/signin/keyhaven/finish"
+    static let signInCookie = "shiny_signin"
+
+    /// The sign-in page again, with why Sign in with Keyhaven did not work.
+    func signInPage(_ request: Request, error: String, status: HTTPResponse.Status) -> Response {
+        let (token, headers) = formToken(request)
+        return Self.html(ShinyPages.signIn(csrf: token, error: error), status: status, headers: headers)
+    }
+
+    /// Sign in with Keyhaven in the browser. The provider answers with a cross-site `form_post`,
+    /// which carries no SameSite=Lax cookie, so the callback cannot tell whose browser it is in: it
+    /// keeps the answer for a minute under a random id and sends the browser on (303) to
+    /// ``signInFinishPath``, a top-level GET that does carry shiny's cookies. There the sign-in
+    /// finishes only if the browser holds the `shiny_signin` cookie set when *it* started this
+    /// sign-in: an attacker's authorization posted into someone else's browser (login CSRF, review
+    /// L19) is refused.
+    func addSignIn(to router: Router<ShinyRequestContext>) {
         router.get("/signin/keyhaven") { _, _ in
             guard let (configuration, _) = self.signIn.configured else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
-            let (state, nonce) = self.signIn.begin()
+            let started = self.signIn.begin()
             let query = FormURLEncoding.encode([
                 ("client_id", configuration.clientId), ("redirect_uri", configuration.redirectURI),
                 ("response_type", "code"), ("response_mode", "form_post"), ("scope", "name email"),
-                ("state", state), ("nonce", nonce),
+                ("state", started.state), ("nonce", started.nonce),
             ])
-            return Self.redirect(configuration.providerURL + "/auth/authorize?" + query)
+            return Self.redirect(
+                configuration.providerURL + "/auth/authorize?" + query,
+                headers: [
+                    .setCookie:
+                        "\(Self.signInCookie)=\(started.browser); Path=/signin/keyhaven; Max-Age=600; HttpOnly; SameSite=Lax\(self.cookieSecurity)"
+                ]
+            )
         }
         router.post(RouterPath(stringLiteral: Self.signInCallbackPath)) { request, _ in
             let form = await Self.form(request)
+            guard self.signIn.configured != nil else {
+                return Self.html(ShinyPages.notFound(), status: .notFound)
+            }
+            guard let handoff = self.signIn.hold(state: form["state"] ?? "", code: form["code"], error: form["error"])
+            else {
+                return self.signInPage(request, error: "That sign-in expired; try again.", status: .badRequest)
+            }
+            return Self.redirect(Self.signInFinishPath + "?handoff=" + handoff)
+        }
+        router.get(RouterPath(stringLiteral: Self.signInFinishPath)) { request, _ in
             guard let (configuration, client) = self.signIn.configured else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
-            guard let nonce = form["state"].flatMap(self.signIn.finish(state:)) else {
-                return Self.html(ShinyPages.signIn(error: "That sign-in expired; try again."), status: .badRequest)
+            let handoff = FormURLEncoding.parse(request.uri.query ?? "").first { $0.0 == "handoff" }?.1 ?? ""
+            guard let answer = self.signIn.take(handoff: handoff) else {
+                return self.signInPage(request, error: "That sign-in expired; try again.", status: .badRequest)
             }
-            if let error = form["error"] {
-                return Self.html(ShinyPages.signIn(error: "Sign in with Keyhaven was cancelled (\(error))."))
+            guard
+                let nonce = self.signIn.finish(
+                    state: answer.state,
+                    browser: request.cookies[Self.signInCookie]?.value ?? ""
+                )
+            else {
+                return self.signInPage(
+                    request,
+                    error: "This sign-in did not start in this browser. Start again from shiny's sign-in page.",
+                    status: .forbidden
+                )
             }
-            guard let code = form["code"] else {
-                return Self.html(ShinyPages.signIn(error: "The provider sent no code."), status: .badRequest)
+            if let error = answer.error {
+                return self.signInPage(request, error: "Sign in with Keyhaven was cancelled (\(error)).", status: .ok)
+            }
+            guard let code = answer.code else {
+                return self.signInPage(request, error: "The provider sent no code.", status: .badRequest)
             }
             do {
                 let (_, claims) = try await client.exchange(
@@ -83,13 +129,15 @@ extension Shiny {
                     try self.store.user(signInSubject: claims.sub)
                     ?? self.store.createLinkedUser(name: claims.email ?? claims.sub, subject: claims.sub)
                 let token = try self.store.createSession(for: user.id)
-                return Self.redirect(
-                    "/account",
-                    headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"]
+                var headers = self.sessionCookieHeader(token)
+                headers.append(
+                    .init(name: .setCookie, value: "\(Self.signInCookie)=; Path=/signin/keyhaven; Max-Age=0")
                 )
+                return Self.redirect("/account", headers: headers)
             } catch {
-                return Self.html(
-                    ShinyPages.signIn(error: "Sign in with Keyhaven did not work: \(error)"),
+                return self.signInPage(
+                    request,
+                    error: "Sign in with Keyhaven did not work: \(error)",
                     status: .badGateway
                 )
             }

@@ -1,24 +1,36 @@
 import AccountModification
 import AccountModificationKit
-import Foundation
+public import Foundation
 import HTTPTypes
 public import Hummingbird
 import Logging
 import NIOCore
 import OneTimeCodes
 import PasswordRules
+import Synchronization
 import _KeyhavenSupport
 
 /// shiny's settings.
 public struct ShinyConfiguration: Sendable {
     public var host: String
     public var port: Int
+    /// Where people and Keyhaven reach shiny (`https://shiny.example`): the origin of its manifest's
+    /// endpoint and step-up pages, and the one origin its forms accept. `nil`: the origin shiny
+    /// listens on. Never taken from a request's `Host` or `X-Forwarded-*` headers.
+    public var publicURL: String?
     /// The SQLite file of users; `nil` keeps them in memory.
     public var databasePath: String?
     /// scrypt cost for password hashes: N = 2^scryptLogN, r = 8, p = 1.
     public var scryptLogN: Int
     /// The password rules shiny enforces and publishes in its manifest.
     public var passwordRules: String
+    /// The guessing limit per account (sign-in, change-password, the step-up page's codes, and the
+    /// current password the account-modification extension checks).
+    public var accountThrottle: ShinyThrottlePolicy
+    /// The guessing limit per client address.
+    public var addressThrottle: ShinyThrottlePolicy
+    /// The clock of the guessing limits (tests move it).
+    public var now: @Sendable () -> Date
     /// Test hook: shiny stores (and reports) this password instead of the one Keyhaven sent.
     public var substitutePassword: (@Sendable (String) -> String)?
     /// For `keyhaven demo` only: also serve `/api/demo/…`, which shows any account's status and the
@@ -29,21 +41,53 @@ public struct ShinyConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1",
         port: Int = 8081,
+        publicURL: String? = nil,
         databasePath: String? = nil,
         scryptLogN: Int = 13,
         passwordRules: String =
             "required: lower; required: upper; required: digit; allowed: [-_.!]; minlength: 12; maxlength: 64;",
+        accountThrottle: ShinyThrottlePolicy = .account,
+        addressThrottle: ShinyThrottlePolicy = .address,
+        now: @escaping @Sendable () -> Date = { Date() },
         substitutePassword: (@Sendable (String) -> String)? = nil,
         demo: Bool = false
     ) {
+        self.accountThrottle = accountThrottle
+        self.addressThrottle = addressThrottle
+        self.now = now
         self.host = host
         self.port = port
+        self.publicURL = publicURL
         self.databasePath = databasePath
         self.scryptLogN = scryptLogN
         self.passwordRules = passwordRules
         self.substitutePassword = substitutePassword
         self.demo = demo
     }
+}
+
+/// shiny's public origin: configured, or where it listens (known once it binds its port).
+final class PublicOrigin: Sendable {
+    let configured: String?
+    let fallback: String
+    private let bound = Mutex<String?>(nil)
+
+    init(_ configuration: ShinyConfiguration) {
+        configured = configuration.publicURL.map { url in
+            var url = url
+            while url.hasSuffix("/") { url.removeLast() }
+            return url
+        }
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        fallback = "http://\(host):\(configuration.port)"
+    }
+
+    var current: String { configured ?? bound.withLock { $0 } ?? fallback }
+
+    func listening(at origin: String) { bound.withLock { $0 = origin } }
+
+    /// Whether cookies must be `Secure` (pages served over https).
+    var isSecure: Bool { current.hasPrefix("https://") }
 }
 
 /// A configuration shiny cannot run with.
@@ -59,7 +103,13 @@ public final class Shiny: Sendable {
     let store: ShinyStore
     let stepUps = StepUps()
     let signIn = ShinySignIn()
+    let throttle: ShinyThrottle
     let kit: AccountModificationKit<ShinyExtension>
+    let publicOrigin: PublicOrigin
+
+    /// Where people and Keyhaven reach shiny: ``ShinyConfiguration/publicURL``, else where it
+    /// listens (else, before it listens, its configured host and port).
+    public var origin: String { publicOrigin.current }
 
     public init(configuration: ShinyConfiguration = ShinyConfiguration()) throws {
         if configuration.demo, ServiceOrigin(scheme: .http, host: configuration.host)?.isLoopback != true {
@@ -68,13 +118,21 @@ public final class Shiny: Sendable {
             )
         }
         self.configuration = configuration
+        throttle = ShinyThrottle(
+            account: configuration.accountThrottle,
+            address: configuration.addressThrottle,
+            now: configuration.now
+        )
         store = try ShinyStore(path: configuration.databasePath, scryptLogN: configuration.scryptLogN)
         let rules = PasswordRules(configuration.passwordRules)
         let signIn = self.signIn
         let requirements = PasswordRules.canonical(configuration.passwordRules)
+        let publicOrigin = PublicOrigin(configuration)
+        self.publicOrigin = publicOrigin
         kit = AccountModificationKit(
             extension: ShinyExtension(
                 store: store,
+                throttle: throttle,
                 rules: rules,
                 stepUps: stepUps,
                 signIn: signIn,
@@ -90,6 +148,7 @@ public final class Shiny: Sendable {
                     signIn: provider.map { SignInConfiguration(issuer: $0.issuer, clientId: $0.clientId) }
                 )
             },
+            origin: { publicOrigin.current },
             ledger: ShinyLedger(store: store)
         )
     }
@@ -139,7 +198,11 @@ public final class Shiny: Sendable {
         return Application(
             router: router(),
             configuration: .init(address: .hostname(configuration.host, port: port), serverName: "shiny"),
-            onServerRunning: { channel in await onReady("http://\(host):\(channel.localAddress?.port ?? port)") },
+            onServerRunning: { channel in
+                let origin = "http://\(host):\(channel.localAddress?.port ?? port)"
+                self.publicOrigin.listening(at: origin)
+                await onReady(origin)
+            },
             logger: logger
         )
     }
@@ -164,8 +227,8 @@ public final class Shiny: Sendable {
         var description: String { "shiny stopped before it listened" }
     }
 
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    public func router() -> Router<ShinyRequestContext> {
+        let router = Router(context: ShinyRequestContext.self)
         kit.addRoutes(to: router)
         addPages(to: router)
         addAPI(to: router)
@@ -175,15 +238,10 @@ public final class Shiny: Sendable {
         return router
     }
 
-    static func html(_ page: HTML, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.contentType] = "text/html; charset=utf-8"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: page.rendered)))
-    }
-
     static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.location] = location
+        fields[.cacheControl] = "no-store"
         return Response(status: .seeOther, headers: fields)
     }
 
@@ -198,69 +256,89 @@ public final class Shiny: Sendable {
     }
 
     func sessionUser(_ request: Request) -> ShinyStore.User? {
-        guard let token = request.cookies["shiny_session"]?.value else { return nil }
+        guard let token = request.cookies[Self.sessionCookie]?.value else { return nil }
         return try? store.user(sessionToken: token)
     }
 
-    func addPages(to router: Router<BasicRequestContext>) {
+    func addPages(to router: Router<ShinyRequestContext>) {
         router.get("/") { _, _ in Self.html(ShinyPages.home()) }
         router.get("/.well-known/change-password") { _, _ in
             Response(status: .found, headers: [.location: "/account/password"])
         }
-        router.get("/signup") { _, _ in Self.html(ShinyPages.signUp()) }
+        router.get("/signup") { request, _ in
+            let (token, headers) = self.formToken(request)
+            return Self.html(ShinyPages.signUp(csrf: token), headers: headers)
+        }
         router.post("/signup") { request, _ in
             let form = await Self.form(request)
+            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
+            let csrf = form["csrf"] ?? ""
             let user = (form["user"] ?? "").trimmingCharacters(in: .whitespaces)
             let password = form["password"] ?? ""
             guard !user.isEmpty, !password.isEmpty else {
-                return Self.html(ShinyPages.signUp(error: "Choose a user name and a password."), status: .badRequest)
+                return Self.html(
+                    ShinyPages.signUp(csrf: csrf, error: "Choose a user name and a password."),
+                    status: .badRequest
+                )
             }
             if let problem = self.ruleProblem(password) {
-                return Self.html(ShinyPages.signUp(error: problem), status: .badRequest)
+                return Self.html(ShinyPages.signUp(csrf: csrf, error: problem), status: .badRequest)
             }
             guard (try? self.store.user(named: user)) == nil else {
-                return Self.html(ShinyPages.signUp(error: "This user name is taken."), status: .conflict)
+                return Self.html(ShinyPages.signUp(csrf: csrf, error: "This user name is taken."), status: .conflict)
             }
             guard let created = try? self.store.createUser(name: user, password: password, totp: form["totp"] == "1"),
                 let token = try? self.store.createSession(for: created.user.id)
             else {
-                return Self.html(ShinyPages.signUp(error: "Something went wrong."), status: .internalServerError)
-            }
-            return Self.redirect(
-                "/account",
-                headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"]
-            )
-        }
-        router.get("/signin") { _, _ in Self.html(ShinyPages.signIn()) }
-        router.post("/signin") { request, _ in
-            let form = await Self.form(request)
-            let user = form["user"] ?? ""
-            let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
-            guard
-                let (found, needsCode) = try? self.store.verify(
-                    name: user,
-                    password: form["password"] ?? "",
-                    code: code,
-                    useCode: true
-                ),
-                let found
-            else {
                 return Self.html(
-                    ShinyPages.signIn(error: "Wrong user name or password.", user: user),
-                    status: .unauthorized
+                    ShinyPages.signUp(csrf: csrf, error: "Something went wrong."),
+                    status: .internalServerError
                 )
             }
-            if needsCode {
+            return Self.redirect("/account", headers: self.sessionCookieHeader(token))
+        }
+        router.get("/signin") { request, _ in
+            let (token, headers) = self.formToken(request)
+            return Self.html(ShinyPages.signIn(csrf: token), headers: headers)
+        }
+        router.post("/signin") { request, context in
+            let form = await Self.form(request)
+            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
+            let csrf = form["csrf"] ?? ""
+            let user = form["user"] ?? ""
+            let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
+            let outcome: Verification
+            do throws(ShinyThrottle.Locked) {
+                outcome = try self.verify(
+                    user: user,
+                    password: form["password"] ?? "",
+                    code: code,
+                    address: Self.clientAddress(context)
+                )
+            } catch {
+                return Self.tooMany(error) { ShinyPages.signIn(csrf: csrf, error: $0, user: user) }
+            }
+            switch outcome {
+            case .wrong:
+                return Self.html(
+                    ShinyPages.signIn(csrf: csrf, error: "Wrong user name or password.", user: user),
+                    status: .unauthorized
+                )
+            case .needsCode:
                 let message = code == nil ? "Enter the code from your authenticator." : "That code is not right."
-                return Self.html(ShinyPages.signIn(error: message, askCode: true, user: user), status: .unauthorized)
+                return Self.html(
+                    ShinyPages.signIn(csrf: csrf, error: message, askCode: true, user: user),
+                    status: .unauthorized
+                )
+            case .verified(let found):
+                guard let token = try? self.store.createSession(for: found.id) else {
+                    return Self.html(
+                        ShinyPages.signIn(csrf: csrf, error: "Something went wrong."),
+                        status: .internalServerError
+                    )
+                }
+                return Self.redirect("/account", headers: self.sessionCookieHeader(token))
             }
-            guard let token = try? self.store.createSession(for: found.id) else {
-                return Self.html(ShinyPages.signIn(error: "Something went wrong."), status: .internalServerError)
-            }
-            return Self.redirect(
-                "/account",
-                headers: [.setCookie: "shiny_session=\(token); Path=/; HttpOnly; SameSite=Lax"]
-            )
         }
         router.get("/account") { request, _ in
             guard let user = self.sessionUser(request) else { return Self.redirect("/signin") }
@@ -268,43 +346,57 @@ public final class Shiny: Sendable {
                 ShinyPages.account(user: user.name, totp: user.totpSecret, linked: user.signInSubject != nil)
             )
         }
-        router.get("/account/password") { _, _ in Self.html(ShinyPages.changePassword()) }
-        router.post("/account/password") { request, _ in
+        router.get("/account/password") { request, _ in
+            let (token, headers) = self.formToken(request)
+            return Self.html(ShinyPages.changePassword(csrf: token), headers: headers)
+        }
+        router.post("/account/password") { request, context in
             let form = await Self.form(request)
-            guard
-                let (user, needsCode) = try? self.store.verify(
-                    name: form["user"] ?? "",
+            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
+            let csrf = form["csrf"] ?? ""
+            let outcome: Verification
+            do throws(ShinyThrottle.Locked) {
+                outcome = try self.verify(
+                    user: form["user"] ?? "",
                     password: form["current"] ?? "",
                     code: form["code"].flatMap { $0.isEmpty ? nil : $0 },
-                    useCode: true
-                ),
-                let user
-            else {
-                return Self.html(
-                    ShinyPages.changePassword(message: "The current password is wrong."),
-                    status: .unauthorized
+                    address: Self.clientAddress(context)
                 )
+            } catch {
+                return Self.tooMany(error) { ShinyPages.changePassword(csrf: csrf, message: $0) }
             }
-            // An account with an authenticator changes its password only with a code too.
-            if needsCode {
+            let user: ShinyStore.User
+            switch outcome {
+            case .wrong:
                 return Self.html(
-                    ShinyPages.changePassword(message: "Enter the current code from your authenticator."),
+                    ShinyPages.changePassword(csrf: csrf, message: "The current password is wrong."),
                     status: .unauthorized
                 )
+            case .needsCode:
+                // An account with an authenticator changes its password only with a code too.
+                return Self.html(
+                    ShinyPages.changePassword(csrf: csrf, message: "Enter the current code from your authenticator."),
+                    status: .unauthorized
+                )
+            case .verified(let verified):
+                user = verified
             }
             let new = form["new"] ?? ""
             if let problem = self.ruleProblem(new) {
-                return Self.html(ShinyPages.changePassword(message: problem), status: .badRequest)
+                return Self.html(ShinyPages.changePassword(csrf: csrf, message: problem), status: .badRequest)
             }
             do {
                 try self.store.setPassword(new, for: user.id)
             } catch {
                 return Self.html(
-                    ShinyPages.changePassword(message: "Your password could not be saved; it is unchanged. Try again."),
+                    ShinyPages.changePassword(
+                        csrf: csrf,
+                        message: "Your password could not be saved; it is unchanged. Try again."
+                    ),
                     status: .internalServerError
                 )
             }
-            return Self.html(ShinyPages.changePassword(message: "Your password was changed."))
+            return Self.html(ShinyPages.changePassword(csrf: csrf, message: "Your password was changed."))
         }
     }
 
@@ -313,22 +405,32 @@ public final class Shiny: Sendable {
         return report.isValid ? nil : "This password does not meet shiny's rules: \(report)."
     }
 
-    /// The step-up page Keyhaven opens for TOTP accounts.
-    func addStepUp(to router: Router<BasicRequestContext>) {
-        router.get("/account-modification/step-up/:id") { _, context in
+    /// The step-up page Keyhaven opens for TOTP accounts. Its codes count against the account's
+    /// guessing limit (opening new requests does not reset it), and five wrong ones end the request.
+    func addStepUp(to router: Router<ShinyRequestContext>) {
+        router.get("/account-modification/step-up/:id") { request, context in
             let id = context.parameters.get("id") ?? ""
             guard let pending = await self.stepUps.get(id) else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
-            return Self.html(ShinyPages.stepUp(id: id, user: pending.user.name))
+            let (token, headers) = self.formToken(request)
+            return Self.html(ShinyPages.stepUp(id: id, user: pending.user.name, csrf: token), headers: headers)
         }
         router.post("/account-modification/step-up/:id") { request, context in
             let id = context.parameters.get("id") ?? ""
+            let form = await Self.form(request)
+            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
+            let csrf = form["csrf"] ?? ""
             guard let pending = await self.stepUps.get(id), let modification = await self.kit.context(for: id) else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
-            let code = (await Self.form(request))["code"] ?? ""
-            guard (try? self.store.useCode(code, for: pending.user)) == true else {
+            let keys = self.throttle.keys(account: pending.user.name, address: Self.clientAddress(context))
+            do throws(ShinyThrottle.Locked) {
+                try self.throttle.charge(keys)
+            } catch {
+                return Self.tooMany(error) { ShinyPages.stepUp(id: id, user: pending.user.name, csrf: csrf, error: $0) }
+            }
+            guard (try? self.store.useCode(form["code"] ?? "", for: pending.user)) == true else {
                 if await self.stepUps.failedAttempt(id) >= 5 {
                     await self.stepUps.close(id)
                     await modification.cancelRequest(
@@ -339,10 +441,11 @@ public final class Shiny: Sendable {
                     )
                 }
                 return Self.html(
-                    ShinyPages.stepUp(id: id, user: pending.user.name, error: "That code is not right."),
+                    ShinyPages.stepUp(id: id, user: pending.user.name, csrf: csrf, error: "That code is not right."),
                     status: .unauthorized
                 )
             }
+            self.throttle.refund(keys, succeeded: true)
             await self.stepUps.close(id)
             switch pending.action {
             case .changePassword(let newPassword):
@@ -360,8 +463,9 @@ public final class Shiny: Sendable {
                 )
             }
         }
-        router.post("/account-modification/step-up/:id/cancel") { _, context in
+        router.post("/account-modification/step-up/:id/cancel") { request, context in
             let id = context.parameters.get("id") ?? ""
+            guard self.isGenuineForm(await Self.form(request), request) else { return Self.staleForm() }
             guard await self.stepUps.get(id) != nil, let modification = await self.kit.context(for: id) else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
@@ -369,5 +473,47 @@ public final class Shiny: Sendable {
             await modification.cancelRequest(withError: .init(code: .userCanceled))
             return Self.html(ShinyPages.stepUpDone("Cancelled: nothing was changed.", success: false))
         }
+    }
+
+    /// What a password (and code) check found.
+    enum Verification {
+        case wrong
+        /// The password is right; the account's authenticator code is missing or wrong.
+        case needsCode
+        case verified(ShinyStore.User)
+    }
+
+    /// Checks `user`'s password (and code, used up when right) under the guessing limits.
+    /// - Throws: ``ShinyThrottle/Locked`` while the account or the address is locked; nothing is
+    ///   checked then.
+    func verify(
+        user: String,
+        password: String,
+        code: String?,
+        address: String?
+    ) throws(ShinyThrottle.Locked)
+        -> Verification
+    {
+        try guarded(account: user, address: address, codeGiven: code != nil) {
+            try store.verify(name: user, password: password, code: code, useCode: true)
+        }
+    }
+
+    /// Runs a password check charged to `account` and `address`; refunds what was not a wrong guess.
+    func guarded(
+        account: String,
+        address: String?,
+        codeGiven: Bool,
+        _ check: () throws -> (user: ShinyStore.User?, needsCode: Bool)
+    ) throws(ShinyThrottle.Locked) -> Verification {
+        let keys = throttle.keys(account: account, address: address)
+        try throttle.charge(keys)
+        guard let (user, needsCode) = try? check(), let user else { return .wrong }
+        if !needsCode {
+            throttle.refund(keys, succeeded: true)
+            return .verified(user)
+        }
+        if !codeGiven { throttle.refund(keys, succeeded: false) }  // the right password, the code still to come
+        return .needsCode
     }
 }

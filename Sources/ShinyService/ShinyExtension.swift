@@ -12,21 +12,32 @@ import PasswordRules
 /// - New passwords must satisfy shiny's rules; otherwise the request fails with the reason.
 struct ShinyExtension: AccountModificationExtension {
     let store: ShinyStore
+    let throttle: ShinyThrottle
     let rules: PasswordRules
     let stepUps: StepUps
     let signIn: ShinySignIn
     /// Test hook: the password the service actually sets (it reports it back).
     let substitute: (@Sendable (String) -> String)?
 
-    func identify(_ request: ModificationContext.Request) throws -> Result<ShinyStore.User, ModificationError> {
+    /// The account a request is for. A current password counts against the account's and the
+    /// address's guessing limits, like a sign-in (this endpoint is no unthrottled password oracle).
+    func identify(_ context: ModificationContext) throws -> Result<ShinyStore.User, ModificationError> {
+        let request = context.request
         if let credential = request.existingCredential {
-            let (user, needsCode) = try store.verify(name: credential.user, password: credential.password)
+            let keys = throttle.keys(account: credential.user, address: context.clientAddress)
+            do throws(ShinyThrottle.Locked) {
+                try throttle.charge(keys)
+            } catch {
+                return .failure(.init(code: .failed, localizedFailureReason: error.message))
+            }
+            let (user, _) = try store.verify(name: credential.user, password: credential.password)
             guard let user else {
                 return .failure(
                     .init(code: .failed, localizedFailureReason: "The current user name or password is wrong.")
                 )
             }
-            _ = needsCode  // the step-up asks for the code
+            // The password was right: not a wrong guess (the step-up asks for the code, and counts it).
+            throttle.refund(keys, succeeded: user.totpSecret == nil)
             return .success(user)
         }
         if let token = request.userInfo?["sessionToken"], let user = try store.user(sessionToken: token) {
@@ -64,7 +75,7 @@ struct ShinyExtension: AccountModificationExtension {
     func changePasswordWithoutUserInteraction(_ context: ModificationContext) async {
         let request = context.request
         let identified: Result<ShinyStore.User, ModificationError>
-        do { identified = try identify(request) } catch {
+        do { identified = try identify(context) } catch {
             return await context.cancelRequest(
                 withError: .init(code: .failed, localizedFailureReason: "shiny is unavailable.")
             )
@@ -86,7 +97,7 @@ struct ShinyExtension: AccountModificationExtension {
 
     func prepareInterfaceToChangePassword(_ context: ModificationContext) async -> String? {
         let request = context.request
-        guard let identified = try? identify(request) else {
+        guard let identified = try? identify(context) else {
             await context.cancelRequest(
                 withError: .init(code: .failed, localizedFailureReason: "shiny is unavailable.")
             )
@@ -99,6 +110,12 @@ struct ShinyExtension: AccountModificationExtension {
         case .success(let user):
             if let problem = check(request.newPassword) {
                 await context.cancelRequest(withError: problem)
+                return nil
+            }
+            guard user.totpSecret != nil else {
+                // No second factor: the credential is all there is to confirm, and it was given. A
+                // page asking for an authenticator code the person cannot have would only strand them.
+                await apply(request.newPassword!, user: user, context: context)
                 return nil
             }
             await stepUps.open(request.requestId, user: user, action: .changePassword(request.newPassword!))

@@ -1,19 +1,34 @@
 import _KeyhavenSupport
 
-/// shiny's HTML: plain pages, no scripts; element ids are stable (browser tests use them).
+/// shiny's HTML: plain pages, no scripts; element ids are stable (browser tests use them). Every
+/// form carries the browser's CSRF token (`csrf`).
 enum ShinyPages {
+    /// The pages' only style sheet: inline, allowed by its hash in the Content-Security-Policy.
+    static let stylesheet =
+        "body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}"
+        + "label{display:block;margin:.8rem 0 .2rem}input{font-size:1rem;padding:.4rem;width:100%;box-sizing:border-box}"
+        + "input[type=checkbox]{width:auto}"
+        + "button{margin-top:1rem;font-size:1rem;padding:.5rem 1rem}.error{color:#b00020}.ok{color:#00703c}"
+
     static func page(_ title: String, _ body: HTML) -> HTML {
         """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
         <title>\(title) · shiny</title>
-        <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}
-        label{display:block;margin:.8rem 0 .2rem}input{font-size:1rem;padding:.4rem;width:100%;box-sizing:border-box}
-        button{margin-top:1rem;font-size:1rem;padding:.5rem 1rem}.error{color:#b00020}.ok{color:#00703c}</style>
+        <style>\(HTML(unsafeRaw: stylesheet))</style>
         </head><body><h1>\(title)</h1>
         \(body)
         </body></html>
         """
+    }
+
+    /// The hidden CSRF field.
+    static func csrfField(_ token: String) -> HTML {
+        HTML(#"<input type="hidden" name="csrf" value="\#(token)">"#)
+    }
+
+    static func message(_ title: String, _ text: String) -> HTML {
+        page(title, "<p id=\"result\" class=\"error\">\(text)</p>")
     }
 
     static func home() -> HTML {
@@ -26,27 +41,29 @@ enum ShinyPages {
         )
     }
 
-    static func signUp(error: String? = nil) -> HTML {
+    static func signUp(csrf: String, error: String? = nil) -> HTML {
         page(
             "Create an account",
             """
             \(error.map { HTML("<p class=\"error\" id=\"error\">\($0)</p>") } ?? "")
             <form method="post" action="/signup">
+            \(csrfField(csrf))
             <label for="user">User name</label><input id="user" name="user" autocomplete="username" required>
             <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" required>
-            <label><input type="checkbox" name="totp" value="1" style="width:auto"> Protect with an authenticator code (TOTP)</label>
+            <label><input type="checkbox" name="totp" value="1"> Protect with an authenticator code (TOTP)</label>
             <button id="create" type="submit">Create account</button>
             </form>
             """
         )
     }
 
-    static func signIn(error: String? = nil, askCode: Bool = false, user: String = "") -> HTML {
+    static func signIn(csrf: String, error: String? = nil, askCode: Bool = false, user: String = "") -> HTML {
         page(
             "Sign in",
             """
             \(error.map { HTML("<p class=\"error\" id=\"error\">\($0)</p>") } ?? "")
             <form method="post" action="/signin">
+            \(csrfField(csrf))
             <label for="user">User name</label><input id="user" name="user" value="\(user)" autocomplete="username" required>
             <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
             \(askCode ? HTML("<label for=\"code\">Authenticator code</label><input id=\"code\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\">") : "")
@@ -68,12 +85,13 @@ enum ShinyPages {
         )
     }
 
-    static func changePassword(message: String? = nil) -> HTML {
+    static func changePassword(csrf: String, message: String? = nil) -> HTML {
         page(
             "Change your password",
             """
             \(message.map { HTML("<p id=\"message\">\($0)</p>") } ?? "")
             <form method="post" action="/account/password">
+            \(csrfField(csrf))
             <label for="user">User name</label><input id="user" name="user" autocomplete="username">
             <label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password">
             <label for="new">New password</label><input id="new" name="new" type="password" autocomplete="new-password">
@@ -84,7 +102,7 @@ enum ShinyPages {
         )
     }
 
-    static func stepUp(id: String, user: String, error: String? = nil) -> HTML {
+    static func stepUp(id: String, user: String, csrf: String, error: String? = nil) -> HTML {
         page(
             "Confirm the password change",
             """
@@ -92,11 +110,13 @@ enum ShinyPages {
             Enter the 6-digit code from your authenticator to confirm.</p>
             \(error.map { HTML("<p class=\"error\" id=\"error\">\($0)</p>") } ?? "")
             <form method="post" action="/account-modification/step-up/\(id)">
+            \(csrfField(csrf))
             <label for="code">Authenticator code</label>
             <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" autofocus required>
             <button id="verify" type="submit">Confirm</button>
             </form>
             <form method="post" action="/account-modification/step-up/\(id)/cancel">
+            \(csrfField(csrf))
             <button id="cancel" type="submit">Cancel</button>
             </form>
             """

@@ -40,16 +40,27 @@ public struct ShinySignInConfiguration: Sendable {
 }
 
 /// shiny's relying-party state: the kit's client once configured, the browser sign-ins in flight
-/// (kept server-side by `state`, because the provider's form_post callback is a cross-site POST
-/// that carries no SameSite=Lax cookie), and the notifications received.
+/// (by `state`, each bound to the browser that started it by a random value in its `shiny_signin`
+/// cookie), the provider's answers waiting for their browser, and the notifications received.
 final class ShinySignIn: Sendable {
     struct Pending: Sendable {
         var nonce: String
+        /// The value of the starting browser's `shiny_signin` cookie.
+        var browser: String
+        var created: Date
+    }
+
+    /// The provider's answer to a sign-in, held until its browser comes back for it.
+    struct Answer: Sendable {
+        var state: String
+        var code: String?
+        var error: String?
         var created: Date
     }
 
     private let client = Mutex<(configuration: ShinySignInConfiguration, client: SignInClient)?>(nil)
     private let pending = Mutex<[String: Pending]>([:])
+    private let answers = Mutex<[String: Answer]>([:])
     let notifications = Mutex<[NotificationEvent]>([])
 
     var configured: (configuration: ShinySignInConfiguration, client: SignInClient)? { client.withLock { $0 } }
@@ -73,22 +84,48 @@ final class ShinySignIn: Sendable {
         return Base64URL.encode((0..<24).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
-    /// A new browser sign-in: its state and nonce (valid ten minutes).
-    func begin() -> (state: String, nonce: String) {
+    /// A new browser sign-in: its state, nonce and browser binding (valid ten minutes).
+    func begin() -> (state: String, nonce: String, browser: String) {
         let state = Self.random()
         let nonce = Self.random()
+        let browser = Self.random()
         pending.withLock { pending in
             let cutoff = Date().addingTimeInterval(-600)
             pending = pending.filter { $0.value.created > cutoff }
-            pending[state] = Pending(nonce: nonce, created: Date())
+            pending[state] = Pending(nonce: nonce, browser: browser, created: Date())
         }
-        return (state, nonce)
+        return (state, nonce, browser)
     }
 
-    /// The nonce of a sign-in in flight; each state works once.
-    func finish(state: String) -> String? {
+    /// Keeps the provider's answer for a sign-in in flight for a minute; returns the id its browser
+    /// fetches it by, or nil for a state shiny did not issue (or that expired).
+    func hold(state: String, code: String?, error: String?) -> String? {
+        let known = pending.withLock { $0[state].map { $0.created > Date().addingTimeInterval(-600) } ?? false }
+        guard known else { return nil }
+        let id = Self.random()
+        answers.withLock { answers in
+            let cutoff = Date().addingTimeInterval(-60)
+            answers = answers.filter { $0.value.created > cutoff }
+            answers[id] = Answer(state: state, code: code, error: error, created: Date())
+        }
+        return id
+    }
+
+    /// The answer held under `handoff`; each works once.
+    func take(handoff: String) -> Answer? {
+        answers.withLock { answers in
+            guard let answer = answers.removeValue(forKey: handoff), answer.created > Date().addingTimeInterval(-60)
+            else { return nil }
+            return answer
+        }
+    }
+
+    /// The nonce of a sign-in in flight, if `browser` is the cookie of the browser that started it
+    /// (compared in constant time). Each state works once, and a wrong browser uses it up too.
+    func finish(state: String, browser: String) -> String? {
         pending.withLock { pending in
-            guard let entry = pending.removeValue(forKey: state), entry.created > Date().addingTimeInterval(-600)
+            guard let entry = pending.removeValue(forKey: state), entry.created > Date().addingTimeInterval(-600),
+                constantTimeEqual(browser, entry.browser)
             else { return nil }
             return entry.nonce
         }
@@ -147,7 +184,7 @@ extension ShinyExtension {
     }
 
     func convertAccountToSignInWithoutUserInteraction(_ context: ModificationContext) async {
-        switch (try? identify(context.request))
+        switch (try? identify(context))
             ?? .failure(.init(code: .failed, localizedFailureReason: "shiny is unavailable."))
         {
         case .failure(let error):
@@ -161,13 +198,19 @@ extension ShinyExtension {
     }
 
     func prepareInterfaceToConvertAccountToSignIn(_ context: ModificationContext) async -> String? {
-        switch (try? identify(context.request))
+        switch (try? identify(context))
             ?? .failure(.init(code: .failed, localizedFailureReason: "shiny is unavailable."))
         {
         case .failure(let error):
             await context.cancelRequest(withError: error)
             return nil
         case .success(let user):
+            guard user.totpSecret != nil else {
+                // No second factor to ask for: convert as without interaction (Keyhaven shows the
+                // person which service switches before it hands over the authorization).
+                await convert(user, context: context)
+                return nil
+            }
             await stepUps.open(context.request.requestId, user: user, action: .convertToSignIn)
             return "/account-modification/step-up/\(context.request.requestId)"
         }

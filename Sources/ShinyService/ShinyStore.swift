@@ -3,6 +3,7 @@ import AccountModificationKit
 import Crypto
 import Foundation
 import GRDB
+import Logging
 import OneTimeCodes
 import _CryptoExtras
 import _KeyhavenSupport
@@ -11,6 +12,7 @@ import _KeyhavenSupport
 final class ShinyStore: Sendable {
     let database: DatabaseQueue
     let scryptLogN: Int
+    let logger = Logger(label: "shiny.store")
 
     struct User: Sendable {
         var id: Int64
@@ -268,21 +270,27 @@ final class ShinyStore: Sendable {
     }
 }
 
-/// shiny keeps the kit's answers in its own database, so `GET requests/{id}` survives a restart.
+/// shiny keeps the kit's ledger in its own database (one row per request: the kit's entry as JSON,
+/// with no passwords in it), so a retry, poll or cancel after a restart gets the recorded answer.
+/// SQLite's default synchronous mode makes each save durable before the kit answers.
 struct ShinyLedger: ModificationLedger {
     let store: ShinyStore
 
-    func save(_ response: ModificationResponse) {
-        guard let data = try? JSONEncoder().encode(response) else { return }
-        try? store.database.write { db in
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO modificationRequest (requestId, response, updated) VALUES (?, ?, ?)",
-                arguments: [response.requestId, data, Date().timeIntervalSince1970]
-            )
+    func save(_ entry: ModificationLedgerEntry) {
+        guard let data = try? JSONEncoder().encode(entry) else { return }
+        do {
+            try store.database.write { db in
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO modificationRequest (requestId, response, updated) VALUES (?, ?, ?)",
+                    arguments: [entry.requestId, data, Date().timeIntervalSince1970]
+                )
+            }
+        } catch {
+            store.logger.error("could not record the answer to an account-modification request")
         }
     }
 
-    func load(_ requestId: String) -> ModificationResponse? {
+    func load(_ requestId: String) -> ModificationLedgerEntry? {
         let data = try? store.database.read { db in
             try Data.fetchOne(
                 db,
@@ -290,6 +298,11 @@ struct ShinyLedger: ModificationLedger {
                 arguments: [requestId]
             )
         }
-        return data.flatMap { try? JSONDecoder().decode(ModificationResponse.self, from: $0) }
+        guard let data else { return nil }
+        if let entry = try? JSONDecoder().decode(ModificationLedgerEntry.self, from: data) { return entry }
+        // A row from before shiny kept the request's summary: its answer alone.
+        return (try? JSONDecoder().decode(ModificationResponse.self, from: data)).map {
+            .init(response: $0, request: nil)
+        }
     }
 }

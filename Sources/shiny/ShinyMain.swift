@@ -61,7 +61,9 @@ struct ShinyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let shiny = try Shiny(configuration: .init(host: host, port: port, databasePath: database, demo: demo))
+        let shiny = try Shiny(
+            configuration: .init(host: host, port: port, publicURL: publicURL, databasePath: database, demo: demo)
+        )
         let signIn = try signInConfiguration()
         if let signIn {
             // Reads the key now, so that a bad one stops shiny before it listens.

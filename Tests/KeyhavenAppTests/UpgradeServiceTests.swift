@@ -43,7 +43,7 @@ struct UpgradeServiceTests {
                 let code = try! TOTP(secret: secret).code(at: Date())
                 _ = try? await PageForm.submit(url, [("code", code)])
             case .pressCancelOnPage:
-                _ = try? await PageForm.submit(url + "/cancel", [])
+                _ = try? await PageForm.submit(url + "/cancel", [], page: url)
             case .interrupt(let flag):
                 flag.raise()
             case .ignore:

@@ -156,22 +156,16 @@ struct ShinyKitTests {
 
             let (pageStatus, page) = try await Self.get(client, "/account-modification/step-up/r-4")
             #expect(pageStatus == .ok && page.contains("id=\"code\""))
-            let wrong = try await client.execute(
-                uri: "/account-modification/step-up/r-4",
-                method: .post,
-                body: ByteBuffer(string: "code=000000")
-            ) {
-                String(buffer: $0.body)
-            }
+            let wrong = try await ShinyPagesTests.post(
+                client,
+                "/account-modification/step-up/r-4",
+                [("code", "000000")]
+            )
+            .body
             #expect(wrong.contains("That code is not right"))
             let code = try TOTP(secret: secret).code(at: Date())
-            let done = try await client.execute(
-                uri: "/account-modification/step-up/r-4",
-                method: .post,
-                body: ByteBuffer(string: "code=\(code)")
-            ) {
-                String(buffer: $0.body)
-            }
+            let done = try await ShinyPagesTests.post(client, "/account-modification/step-up/r-4", [("code", code)])
+                .body
             #expect(done.contains("Your password was changed"))
             let (_, final) = try await Self.get(client, "/account-modification/requests/r-4")
             #expect(final.contains("\"completed\""))

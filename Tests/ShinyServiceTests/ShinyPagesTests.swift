@@ -25,17 +25,34 @@ struct ShinyPagesTests {
         return ByteBuffer(string: encoded.joined(separator: "&"))
     }
 
+    /// Posts a page's form as a browser does: opens the page (`page`, default `path`) first, then
+    /// posts `fields` with the page's CSRF token and the cookie that goes with it.
     static func post(
         _ client: some TestClientProtocol,
         _ path: String,
-        _ fields: [(String, String)]
+        _ fields: [(String, String)],
+        page: String? = nil
     ) async throws -> Page {
-        try await client.execute(
+        let opened = try await get(client, page ?? path)
+        let token = try #require(csrfToken(opened.body), "no CSRF field on \(page ?? path)")
+        let cookie = try #require(setCookie(opened, "shiny_csrf"))
+        return try await client.execute(
             uri: path,
             method: .post,
-            headers: [.contentType: "application/x-www-form-urlencoded"],
-            body: form(fields)
+            headers: [.contentType: "application/x-www-form-urlencoded", .cookie: cookie],
+            body: form(fields + [("csrf", token)])
         ) { Page(status: $0.status, headers: $0.headers, body: String(buffer: $0.body)) }
+    }
+
+    /// The page's CSRF token.
+    static func csrfToken(_ html: String) -> String? {
+        html.firstMatch(of: #/name="csrf" value="([0-9a-f]+)"/#).map { String($0.output.1) }
+    }
+
+    /// The `name=value` pair of the cookie `name` a response sets.
+    static func setCookie(_ page: Page, _ name: String) -> String? {
+        page.headers[values: .setCookie].compactMap { $0.split(separator: ";").first.map(String.init) }
+            .first { $0.hasPrefix(name + "=") }
     }
 
     static func get(_ client: some TestClientProtocol, _ path: String, cookie: String? = nil) async throws -> Page {
@@ -48,7 +65,7 @@ struct ShinyPagesTests {
 
     /// The `shiny_session=…` pair a response sets.
     static func session(_ page: Page) -> String? {
-        page.headers[.setCookie]?.split(separator: ";").first.map(String.init)
+        setCookie(page, "shiny_session")
     }
 
     @Test func signUpWithAnAuthenticatorThenSignInWithItsCode() async throws {

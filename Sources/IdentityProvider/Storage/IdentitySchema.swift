@@ -90,6 +90,19 @@ enum IdentitySchema {
             "v3-totp-last-step",
             ["ALTER TABLE users ADD COLUMN totp_last_step BIGINT"]
         ),
+        (
+            // Browsers that signed in before (security review M9): their cookie (as SHA-256 hex)
+            // gets a guessing counter of its own, so a stranger's wrong guesses do not lock the
+            // owner out.
+            "v4-known-devices",
+            [
+                """
+                CREATE TABLE known_devices (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, \
+                created BIGINT NOT NULL, expires BIGINT NOT NULL)
+                """,
+                "CREATE INDEX known_devices_user ON known_devices (user_id)",
+            ]
+        ),
     ]
 
     /// Applies what is missing, in one transaction; PostgreSQL instances starting together wait

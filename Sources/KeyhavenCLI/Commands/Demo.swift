@@ -286,7 +286,12 @@ struct DemoHost: ModificationHost {
                 return
             }
             let code = try TOTP(secret: secret).code(at: Date())
-            let answer = try await DemoHTTP.post(url, form: [("code", code)])
+            // As a browser posts the page's form: with its CSRF token and the cookie that goes with it.
+            let answer = try await DemoHTTP.post(
+                url,
+                form: [("code", code), ("csrf", page.csrfToken ?? "")],
+                cookies: page.cookies
+            )
             print(
                 "  the demo entered bob's authenticator code: \(answer.text.contains("Your password was changed") ? "accepted" : "rejected")"
             )

@@ -11,6 +11,13 @@ enum DemoHTTP {
     struct Reply: Sendable {
         var status: Int
         var body: [UInt8]
+        /// The `name=value` of each cookie the answer sets.
+        var cookies: [String] = []
+
+        /// The page's CSRF token (its hidden `csrf` field).
+        var csrfToken: String? {
+            text.firstMatch(of: #/name="csrf" value="([0-9a-f]+)"/#).map { String($0.output.1) }
+        }
 
         var text: String { String(decoding: body, as: UTF8.self) }
         var succeeded: Bool { (200..<300).contains(status) }
@@ -26,10 +33,11 @@ enum DemoHTTP {
     }
 
     /// A form POST (`application/x-www-form-urlencoded`), as a browser submits one.
-    static func post(_ url: String, form fields: [(String, String)]) async throws -> Reply {
+    static func post(_ url: String, form fields: [(String, String)], cookies: [String] = []) async throws -> Reply {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        if !cookies.isEmpty { request.headers.add(name: "Cookie", value: cookies.joined(separator: "; ")) }
         request.body = .bytes(ByteBuffer(string: FormURLEncoding.encode(fields)))
         return try await send(request)
     }
@@ -47,6 +55,7 @@ enum DemoHTTP {
     static func send(_ request: HTTPClientRequest) async throws -> Reply {
         let response = try await OutboundHTTP.shared.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1 << 20)
-        return Reply(status: Int(response.status.code), body: Array(body.readableBytesView))
+        let cookies = response.headers["Set-Cookie"].compactMap { $0.split(separator: ";").first.map(String.init) }
+        return Reply(status: Int(response.status.code), body: Array(body.readableBytesView), cookies: cookies)
     }
 }
