@@ -67,7 +67,7 @@ struct ProviderOptions: ParsableArguments {
 
     /// The secrets key, if one is configured.
     func secretsKey() throws -> SymmetricKey? {
-        guard let path = secretsKeyFile ?? ProcessInfo.processInfo.environment["KEYHAVEN_IDP_SECRETS_KEY_FILE"],
+        guard let path = secretsKeyFile ?? CommandIO.current.environment["KEYHAVEN_IDP_SECRETS_KEY_FILE"],
             !path.isEmpty
         else { return nil }
         guard let text = try? String(contentsOfFile: (path as NSString).expandingTildeInPath, encoding: .utf8) else {
@@ -82,7 +82,7 @@ struct ProviderOptions: ParsableArguments {
     }
 
     var location: String {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = CommandIO.current.environment
         if let given = database ?? environment["KEYHAVEN_IDP_DATABASE"], !given.isEmpty {
             return given.hasPrefix("postgres") ? given : (given as NSString).expandingTildeInPath
         }
@@ -95,7 +95,7 @@ struct ProviderOptions: ParsableArguments {
     func configuration(defaultIssuer: String = "http://127.0.0.1:8090") -> ProviderConfiguration {
         var configuration = ProviderConfiguration(issuer: issuer ?? defaultIssuer)
         configuration.allowInsecureURLs = allowInsecureURLs
-        if let logN = ProcessInfo.processInfo.environment["KEYHAVEN_IDP_SCRYPT_LOG_N"].flatMap(Int.init) {
+        if let logN = CommandIO.current.environment["KEYHAVEN_IDP_SCRYPT_LOG_N"].flatMap(Int.init) {
             configuration.passwordLogN = logN  // tests: cheaper hashes
         }
         return configuration
