@@ -271,7 +271,8 @@ let package = Package(
         .target(
             name: "IdentityProviderTestSupport",
             dependencies: [
-                "IdentityProvider", "IdentityProviderServer", "IdentityProviderPostgres", "KeyhavenJOSE", "RelyingParty",
+                "IdentityProvider", "IdentityProviderServer", "IdentityProviderPostgres", "KeyhavenJOSE",
+                "RelyingParty",
                 "_KeyhavenSupport", asyncHTTPClient, logging, nioCore, nioHTTP1,
             ],
             path: "Tests/IdentityProviderTestSupport",
@@ -408,7 +409,9 @@ let package = Package(
         ),
         .testTarget(
             name: "BreachCheckHTTPTests",
-            dependencies: ["BreachCheckHTTP", "BreachCheck", "KeyhavenTesting", hummingbird, hummingbirdTesting, httpTypes],
+            dependencies: [
+                "BreachCheckHTTP", "BreachCheck", "KeyhavenTesting", hummingbird, hummingbirdTesting, httpTypes,
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -12,8 +12,8 @@ import Testing
 /// ShinyServiceTests): the published manifest, request validation, idempotency by id, answers that
 /// wait, cancellation, and answers that outlive a restart through the ledger.
 struct AccountModificationKitTests {
-    /// Accounts in memory; `hold` makes change-password requests wait for the person (never finish
-    /// by themselves).
+    /// Accounts in memory; `hold` makes change-password requests wait until cancelled, `finish: false`
+    /// returns without finishing them.
     final class Accounts: AccountModificationExtension {
         let passwords = Mutex(["alice": "Password1234"])
         let changes = Mutex(0)
@@ -28,7 +28,15 @@ struct AccountModificationKitTests {
 
         func changePasswordWithoutUserInteraction(_ context: ModificationContext) async {
             changes.withLock { $0 += 1 }
-            if hold || !finish { return }
+            if hold {
+                // Waits as a person would, until the request is cancelled (or 10 s pass).
+                let deadline = ContinuousClock.now + .seconds(10)
+                while await context.isOpen, ContinuousClock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+                return
+            }
+            if !finish { return }
             guard let credential = context.request.existingCredential,
                 passwords.withLock({ $0[credential.user] == credential.password }),
                 let new = context.request.newPassword
@@ -60,7 +68,11 @@ struct AccountModificationKitTests {
         passwordGenerationRequirements: "minlength: 12;"
     )
 
-    static func change(_ id: String, password: String = "Password1234", new: String = "Strong-Password-42x")
+    static func change(
+        _ id: String,
+        password: String = "Password1234",
+        new: String = "Strong-Password-42x"
+    )
         -> ChangePasswordRequest
     {
         ChangePasswordRequest(
@@ -118,13 +130,17 @@ struct AccountModificationKitTests {
             // Read on each request: a service that turns sign-in upgrades on publishes it at once.
             published.withLock { $0.supportsUpgradeToSignIn = true }
             let (_, again) = try await Self.call(client, .get, "/.well-known/account-modification")
-            #expect(try JSONDecoder().decode(AccountModificationManifest.self, from: Data(again.utf8)).supportsUpgradeToSignIn)
+            #expect(
+                try JSONDecoder().decode(AccountModificationManifest.self, from: Data(again.utf8))
+                    .supportsUpgradeToSignIn
+            )
         }
     }
 
     @Test func malformedRequestsAreRefusedBeforeTheExtensionRuns() async throws {
         let accounts = Accounts()
-        try await Self.app(AccountModificationKit(extension: accounts, manifest: Self.manifest)).test(.router) { client in
+        try await Self.app(AccountModificationKit(extension: accounts, manifest: Self.manifest)).test(.router) {
+            client in
             for bad in [
                 Self.change("a/b"), Self.change(String(repeating: "x", count: 129)), Self.change(""),
                 Self.change("r-1", new: ""), Self.change("r-1", new: String(repeating: "p", count: 1025)),
@@ -145,12 +161,23 @@ struct AccountModificationKitTests {
 
     @Test func requestsAreIdempotentByIdAndConflictsAreRefused() async throws {
         let accounts = Accounts()
-        try await Self.app(AccountModificationKit(extension: accounts, manifest: Self.manifest)).test(.router) { client in
-            let (status, first) = try await Self.call(client, .post, "/account-modification/change-password", Self.change("r-1"))
+        try await Self.app(AccountModificationKit(extension: accounts, manifest: Self.manifest)).test(.router) {
+            client in
+            let (status, first) = try await Self.call(
+                client,
+                .post,
+                "/account-modification/change-password",
+                Self.change("r-1")
+            )
             #expect(status == .ok)
             #expect(try Self.response(first).status == .completed)
             // A retry (the client lost the answer) gets the recorded answer; nothing runs twice.
-            let (_, retry) = try await Self.call(client, .post, "/account-modification/change-password", Self.change("r-1"))
+            let (_, retry) = try await Self.call(
+                client,
+                .post,
+                "/account-modification/change-password",
+                Self.change("r-1")
+            )
             #expect(try Self.response(retry) == Self.response(first))
             #expect(accounts.changes.withLock { $0 } == 1)
             let (polled, answer) = try await Self.call(client, .get, "/account-modification/requests/r-1")
@@ -179,17 +206,36 @@ struct AccountModificationKitTests {
 
     @Test func aSlowExtensionAnswersPendingAndCancelReachesIt() async throws {
         let accounts = Accounts(hold: true)
-        let kit = AccountModificationKit(extension: accounts, manifest: Self.manifest, answerTimeout: .milliseconds(100))
+        let kit = AccountModificationKit(
+            extension: accounts,
+            manifest: Self.manifest,
+            answerTimeout: .milliseconds(100)
+        )
         try await Self.app(kit).test(.router) { client in
-            let (_, started) = try await Self.call(client, .post, "/account-modification/change-password", Self.change("r-1"))
+            let (_, started) = try await Self.call(
+                client,
+                .post,
+                "/account-modification/change-password",
+                Self.change("r-1")
+            )
             #expect(try Self.response(started).status == .pending)
             #expect(await kit.context(for: "r-1")?.isOpen == true)
-            let (_, cancelled) = try await Self.call(client, .post, "/account-modification/requests/r-1/cancel", [String: String]())
+            let (_, cancelled) = try await Self.call(
+                client,
+                .post,
+                "/account-modification/requests/r-1/cancel",
+                [String: String]()
+            )
             let answer = try Self.response(cancelled)
             #expect(answer.status == .failed && answer.error?.code == .userCanceled)
             #expect(accounts.cancelled.withLock { $0 } == ["r-1"])
             // Cancelling again changes nothing and does not call the extension again.
-            let (_, again) = try await Self.call(client, .post, "/account-modification/requests/r-1/cancel", [String: String]())
+            let (_, again) = try await Self.call(
+                client,
+                .post,
+                "/account-modification/requests/r-1/cancel",
+                [String: String]()
+            )
             #expect(try Self.response(again) == answer)
             #expect(accounts.cancelled.withLock { $0 } == ["r-1"])
         }
@@ -198,7 +244,12 @@ struct AccountModificationKitTests {
     @Test func anExtensionThatNeverFinishesFailsTheRequest() async throws {
         let kit = AccountModificationKit(extension: Accounts(finish: false), manifest: Self.manifest)
         try await Self.app(kit).test(.router) { client in
-            let (_, text) = try await Self.call(client, .post, "/account-modification/change-password", Self.change("r-1"))
+            let (_, text) = try await Self.call(
+                client,
+                .post,
+                "/account-modification/change-password",
+                Self.change("r-1")
+            )
             let answer = try Self.response(text)
             #expect(answer.status == .failed && answer.error?.code == .failed)
             // The default for a kind the extension does not implement: a failure with a reason.
@@ -233,7 +284,10 @@ struct AccountModificationKitTests {
                 #expect(try Self.response(done).status == .completed)
                 let (_, open) = try await Self.call(client, .get, "/account-modification/requests/open")
                 let forgotten = try Self.response(open)
-                #expect(forgotten.status == .failed && forgotten.error?.localizedFailureReason?.contains("restarted") == true)
+                #expect(
+                    forgotten.status == .failed
+                        && forgotten.error?.localizedFailureReason?.contains("restarted") == true
+                )
                 let (unknown, _) = try await Self.call(client, .get, "/account-modification/requests/never")
                 #expect(unknown == .notFound)
             }

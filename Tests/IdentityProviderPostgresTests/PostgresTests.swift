@@ -1,8 +1,8 @@
 import Foundation
 import IdentityProvider
-import IdentityProviderTestSupport
 import IdentityProviderPostgres
 import IdentityProviderServer
+import IdentityProviderTestSupport
 import KeyhavenJOSE
 import KeyhavenTesting
 import Logging

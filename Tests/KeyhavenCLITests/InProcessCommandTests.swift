@@ -21,7 +21,11 @@ struct InProcessCommandTests {
         ]
     }
 
-    func run(_ arguments: [String], stdin: String = "", environment: [String: String]? = nil) async -> (
+    func run(
+        _ arguments: [String],
+        stdin: String = "",
+        environment: [String: String]? = nil
+    ) async -> (
         status: Int32, stdout: String, stderr: String
     ) {
         let io = CommandIO(environment: environment ?? self.environment, standardInput: stdin)
@@ -37,7 +41,9 @@ struct InProcessCommandTests {
     }
 
     @Test func generateFollowsTheRulesGiven() async throws {
-        let result = await run(["generate", "--rules", "minlength: 8; maxlength: 8; required: digit;", "-n", "3", "--json"])
+        let result = await run([
+            "generate", "--rules", "minlength: 8; maxlength: 8; required: digit;", "-n", "3", "--json",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let report = try JSONDecoder().decode(Generated.self, from: Data(result.stdout.utf8))
         #expect(report.passwords.count == 3 && Set(report.passwords).count == 3)
@@ -64,14 +70,17 @@ struct InProcessCommandTests {
         #expect(help.status == 0 && help.stderr.isEmpty)
         #expect(help.stdout.contains("--reconcile") && help.stdout.contains("asks the service"), "\(help.stdout)")
         let version = await run(["--version"])
-        #expect(version.status == 0 && version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == KeyhavenVersion.current)
+        #expect(
+            version.status == 0
+                && version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == KeyhavenVersion.current
+        )
     }
 
     @Test func strengthReadsItsPasswordsFromStandardInput() async {
         let result = await run(["strength", "-"], stdin: "password\r\nTr0ub4dour&3\ncorrect horse battery staple\n")
         #expect(result.status == 0, "\(result.stderr)")
         let scores = result.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] }
-        #expect(scores == ["0", "2", "4"])
+        #expect(scores == ["0", "2", "4"], "\(result.stdout)")
     }
 
     struct Summary: Decodable {
@@ -90,7 +99,9 @@ struct InProcessCommandTests {
         #expect(added.status == 0, "\(added.stderr)")
         let listed = await run(["list", "--json"])
         let items = try JSONDecoder().decode([Summary].self, from: Data(listed.stdout.utf8))
-        #expect(items.map(\.user) == ["ada"] && items[0].services == ["https://example.com"] && items[0].password == nil)
+        #expect(
+            items.map(\.user) == ["ada"] && items[0].services == ["https://example.com"] && items[0].password == nil
+        )
         let table = await run(["list"])
         #expect(table.stdout.hasPrefix("ID") && table.stdout.contains("ada"))
 
@@ -98,7 +109,10 @@ struct InProcessCommandTests {
         #expect(shown.stdout.contains("password:  hunter2"))
         // What a command writes is the caller's: nothing of it reached this process's streams, and
         // the vault on disk is the one the injected environment named.
-        let vault = try Vault.open(at: directory.appendingPathComponent("vault.sqlite"), masterPassword: "correct horse battery")
+        let vault = try Vault.open(
+            at: directory.appendingPathComponent("vault.sqlite"),
+            masterPassword: "correct horse battery"
+        )
         #expect(try vault.list().credentials.map(\.user) == ["ada"])
     }
 
@@ -107,7 +121,11 @@ struct InProcessCommandTests {
         var withoutPassword = environment
         withoutPassword["KEYHAVEN_PASSWORD"] = nil
 
-        let fromStdin = await run(["list", "--json", "--password-stdin"], stdin: "correct horse battery\n", environment: withoutPassword)
+        let fromStdin = await run(
+            ["list", "--json", "--password-stdin"],
+            stdin: "correct horse battery\n",
+            environment: withoutPassword
+        )
         #expect(fromStdin.status == 0, "\(fromStdin.stderr)")
         #expect(try JSONDecoder().decode([Summary].self, from: Data(fromStdin.stdout.utf8)).isEmpty)
 

@@ -36,7 +36,7 @@ struct KeyhavenTestingTests {
         let one = try TestVault(now: clock.now)
         let two = try TestVault(masterPassword: "another")
         #expect(one.directory != two.directory)
-        #expect(one.url.deletingLastPathComponent() == one.directory)
+        #expect(one.url.path == one.directory.appendingPathComponent("vault.sqlite").path)
         #expect(FileManager.default.fileExists(atPath: one.url.path))
         _ = try one.reopen()
         #expect(throws: VaultError(.wrongPassword, "")) {
@@ -58,7 +58,10 @@ struct KeyhavenTestingTests {
         #expect(throws: (any Error).self) { try Fixtures.data("missing.json") }
         let root = Fixtures.packageRoot()
         #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path))
-        #expect(root.appendingPathComponent("Tests/KeyhavenTestingTests").path == Fixtures.url("x").deletingLastPathComponent().deletingLastPathComponent().path)
+        #expect(
+            root.appendingPathComponent("Tests/KeyhavenTestingTests").path
+                == Fixtures.url("x").deletingLastPathComponent().deletingLastPathComponent().path
+        )
     }
 
     @Test func theCommandRunnerCapturesStreamsStatusAndSignal() async throws {
@@ -76,8 +79,17 @@ struct KeyhavenTestingTests {
         #expect(killed.signal == 9)
 
         // More than a pipe holds on both streams at once: read concurrently, no deadlock.
-        let chatty = try await shell.runDetached(["-c", "head -c 300000 /dev/zero | tr '\\0' a; head -c 300000 /dev/zero >&2"])
+        let chatty = try await shell.runDetached([
+            "-c", "head -c 300000 /dev/zero | tr '\\0' a; head -c 300000 /dev/zero >&2",
+        ])
         #expect(chatty.status == 0 && chatty.stdout.utf8.count == 300_000 && chatty.stderr.utf8.count == 300_000)
+    }
+
+    @Test func aFlagRaisedInOneTaskIsSeenInAnother() async {
+        let flag = TestFlag()
+        #expect(!flag.isRaised)
+        await Task.detached { flag.raise() }.value
+        #expect(flag.isRaised)
     }
 
     @Test func externalToolGatesAnswerHonestly() {
@@ -105,36 +117,5 @@ struct KeyhavenTestingTests {
         let good = rows.filter { !broken.contains($0) }
         #expect(good == good.sorted())
         #expect(Set(good) == Set(corpus.present.map { "\($0.digest.hex):\($0.count)" }))
-    }
-}
-
-/// `.offCooperativePool` runs the test body on a thread of its own, not on Swift's cooperative pool.
-struct OffCooperativePoolTests {
-    static func threadName() -> String? { Thread.current.name }
-
-    @Test(.offCooperativePool) func theBodyRunsOnTheDedicatedThread() async {
-        #expect(Self.threadName() == "keyhaven.testing.dedicated")
-        await Task.yield()
-        #expect(Self.threadName() == "keyhaven.testing.dedicated")
-    }
-
-    @Test func withoutTheTraitItDoesNot() async {
-        #expect(Self.threadName() != "keyhaven.testing.dedicated")
-    }
-
-    @Test func theExecutorRunsJobsInOrderUntilFinished() async {
-        let executor = DedicatedQueueExecutor()
-        let order = await withTaskExecutorPreference(executor) {
-            await withTaskGroup(of: String?.self) { group in
-                for _ in 0..<4 { group.addTask { Self.threadName() } }
-                return await group.reduce(into: []) { $0.append($1) }
-            }
-        }
-        executor.finish()
-        #expect(order == Array(repeating: "keyhaven.testing.dedicated", count: 4))
-        let flag = TestFlag()
-        #expect(!flag.isRaised)
-        await Task.detached { flag.raise() }.value
-        #expect(flag.isRaised)
     }
 }

@@ -45,7 +45,10 @@ struct OutboundHTTPTests {
         // until the 30-second deadline.
         let start = ContinuousClock.now
         await #expect(throws: (any Error).self) {
-            _ = try await OutboundHTTP.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:9/"), timeout: .seconds(30))
+            _ = try await OutboundHTTP.shared.execute(
+                HTTPClientRequest(url: "http://127.0.0.1:9/"),
+                timeout: .seconds(30)
+            )
         }
         #expect(ContinuousClock.now - start < .seconds(5))
     }

@@ -39,7 +39,9 @@ public final class CommandIO: @unchecked Sendable {
     /// `standardInput`; what the command writes is kept in ``standardOutput`` and ``standardError``.
     public init(environment: [String: String] = [:], standardInput: String = "") {
         injectedEnvironment = environment
-        var lines = standardInput.components(separatedBy: "\n")
+        // Split on the scalar: "\r\n" is one Character, which a Character split would not cut.
+        var lines = standardInput.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { String(String.UnicodeScalarView($0)) }
         if lines.last == "" { lines.removeLast() }
         input = ArraySlice(lines.map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 })
     }
