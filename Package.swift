@@ -220,10 +220,11 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", grdb, crypto, cryptoExtras],
             swiftSettings: swiftSettings
         ),
-        // Test support shipped to users: seeded randomness, fixed clocks, fixtures.
+        // Test support shipped to users: seeded randomness, fixed clocks, fixtures, a command runner,
+        // external-tool gates, generated breach corpora.
         .target(
             name: "KeyhavenTesting",
-            dependencies: ["Vault", "_KeyhavenSupport"],
+            dependencies: ["Vault", "BreachCheck", "_KeyhavenSupport"],
             swiftSettings: swiftSettings
         ),
         // The commands of `keyhaven`, as a library so tests can drive them in-process.
@@ -262,6 +263,21 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        // One test target per library target (`<Target>Tests`), plus suites that cross targets on
+        // purpose (IdentityProviderTests: the provider end to end; KeyhavenCLITests: the binary).
+
+        // The provider served on a loopback port with a team, a service and a person, for the
+        // provider's test targets (not a product; test support users may want is in KeyhavenTesting).
+        .target(
+            name: "IdentityProviderTestSupport",
+            dependencies: [
+                "IdentityProvider", "IdentityProviderServer", "IdentityProviderPostgres", "KeyhavenJOSE",
+                "RelyingParty",
+                "_KeyhavenSupport", asyncHTTPClient, logging, nioCore, nioHTTP1,
+            ],
+            path: "Tests/IdentityProviderTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "_KeyhavenSupportTests",
             dependencies: ["_KeyhavenSupport"],
@@ -293,21 +309,12 @@ let package = Package(
         ),
         .testTarget(
             name: "BreachCheckTests",
-            dependencies: [
-                "BreachCheck", "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer", "KeyhavenTesting",
-                hummingbird, hummingbirdTesting, httpTypes,
-            ],
+            dependencies: ["BreachCheck", "KeyhavenTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SecurityRecommendationsTests",
-            dependencies: [
-                "SecurityRecommendations", "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer",
-                "KeyhavenTesting", "Vault", "BreachCheck",
-                "PasswordStrength", "KeyhavenApp", "AccountModification", "_KeyhavenSupport",
-                asyncHTTPClient, hummingbird,
-                hummingbirdTesting, httpTypes,
-            ],
+            dependencies: ["SecurityRecommendations", "KeyhavenTesting", "Vault", "BreachCheck", "PasswordStrength"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
@@ -338,11 +345,10 @@ let package = Package(
         .testTarget(
             name: "IdentityProviderTests",
             dependencies: [
-                "_KeyhavenSupport", "IdentityProvider", "IdentityProviderPostgres", "RelyingParty", "KeyhavenJOSE",
-                "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer",
-                "KeyhavenTesting", "OneTimeCodes", "ShinyService", "KeyhavenApp", "Vault", "AccountModification",
-                asyncHTTPClient, jwtKit, logging, hummingbird, crypto, cryptoExtras, httpTypes, nioCore, nioHTTP1,
-                nioPosix,
+                "_KeyhavenSupport", "IdentityProvider", "IdentityProviderPostgres", "IdentityProviderServer",
+                "IdentityProviderTestSupport", "RelyingParty", "KeyhavenJOSE", "UpgradeHTTP", "KeyhavenTesting",
+                "OneTimeCodes", "ShinyService", "KeyhavenApp", "Vault", "AccountModification", asyncHTTPClient, jwtKit,
+                logging, crypto, nioCore, nioHTTP1,
             ],
             exclude: ["Clients", "Browser"],
             swiftSettings: swiftSettings
@@ -356,6 +362,72 @@ let package = Package(
                 "OneTimeCodes", "AccountModification", argumentParser, grdb,
             ],
             exclude: ["Browser"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "_KeyhavenHTTPSupportTests",
+            dependencies: [
+                "_KeyhavenHTTPSupport", "KeyhavenTesting", asyncHTTPClient, hummingbird, hummingbirdTesting, httpTypes,
+                nioCore, nioHTTP1,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyhavenTestingTests",
+            dependencies: ["KeyhavenTesting", "Vault", "BreachCheck"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyhavenJOSETests",
+            dependencies: ["KeyhavenJOSE", "KeyhavenTesting", "_KeyhavenSupport", crypto],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RelyingPartyTests",
+            dependencies: [
+                "RelyingParty", "IdentityProvider", "IdentityProviderTestSupport", "KeyhavenJOSE", "KeyhavenTesting",
+                "_KeyhavenSupport", crypto, cryptoExtras,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IdentityProviderPostgresTests",
+            dependencies: [
+                "IdentityProviderPostgres", "IdentityProvider", "IdentityProviderServer", "IdentityProviderTestSupport",
+                "KeyhavenJOSE", "KeyhavenTesting", "RelyingParty", logging,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IdentityProviderServerTests",
+            dependencies: [
+                "IdentityProviderServer", "IdentityProvider", "IdentityProviderTestSupport", "KeyhavenJOSE",
+                "KeyhavenTesting", "RelyingParty", "OneTimeCodes", "_KeyhavenSupport", asyncHTTPClient, hummingbird,
+                httpTypes, logging, nioCore, nioHTTP1, nioPosix,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BreachCheckHTTPTests",
+            dependencies: [
+                "BreachCheckHTTP", "BreachCheck", "KeyhavenTesting", hummingbird, hummingbirdTesting, httpTypes,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "UpgradeHTTPTests",
+            dependencies: [
+                "UpgradeHTTP", "AccountModification", "KeyhavenApp", "KeyhavenTesting", "SecurityRecommendations",
+                "_KeyhavenSupport", asyncHTTPClient, hummingbird, hummingbirdTesting, httpTypes,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AccountModificationKitTests",
+            dependencies: [
+                "AccountModificationKit", "AccountModification", hummingbird, hummingbirdTesting, httpTypes, nioCore,
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -12,8 +12,10 @@ cd "$(dirname "$0")/.."
 scripts/install-test-deps.sh
 KEYHAVEN_TEST_POSTGRES_URL=$(scripts/start-test-postgres.sh)
 export KEYHAVEN_TEST_POSTGRES_URL
-swift build --build-tests
-# Every import names a declared dependency (the boundaries between targets stay honest).
+# Every import names a declared dependency (the boundaries between targets stay honest): SwiftPM's
+# check for imports of this package's targets, scripts/check-imports.py for products of other
+# packages (which this toolchain's check does not cover).
+swift build --build-tests --explicit-target-dependency-import-check error
 python3 scripts/check-imports.py
 # Suites that drive Chromium or python clients run here (they are installed above): a missing tool
 # fails them instead of skipping them, as plain `swift test` does.

@@ -40,6 +40,38 @@ public enum KeyhavenVersion {
 }
 
 extension Keyhaven {
+    /// Parses and runs `arguments` in-process with `io`'s environment and standard input, writing
+    /// to `io`, as the `keyhaven` executable would (a failure is printed once to `io`'s standard
+    /// error, help and `--version` to its standard output); returns the exit status.
+    ///
+    /// The command runs in the caller's process: commands that serve (`serve`, `idp serve`) or
+    /// install signal handlers (`upgrade`) are meant for the executable.
+    public static func run(_ arguments: [String], io: CommandIO) async -> Int32 {
+        await CommandIO.$current.withValue(io) {
+            do {
+                var command = try parseAsRoot(arguments)
+                if var asynchronous = command as? any AsyncParsableCommand {
+                    try await asynchronous.run()
+                } else {
+                    try command.run()
+                }
+                return 0
+            } catch let failure as CommandFailure {
+                Output.error("keyhaven: error: \(failure.message)")
+                return failure.exitCode
+            } catch {
+                let status = exitCode(for: error)
+                let message = fullMessage(for: error)
+                if status == .success {
+                    if !message.isEmpty { print(message) }
+                } else {
+                    Output.error(message)
+                }
+                return status.rawValue
+            }
+        }
+    }
+
     /// The asynchronous entry point, for the executable's `main.swift`: parses, runs, and prints a
     /// failure once (`keyhaven: error: …`) with its exit status.
     public static func runMain(_ arguments: [String]? = nil) async {

@@ -7,21 +7,10 @@ import Testing
 /// broken lines; every present hash found with its count, none of 100,000 absent ones.
 @Suite(.offCooperativePool)
 struct BreachIndexTests {
-    struct Corpus {
-        var present: [(digest: SHA1Digest, count: Int)]
-        var absent: [SHA1Digest]
-    }
+    typealias Corpus = BreachCorpus
 
     static func corpus(size: Int, seed: UInt64) -> Corpus {
-        var rng = SeededRandomNumberGenerator(seed: seed)
-        var present: [(SHA1Digest, Int)] = []
-        present.reserveCapacity(size)
-        for index in 0..<size {
-            let count = Int.random(in: 1...Int.random(in: 1...2_000_000, using: &rng), using: &rng)
-            present.append((SHA1Digest(password: "present-\(seed)-\(index)"), count))
-        }
-        let absent = (0..<100_000).map { SHA1Digest(password: "absent-\(seed)-\($0)") }
-        return Corpus(present: present, absent: absent)
+        BreachCorpus(size: size, seed: seed)
     }
 
     /// Writes the corpus in HIBP's text format, with `broken` malformed lines mixed in.
@@ -33,19 +22,7 @@ struct BreachIndexTests {
         broken: [String] = [],
         seed: UInt64 = 1
     ) throws -> [Int] {
-        var rng = SeededRandomNumberGenerator(seed: seed)
-        var rows = corpus.present.map { "\($0.digest.hex):\($0.count)" }
-        if sorted { rows.sort() } else { rows.shuffle(using: &rng) }
-        var brokenLines: [Int] = []
-        for (offset, bad) in broken.enumerated() {
-            let position = min(rows.count, (offset + 1) * rows.count / (broken.count + 1))
-            rows.insert(bad, at: position)
-        }
-        for (index, row) in rows.enumerated() where broken.contains(row) {
-            brokenLines.append(index + 1)
-        }
-        try Data(rows.joined(separator: lineEnding).appending(lineEnding).utf8).write(to: url)
-        return brokenLines
+        try corpus.write(to: url, sorted: sorted, lineEnding: lineEnding, broken: broken, seed: seed)
     }
 
     static let broken = [

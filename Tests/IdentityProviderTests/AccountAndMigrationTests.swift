@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import IdentityProvider
+import IdentityProviderTestSupport
 import KeyhavenJOSE
 import KeyhavenTesting
 import NIOCore

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import IdentityProvider
+import IdentityProviderTestSupport
 import KeyhavenJOSE
 import KeyhavenTesting
 import NIOCore

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IdentityProviderTestSupport
 import KeyhavenJOSE
 import KeyhavenTesting
 import OneTimeCodes

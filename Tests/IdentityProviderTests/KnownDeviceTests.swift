@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import IdentityProvider
 import IdentityProviderServer
+import IdentityProviderTestSupport
 import KeyhavenTesting
 import NIOCore
 import NIOHTTP1
@@ -92,9 +93,9 @@ struct KnownDeviceTests {
             ) async throws -> (
                 status: Int, headers: HTTPHeaders, body: String
             ) {
-                let page = try await BrowserFormSecurityTests.get(harness.baseURL + "/account")
+                let page = try await RawHTTP.get(harness.baseURL + "/account")
                 let token = try #require(WebSession.hiddenFields(page.body)["login_token"])
-                return try await BrowserFormSecurityTests.post(
+                return try await RawHTTP.post(
                     signin,
                     fields: [("email", harness.email), ("password", password), ("login_token", token)],
                     cookie: (["kh_login=\(token)"] + cookies).joined(separator: "; "),
@@ -133,7 +134,7 @@ struct KnownDeviceTests {
         try await ProviderHarness.with(configuration) { harness in
             let secret = try harness.client().clientSecret()
             func call(_ path: String, _ fields: [(String, String)]) async throws -> (Int, HTTPHeaders, String) {
-                let response = try await BrowserFormSecurityTests.post(harness.baseURL + path, fields: fields)
+                let response = try await RawHTTP.post(harness.baseURL + path, fields: fields)
                 return (response.status, response.headers, response.body)
             }
             let guess = { (code: String) in

@@ -1,5 +1,6 @@
 import Foundation
 import IdentityProvider
+import IdentityProviderTestSupport
 import KeyhavenJOSE
 import KeyhavenTesting
 import OneTimeCodes
@@ -189,14 +190,4 @@ extension ProtocolFlowTests {
             #expect(other.email == claims.email && other.sub == claims.sub)
         }
     }
-}
-
-/// A settable clock for provider configurations.
-final class TestNow: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = Date()
-
-    var now: Date { lock.withLock { current } }
-
-    func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IdentityProviderTestSupport
 import KeyhavenTesting
 import ShinyService
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import IdentityProvider
+import IdentityProviderTestSupport
 import JWTKit
 import KeyhavenJOSE
 import KeyhavenTesting

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import IdentityProvider
+import IdentityProviderTestSupport
 import KeyhavenTesting
 import OneTimeCodes
 import Testing

@@ -3,6 +3,7 @@ import Foundation
 import IdentityProvider
 import IdentityProviderPostgres
 import IdentityProviderServer
+import IdentityProviderTestSupport
 import KeyhavenTesting
 import Logging
 import NIOCore
@@ -34,7 +35,7 @@ struct SignInThrottleTests {
         adjust(&configuration)
         let database: any SQLDatabase =
             engine == "postgres"
-            ? try PostgresTests.database(url: try await PostgresTests.freshDatabase(), logger: quiet)
+            ? try TestPostgres.database(url: try await TestPostgres.freshDatabase(), logger: quiet)
             : try SQLiteDatabase()
         let provider = try await IdentityProvider(configuration: configuration, database: database)
         _ = try await provider.createUser(email: email, password: password)
@@ -73,7 +74,7 @@ struct SignInThrottleTests {
     }
 
     static var engines: [String] {
-        PostgresTests.baseURL == nil ? ["sqlite"] : ["sqlite", "postgres"]
+        TestPostgres.baseURL == nil ? ["sqlite"] : ["sqlite", "postgres"]
     }
 
     @Test func lockoutsDoubleUpToTheCap() {
@@ -267,20 +268,20 @@ struct SignInThrottleTests {
     }
 
     /// Instances sharing PostgreSQL count together: concurrent wrong guesses are all counted.
-    @Test(.enabled(if: PostgresTests.baseURL != nil, "set KEYHAVEN_TEST_POSTGRES_URL (scripts/test.sh does)"))
+    @Test(.enabled(if: TestPostgres.baseURL != nil, "set KEYHAVEN_TEST_POSTGRES_URL (scripts/test.sh does)"))
     func concurrentGuessesOnTwoInstancesAreAllCounted() async throws {
-        let url = try await PostgresTests.freshDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let clock = TestNow()
         var configuration = ProviderHarness.configuration()
         configuration.now = { clock.now }
         configuration.accountThrottle.allowedFailures = 12
         let first = try await IdentityProvider(
             configuration: configuration,
-            database: try PostgresTests.database(url: url, logger: Self.quiet)
+            database: try TestPostgres.database(url: url, logger: Self.quiet)
         )
         let second = try await IdentityProvider(
             configuration: configuration,
-            database: try PostgresTests.database(url: url, logger: Self.quiet)
+            database: try TestPostgres.database(url: url, logger: Self.quiet)
         )
         _ = try await first.createUser(email: Self.email, password: Self.password)
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -2,6 +2,7 @@ import AccountModification
 import Foundation
 import IdentityProvider
 import IdentityProviderServer
+import IdentityProviderTestSupport
 import KeyhavenApp
 import KeyhavenJOSE
 import KeyhavenTesting

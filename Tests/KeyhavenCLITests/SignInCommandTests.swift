@@ -61,6 +61,7 @@ struct SignInCommandTests {
     /// PostgreSQL database (a fresh one, created with `psql`).
     @Test(
         .enabled(if: postgresURL != nil, "set KEYHAVEN_TEST_POSTGRES_URL (scripts/test.sh does)"),
+        .enabled(if: ExternalTools.python3, ExternalTools.python3Reason),
         .timeLimit(.minutes(2))
     )
     func adminAndServeOnPostgres() async throws {
@@ -126,7 +127,8 @@ struct SignInCommandTests {
 
     /// `--secrets-key-file`: authenticator secrets are sealed in the database; a bad key file is a
     /// clear error.
-    @Test func aSecretsKeyFileSealsAuthenticatorSecrets() async throws {
+    @Test(.enabled(if: ExternalTools.python3, ExternalTools.python3Reason))
+    func aSecretsKeyFileSealsAuthenticatorSecrets() async throws {
         let directory = try TemporaryDirectory.make()
         let database = directory.appendingPathComponent("idp.sqlite").path
         let keyFile = directory.appendingPathComponent("idp-secrets.key")

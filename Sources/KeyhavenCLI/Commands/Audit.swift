@@ -50,7 +50,7 @@ extension Keyhaven {
         }
 
         func breachSource() throws -> SecurityAudit.BreachSource {
-            let environment = ProcessInfo.processInfo.environment
+            let environment = CommandIO.current.environment
             if noBreachCheck { return .none(reason: "--no-breach-check") }
             var indexPath = breachIndex ?? environment["KEYHAVEN_BREACH_INDEX"].flatMap { $0.isEmpty ? nil : $0 }
             if indexPath == nil && breachAPI == nil {

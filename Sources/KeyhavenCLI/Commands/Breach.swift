@@ -90,7 +90,7 @@ extension Keyhaven.Breach {
                 output += String(count)
                 output += "\n"
             }
-            FileHandle.standardOutput.write(Data(output.utf8))
+            CommandIO.current.writeOutput(Data(output.utf8))
         }
     }
 

@@ -39,7 +39,7 @@ final class ShinyProcess {
 
     /// The `shiny` executable: `$KEYHAVEN_SHINY`, else the one next to the running `keyhaven` (where
     /// `swift build` puts both).
-    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+    static func locate(environment: [String: String] = CommandIO.current.environment) throws -> URL {
         if let path = environment[environmentVariable], !path.isEmpty {
             guard FileManager.default.isExecutableFile(atPath: path) else {
                 throw Output.failure(
@@ -76,7 +76,7 @@ final class ShinyProcess {
             where !folders.contains(where: { $0.standardizedFileURL == folder.standardizedFileURL }) {
                 folders.append(folder)
             }
-        } else if let path = ProcessInfo.processInfo.environment["PATH"] {
+        } else if let path = CommandIO.current.environment["PATH"] {
             for folder in path.split(separator: ":").map({ URL(fileURLWithPath: String($0)) })
             where FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent(invoked).path) {
                 folders.append(

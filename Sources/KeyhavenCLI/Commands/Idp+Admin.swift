@@ -198,7 +198,7 @@ struct ProviderUser: AsyncParsableCommand {
 
         func run() async throws {
             let password =
-                try ProcessInfo.processInfo.environment["KEYHAVEN_IDP_USER_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+                try CommandIO.current.environment["KEYHAVEN_IDP_USER_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
                 ?? Terminal.askSecret("Password for \(email): ", confirm: true)
             try await provider.withOpened { provider in
                 let (user, secret) = try await administering {

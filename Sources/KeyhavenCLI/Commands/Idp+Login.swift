@@ -72,12 +72,14 @@ struct ProviderLogin: AsyncParsableCommand {
         let address =
             try email
             ?? {
-                FileHandle.standardError.write(Data("E-mail at \(issuer): ".utf8))
-                guard let line = readLine(), !line.isEmpty else { throw Output.failure("an e-mail address is needed") }
+                CommandIO.current.writeError(Data("E-mail at \(issuer): ".utf8))
+                guard let line = CommandIO.current.readLine(), !line.isEmpty else {
+                    throw Output.failure("an e-mail address is needed")
+                }
                 return line
             }()
         let password =
-            try ProcessInfo.processInfo.environment["KEYHAVEN_IDP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+            try CommandIO.current.environment["KEYHAVEN_IDP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
             ?? Terminal.askSecret("Password at \(issuer): ")
         var oneTimeCode = code
         var result: (token: String, email: String)?

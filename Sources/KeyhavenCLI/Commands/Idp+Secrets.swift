@@ -50,7 +50,7 @@ extension ProviderOptions {
     /// (`NAME.secrets-key` for `NAME.sqlite`), else (PostgreSQL) `idp-postgres.secrets-key` in
     /// Keyhaven's data folder.
     var keyFile: SecretsKeyFile {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = CommandIO.current.environment
         if let given = secretsKeyFile ?? environment["KEYHAVEN_IDP_SECRETS_KEY_FILE"], !given.isEmpty {
             return SecretsKeyFile(path: (given as NSString).expandingTildeInPath, given: true)
         }

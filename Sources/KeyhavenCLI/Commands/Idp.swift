@@ -67,7 +67,7 @@ struct ProviderOptions: ParsableArguments {
     var secretsKeyFile: String?
 
     var location: String {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = CommandIO.current.environment
         if let given = database ?? environment["KEYHAVEN_IDP_DATABASE"], !given.isEmpty {
             return given.hasPrefix("postgres") ? given : (given as NSString).expandingTildeInPath
         }
@@ -80,7 +80,7 @@ struct ProviderOptions: ParsableArguments {
     func configuration(defaultIssuer: String = "http://127.0.0.1:8090") -> ProviderConfiguration {
         var configuration = ProviderConfiguration(issuer: issuer ?? defaultIssuer)
         configuration.allowInsecureURLs = allowInsecureURLs
-        if let logN = ProcessInfo.processInfo.environment["KEYHAVEN_IDP_SCRYPT_LOG_N"].flatMap(Int.init) {
+        if let logN = CommandIO.current.environment["KEYHAVEN_IDP_SCRYPT_LOG_N"].flatMap(Int.init) {
             configuration.passwordLogN = logN  // tests: cheaper hashes
         }
         return configuration

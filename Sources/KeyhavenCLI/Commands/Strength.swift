@@ -51,11 +51,11 @@ extension Keyhaven {
                     }
                     output += "\n"
                     if output.utf8.count > 60_000 {
-                        FileHandle.standardOutput.write(Data(output.utf8))
+                        CommandIO.current.writeOutput(Data(output.utf8))
                         output.removeAll(keepingCapacity: true)
                     }
                 }
-                FileHandle.standardOutput.write(Data(output.utf8))
+                CommandIO.current.writeOutput(Data(output.utf8))
                 return
             }
             let estimate = estimator.estimate(password, userInputs: userInputs)

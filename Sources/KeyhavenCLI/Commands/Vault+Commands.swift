@@ -87,7 +87,7 @@ enum Table {
     /// A plain text table of credentials.
     static func print(_ credentials: [Credential]) {
         guard !credentials.isEmpty else {
-            Swift.print("(no credentials)")
+            KeyhavenCLI.print("(no credentials)")
             return
         }
         let rows = credentials.map { credential in
@@ -109,8 +109,8 @@ enum Table {
                 return clipped.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }
-        Swift.print(line(header))
-        for row in rows { Swift.print(line(row)) }
+        KeyhavenCLI.print(line(header))
+        for row in rows { KeyhavenCLI.print(line(row)) }
     }
 }
 

@@ -122,7 +122,7 @@ extension Keyhaven {
                     "keyhaven: exported \(listing.credentials.count) credentials to \(output) — it is NOT encrypted; delete it when done"
                 )
             } else {
-                FileHandle.standardOutput.write(data)
+                CommandIO.current.writeOutput(data)
             }
             for failure in listing.failures {
                 Output.error("keyhaven: error: \(failure.message) (not exported)")
@@ -172,7 +172,7 @@ extension Keyhaven {
                     throw Output.failure("--password-stdin: the second line (the new password) is missing")
                 }
                 newPassword = line
-            } else if let fromEnvironment = ProcessInfo.processInfo.environment["KEYHAVEN_NEW_PASSWORD"],
+            } else if let fromEnvironment = CommandIO.current.environment["KEYHAVEN_NEW_PASSWORD"],
                 !fromEnvironment.isEmpty
             {
                 newPassword = fromEnvironment

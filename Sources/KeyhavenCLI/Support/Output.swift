@@ -16,7 +16,7 @@ enum Output {
     /// Writes `text` and a newline to standard error, control characters neutralised
     /// (``TerminalText``): messages often carry what a service or a file said.
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((TerminalText.neutralised(text) + "\n").utf8))
+        CommandIO.current.writeError(Data((TerminalText.neutralised(text) + "\n").utf8))
     }
 
     /// A failure to throw: printed once (`keyhaven: error: message`) by ``Keyhaven/runMain()``, where
@@ -57,12 +57,6 @@ enum Output {
 
     /// Lines of standard input, without their line ending (`\n` or `\r\n`).
     static func standardInputLines() -> AnySequence<String> {
-        AnySequence {
-            AnyIterator {
-                guard var line = readLine(strippingNewline: true) else { return nil }
-                if line.hasSuffix("\r") { line.removeLast() }
-                return line
-            }
-        }
+        CommandIO.current.lines()
     }
 }

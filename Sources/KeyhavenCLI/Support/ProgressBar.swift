@@ -32,13 +32,13 @@ final class ProgressBar: @unchecked Sendable {
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
             let text =
                 "\r\(phase) [\(bar)] \(Int(fraction * 100))% \(Self.format(done, unit))/\(Self.format(total, unit))"
-            FileHandle.standardError.write(Data(text.utf8))
+            CommandIO.current.writeError(Data(text.utf8))
         }
     }
 
     func finish() {
         guard enabled else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        CommandIO.current.writeError(Data("\r\u{1B}[K".utf8))
     }
 
     static func format(_ value: Int, _ unit: String) -> String {

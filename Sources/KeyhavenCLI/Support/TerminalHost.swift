@@ -14,7 +14,7 @@ struct TerminalHost: ModificationHost {
         // checked again here, where the URL becomes an argument: it starts with `https://` (or
         // `http://` on loopback), so no browser can read it as an option.
         guard openBrowser, ServiceOrigin.of(url: url)?.isPotentiallyTrustworthy == true else { return }
-        let environment = ProcessInfo.processInfo.environment
+        let environment = CommandIO.current.environment
         let hasDisplay = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
         let opener = environment["BROWSER"] ?? (hasDisplay ? "xdg-open" : nil)
         guard let opener else { return }

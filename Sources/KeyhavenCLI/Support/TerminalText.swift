@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -36,10 +38,13 @@ enum TerminalText {
     static let standardOutputIsTerminal = isatty(1) == 1
 }
 
-/// Every `print` of the commands comes here (this shadows `Swift.print` inside KeyhavenCLI): on a
-/// terminal, text is neutralised (``TerminalText``); piped output (JSON, `show --password`) is
-/// left byte-exact. Standard error is always neutralised (``Output/error(_:)``).
+/// Every `print` of the commands comes here (this shadows `Swift.print` inside KeyhavenCLI) and goes
+/// to the current ``CommandIO``: on a terminal, text is neutralised (``TerminalText``); piped
+/// output (JSON, `show --password`) and in-process runs are left byte-exact. Standard error is
+/// always neutralised (``Output/error(_:)``).
 func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
     let text = items.map { "\($0)" }.joined(separator: separator)
-    Swift.print(TerminalText.standardOutputIsTerminal ? TerminalText.neutralised(text) : text, terminator: terminator)
+    let io = CommandIO.current
+    let shown = io.isProcess && TerminalText.standardOutputIsTerminal ? TerminalText.neutralised(text) : text
+    io.writeOutput(Data((shown + terminator).utf8))
 }

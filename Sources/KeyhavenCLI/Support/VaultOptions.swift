@@ -36,12 +36,12 @@ struct VaultOptions: ParsableArguments {
 
     /// `--insecure-kdf` or `$KEYHAVEN_INSECURE_KDF=1`.
     var insecureKDF: Bool {
-        insecureKDFFlag || ProcessInfo.processInfo.environment["KEYHAVEN_INSECURE_KDF"] == "1"
+        insecureKDFFlag || CommandIO.current.environment["KEYHAVEN_INSECURE_KDF"] == "1"
     }
 
     /// The vault path: this option, the global `--vault`, `$KEYHAVEN_VAULT`, or the XDG default.
     func url(global: String? = nil) -> URL {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = CommandIO.current.environment
         if let path = vault ?? global ?? environment["KEYHAVEN_VAULT"], !path.isEmpty {
             return URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
         }
@@ -59,7 +59,7 @@ struct VaultOptions: ParsableArguments {
             }
             return line
         }
-        if let password = ProcessInfo.processInfo.environment["KEYHAVEN_PASSWORD"], !password.isEmpty {
+        if let password = CommandIO.current.environment["KEYHAVEN_PASSWORD"], !password.isEmpty {
             return password
         }
         return try Terminal.askSecret("Master password: ", confirm: confirm)
@@ -84,20 +84,12 @@ struct VaultOptions: ParsableArguments {
 enum Terminal {
     /// One line of standard input, read byte by byte so that later reads see the rest.
     static func standardInputLine() -> String? {
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(0, &byte, 1) == 1 {
-            if byte == UInt8(ascii: "\n") { break }
-            bytes.append(byte)
-        }
-        if bytes.isEmpty && byte != UInt8(ascii: "\n") { return nil }
-        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-        return String(decoding: bytes, as: UTF8.self)
+        CommandIO.current.readLine()
     }
 
     /// Asks a question on the terminal (echo on); nil when there is no terminal.
     static func ask(_ prompt: String) -> String? {
-        guard let tty = FileHandle(forUpdatingAtPath: "/dev/tty") else { return nil }
+        guard CommandIO.current.isProcess, let tty = FileHandle(forUpdatingAtPath: "/dev/tty") else { return nil }
         defer { try? tty.close() }
         tty.write(Data(prompt.utf8))
         var bytes: [UInt8] = []
@@ -109,7 +101,7 @@ enum Terminal {
 
     /// Asks on the terminal with echo off; `confirm` asks twice.
     static func askSecret(_ prompt: String, confirm: Bool = false) throws -> String {
-        let tty = open("/dev/tty", O_RDWR)
+        let tty = CommandIO.current.isProcess ? open("/dev/tty", O_RDWR) : -1
         guard tty >= 0 else {
             throw Output.failure(
                 "no terminal to ask for the password: set KEYHAVEN_PASSWORD or use --password-stdin"

@@ -3,6 +3,7 @@ import Foundation
 import IdentityProvider
 import IdentityProviderPostgres
 import IdentityProviderServer
+import IdentityProviderTestSupport
 import KeyhavenJOSE
 import KeyhavenTesting
 import Logging
@@ -14,27 +15,15 @@ import Testing
 /// starts one; CI always has it). Each test gets a database of its own.
 @Suite(.offCooperativePool)
 struct PostgresTests {
-    static let baseURL = ProcessInfo.processInfo.environment["KEYHAVEN_TEST_POSTGRES_URL"]
+    static let baseURL = TestPostgres.baseURL
 
     /// A fresh, empty database on the server; its URL.
     static func freshDatabase() async throws -> String {
-        let base = try #require(baseURL)
-        let admin = try PostgresDatabase(url: base)
-        let name = "kh_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-        try await admin.withRunning {
-            _ = try await admin.read { try await $0.query("CREATE DATABASE \(name)") }
-        }
-        var components = URLComponents(string: base)!
-        components.path = "/" + name
-        return components.string!
+        try await TestPostgres.freshDatabase()
     }
 
-    /// A database whose pool runs for the rest of the test process: tests keep providers beyond
-    /// any one scope (`keyhaven idp serve` runs the pool in its service group instead).
     static func database(url: String, logger: Logger = Logger(label: "test.idp.postgres")) throws -> PostgresDatabase {
-        let database = try PostgresDatabase(url: url, logger: logger)
-        Task { try? await database.run() }
-        return database
+        try TestPostgres.database(url: url, logger: logger)
     }
 
     /// Serves a second provider instance on the same database; returns its base URL to `body`.

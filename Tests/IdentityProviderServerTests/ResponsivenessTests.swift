@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import IdentityProvider
 import IdentityProviderServer
+import IdentityProviderTestSupport
 import KeyhavenTesting
 import Logging
 import NIOCore

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import IdentityProvider
+import IdentityProviderTestSupport
 import KeyhavenJOSE
 import KeyhavenTesting
 import Logging

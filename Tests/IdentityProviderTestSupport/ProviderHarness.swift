@@ -1,33 +1,32 @@
-import AsyncHTTPClient
-import Foundation
-import IdentityProvider
-import IdentityProviderServer
-import KeyhavenJOSE
+public import AsyncHTTPClient
+public import Foundation
+public import IdentityProvider
+public import IdentityProviderServer
+public import KeyhavenJOSE
 import Logging
 import NIOCore
-import NIOHTTP1
-import RelyingParty
-import UpgradeHTTP
+public import NIOHTTP1
+public import RelyingParty
 import _KeyhavenSupport
 
 /// The harness could not set a test up (not an error of the code under test).
-struct HarnessFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct HarnessFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// A provider served on a free loopback port with one team, one service and one person.
-struct ProviderHarness: Sendable {
-    let provider: IdentityProvider
-    let baseURL: String
-    let teamId: String
-    let teamKey: ES256SigningKey
-    let clientId = "com.example.shiny"
-    let redirectURI = "https://shiny.example.com/auth/callback"
-    let email = "ada@example.com"
-    let password = "correct horse battery"
+public struct ProviderHarness: Sendable {
+    public let provider: IdentityProvider
+    public let baseURL: String
+    public let teamId: String
+    public let teamKey: ES256SigningKey
+    public let clientId = "com.example.shiny"
+    public let redirectURI = "https://shiny.example.com/auth/callback"
+    public let email = "ada@example.com"
+    public let password = "correct horse battery"
 
-    static func configuration(issuer: String = "https://idp.keyhaven.test") -> ProviderConfiguration {
+    public static func configuration(issuer: String = "https://idp.keyhaven.test") -> ProviderConfiguration {
         var configuration = ProviderConfiguration(issuer: issuer)
         configuration.passwordLogN = 10
         configuration.allowInsecureURLs = true
@@ -35,7 +34,7 @@ struct ProviderHarness: Sendable {
     }
 
     /// Runs `body` against a fresh provider (SQLite in memory unless `database` is given).
-    static func with(
+    public static func with(
         _ configuration: ProviderConfiguration = configuration(),
         database: (any SQLDatabase)? = nil,
         notificationURL: String? = nil,
@@ -90,7 +89,7 @@ struct ProviderHarness: Sendable {
     }
 
     /// The relying-party kit for the harness's service.
-    func client(now: @escaping @Sendable () -> Date = { Date() }) -> SignInClient {
+    public func client(now: @escaping @Sendable () -> Date = { Date() }) -> SignInClient {
         var configuration = SignInClient.Configuration(
             issuer: provider.configuration.issuer,
             baseURL: baseURL,
@@ -103,7 +102,7 @@ struct ProviderHarness: Sendable {
     }
 
     /// Drives the browser flow with plain HTTP: authorize → sign in → consent → the form_post page's fields.
-    func authorizeInBrowser(
+    public func authorizeInBrowser(
         scope: String = "name email",
         state: String = "st-1",
         nonce: String = "n-1",
@@ -135,11 +134,11 @@ struct ProviderHarness: Sendable {
 }
 
 /// A tiny cookie-keeping HTTP client for the provider's pages.
-final class WebSession: @unchecked Sendable {
-    struct Page {
-        var status: Int
-        var headers: HTTPHeaders
-        var body: String
+public final class WebSession: @unchecked Sendable {
+    public struct Page: Sendable {
+        public var status: Int
+        public var headers: HTTPHeaders
+        public var body: String
     }
 
     private var cookies: [String: String] = [:]
@@ -147,11 +146,13 @@ final class WebSession: @unchecked Sendable {
     private var loginToken: String?
     private let lock = NSLock()
 
-    func get(_ url: String) async throws -> Page {
+    public init() {}
+
+    public func get(_ url: String) async throws -> Page {
         try await send(HTTPClientRequest(url: url))
     }
 
-    func post(_ url: String, fields: [String: String]) async throws -> Page {
+    public func post(_ url: String, fields: [String: String]) async throws -> Page {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
@@ -161,7 +162,7 @@ final class WebSession: @unchecked Sendable {
         return try await send(request)
     }
 
-    func send(_ request: HTTPClientRequest) async throws -> Page {
+    public func send(_ request: HTTPClientRequest) async throws -> Page {
         var request = request
         let cookieHeader = lock.withLock { cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
         if !cookieHeader.isEmpty { request.headers.add(name: "Cookie", value: cookieHeader) }
@@ -176,7 +177,7 @@ final class WebSession: @unchecked Sendable {
     }
 
     /// `<input type="hidden" name=… value=…>` fields of a page, HTML entities decoded.
-    static func hiddenFields(_ html: String) -> [String: String] {
+    public static func hiddenFields(_ html: String) -> [String: String] {
         var result: [String: String] = [:]
         let pattern = #"<input type="hidden" name="([^"]*)" value="([^"]*)">"#
         let regex = try! NSRegularExpression(pattern: pattern)
@@ -189,7 +190,7 @@ final class WebSession: @unchecked Sendable {
         return result
     }
 
-    static func unescape(_ text: String) -> String {
+    public static func unescape(_ text: String) -> String {
         text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
             .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
             .replacingOccurrences(of: "&amp;", with: "&")

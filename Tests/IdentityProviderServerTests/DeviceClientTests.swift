@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import IdentityProvider
 import IdentityProviderServer
+import IdentityProviderTestSupport
 import Logging
 import NIOCore
 import OneTimeCodes

@@ -9,11 +9,11 @@ import Testing
 
 /// The range server answers as api.pwnedpasswords.com does, and our client reads it back.
 struct RangeServerTests {
-    static func makeIndex() throws -> (BreachIndex, BreachIndexTests.Corpus) {
+    static func makeIndex() throws -> (BreachIndex, BreachCorpus) {
         let directory = try TemporaryDirectory.make()
-        let corpus = BreachIndexTests.corpus(size: 40_000, seed: 11)
+        let corpus = BreachCorpus(size: 40_000, seed: 11)
         let source = directory.appendingPathComponent("pwned.txt")
-        _ = try BreachIndexTests.write(corpus, to: source, sorted: false, lineEnding: "\r\n")
+        _ = try corpus.write(to: source, sorted: false, lineEnding: "\r\n")
         let output = directory.appendingPathComponent("pwned.khbi")
         _ = try BreachIndexBuilder(kind: .full).build(input: source, output: output)
         return (try BreachIndex(url: output), corpus)

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import IdentityProviderTestSupport
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -8,67 +9,30 @@ import _KeyhavenSupport
 /// Security review Medium #6 and issue 13 #4: the provider's pages resist login CSRF, cross-site
 /// posts and framing, and allow no inline script.
 struct BrowserFormSecurityTests {
-    /// A client that shows redirects instead of following them (a 302 is what a sign-in answers).
-    static let client = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-        configuration: .init(redirectConfiguration: .disallow)
-    )
-
-    static func get(
-        _ url: String,
-        cookie: String? = nil
-    ) async throws -> (status: Int, headers: HTTPHeaders, body: String) {
-        var request = HTTPClientRequest(url: url)
-        if let cookie { request.headers.add(name: "Cookie", value: cookie) }
-        let response = try await client.execute(request, timeout: .seconds(30))
-        return (
-            Int(response.status.code), response.headers, String(buffer: try await response.body.collect(upTo: 1 << 20))
-        )
-    }
-
-    /// A post built by hand: the cookies and fields an attacker's page could make a browser send.
-    static func post(
-        _ url: String,
-        fields: [(String, String)],
-        cookie: String? = nil,
-        origin: String? = nil
-    ) async throws -> (status: Int, headers: HTTPHeaders, body: String) {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        if let cookie { request.headers.add(name: "Cookie", value: cookie) }
-        if let origin { request.headers.add(name: "Origin", value: origin) }
-        request.body = .bytes(ByteBuffer(string: FormURLEncoding.encode(fields)))
-        let response = try await client.execute(request, timeout: .seconds(30))
-        return (
-            Int(response.status.code), response.headers, String(buffer: try await response.body.collect(upTo: 1 << 20))
-        )
-    }
-
     @Test func loginCSRFIsRefused() async throws {
         try await ProviderHarness.with { harness in
             let signin = harness.baseURL + "/account/signin"
             let credentials = [("email", harness.email), ("password", harness.password)]
             // The attacker's page posts its own credentials with no token: refused, no session.
-            let bare = try await Self.post(signin, fields: credentials)
+            let bare = try await RawHTTP.post(signin, fields: credentials)
             #expect(bare.status == 403 && bare.body.contains("expired"))
             // A token the attacker made up, with a cookie it cannot set for the provider: refused.
-            let forged = try await Self.post(
+            let forged = try await RawHTTP.post(
                 signin,
                 fields: credentials + [("login_token", String(repeating: "a", count: 32))]
             )
             #expect(forged.status == 403)
             // Even holding a matching pair (say, from its own visit), another Origin is refused.
-            let page = try await Self.get(harness.baseURL + "/account")
+            let page = try await RawHTTP.get(harness.baseURL + "/account")
             let token = try #require(WebSession.hiddenFields(page.body)["login_token"])
-            let crossSite = try await Self.post(
+            let crossSite = try await RawHTTP.post(
                 signin,
                 fields: credentials + [("login_token", token)],
                 cookie: "kh_login=\(token)",
                 origin: "https://attacker.example"
             )
             #expect(crossSite.status == 403)
-            let nullOrigin = try await Self.post(
+            let nullOrigin = try await RawHTTP.post(
                 signin,
                 fields: credentials + [("login_token", token)],
                 cookie: "kh_login=\(token)",
@@ -76,7 +40,7 @@ struct BrowserFormSecurityTests {
             )
             #expect(nullOrigin.status == 403)
             // The provider's own page, as a browser posts it: signed in.
-            let genuine = try await Self.post(
+            let genuine = try await RawHTTP.post(
                 signin,
                 fields: credentials + [("login_token", token)],
                 cookie: "kh_login=\(token)",
@@ -118,9 +82,9 @@ struct BrowserFormSecurityTests {
     /// form token already; a post from another origin is refused even with it.
     @Test func accountActionsRefuseOtherOrigins() async throws {
         try await ProviderHarness.with { harness in
-            let page = try await Self.get(harness.baseURL + "/account")
+            let page = try await RawHTTP.get(harness.baseURL + "/account")
             let token = try #require(WebSession.hiddenFields(page.body)["login_token"])
-            let signedIn = try await Self.post(
+            let signedIn = try await RawHTTP.post(
                 harness.baseURL + "/account/signin",
                 fields: [("email", harness.email), ("password", harness.password), ("login_token", token)],
                 cookie: "kh_login=\(token)",
@@ -129,9 +93,9 @@ struct BrowserFormSecurityTests {
             #expect(signedIn.status == 302)
             let setCookie = try #require(signedIn.headers.first(name: "Set-Cookie"))
             let session = String(setCookie.split(separator: ";")[0])
-            let account = try await Self.get(harness.baseURL + "/account", cookie: session)
+            let account = try await RawHTTP.get(harness.baseURL + "/account", cookie: session)
             let formToken = try #require(WebSession.hiddenFields(account.body)["form_token"])
-            let attack = try await Self.post(
+            let attack = try await RawHTTP.post(
                 harness.baseURL + "/account/delete",
                 fields: [("confirm", "yes"), ("form_token", formToken)],
                 cookie: session,
@@ -139,7 +103,7 @@ struct BrowserFormSecurityTests {
             )
             #expect(attack.status == 400)
             // Still there: the account page still answers for this session.
-            #expect(try await Self.get(harness.baseURL + "/account", cookie: session).body.contains(#"id="delete""#))
+            #expect(try await RawHTTP.get(harness.baseURL + "/account", cookie: session).body.contains(#"id="delete""#))
         }
     }
 }
