@@ -395,7 +395,7 @@ let package = Package(
             name: "IdentityProviderPostgresTests",
             dependencies: [
                 "IdentityProviderPostgres", "IdentityProvider", "IdentityProviderServer", "IdentityProviderTestSupport",
-                "KeyhavenJOSE", "KeyhavenTesting", "RelyingParty", logging,
+                "KeyhavenJOSE", "KeyhavenTesting", "RelyingParty", crypto, logging,
             ],
             swiftSettings: swiftSettings
         ),
