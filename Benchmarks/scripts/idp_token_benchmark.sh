@@ -41,6 +41,7 @@ secret = jwt.encode({"alg": "ES256", "kid": kid},
     {"iss": team, "iat": now, "exp": now + 86400, "aud": "https://idp.bench.test", "sub": "com.example.bench"},
     ECKey.import_key(open(f"{work}/team.p8").read()))
 s = requests.Session()
+s.headers["Origin"] = base  # the provider's pages accept posts from their own origin only, as a browser sends them
 fields = lambda page: {html.unescape(n): html.unescape(v) for n, v in re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)">', page)}
 page = s.get(base + "/auth/authorize", params={"client_id": "com.example.bench", "redirect_uri": "https://bench.example.com/cb",
     "response_type": "code", "response_mode": "form_post", "scope": "email", "state": "s"}).text

@@ -16,6 +16,13 @@ extension IdentityProvider {
         await limitingFailures(form, from: address) { await self.revoke(form) }
     }
 
+    /// Unlike sign-in guesses, token calls are not charged before they run: a service's backend
+    /// rightly sends many at once from one address (every person's refresh), and charging each in
+    /// flight locked it out under load (32 concurrent refreshes drew 429s with no failure at all).
+    /// A locked key is refused before anything is checked; a failure is counted after the call. A
+    /// burst of concurrent wrong guesses may therefore pass the check together, at most one burst:
+    /// what they guess (codes and refresh tokens of 256 random bits, ES256 client secrets) cannot be
+    /// guessed anyway; the limit keeps a misbehaving caller from spending the provider's work.
     func limitingFailures<T>(
         _ form: [String: String],
         from address: String?,
@@ -24,7 +31,7 @@ extension IdentityProvider {
         let keys: [ThrottleKey]
         do {
             keys = try await tokenThrottleKeys(clientId: form["client_id"] ?? "", address: address)
-            try await chargeAttempt(keys)
+            try await refuseLocked(keys)
         } catch let error as ProviderError where error.code == .tooManyAttempts {
             let seconds = error.retryAfter ?? 1
             return .failure(
@@ -39,14 +46,36 @@ extension IdentityProvider {
             return .failure(.init("server_error", "The request could not be completed.", status: 500))
         }
         let result = await call()
-        switch result {
-        case .success:
-            try? await refundAttempt(keys, succeeded: true)
-        case .failure(let error) where error.error == "server_error":
-            try? await refundAttempt(keys, succeeded: false)  // not the caller's failure
-        case .failure:
+        if case .failure(let error) = result, error.error != "server_error" {  // a server error is not the caller's
+            // Counts the failure; a key this failure locks refuses the next call.
+            try? await chargeAttempt(keys)
             await pruneAttempts()
         }
         return result
+    }
+
+    /// Throws ``ProviderError`` `.tooManyAttempts` while one of `keys` is locked; reads only.
+    func refuseLocked(_ keys: [ThrottleKey]) async throws {
+        guard !keys.isEmpty else { return }
+        let now = nowMilliseconds
+        let until = try await read { connection in
+            var latest: Int64 = 0
+            for key in keys {
+                let locked = try await connection.fetchOne(
+                    Int64.self,
+                    "SELECT locked_until FROM sign_in_attempts WHERE throttle_key = ?",
+                    .text(key.key)
+                )
+                latest = max(latest, locked ?? 0)
+            }
+            return latest
+        }
+        guard until > now else { return }
+        let seconds = max(1, (until - now + 999) / 1000)
+        throw ProviderError(
+            .tooManyAttempts,
+            "Too many failed requests. Try again in \(Self.describe(seconds: seconds)).",
+            retryAfter: seconds
+        )
     }
 }

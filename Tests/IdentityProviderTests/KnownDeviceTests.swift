@@ -159,4 +159,43 @@ struct KnownDeviceTests {
             #expect(revoked == 429)
         }
     }
+
+    /// A service's backend refreshes many people's tokens at once from one address: none of those
+    /// good calls may be refused (the limit counted calls in flight and answered 429 under load).
+    @Test func manyConcurrentGoodRefreshesFromOneAddressAreNeverRefused() async throws {
+        var configuration = ProviderHarness.configuration()
+        configuration.tokenAddressThrottle = .init(
+            allowedFailures: 3,
+            firstLockout: 60_000,
+            maxLockout: 60_000,
+            forgetAfter: 600_000
+        )
+        configuration.tokenClientThrottle = configuration.tokenAddressThrottle
+        try await ProviderHarness.with(configuration) { harness in
+            let client = harness.client()
+            let fields = try await harness.authorizeInBrowser()
+            let code = try #require(fields["code"])
+            let (tokens, _) = try await client.exchange(code: code, redirectURI: harness.redirectURI, nonce: "n-1")
+            let refresh = try #require(tokens.refresh_token)
+            let secret = try client.clientSecret()
+            let body = [
+                ("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", harness.clientId),
+                ("client_secret", secret),
+            ]
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<40 {
+                    group.addTask { try await RawHTTP.post(harness.baseURL + "/auth/token", fields: body).status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.count == 40 && statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+            // Failures still count: three wrong refresh tokens lock the address.
+            var wrong = body
+            wrong[1] = ("refresh_token", "made-up")
+            for _ in 0..<3 {
+                #expect(try await RawHTTP.post(harness.baseURL + "/auth/token", fields: wrong).status == 400)
+            }
+            #expect(try await RawHTTP.post(harness.baseURL + "/auth/token", fields: body).status == 429)
+        }
+    }
 }
