@@ -15,6 +15,9 @@ public final class IdentityProvider: Sendable {
     let keyCache = Mutex<KeyCache?>(nil)
     let secretCache = Mutex<[String: CachedSecret]>([:])
     let accessKeyCache = Mutex<SymmetricKey?>(nil)
+    /// Token-limit keys this instance saw fail recently, with when to stop watching them: only
+    /// these are looked up before a token call (``limitingFailures(_:from:_:)``).
+    let failingTokenKeys = Mutex<[String: Int64]>([:])
 
     struct KeyCache {
         var signing: RSASigningKey

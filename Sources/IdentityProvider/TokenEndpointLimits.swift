@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Failure limits of `/auth/token` and `/auth/revoke` (security review M9, issue 13 #8): wrong
 /// codes, refresh tokens and client secrets are counted per client address and per client id at
@@ -23,6 +24,10 @@ extension IdentityProvider {
     /// burst of concurrent wrong guesses may therefore pass the check together, at most one burst:
     /// what they guess (codes and refresh tokens of 256 random bits, ES256 client secrets) cannot be
     /// guessed anyway; the limit keeps a misbehaving caller from spending the provider's work.
+    ///
+    /// Only keys this instance saw fail within their `forgetAfter` are looked up, so a good call
+    /// costs no database read; a key that failed only through other instances is learnt from the
+    /// first failure here (whose charge finds it locked).
     func limitingFailures<T>(
         _ form: [String: String],
         from address: String?,
@@ -31,7 +36,11 @@ extension IdentityProvider {
         let keys: [ThrottleKey]
         do {
             keys = try await tokenThrottleKeys(clientId: form["client_id"] ?? "", address: address)
-            try await refuseLocked(keys)
+            let now = nowMilliseconds
+            let watched = failingTokenKeys.withLock { watch in
+                keys.filter { (watch[$0.key] ?? 0) > now }
+            }
+            try await refuseLocked(watched)
         } catch let error as ProviderError where error.code == .tooManyAttempts {
             let seconds = error.retryAfter ?? 1
             return .failure(
@@ -48,6 +57,11 @@ extension IdentityProvider {
         let result = await call()
         if case .failure(let error) = result, error.error != "server_error" {  // a server error is not the caller's
             // Counts the failure; a key this failure locks refuses the next call.
+            let now = nowMilliseconds
+            failingTokenKeys.withLock { watch in
+                if watch.count > 10_000 { watch = watch.filter { $0.value > now } }
+                for key in keys { watch[key.key] = now + key.policy.forgetAfter + key.policy.maxLockout }
+            }
             try? await chargeAttempt(keys)
             await pruneAttempts()
         }
