@@ -13,9 +13,9 @@ extension Keyhaven {
         static let configuration = CommandConfiguration(
             abstract: "Put an account's password, user name or one-time code on the clipboard.",
             discussion: """
-                Uses wl-copy (Wayland, when WAYLAND_DISPLAY is set), else xclip, else xsel. The secret \\
-                goes to the tool's standard input, never its command line. After --clear-after \\
-                seconds (45 by default; 0 never) a background keyhaven empties the clipboard, unless \\
+                Uses wl-copy (Wayland, when WAYLAND_DISPLAY is set), else xclip, else xsel. The secret \
+                goes to the tool's standard input, never its command line. After --clear-after \
+                seconds (45 by default; 0 never) a background keyhaven empties the clipboard, unless \
                 it holds something else by then; the command itself returns at once.
 
                 Examples:
@@ -26,7 +26,7 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var account: String
+        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var name: String
         @Flag(name: .long, help: "Copy the user name instead of the password.") var user = false
         @Flag(name: .long, help: "Copy the current one-time code instead of the password.") var otp = false
         @Option(
@@ -47,30 +47,8 @@ extension Keyhaven {
                 throw Output.failure(Clipboard.installAdvice)
             }
             let vault = try await openVault()
-            let credential = try self.account(account, in: vault)
-            let what: String
-            let text: String
-            if user {
-                guard !credential.user.isEmpty else {
-                    throw Output.failure(
-                        "\(credential.content.displayTitle) has no user name; set one with "
-                            + "`keyhaven edit \(account) --user NAME`"
-                    )
-                }
-                (what, text) = ("user name", credential.user)
-            } else if otp {
-                (what, text) = ("one-time code", try OneTimeCodeReading.current(for: credential, named: account).code)
-            } else {
-                guard let password = credential.password, !password.isEmpty else {
-                    let reason =
-                        credential.signIn != nil
-                        ? "signs in with Keyhaven and has no password" : "has no password"
-                    throw Output.failure(
-                        "\(credential.content.displayTitle) \(reason); `keyhaven edit \(account) --generate` makes one"
-                    )
-                }
-                (what, text) = ("password", password)
-            }
+            let credential = try account(name, in: vault)
+            let (what, text) = try choose(from: credential)
             try clipboard.put(text, environment: environment)
             var note = "Copied the \(what) of \(credential.content.displayTitle) to the clipboard"
             if clearAfter > 0 {
@@ -84,6 +62,29 @@ extension Keyhaven {
                 note += "."
             }
             Output.error(note)
+        }
+
+        /// What to copy, and what it is called.
+        private func choose(from credential: Credential) throws -> (String, String) {
+            if user {
+                guard !credential.user.isEmpty else {
+                    throw Output.failure(
+                        "\(credential.content.displayTitle) has no user name; set one with "
+                            + "`keyhaven edit \(name) --user NAME`"
+                    )
+                }
+                return ("user name", credential.user)
+            }
+            if otp {
+                return ("one-time code", try OneTimeCodeReading.current(for: credential, named: name).code)
+            }
+            guard let password = credential.password, !password.isEmpty else {
+                let reason = credential.signIn != nil ? "signs in with Keyhaven and has no password" : "has no password"
+                throw Output.failure(
+                    "\(credential.content.displayTitle) \(reason); `keyhaven edit \(name) --generate` makes one"
+                )
+            }
+            return ("password", password)
         }
 
         /// Starts `keyhaven clear-clipboard` in the background; it is told the digest on its
@@ -125,7 +126,7 @@ extension Keyhaven {
             let environment = CommandIO.current.environment
             guard let digest = CommandIO.current.readLine(), !digest.isEmpty else { throw ExitCode(64) }
             guard let clipboard = Clipboard.named(tool, environment: environment) else { throw ExitCode(1) }
-            setsid()
+            _ = setsid()
             Thread.sleep(forTimeInterval: TimeInterval(after))
             guard let contents = clipboard.contents(environment: environment),
                 Clipboard.holds(contents, digest: digest)

@@ -9,8 +9,8 @@ extension Keyhaven {
             commandName: "otp",
             abstract: "Print an account's current one-time code and how long it stays valid.",
             discussion: """
-                The code is computed from the TOTP secret stored with the account (RFC 6238; the \\
-                digits, period and algorithm of an otpauth:// URI are used). --json prints \\
+                The code is computed from the TOTP secret stored with the account (RFC 6238; the \
+                digits, period and algorithm of an otpauth:// URI are used). --json prints \
                 {"code": "123456", "expiresIn": 17}.
 
                 Examples:
@@ -21,7 +21,7 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var account: String
+        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var name: String
         @Flag(name: .long, help: "Print JSON: {\"code\", \"expiresIn\"} (seconds).") var json = false
 
         struct Report: Encodable {
@@ -31,8 +31,8 @@ extension Keyhaven {
 
         func run() async throws {
             let vault = try await openVault()
-            let credential = try self.account(account, in: vault)
-            let code = try OneTimeCodeReading.current(for: credential, named: account)
+            let credential = try account(name, in: vault)
+            let code = try OneTimeCodeReading.current(for: credential, named: name)
             if json {
                 print(try Output.jsonLine(Report(code: code.code, expiresIn: code.expiresIn)))
             } else {
