@@ -125,6 +125,11 @@ extension Keyhaven {
                 (at least N=2^17, r=8, p=1, the OWASP minimum; lower only with --insecure-kdf). The \
                 master password must score at least 3 of 4 with zxcvbn (see `keyhaven strength`) \
                 unless --force-weak-password. Keyhaven never overwrites an existing file.
+
+                Examples:
+                  keyhaven init
+                  keyhaven --vault ~/work.sqlite init
+                  keyhaven generate --words 6    # a master password to remember
                 """
         )
         @OptionGroup var options: VaultOptions
@@ -245,7 +250,14 @@ extension Keyhaven {
     struct List: VaultCommand {
         static let configuration = CommandConfiguration(
             abstract: "List credentials (never their passwords).",
-            discussion: "--json prints an array of objects with id, title, services, user, folder and dates."
+            discussion: """
+                --json prints an array of objects with id, title, services, user, folder and dates.
+
+                Examples:
+                  keyhaven list
+                  keyhaven list --deleted
+                  keyhaven list --json | jq -r '.[].services[0]'
+                """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
@@ -328,6 +340,10 @@ extension Keyhaven {
                 A domain or URL is looked up through keyed hashes, without decrypting other \
                 credentials: it finds the domain, its subdomains and its parent domains. Other text \
                 (or --text) matches titles, users, services, notes and folders.
+
+                Examples:
+                  keyhaven search github.com
+                  keyhaven search --text work
                 """
         )
         @OptionGroup var options: VaultOptions
