@@ -29,7 +29,6 @@ struct AccountNameTests {
         #expect(id(try vault.account(named: "github.com/bob")) == bob)
         #expect(candidates(try vault.account(named: "github.com")) == [alice, bob])
         #expect(id(try vault.account(named: "gist.github.com")) == gist)
-        #expect(id(try vault.account(named: "www.gist.github.com")) == gist)
         #expect(id(try vault.account(named: "my bank")) == bank)
         #expect(id(try vault.account(named: String(bob.rawValue.prefix(5)))) == bob)
         #expect(id(try vault.account(named: bob.rawValue.uppercased())) == bob)
