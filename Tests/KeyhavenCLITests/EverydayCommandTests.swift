@@ -200,7 +200,10 @@ struct EverydayCommandTests {
         let user = await run(["copy", "github.com/alice", "--user", "--clear-after", "0"])
         #expect(user.status == 0 && user.stderr.contains("user name"), "\(user.stderr)")
         #expect(try String(contentsOf: clip, encoding: .utf8) == "alice")
-        let code = await run(["copy", "example.org", "--otp", "--clear-after", "0"], now: Date(timeIntervalSince1970: 59))
+        let code = await run(
+            ["copy", "example.org", "--otp", "--clear-after", "0"],
+            now: Date(timeIntervalSince1970: 59)
+        )
         #expect(code.status == 0, "\(code.stderr)")
         #expect(try String(contentsOf: clip, encoding: .utf8) == "287082")
         let both = await run(["copy", "example.org", "--otp", "--user"])

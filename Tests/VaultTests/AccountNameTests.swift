@@ -22,7 +22,12 @@ struct AccountNameTests {
         let bob = try vault.add(CredentialContent(services: [.init("github.com")], user: "Bob", password: "b"))
         let gist = try vault.add(CredentialContent(services: [.init("gist.github.com")], user: "carol", password: "c"))
         let bank = try vault.add(
-            CredentialContent(title: "My Bank", services: [.init("https://login.bank.example")], user: "d", password: "d")
+            CredentialContent(
+                title: "My Bank",
+                services: [.init("https://login.bank.example")],
+                user: "d",
+                password: "d"
+            )
         )
 
         #expect(id(try vault.account(named: "github.com/alice")) == alice)

@@ -154,12 +154,20 @@ extension Keyhaven {
             if json {
                 print(
                     try Output.jsonLine(
-                        Report(passwords: phrases, rules: nil, source: "eff-large-wordlist", style: "passphrase", bits: bits)
+                        Report(
+                            passwords: phrases,
+                            rules: nil,
+                            source: "eff-large-wordlist",
+                            style: "passphrase",
+                            bits: bits
+                        )
                     )
                 )
             } else {
                 for phrase in phrases { print(phrase) }
-                Output.error("\(words) word\(words == 1 ? "" : "s") from the EFF's Long Wordlist: \(bits) bits of entropy")
+                Output.error(
+                    "\(words) word\(words == 1 ? "" : "s") from the EFF's Long Wordlist: \(bits) bits of entropy"
+                )
             }
         }
     }
