@@ -28,6 +28,11 @@ EMBEDDED = [
         "embeddedPasswordRulesJSON",
     ),
     (
+        "Sources/PasswordRules/Resources/eff-large-wordlist.txt",
+        "Sources/PasswordRules/Passphrase/EmbeddedEFFLargeWordlist.generated.swift",
+        "embeddedEFFLargeWordlist",
+    ),
+    (
         "Sources/SecurityRecommendations/Resources/shared-credentials.json",
         "Sources/SecurityRecommendations/Data/EmbeddedSharedCredentials.generated.swift",
         "embeddedSharedCredentialsJSON",

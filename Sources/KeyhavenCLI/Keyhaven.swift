@@ -16,8 +16,8 @@ public struct Keyhaven: AsyncParsableCommand {
             CommandGroup(
                 name: "Vault",
                 subcommands: [
-                    Init.self, Add.self, List.self, Show.self, Search.self, Edit.self, Remove.self, Restore.self,
-                    Import.self, Export.self, ChangeMasterPassword.self,
+                    Init.self, Add.self, List.self, Show.self, Copy.self, OneTimeCode.self, Search.self, Edit.self,
+                    Remove.self, Restore.self, Import.self, Export.self, ChangeMasterPassword.self, ClearClipboard.self,
                 ]
             ),
             CommandGroup(name: "Security", subcommands: [Audit.self, Upgrade.self, Serve.self, Demo.self]),

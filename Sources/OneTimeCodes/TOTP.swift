@@ -58,6 +58,12 @@ public struct TOTP: Sendable, Hashable {
         code(counter: UInt64(max(0, date.timeIntervalSince1970)) / UInt64(period))
     }
 
+    /// How many whole seconds the code for `date` stays valid (1 to ``period``).
+    public func secondsRemaining(at date: Date) -> Int {
+        let elapsed = UInt64(max(0, date.timeIntervalSince1970)) % UInt64(period)
+        return period - Int(elapsed)
+    }
+
     /// HOTP for a counter value.
     public func code(counter: UInt64) -> String {
         let message = withUnsafeBytes(of: counter.bigEndian) { Array($0) }

@@ -125,6 +125,11 @@ extension Keyhaven {
                 (at least N=2^17, r=8, p=1, the OWASP minimum; lower only with --insecure-kdf). The \
                 master password must score at least 3 of 4 with zxcvbn (see `keyhaven strength`) \
                 unless --force-weak-password. Keyhaven never overwrites an existing file.
+
+                Examples:
+                  keyhaven init
+                  keyhaven --vault ~/work.sqlite init
+                  keyhaven generate --words 6    # a master password to remember
                 """
         )
         @OptionGroup var options: VaultOptions
@@ -168,14 +173,28 @@ extension Keyhaven {
             discussion: """
                 Without --password, Keyhaven asks for one on the terminal, or generates a strong one \
                 (following the site's published password rules) when there is no terminal or with \
-                --generate, and prints it.
+                --generate, and prints it. The service may be given as the argument or with --service \
+                (repeatable, for scripts); both together add every one.
+
+                Examples:
+                  keyhaven add github.com --user alice
+                  keyhaven add github.com --user alice --generate
+                  keyhaven add --service example.org --service app.example.org --user bob --json
                 """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
 
-        @Option(name: .long, help: ArgumentHelp("A domain or URL; repeat for several.", valueName: "service"))
-        var service: [String] = []
+        @Argument(help: ArgumentHelp("The site: a domain or URL.", valueName: "service"))
+        var site: String?
+        @Option(
+            name: .customLong("service"),
+            help: ArgumentHelp("A domain or URL; repeat for several.", valueName: "service")
+        )
+        var serviceOptions: [String] = []
+
+        /// The argument first, then every --service.
+        var service: [String] { (site.map { [$0] } ?? []) + serviceOptions }
         @Option(name: .long, help: "The user name or e-mail.") var user: String = ""
         @Option(name: .long, help: "The password (visible to other local users while the command runs).")
         var password: String?
@@ -188,7 +207,9 @@ extension Keyhaven {
 
         func validate() throws {
             if service.isEmpty {
-                throw ValidationError("give at least one --service (a domain or URL)")
+                throw ValidationError(
+                    "name the site: `keyhaven add github.com --user alice` (or --service, repeatable)"
+                )
             }
             try ServiceArgument.validate(service)
             if password != nil && generate {
@@ -229,7 +250,14 @@ extension Keyhaven {
     struct List: VaultCommand {
         static let configuration = CommandConfiguration(
             abstract: "List credentials (never their passwords).",
-            discussion: "--json prints an array of objects with id, title, services, user, folder and dates."
+            discussion: """
+                --json prints an array of objects with id, title, services, user, folder and dates.
+
+                Examples:
+                  keyhaven list
+                  keyhaven list --deleted
+                  keyhaven list --json | jq -r '.[].services[0]'
+                """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
@@ -254,20 +282,26 @@ extension Keyhaven {
     struct Show: VaultCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show one credential and its password history.",
-            discussion: "The id may be abbreviated (at least 4 characters). Secrets stay hidden without --reveal."
+            discussion: """
+                Name the account by site (github.com, github.com/alice, a URL or its title) or by id \
+                (at least 4 characters). Secrets stay hidden without --reveal.
+
+                Examples:
+                  keyhaven show github.com
+                  keyhaven show github.com/alice --reveal
+                  keyhaven show 3f2a9c1e --json
+                """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: "The credential id (or its first characters).") var id: String
+        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var id: String
         @Flag(name: .long, help: "Show the password, notes, TOTP secret and old passwords.") var reveal = false
         @Flag(name: .long, help: "Print JSON.") var json = false
 
         func run() async throws {
             let vault = try await openVault()
-            let (credential, history) = try reporting {
-                let resolved = try vault.resolve(id)
-                return (try vault.credential(resolved), try vault.history(resolved))
-            }
+            let credential = try account(id, in: vault)
+            let history = try reporting { try vault.history(credential.id) }
             if json {
                 print(try Output.json(CredentialSummary(credential, reveal: reveal, history: history)))
                 return
@@ -306,6 +340,10 @@ extension Keyhaven {
                 A domain or URL is looked up through keyed hashes, without decrypting other \
                 credentials: it finds the domain, its subdomains and its parent domains. Other text \
                 (or --text) matches titles, users, services, notes and folders.
+
+                Examples:
+                  keyhaven search github.com
+                  keyhaven search --text work
                 """
         )
         @OptionGroup var options: VaultOptions
@@ -334,11 +372,19 @@ extension Keyhaven {
     struct Edit: VaultCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change a credential.",
-            discussion: "A new password moves the old one to the credential's history, with the date."
+            discussion: """
+                A new password moves the old one to the credential's history, with the date. Name the \
+                account by site (SERVICE or SERVICE/USER) or by id.
+
+                Examples:
+                  keyhaven edit github.com --generate
+                  keyhaven edit github.com/alice --user alice@example.com
+                  keyhaven edit example.org --totp otpauth://totp/example?secret=JBSWY3DPEHPK3PXP
+                """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: "The credential id (or its first characters).") var id: String
+        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var id: String
         @Option(name: .long, help: "New user name.") var user: String?
         @Option(name: .long, help: "New password.") var password: String?
         @Flag(name: .long, help: "Generate a new strong password (printed).") var generate = false
@@ -354,8 +400,8 @@ extension Keyhaven {
         func run() async throws {
             let vault = try await openVault()
             var newPassword = password
+            let resolved = try account(id, in: vault).id
             let credential = try reporting {
-                let resolved = try vault.resolve(id)
                 if generate {
                     let existing = try vault.credential(resolved)
                     newPassword = try ServicePasswordRules(
@@ -382,19 +428,21 @@ extension Keyhaven {
     struct Remove: VaultCommand {
         static let configuration = CommandConfiguration(
             commandName: "rm",
-            abstract: "Move a credential to Recently Deleted (restorable for 30 days)."
+            abstract: "Move a credential to Recently Deleted (restorable for 30 days).",
+            discussion: """
+                Examples:
+                  keyhaven rm old-forum.example
+                  keyhaven rm github.com/work-alice
+                """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: "The credential id (or its first characters).") var id: String
+        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var id: String
 
         func run() async throws {
             let vault = try await openVault()
-            let resolved = try reporting {
-                let resolved = try vault.resolve(id)
-                try vault.remove(resolved)
-                return resolved
-            }
+            let resolved = try account(id, in: vault).id
+            try reporting { try vault.remove(resolved) }
             print("Moved \(resolved.short) to Recently Deleted; `keyhaven restore \(resolved.short)` brings it back.")
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +21,9 @@ import Darwin
 public final class CommandIO: @unchecked Sendable {
     /// Nil for the process's own streams.
     private let injectedEnvironment: [String: String]?
+    private let clock: @Sendable () -> Date
+    /// The `keyhaven` executable, for work that must outlive the command (clearing the clipboard).
+    let executable: URL?
     private let lock = NSLock()
     // Guarded by `lock`.
     private var input: ArraySlice<String>
@@ -32,13 +35,24 @@ public final class CommandIO: @unchecked Sendable {
 
     private init(process: Void) {
         injectedEnvironment = nil
+        clock = { Date() }
+        executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         input = []
     }
 
     /// An in-process run's own `environment` (nothing of the process's is read) and
     /// `standardInput`; what the command writes is kept in ``standardOutput`` and ``standardError``.
-    public init(environment: [String: String] = [:], standardInput: String = "") {
+    /// `now` is the clock commands read (one-time codes); `executable` is the `keyhaven` binary
+    /// commands re-invoke for work that outlives them (none: `copy` does not clear the clipboard).
+    public init(
+        environment: [String: String] = [:],
+        standardInput: String = "",
+        now: @escaping @Sendable () -> Date = { Date() },
+        executable: URL? = nil
+    ) {
         injectedEnvironment = environment
+        clock = now
+        self.executable = executable
         // Split on the scalar: "\r\n" is one Character, which a Character split would not cut.
         var lines = standardInput.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
             .map { String(String.UnicodeScalarView($0)) }
@@ -51,6 +65,9 @@ public final class CommandIO: @unchecked Sendable {
 
     /// Whether this is the process's own (terminal prompts are allowed only then).
     var isProcess: Bool { injectedEnvironment == nil }
+
+    /// The current time, as the commands see it.
+    var now: Date { clock() }
 
     /// The environment commands read (`KEYHAVEN_VAULT`, `KEYHAVEN_PASSWORD`, …).
     public var environment: [String: String] { injectedEnvironment ?? ProcessInfo.processInfo.environment }

@@ -1,0 +1,47 @@
+import Foundation
+import Vault
+
+extension VaultCommand {
+    /// The credential `name` refers to (``Vault/account(named:)``): an id or id prefix, else
+    /// `SERVICE[/USER]` or a title. An ambiguous name fails (exit 1) listing the candidates; a name
+    /// that finds nothing fails saying how to look.
+    func account(_ name: String, in vault: Vault) throws -> Credential {
+        let lookup = try reporting { try vault.account(named: name) }
+        switch lookup {
+        case .found(let credential):
+            return credential
+        case .ambiguous(let candidates):
+            throw Output.failure(AccountArgument.ambiguity(name, candidates))
+        case .notFound:
+            throw Output.failure(
+                "no account named \(name): `keyhaven search \(AccountArgument.service(of: name))` looks by text, "
+                    + "`keyhaven list` shows every account, `keyhaven add \(AccountArgument.service(of: name))` adds one"
+            )
+        }
+    }
+}
+
+enum AccountArgument {
+    /// The help text of the argument naming an account.
+    static let help = "The account: SERVICE (a domain, URL or title), SERVICE/USER, or an id (4+ characters)."
+
+    /// The SERVICE part of `SERVICE[/USER]`.
+    static func service(of name: String) -> String {
+        guard !name.contains("://"), let slash = name.firstIndex(of: "/") else { return name }
+        return String(name[..<slash])
+    }
+
+    /// The failure message for a name several accounts fit: the candidates (id, title, user,
+    /// service), one a line, and how to choose.
+    static func ambiguity(_ name: String, _ candidates: [Credential]) -> String {
+        var lines = ["\(name) names \(candidates.count) accounts; give SERVICE/USER or the id of one:"]
+        for credential in candidates {
+            let user = credential.user.isEmpty ? "(no user)" : credential.user
+            lines.append(
+                "  \(credential.id.short)  \(credential.content.displayTitle)  \(user)  "
+                    + (credential.services.first?.identifier ?? "")
+            )
+        }
+        return lines.joined(separator: "\n")
+    }
+}
