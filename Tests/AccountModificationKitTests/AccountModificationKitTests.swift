@@ -113,7 +113,7 @@ struct AccountModificationKitTests {
         try JSONDecoder().decode(ModificationResponse.self, from: Data(text.utf8))
     }
 
-    @Test func theManifestNamesItsEndpointOnTheOriginAsked() async throws {
+    @Test func theManifestNamesItsEndpointOnTheConfiguredOrigin() async throws {
         let published = Mutex(Self.manifest)
         let kit = AccountModificationKit(
             extension: Accounts(),
@@ -129,8 +129,8 @@ struct AccountModificationKitTests {
             )
             #expect(status == .ok)
             let manifest = try JSONDecoder().decode(AccountModificationManifest.self, from: Data(text.utf8))
-            // The router test client addresses the service as `localhost`; behind a TLS proxy.
-            #expect(manifest.endpoint == "https://localhost/account-modification")
+            // The configured origin, whatever the request's Host or X-Forwarded-* say (review L18).
+            #expect(manifest.endpoint == "https://service.example/account-modification")
             #expect(manifest.passwordGenerationRequirements == "minlength: 12;")
             #expect(!manifest.supportsUpgradeToSignIn)
 
