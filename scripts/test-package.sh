@@ -4,8 +4,9 @@
 # `dpkg-deb -x`, and everything is checked from there:
 #   - the file list, modes and owners (root:root) of each package, its control fields, and that the
 #     binaries link no Swift runtime (the target machine needs no Swift);
-#   - `ROOT/usr/bin/keyhaven --version` and `keyhaven demo` (which finds ROOT/usr/lib/keyhaven/shiny
-#     next to the real keyhaven), run from the unpacked files;
+#   - `ROOT/usr/bin/keyhaven --version`, `keyhaven idp serve` (answers discovery, data 0600) and
+#     `keyhaven demo` (which finds ROOT/usr/lib/keyhaven/shiny next to the real keyhaven), run from
+#     the unpacked files;
 #   - the completion scripts parse (bash -n, zsh -n, fish -n) and bash's completes a subcommand; the
 #     man pages render;
 #   - keyhaven-idp.service passes `systemd-analyze verify` and its hardening scores at most 2.0 in
@@ -109,6 +110,29 @@ if (cd "$work/home" && env -u KEYHAVEN_SHINY HOME="$work/home" XDG_DATA_HOME= XD
 else
     fail "keyhaven demo: $(tail -20 "$work/demo.out" "$work/demo.err")"
 fi
+
+# The provider as the unit runs it (its data named by KEYHAVEN_IDP_DATABASE), from the installed
+# files: it serves discovery with the issuer it was given and keeps its data private.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -m 700 "$work/state"
+KEYHAVEN_IDP_DATABASE="$work/state/idp.sqlite" HOME="$work/home" \
+    "$root/usr/bin/keyhaven" idp serve --host 127.0.0.1 --port "$port" --issuer "https://id.example.test" \
+    >"$work/idp.out" 2>&1 &
+idp_pid=$!
+discovery=""
+for _ in $(seq 100); do
+    discovery=$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+        "http://127.0.0.1:$port/.well-known/openid-configuration" 2>/dev/null) && break
+    sleep 0.1
+done
+kill "$idp_pid" 2>/dev/null || true
+wait "$idp_pid" 2>/dev/null || true
+grep -q '"issuer" *: *"https://id.example.test"' <<<"$discovery" &&
+    ok "keyhaven idp serve from the installed files answers discovery" ||
+    fail "keyhaven idp serve: discovery '$discovery'; output: $(cat "$work/idp.out")"
+modes=$(stat -c '%a %n' "$work/state/idp.sqlite" "$work/state/idp.secrets-key" 2>&1)
+[ "$(awk '{print $1}' <<<"$modes" | sort -u)" = 600 ] && ok "provider data and secrets key are 0600" ||
+    fail "provider data modes: $modes"
 
 # --- completions ---
 completions=(
