@@ -71,12 +71,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # --- man pages: one per command (keyhaven.1, keyhaven.idp.serve.1, ...), from the same help. ---
+# The plugin writes under .build/plugins; pages of an earlier run (a command since removed) go first.
+[ ! -d .build/plugins ] || find .build/plugins -type f -name 'keyhaven*.1' -delete
 swift package plugin generate-manual --configuration debug --multi-page --date "$day" \
     --authors "The Keyhaven authors" >"$work/manual.log" 2>&1 || {
     cat "$work/manual.log" >&2
     exit 1
 }
-manuals=$(find .build/plugins/GenerateManual -type f -name keyhaven.1 -path '*/outputs/*' -printf '%h\n' | head -1)
+manuals=$(find .build/plugins -type f -name keyhaven.1 -printf '%h\n' | head -1)
 [ -n "$manuals" ] || {
     cat "$work/manual.log" >&2
     echo "package-deb.sh: the GenerateManual plugin made no keyhaven.1" >&2
