@@ -89,7 +89,11 @@ manuals=$(find .build/plugins -type f -name keyhaven.1 -printf '%h\n' | head -1)
 depends_of() {
     mkdir -p "$work/shlibs/debian"
     printf 'Source: keyhaven\n\nPackage: keyhaven\nArchitecture: any\n' >"$work/shlibs/debian/control"
-    (cd "$work/shlibs" && dpkg-shlibdeps --warnings=0 -O "$1") | sed -n 's/^shlibs:Depends=//p'
+    # Its warnings (the $ORIGIN rpath SwiftPM sets, no libraries there) are noise; its errors are not.
+    (cd "$work/shlibs" && dpkg-shlibdeps -O "$1" 2>"$work/shlibs.log") | sed -n 's/^shlibs:Depends=//p' || {
+        cat "$work/shlibs.log" >&2
+        return 1
+    }
 }
 
 # control FILE PACKAGE DEPENDS EXTRA-FIELDS DESCRIPTION
