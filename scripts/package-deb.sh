@@ -178,7 +178,8 @@ echo /etc/default/keyhaven-idp >"$stage/DEBIAN/conffiles"
 install -m 755 packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm "$stage/DEBIAN/"
 install -m 644 docs/sign-in-with-keyhaven.md "$stage/usr/share/doc/keyhaven/sign-in-with-keyhaven.md"
 write_copyright "$stage/usr/share/doc/keyhaven/copyright"
-write_control keyhaven "$(depends_of "$bin/keyhaven")" "Suggests: keyhaven-shiny" \
+depends=$(depends_of "$bin/keyhaven")
+write_control keyhaven "$depends" "Suggests: keyhaven-shiny" \
     "$(printf '%s\n%s' "account security you host yourself: audit, generate and upgrade passwords" \
         " Finds reused, easily guessed and breached passwords and fixes them; runs a Sign in with
  Keyhaven identity provider (keyhaven-idp.service).")" "$stage"
@@ -188,7 +189,8 @@ shiny=$work/keyhaven-shiny
 install -d -m 755 "$shiny/DEBIAN" "$shiny/usr/lib/keyhaven" "$shiny/usr/share/doc/keyhaven-shiny"
 install -m 755 -s "$bin/shiny" "$shiny/usr/lib/keyhaven/shiny"
 cp "$stage/usr/share/doc/keyhaven/copyright" "$shiny/usr/share/doc/keyhaven-shiny/copyright"
-write_control keyhaven-shiny "$(depends_of "$bin/shiny")" "Enhances: keyhaven" \
+depends=$(depends_of "$bin/shiny")
+write_control keyhaven-shiny "$depends" "Enhances: keyhaven" \
     "$(printf '%s\n%s' "Keyhaven's example service, run by \`keyhaven demo\`" \
         " shiny implements Keyhaven's account-modification protocol and Sign in with Keyhaven; the demo
  runs it from /usr/lib/keyhaven/shiny, next to keyhaven.")" "$shiny"
