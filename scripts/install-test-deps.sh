@@ -5,7 +5,9 @@
 #     `selenium` (drives the step-up page and the provider's pages), `schemathesis` (fuzzes the
 #     protocol's OpenAPI document), and `pyjwt`, `joserfc`, `authlib` (independent clients that must
 #     verify the identity provider's tokens);
-#   - Chromium and its driver, headless (Debian packages `chromium` and `chromium-driver`).
+#   - Chromium and its driver, headless (Debian packages `chromium` and `chromium-driver`);
+#   - for scripts/test-package.sh: zsh and fish (the completion scripts must parse), dpkg-dev
+#     (dpkg-shlibdeps) and systemd (systemd-analyze checks the provider's unit).
 # Needs root and apt for the system packages (CI, a fresh Debian/Ubuntu machine); pip for the rest.
 set -euo pipefail
 
@@ -14,6 +16,10 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+command -v zsh >/dev/null 2>&1 || need_apt+=(zsh)
+command -v fish >/dev/null 2>&1 || need_apt+=(fish)
+command -v dpkg-shlibdeps >/dev/null 2>&1 || need_apt+=(dpkg-dev)
+command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
