@@ -90,17 +90,7 @@ extension Vault {
                     arguments: [try keys.seal(plaintext, associatedData: Self.providerAD(tag, version: 1)), tag]
                 )
             }
-            try rekeyCredentials(db, from: keys, to: newKeys)
-            try rekeyHistory(db, from: keys, to: newKeys)
-            try rekeyJournal(db, from: keys, to: newKeys)
-            try rekeyProviderSessions(db, from: keys, to: newKeys)
-            try db.execute(
-                sql: "UPDATE vault SET format = 2, kdf = ?, wrappedKey = ? WHERE id = 1",
-                arguments: [kdfJSON, wrapped]
-            )
-            try VaultIntegrity.seal(db, keys: newKeys)
-            replaceKeys(newKeys)
-            db.afterNextTransaction(onCommit: { _ in }, onRollback: { [self] _ in replaceKeys(keys) })
+            try reseal(db, from: keys, to: newKeys, kdfJSON: kdfJSON, wrapped: wrapped, format: 2)
         }
     }
 }

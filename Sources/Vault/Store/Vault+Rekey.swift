@@ -36,21 +36,38 @@ extension Vault {
             try database.write { db in
                 let oldKeys = self.keys
                 try VaultIntegrity.verify(db, keys: oldKeys)
-                try rekeyCredentials(db, from: oldKeys, to: newKeys)
-                try rekeyHistory(db, from: oldKeys, to: newKeys)
-                try rekeyJournal(db, from: oldKeys, to: newKeys)
-                try rekeyProviderSessions(db, from: oldKeys, to: newKeys)
-                try db.execute(
-                    sql: "UPDATE vault SET kdf = ?, wrappedKey = ? WHERE id = 1",
-                    arguments: [kdfJSON, wrapped]
-                )
-                try VaultIntegrity.seal(db, keys: newKeys)
-                // Swapped inside the transaction, so no write of this vault seals with the old key
-                // after the commit; undone if the commit fails.
-                replaceKeys(newKeys)
-                db.afterNextTransaction(onCommit: { _ in }, onRollback: { [self] _ in replaceKeys(oldKeys) })
+                try reseal(db, from: oldKeys, to: newKeys, kdfJSON: kdfJSON, wrapped: wrapped)
             }
         }
+    }
+
+    /// Re-seals every record under `newKeys`, writes the new header (and `format`, when given),
+    /// seals the integrity check, and swaps the keys inside the transaction, so no write of this
+    /// vault seals with the old key after the commit; undone if the commit fails. Shared by
+    /// `passwd` and the format upgrade.
+    func reseal(
+        _ db: Database,
+        from oldKeys: VaultKeys,
+        to newKeys: VaultKeys,
+        kdfJSON: String,
+        wrapped: Data,
+        format: Int? = nil
+    ) throws {
+        try rekeyCredentials(db, from: oldKeys, to: newKeys)
+        try rekeyHistory(db, from: oldKeys, to: newKeys)
+        try rekeyJournal(db, from: oldKeys, to: newKeys)
+        try rekeyProviderSessions(db, from: oldKeys, to: newKeys)
+        if let format {
+            try db.execute(
+                sql: "UPDATE vault SET format = ?, kdf = ?, wrappedKey = ? WHERE id = 1",
+                arguments: [format, kdfJSON, wrapped]
+            )
+        } else {
+            try db.execute(sql: "UPDATE vault SET kdf = ?, wrappedKey = ? WHERE id = 1", arguments: [kdfJSON, wrapped])
+        }
+        try VaultIntegrity.seal(db, keys: newKeys)
+        replaceKeys(newKeys)
+        db.afterNextTransaction(onCommit: { _ in }, onRollback: { [self] _ in replaceKeys(oldKeys) })
     }
 
     func rekeyCredentials(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
