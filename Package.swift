@@ -44,6 +44,8 @@ let package = Package(
         .library(name: "PasswordRules", targets: ["PasswordRules"]),
         .library(name: "PasswordStrength", targets: ["PasswordStrength"]),
         .library(name: "Vault", targets: ["Vault"]),
+        .library(name: "AutoFill", targets: ["AutoFill"]),
+        .library(name: "KeyhavenAgent", targets: ["KeyhavenAgent"]),
         .library(name: "BreachCheck", targets: ["BreachCheck"]),
         .library(name: "SecurityRecommendations", targets: ["SecurityRecommendations"]),
         .library(name: "AccountModification", targets: ["AccountModification"]),
@@ -214,6 +216,22 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto, jwtKit, nioCore, nioHTTP1],
             swiftSettings: swiftSettings
         ),
+        // AutoFill's provider (docs/autofill-protocol.md): identities, matching and fill policy,
+        // pairing and session crypto, the agent's state; no sockets, threads or HTTP.
+        .target(
+            name: "AutoFill",
+            dependencies: [
+                "Vault", "PasswordRules", "OneTimeCodes", "SecurityRecommendations", "_KeyhavenSupport", crypto,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `keyhaven agent`'s process: the Unix socket (peer uid checked), one thread per connection,
+        // browser sessions and the CLI's requests.
+        .target(
+            name: "KeyhavenAgent",
+            dependencies: ["AutoFill", "Vault", "_KeyhavenSupport"],
+            swiftSettings: swiftSettings
+        ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
         .target(
             name: "Vault",
@@ -244,6 +262,7 @@ let package = Package(
                 "IdentityProvider",
                 "IdentityProviderPostgres",
                 "KeyhavenJOSE",
+                "AutoFill", "KeyhavenAgent",
                 // The demo's calls to shiny over HTTP.
                 "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
                 argumentParser,
@@ -299,6 +318,17 @@ let package = Package(
         .testTarget(
             name: "OneTimeCodesTests",
             dependencies: ["OneTimeCodes"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AutoFillTests",
+            dependencies: ["AutoFill", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyhavenAgentTests",
+            dependencies: ["KeyhavenAgent", "AutoFill", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -150,10 +150,48 @@ extension IdentityProvider {
         guard let token = form["refresh_token"], !token.isEmpty else {
             throw OAuthError.invalidRequest("refresh_token is required.")
         }
+        /// The grant and what the id_token says about its person, in one query: a refresh is the
+        /// provider's hottest call, and each statement is a hop to the database's own threads.
+        struct RefreshRow: Decodable {
+            var id: String
+            var clientId: String
+            var userId: String
+            var scope: String
+            var authTime: Int64
+            var realUserStatus: Int64
+            var email: String?
+            var sub: String?
+            var relayEmail: String?
+            var shareEmail: Bool?
+            var transferSub: String?
+
+            enum CodingKeys: String, CodingKey {
+                case id, scope, email, sub
+                case clientId = "client_id"
+                case userId = "user_id"
+                case authTime = "auth_time"
+                case realUserStatus = "real_user_status"
+                case relayEmail = "relay_email"
+                case shareEmail = "share_email"
+                case transferSub = "transfer_sub"
+            }
+        }
+        let window = (nowSeconds - configuration.transferWindow) * 1000
         let row = try await read { connection in
             try await connection.fetchOne(
-                GrantRecord.self,
-                "\(GrantRecord.select) WHERE refresh_hash = ? AND revoked IS NULL",
+                RefreshRow.self,
+                """
+                SELECT g.id AS id, g.client_id AS client_id, g.user_id AS user_id, g.scope AS scope, \
+                g.auth_time AS auth_time, g.real_user_status AS real_user_status, \
+                \(IdentityFacts.columns) \
+                FROM grants g LEFT JOIN users u ON u.id = g.user_id \
+                \(IdentityFacts.joins) \
+                WHERE g.refresh_hash = ? AND g.revoked IS NULL
+                """,
+                .text(client.teamId),
+                .integer(window),
+                .text(client.teamId),
+                .text(client.id),
                 .text(Self.hash(token))
             )
         }
@@ -163,10 +201,19 @@ extension IdentityProvider {
         guard row.clientId == client.id else {
             throw OAuthError.invalidGrant("The refresh token was issued to another client_id.")
         }
+        guard let email = row.email else {
+            throw OAuthError.invalidGrant("The user no longer exists.")
+        }
         let accessToken = try await accessToken(grantId: row.id)
         let idToken = try await identityToken(
             client: client,
-            userId: row.userId,
+            facts: IdentityFacts(
+                email: email,
+                sub: row.sub,
+                relayEmail: row.relayEmail,
+                shareEmail: row.shareEmail,
+                transferSub: row.transferSub
+            ),
             scopes: row.scope.split(separator: " ").map(String.init),
             nonce: nil,
             authTime: row.authTime,
@@ -180,7 +227,38 @@ extension IdentityProvider {
         )
     }
 
-    /// Builds and signs an id_token with the claims Sign in with Apple sends.
+    /// What an id_token says about the person (from users, subjects, consents and transfers).
+    struct IdentityFacts: Decodable {
+        var email: String
+        var sub: String?
+        var relayEmail: String?
+        var shareEmail: Bool?
+        var transferSub: String?
+
+        enum CodingKeys: String, CodingKey {
+            case email, sub
+            case relayEmail = "relay_email"
+            case shareEmail = "share_email"
+            case transferSub = "transfer_sub"
+        }
+
+        /// The selected columns, for a query that has `u` (users) and ``joins``; its binds start
+        /// with the client's team id and the transfer window's start (milliseconds).
+        static let columns = """
+            u.email AS email, s.sub AS sub, s.relay_email AS relay_email, c.share_email AS share_email, \
+            (SELECT t.transfer_sub FROM transfers t WHERE t.user_id = u.id AND t.to_team = ? AND t.created > ? \
+            ORDER BY t.created DESC LIMIT 1) AS transfer_sub
+            """
+
+        /// The joins, binding the client's team id and then its id.
+        static let joins = """
+            LEFT JOIN subjects s ON s.user_id = u.id AND s.team_id = ? \
+            LEFT JOIN consents c ON c.user_id = u.id AND c.client_id = ?
+            """
+    }
+
+    /// Builds and signs an id_token with the claims Sign in with Apple sends, reading what it says
+    /// about the person first.
     func identityToken(
         client: Client,
         userId: String,
@@ -192,32 +270,10 @@ extension IdentityProvider {
         accessToken: String? = nil
     ) async throws -> String {
         let window = (nowSeconds - configuration.transferWindow) * 1000
-        // One query for everything the token says about the person (this runs on every refresh).
-        /// What an id_token says about the person, from one query over four tables.
-        struct Facts: Decodable {
-            var email: String
-            var sub: String?
-            var relayEmail: String?
-            var shareEmail: Bool?
-            var transferSub: String?
-
-            enum CodingKeys: String, CodingKey {
-                case email, sub
-                case relayEmail = "relay_email"
-                case shareEmail = "share_email"
-                case transferSub = "transfer_sub"
-            }
-        }
-        let row = try await read { connection in
+        let facts = try await read { connection in
             try await connection.fetchOne(
-                Facts.self,
-                """
-                SELECT u.email AS email, s.sub AS sub, s.relay_email AS relay_email, c.share_email AS share_email, \
-                (SELECT t.transfer_sub FROM transfers t WHERE t.user_id = u.id AND t.to_team = ? AND t.created > ? \
-                ORDER BY t.created DESC LIMIT 1) AS transfer_sub \
-                FROM users u LEFT JOIN subjects s ON s.user_id = u.id AND s.team_id = ? \
-                LEFT JOIN consents c ON c.user_id = u.id AND c.client_id = ? WHERE u.id = ?
-                """,
+                IdentityFacts.self,
+                "SELECT \(IdentityFacts.columns) FROM users u \(IdentityFacts.joins) WHERE u.id = ?",
                 .text(client.teamId),
                 .integer(window),
                 .text(client.teamId),
@@ -225,9 +281,32 @@ extension IdentityProvider {
                 .text(userId)
             )
         }
-        guard let row else {
+        guard let facts else {
             throw OAuthError.invalidGrant("The user no longer exists.")
         }
+        return try await identityToken(
+            client: client,
+            facts: facts,
+            scopes: scopes,
+            nonce: nonce,
+            authTime: authTime,
+            realUserStatus: realUserStatus,
+            codeHash: codeHash,
+            accessToken: accessToken
+        )
+    }
+
+    /// Builds and signs an id_token from `facts`.
+    func identityToken(
+        client: Client,
+        facts row: IdentityFacts,
+        scopes: [String],
+        nonce: String?,
+        authTime: Int64,
+        realUserStatus: Int,
+        codeHash: String? = nil,
+        accessToken: String? = nil
+    ) async throws -> String {
         let address = row.email
         let sub = row.sub
         let transferSub = row.transferSub

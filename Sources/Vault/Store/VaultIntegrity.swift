@@ -37,6 +37,12 @@ enum VaultIntegrity {
         ("providerSession", "SELECT tag, version, created FROM providerSession ORDER BY tag"),
     ]
 
+    /// Sections added after format 2 shipped: counted only when their table has rows, so a vault
+    /// sealed before they existed still verifies (no rows and no section are one encoding).
+    private static let laterSections: [(name: String, sql: String)] = [
+        ("agentRecord", "SELECT id, kind, version, created FROM agentRecord ORDER BY id")
+    ]
+
     static func code(_ db: Database, keys: VaultKeys) throws -> Data {
         var mac = HMAC<SHA256>(key: keys.integrity)
         func bytes(_ data: Data) {
@@ -48,7 +54,14 @@ enum VaultIntegrity {
             withUnsafeBytes(of: value.bigEndian) { mac.update(data: Data($0)) }
         }
         bytes(Data("keyhaven/integrity/v1".utf8))
-        for section in sections {
+        var present = sections
+        for section in laterSections
+        where try db.tableExists(section.name)
+            && (try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(section.name))") ?? false)
+        {
+            present.append(section)
+        }
+        for section in present {
             bytes(Data(section.name.utf8))
             let rows = try Row.fetchCursor(db, sql: section.sql)
             while let row = try rows.next() {
@@ -164,6 +177,26 @@ enum VaultIntegrity {
                 VaultError(
                     .tampered,
                     "a provider session was rolled back to an older copy outside Keyhaven; nothing was written — "
+                        + "restore the vault from a backup"
+                )
+            }
+        )
+        try verifyAgentRecords(db, keys: keys)
+    }
+
+    /// ``verifyRecords(_:keys:)`` for the agent's records (a vault without the table has none).
+    private static func verifyAgentRecords(_ db: Database, keys: VaultKeys) throws {
+        guard try db.tableExists("agentRecord") else { return }
+        try verifyRows(
+            db,
+            keys: keys,
+            sql: "SELECT id AS key, version, sealed FROM agentRecord WHERE version > 0",
+            associatedData: { key, version in Vault.agentRecordAD(key.text, version: version) },
+            legacy: { _ in "" },
+            rolledBack: { _ in
+                VaultError(
+                    .tampered,
+                    "a browser pairing was rolled back to an older copy outside Keyhaven; nothing was written — "
                         + "restore the vault from a backup"
                 )
             }

@@ -85,6 +85,16 @@ enum VaultSchema {
                 t.add(column: "integrity", .blob)
             }
         }
+        migrator.registerMigration("v5-agent-records") { db in
+            // What `keyhaven agent` keeps (browser pairings): sealed, named by kind and a random id.
+            try db.create(table: "agentRecord") { t in
+                t.column("id", .text).primaryKey()
+                t.column("kind", .text).notNull()
+                t.column("version", .integer).notNull()
+                t.column("sealed", .blob).notNull()
+                t.column("created", .double).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -1,0 +1,274 @@
+public import Crypto
+public import Foundation
+import OneTimeCodes
+import PasswordRules
+import Synchronization
+public import Vault
+import _KeyhavenSupport
+
+/// The agent's heart: holds the unlocked vault (the only process that does), locks after an idle
+/// time, keeps browser pairings, and answers the AutoFill protocol's requests
+/// (docs/autofill-protocol.md) under its matching and fill policy. Free of sockets and threads:
+/// ``KeyhavenAgent`` serves it; tests call it directly with an injected clock and randomness.
+///
+/// Every method is synchronous and may run scrypt or SQLite: call it from a thread of its own
+/// (the agent's connection threads), never from Swift's cooperative pool or an event loop.
+public final class AutoFillAgent: Sendable {
+    public struct Configuration: Sendable {
+        public var vaultURL: URL
+        /// Locks after this long without a request (15 minutes by default).
+        public var idleLock: TimeInterval
+        public var allowInsecureKDF: Bool
+        public var now: @Sendable () -> Date
+        public var randomness: AutoFillRandomness
+
+        public init(
+            vaultURL: URL,
+            idleLock: TimeInterval = 15 * 60,
+            allowInsecureKDF: Bool = false,
+            now: @escaping @Sendable () -> Date = { Date() },
+            randomness: AutoFillRandomness = .system
+        ) {
+            self.vaultURL = vaultURL
+            self.idleLock = idleLock
+            self.allowInsecureKDF = allowInsecureKDF
+            self.now = now
+            self.randomness = randomness
+        }
+    }
+
+    /// A browser paired with the agent (stored sealed in the vault).
+    public struct Pairing: Sendable, Hashable, Codable {
+        public var id: String
+        public var name: String
+        /// Who asked: the extension origin or id the browser host reported.
+        public var caller: String
+        public var browser: String
+        public var key: Data
+        public var created: Date
+        public var lastUsed: Date?
+    }
+
+    struct PairingRequest {
+        var id: String
+        var agentKey: Curve25519.KeyAgreement.PrivateKey
+        var pairingKey: SymmetricKey
+        var code: String
+        var name: String
+        var caller: String
+        var browser: String
+        var expires: Date
+        var wrongCodes = 0
+        var shown = false
+    }
+
+    struct State {
+        var vault: Vault?
+        var index = IdentityIndex([Credential]())
+        var pairings: [String: Pairing] = [:]
+        var requests: [String: PairingRequest] = [:]
+        var lastActivity: Date
+        var unlockedAt: Date?
+        var revision = 0
+        var listeners: [Int: Listener] = [:]
+        var nextListener = 0
+    }
+
+    struct Listener {
+        var pairingId: String
+        var send: @Sendable (JSONValue) -> Void
+    }
+
+    static let pairingKind = "browser-pairing"
+    static let pairingLifetime: TimeInterval = 5 * 60
+    static let wrongCodesAllowed = 3
+
+    public let configuration: Configuration
+    let state: Mutex<State>
+    /// Signalled when a pairing request appears (``waitForPairingCode(timeout:)``).
+    let requestSignal = NSCondition()
+
+    public init(_ configuration: Configuration) {
+        self.configuration = configuration
+        state = Mutex(State(lastActivity: configuration.now()))
+    }
+
+    var now: Date { configuration.now() }
+
+    // MARK: Locking
+
+    public var isUnlocked: Bool { state.withLock { $0.vault != nil } }
+
+    /// The unlocked vault, for the agent's own commands (``KeyhavenAgent`` runs vault commands with
+    /// it); counts as activity.
+    public func vault() throws(AutoFillError) -> Vault {
+        let vault = state.withLock { state -> Vault? in
+            state.lastActivity = now
+            return state.vault
+        }
+        guard let vault else { throw AutoFillError(.locked, "Keyhaven is locked: run `keyhaven unlock`.") }
+        return vault
+    }
+
+    /// Opens the vault with `masterPassword` (scrypt: seconds) and reads its identities.
+    public func unlock(masterPassword: String) throws(AutoFillError) {
+        if isUnlocked { return touch() }
+        let vault: Vault
+        do {
+            vault = try Vault.open(
+                at: configuration.vaultURL,
+                masterPassword: masterPassword,
+                allowInsecureKDF: configuration.allowInsecureKDF,
+                now: configuration.now
+            )
+        } catch {
+            if error.code == .wrongPassword { throw AutoFillError(.wrongPassword, "The master password is wrong.") }
+            throw AutoFillError(.failed, "The vault could not be opened: \(error.message)")
+        }
+        let index: IdentityIndex
+        var pairings: [String: Pairing] = [:]
+        do {
+            // Pairings come from the vault: one revoked by another process while locked is gone.
+            index = IdentityIndex(try vault.list().credentials)
+            for record in try vault.agentRecords(kind: Self.pairingKind) {
+                if let pairing = try? JSONDecoder().decode(Pairing.self, from: record.content) {
+                    pairings[pairing.id] = pairing
+                }
+            }
+        } catch {
+            throw AutoFillError(.failed, "The vault could not be read: \(error.message)")
+        }
+        let listeners = state.withLock { state in
+            state.vault = vault
+            state.index = index
+            state.pairings = pairings
+            state.unlockedAt = now
+            state.lastActivity = now
+            state.revision += 1
+            return (state.listeners, state.revision)
+        }
+        broadcast(listeners.0, ["event": "state", "state": "unlocked"])
+        broadcast(listeners.0, ["event": "identities.changed", "revision": .number(Double(listeners.1)), "replaced": true])
+    }
+
+    /// Forgets the vault and everything read from it. The pairings read at unlock stay known (a
+    /// paired browser may still open a session, to ask for the unlock), but nothing else is
+    /// answered until the next unlock.
+    public func lock() {
+        let (vault, listeners, revision) = state.withLock { state in
+            let vault = state.vault
+            state.vault = nil
+            state.index = IdentityIndex([Credential]())
+            state.requests = [:]
+            state.unlockedAt = nil
+            if vault != nil { state.revision += 1 }
+            return (vault, state.listeners, state.revision)
+        }
+        guard let vault else { return }
+        try? vault.close()
+        broadcast(listeners, ["event": "state", "state": "locked"])
+        broadcast(listeners, ["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+    }
+
+    /// Locks when the idle time has passed; the agent calls it every second.
+    public func tick() {
+        let idle = state.withLock { state in
+            state.vault != nil && now.timeIntervalSince(state.lastActivity) >= configuration.idleLock
+        }
+        if idle { lock() }
+    }
+
+    func touch() {
+        state.withLock { $0.lastActivity = now }
+    }
+
+    /// `{state, revision, identities, pairings, idleLockSeconds, lockInSeconds}` for `keyhaven agent status`.
+    public func status() -> JSONValue {
+        state.withLock { state in
+            var object: [String: JSONValue] = [
+                "state": .string(state.vault == nil ? "locked" : "unlocked"),
+                "vault": .string(configuration.vaultURL.path),
+                "revision": .number(Double(state.revision)),
+                "idleLockSeconds": .number(configuration.idleLock.rounded()),
+            ]
+            if state.vault != nil {
+                object["identities"] = .number(Double(state.index.count))
+                object["pairings"] = .number(Double(state.pairings.count))
+                let left = configuration.idleLock - now.timeIntervalSince(state.lastActivity)
+                object["lockInSeconds"] = .number(max(0, left).rounded())
+            }
+            return .object(object)
+        }
+    }
+
+    /// Tells the agent that the vault changed under it (a command it ran): identities are re-read.
+    public func vaultChanged() {
+        guard let vault = state.withLock({ $0.vault }), let credentials = try? vault.list().credentials else { return }
+        let (listeners, revision) = state.withLock { state in
+            let used = state.index.lastUsed
+            state.index = IdentityIndex(credentials)
+            state.index.lastUsed = used
+            state.revision += 1
+            return (state.listeners, state.revision)
+        }
+        broadcast(listeners, ["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+    }
+
+    // MARK: Listeners (events pushed on browser connections)
+
+    /// Registers a session's event sink; returns its handle for ``removeListener(_:)``.
+    public func addListener(pairingId: String, send: @escaping @Sendable (JSONValue) -> Void) -> Int {
+        state.withLock { state in
+            state.nextListener += 1
+            state.listeners[state.nextListener] = Listener(pairingId: pairingId, send: send)
+            return state.nextListener
+        }
+    }
+
+    public func removeListener(_ handle: Int) {
+        _ = state.withLock { $0.listeners.removeValue(forKey: handle) }
+    }
+
+    func broadcast(_ listeners: [Int: Listener], _ event: JSONValue) {
+        for listener in listeners.values { listener.send(event) }
+    }
+}
+
+/// Where the agent's randomness comes from (tests fix it).
+public struct AutoFillRandomness: Sendable {
+    public var bytes: @Sendable (Int) -> Data
+    public var agentKey: @Sendable () -> Curve25519.KeyAgreement.PrivateKey
+    /// A uniform 6-digit code.
+    public var code: @Sendable () -> String
+
+    public init(
+        bytes: @escaping @Sendable (Int) -> Data,
+        agentKey: @escaping @Sendable () -> Curve25519.KeyAgreement.PrivateKey,
+        code: @escaping @Sendable () -> String
+    ) {
+        self.bytes = bytes
+        self.agentKey = agentKey
+        self.code = code
+    }
+
+    public static let system = AutoFillRandomness(
+        bytes: { count in
+            var generator = SystemRandomNumberGenerator()
+            return Data((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        },
+        agentKey: { Curve25519.KeyAgreement.PrivateKey() },
+        code: {
+            var generator = SystemRandomNumberGenerator()
+            return String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
+        }
+    )
+}
+
+extension AutoFillAgent {
+    /// The hosts of the unlocked vault's credentials, sorted (shell completion of site names).
+    public func sites() -> [String] {
+        state.withLock { state in
+            Set(state.index.entries.values.flatMap { $0.services.compactMap(\.host) }).sorted()
+        }
+    }
+}

@@ -1,0 +1,196 @@
+public import AutoFill
+import Foundation
+import Synchronization
+public import Vault
+import _KeyhavenSupport
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `keyhaven agent`: serves an ``AutoFillAgent`` on a Unix socket (0700 directory, 0600 socket,
+/// peer uid checked), one thread per connection, and locks it when idle.
+///
+/// A connection is either a browser's (its first frame is the browser host's `host.hello`; then
+/// the AutoFill protocol, sealed after `session.open`) or the CLI's (`agent.*` requests in the
+/// clear: unlock, lock, status, pairing codes, pairings, and vault commands run with the unlocked
+/// vault). Only processes of the agent's own user can connect at all.
+public final class AgentServer: Sendable {
+    /// Runs a `keyhaven` vault command in-process with the agent's unlocked vault:
+    /// `(arguments, environment, standard input, vault) → (exit status, standard output, standard error)`.
+    public typealias CommandRunner =
+        @Sendable ([String], [String: String], String, Vault) async -> (Int32, String, String)
+
+    public let agent: AutoFillAgent
+    public let socketPath: String
+    let runCommand: CommandRunner?
+    let version: String
+    let listener = Mutex<Int32>(-1)
+    let stopped = Mutex(false)
+
+    public init(agent: AutoFillAgent, socketPath: String, version: String, runCommand: CommandRunner?) {
+        self.agent = agent
+        self.socketPath = socketPath
+        self.version = version
+        self.runCommand = runCommand
+    }
+
+    /// Binds the socket (throws when another agent answers there).
+    public func bind() throws {
+        let fd = try UnixSocket.listen(at: socketPath)
+        listener.withLock { $0 = fd }
+    }
+
+    /// Accepts connections until ``stop()``; call from a thread of its own. Starts the idle timer.
+    public func serve() {
+        let timer = Thread { [self] in
+            while !self.stopped.withLock({ $0 }) {
+                Thread.sleep(forTimeInterval: 1)
+                self.agent.tick()
+            }
+        }
+        timer.start()
+        let fd = listener.withLock { $0 }
+        while !stopped.withLock({ $0 }) {
+            let client = accept(fd, nil, nil)
+            if client < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            guard UnixSocket.peerUID(client) == getuid() else {
+                close(client)
+                continue
+            }
+            let connection = FrameConnection(socket: client)
+            let thread = Thread { [self] in self.serve(connection) }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Stops accepting, locks the vault and removes the socket.
+    public func stop() {
+        guard !stopped.withLock({ let was = $0; $0 = true; return was }) else { return }
+        agent.lock()
+        let fd = listener.withLock { $0 }
+        if fd >= 0 {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+        unlink(socketPath)
+    }
+
+    // MARK: Connections
+
+    func serve(_ connection: FrameConnection) {
+        guard let first = try? connection.receive(), let message = try? JSONValue.parse(first) else { return }
+        if message["type"]?.string == "host.hello" {
+            BrowserConnection(server: self, connection: connection, hello: message).run()
+        } else {
+            var next: JSONValue? = message
+            while let request = next {
+                let reply = answerCLI(request)
+                guard (try? connection.send(reply)) != nil else { return }
+                guard let frame = try? connection.receive(), let parsed = try? JSONValue.parse(frame) else { return }
+                next = parsed
+            }
+        }
+    }
+
+    /// One CLI request (`agent.*`), answered with `{ok}` or `{error}`.
+    func answerCLI(_ request: JSONValue) -> JSONValue {
+        let id = request["id"] ?? .null
+        do {
+            return ["v": 1, "id": id, "ok": try cliAnswer(request)]
+        } catch let error as AutoFillError {
+            return ["v": 1, "id": id, "error": error.json]
+        } catch {
+            return ["v": 1, "id": id, "error": AutoFillError(.failed, "\(error)").json]
+        }
+    }
+
+    func cliAnswer(_ request: JSONValue) throws -> JSONValue {
+        switch request["type"]?.string ?? "" {
+        case "agent.status":
+            var status = agent.status()
+            if case .object(var members) = status {
+                members["agentVersion"] = .string(version)
+                members["socket"] = .string(socketPath)
+                members["pid"] = .number(Double(getpid()))
+                status = .object(members)
+            }
+            return status
+        case "agent.unlock":
+            guard let password = request["masterPassword"]?.string, !password.isEmpty else {
+                throw AutoFillError(.badRequest, "masterPassword is missing.")
+            }
+            try agent.unlock(masterPassword: password)
+            return ["state": "unlocked"]
+        case "agent.lock":
+            agent.lock()
+            return ["state": "locked"]
+        case "agent.stop":
+            Thread { [self] in
+                Thread.sleep(forTimeInterval: 0.1)
+                stop()
+            }.start()
+            return ["state": "stopped"]
+        case "agent.pairCode":
+            _ = try agent.vault()
+            let timeout = request["timeoutSeconds"]?.number ?? 120
+            guard let (code, name) = agent.waitForPairingCode(timeout: timeout) else {
+                throw AutoFillError(
+                    .userCanceled,
+                    "No browser asked to pair within \(Int(timeout)) seconds: click Pair in Keyhaven's browser extension."
+                )
+            }
+            return ["code": .string(code), "clientName": .string(name)]
+        case "agent.pairings":
+            let formatter = ISO8601DateFormatter()
+            return .array(
+                try agent.pairings().map { pairing in
+                    [
+                        "id": .string(pairing.id), "name": .string(pairing.name), "caller": .string(pairing.caller),
+                        "browser": .string(pairing.browser), "created": .string(formatter.string(from: pairing.created)),
+                    ]
+                }
+            )
+        case "agent.revokePairing":
+            guard let id = request["pairingId"]?.string else { throw AutoFillError(.badRequest, "pairingId is missing.") }
+            try agent.revokePairing(id)
+            return ["revoked": .string(id)]
+        case "agent.sites":
+            return .array(agent.sites().map { .string($0) })
+        case "agent.run":
+            return try run(request)
+        default:
+            throw AutoFillError(.badRequest, "Unknown request type.")
+        }
+    }
+
+    /// `agent.run`: a vault command with the unlocked vault, its output returned.
+    func run(_ request: JSONValue) throws -> JSONValue {
+        guard let runCommand else { throw AutoFillError(.failed, "This agent does not run commands.") }
+        let vault = try agent.vault()
+        let arguments = request["arguments"]?.array?.compactMap(\.string) ?? []
+        var environment: [String: String] = [:]
+        if case .object(let members)? = request["environment"] {
+            for (key, value) in members { environment[key] = value.string }
+        }
+        let input = request["standardInput"]?.string ?? ""
+        let result = Mutex<(Int32, String, String)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        // This is a connection thread of the agent's own: waiting here blocks no async work.
+        Task {
+            let outcome = await runCommand(arguments, environment, input, vault)
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        let (status, output, errors) = result.withLock { $0 } ?? (1, "", "")
+        agent.vaultChanged()
+        return ["status": .number(Double(status)), "standardOutput": .string(output), "standardError": .string(errors)]
+    }
+}
