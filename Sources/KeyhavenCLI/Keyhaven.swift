@@ -21,6 +21,10 @@ public struct Keyhaven: AsyncParsableCommand {
                 ]
             ),
             CommandGroup(name: "Security", subcommands: [Audit.self, Upgrade.self, Serve.self, Demo.self]),
+            CommandGroup(
+                name: "Agent and AutoFill",
+                subcommands: [Agent.self, Unlock.self, Lock.self, Browser.self, BrowserHost.self]
+            ),
             CommandGroup(name: "Sign in with Keyhaven", subcommands: [Idp.self]),
         ]
     )
@@ -77,6 +81,12 @@ extension Keyhaven {
     public static func runMain(_ arguments: [String]? = nil) async {
         do {
             var command = try parseAsRoot(arguments)
+            // An unlocked agent holds the vault: it runs the vault commands it can for us.
+            if let vaultCommand = command as? any ParsableCommandWithVault,
+                let status = AgentClient.forward(vaultCommand, arguments: arguments ?? Array(CommandLine.arguments.dropFirst()))
+            {
+                Self.exit(withError: status == 0 ? nil : ExitCode(status))
+            }
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
             } else {

@@ -4,13 +4,20 @@ import PasswordRules
 import Vault
 
 /// A vault subcommand: options, the global `--vault`, and opening.
-protocol VaultCommand: AsyncParsableCommand {
+protocol VaultCommand: AsyncParsableCommand, ParsableCommandWithVault {
     var options: VaultOptions { get }
     var root: Keyhaven { get }
 }
 
 extension VaultCommand {
     var vaultURL: URL { options.url(global: root.vault) }
+
+    /// A command the agent may run for the CLI (``AgentClient/forwarded``), unless the password
+    /// is to come from standard input.
+    var forwardable: Bool {
+        AgentClient.forwarded.contains(Self._commandName) && !options.passwordStdin
+    }
+    var vaultFileURL: URL { vaultURL }
 
     /// Opens the vault. Contacts nothing: upgrades a previous run left pending are only mentioned
     /// (`upgrade` and `serve` settle them).

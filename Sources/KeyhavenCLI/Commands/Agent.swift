@@ -1,0 +1,280 @@
+import ArgumentParser
+import AutoFill
+import Dispatch
+import Foundation
+import KeyhavenAgent
+import Vault
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Keyhaven {
+    struct Agent: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the agent: the one process that holds the unlocked vault (AutoFill, quick commands).",
+            discussion: """
+                `keyhaven agent` (= `keyhaven agent start`) runs in the foreground and serves the \
+                AutoFill protocol (docs/autofill-protocol.md) and the CLI on a Unix socket: \
+                $KEYHAVEN_AGENT_SOCKET, else $XDG_RUNTIME_DIR/keyhaven/agent.sock (directory 0700, \
+                socket 0600, only processes of your own user are answered). It starts locked: \
+                `keyhaven unlock` unlocks it; it locks again after --idle-lock without a request, on \
+                `keyhaven lock`, and when it stops. While it is unlocked, `list`, `show`, `copy`, \
+                `otp`, `search`, `rm` and `restore` run in it without asking for the master password.
+
+                Examples:
+                  keyhaven agent --idle-lock 5m &
+                  keyhaven unlock
+                  keyhaven agent status --json
+                  keyhaven agent install-service && systemctl --user enable --now keyhaven-agent
+                """,
+            subcommands: [Start.self, Status.self, Stop.self, InstallService.self],
+            defaultSubcommand: Start.self
+        )
+
+        struct Start: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Run the agent in the foreground (the default).")
+            @OptionGroup var options: VaultOptions
+            @Option(
+                name: .long,
+                help: ArgumentHelp(
+                    "Lock after this long without a request: 90s, 15m, 1h (default 15m; 0 never).",
+                    valueName: "duration"
+                )
+            )
+            var idleLock: String = "15m"
+            @Option(name: .long, help: ArgumentHelp("The socket (default: see above).", valueName: "path"))
+            var socket: String?
+
+            func run() async throws {
+                guard let idle = parseDuration(idleLock) else {
+                    throw Output.failure("--idle-lock \(idleLock): give a duration such as 90s, 15m or 1h", exitCode: 64)
+                }
+                let vaultURL = options.url()
+                guard FileManager.default.fileExists(atPath: vaultURL.path) else {
+                    throw Output.failure("no vault at \(vaultURL.path): create one with `keyhaven init`")
+                }
+                let agent = AutoFillAgent(
+                    .init(
+                        vaultURL: vaultURL,
+                        idleLock: idle == 0 ? .infinity : idle,
+                        allowInsecureKDF: options.insecureKDF
+                    )
+                )
+                let path = AgentClient.socketPath(socket)
+                let executable = CommandIO.current.executable
+                let server = AgentServer(agent: agent, socketPath: path, version: KeyhavenVersion.current) {
+                    arguments, environment, input, vault in
+                    let io = CommandIO(environment: environment, standardInput: input, executable: executable)
+                    let status = await AgentVault.$current.withValue(vault) { await Keyhaven.run(arguments, io: io) }
+                    return (status, io.standardOutput, io.standardError)
+                }
+                do {
+                    try server.bind()
+                } catch {
+                    throw Output.failure("\(error)")
+                }
+                Output.error(
+                    "keyhaven agent: listening on \(path) for \(vaultURL.path) (locked; "
+                        + (idle == 0 ? "no idle lock" : "locks after \(idleLock) idle") + "); `keyhaven unlock` unlocks it"
+                )
+                signal(SIGINT, SIG_IGN)
+                signal(SIGTERM, SIG_IGN)
+                let sources = [SIGINT, SIGTERM].map { number in
+                    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                    source.setEventHandler { server.stop() }
+                    source.resume()
+                    return source
+                }
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    let thread = Thread {
+                        server.serve()
+                        done.resume()
+                    }
+                    thread.start()
+                }
+                _ = sources
+                Output.error("keyhaven agent: stopped")
+            }
+        }
+
+        struct Status: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Whether an agent runs, and locked or not.")
+            @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
+            @Flag(name: .long, help: "Print JSON: {running, state, vault, socket, identities, lockInSeconds, …}.")
+            var json = false
+
+            func run() async throws {
+                guard let connection = try AgentClient.connect(socket) else {
+                    if json {
+                        print(#"{"running":false,"socket":"\#(AgentClient.socketPath(socket))"}"#)
+                    } else {
+                        print("No agent runs on \(AgentClient.socketPath(socket)) (start one with `keyhaven agent`).")
+                    }
+                    throw ExitCode(1)
+                }
+                let status = try AgentClient.request(connection, "agent.status")
+                if json {
+                    var members: [String: JSONValue] = [:]
+                    if case .object(let object) = status { members = object }
+                    members["running"] = true
+                    print(String(decoding: JSONValue.object(members).encoded(), as: UTF8.self))
+                    return
+                }
+                let state = status["state"]?.string ?? "?"
+                var line = "Agent \(status["pid"]?.integer.map(String.init) ?? "?") on \(status["socket"]?.string ?? "?"): \(state)"
+                if state == "unlocked" {
+                    line += ", \(status["identities"]?.integer ?? 0) credentials"
+                    if let left = status["lockInSeconds"]?.number, left.isFinite {
+                        line += ", locks in \(Int(left)) s unless used"
+                    }
+                }
+                print(line + " (vault \(status["vault"]?.string ?? "?")).")
+            }
+        }
+
+        struct Stop: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Lock and stop the running agent.")
+            @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
+
+            func run() async throws {
+                _ = try AgentClient.request(try AgentClient.require(socket), "agent.stop")
+                print("Stopped the agent.")
+            }
+        }
+
+        struct InstallService: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "install-service",
+                abstract: "Write a systemd user unit that runs the agent.",
+                discussion: """
+                    Writes keyhaven-agent.service into $XDG_CONFIG_HOME/systemd/user (or --output) \
+                    with this keyhaven's absolute path, then prints how to start it: \
+                    `systemctl --user daemon-reload && systemctl --user enable --now keyhaven-agent`.
+                    """
+            )
+            @Option(name: .long, help: ArgumentHelp("The directory to write the unit into.", valueName: "dir"))
+            var output: String?
+            @Option(name: .long, help: ArgumentHelp("Passed on as --idle-lock.", valueName: "duration"))
+            var idleLock = "15m"
+            @OptionGroup var options: VaultOptions
+
+            func run() async throws {
+                guard parseDuration(idleLock) != nil else {
+                    throw Output.failure("--idle-lock \(idleLock): give a duration such as 90s, 15m or 1h", exitCode: 64)
+                }
+                let environment = CommandIO.current.environment
+                let config =
+                    environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                    ?? (NSHomeDirectory() as NSString).appendingPathComponent(".config")
+                let directory = output ?? (config as NSString).appendingPathComponent("systemd/user")
+                let binary = (CommandIO.current.executable ?? URL(fileURLWithPath: "/usr/bin/keyhaven")).path
+                let unit = AgentUnit.text(binary: binary, vault: options.url().path, idleLock: idleLock)
+                do {
+                    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                    let path = (directory as NSString).appendingPathComponent("keyhaven-agent.service")
+                    try Data(unit.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+                    print("Wrote \(path).")
+                } catch {
+                    throw Output.failure("cannot write the unit into \(directory): \(error.localizedDescription)")
+                }
+                print("Start it: systemctl --user daemon-reload && systemctl --user enable --now keyhaven-agent")
+            }
+        }
+    }
+
+    struct Unlock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Unlock the running agent with the master password.",
+            discussion: """
+                The password comes from --password-stdin, $KEYHAVEN_PASSWORD or a prompt. Exit status 2 \
+                when it is wrong.
+
+                Examples:
+                  keyhaven unlock
+                  pass show keyhaven | keyhaven unlock --password-stdin
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
+
+        func run() async throws {
+            let connection = try AgentClient.require(socket)
+            let status = try AgentClient.request(connection, "agent.status")
+            if status["state"]?.string == "unlocked" {
+                print("The agent is already unlocked.")
+                return
+            }
+            let password = try options.masterPassword()
+            _ = try AgentClient.request(connection, "agent.unlock", ["masterPassword": .string(password)])
+            print("Unlocked \(status["vault"]?.string ?? "the vault").")
+        }
+    }
+
+    struct Lock: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Lock the running agent now.")
+        @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
+
+        func run() async throws {
+            guard let connection = try AgentClient.connect(socket) else {
+                print("No agent runs; nothing is unlocked.")
+                return
+            }
+            _ = try AgentClient.request(connection, "agent.lock")
+            print("Locked.")
+        }
+    }
+}
+
+/// "90s", "15m", "1h", "2h30m" or plain seconds; nil when unreadable.
+func parseDuration(_ text: String) -> TimeInterval? {
+    if let seconds = TimeInterval(text), seconds >= 0 { return seconds }
+    var total: TimeInterval = 0
+    var number = ""
+    for character in text {
+        if character.isNumber {
+            number.append(character)
+            continue
+        }
+        guard let value = TimeInterval(number) else { return nil }
+        switch character {
+        case "s": total += value
+        case "m": total += value * 60
+        case "h": total += value * 3600
+        case "d": total += value * 86400
+        default: return nil
+        }
+        number = ""
+    }
+    return number.isEmpty && !text.isEmpty ? total : nil
+}
+
+/// The systemd user unit of `keyhaven agent install-service`.
+enum AgentUnit {
+    static func text(binary: String, vault: String, idleLock: String) -> String {
+        """
+        [Unit]
+        Description=Keyhaven agent (holds the unlocked vault; AutoFill)
+        Documentation=man:keyhaven-agent(1)
+
+        [Service]
+        Type=simple
+        ExecStart=\(quoted(binary)) agent start --vault \(quoted(vault)) --idle-lock \(quoted(idleLock))
+        Restart=on-failure
+        # The agent holds secrets: keep it from being dumped or traced.
+        LimitCORE=0
+        NoNewPrivileges=true
+        PrivateTmp=true
+
+        [Install]
+        WantedBy=default.target
+
+        """
+    }
+
+    /// systemd's quoting: a word in double quotes with `\\`, `"` and `%` escaped.
+    static func quoted(_ word: String) -> String {
+        "\"" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "%", with: "%%") + "\""
+    }
+}
