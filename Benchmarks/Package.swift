@@ -41,6 +41,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "AutoFillBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AutoFill", package: keyhaven),
+                .product(name: "Vault", package: keyhaven),
+            ],
+            path: "Benchmarks/AutoFillBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "VaultBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),

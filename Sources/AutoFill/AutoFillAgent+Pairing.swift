@@ -66,7 +66,11 @@ extension AutoFillAgent {
 
     /// `pair.finish`: checks the proof of the code and stores the pairing sealed in the vault.
     public func finishPairing(request id: String, proof: Data) throws(AutoFillError) -> String {
-        enum Outcome { case missing, wrong(left: Int), right(PairingRequest) }
+        enum Outcome {
+            case missing
+            case wrong(left: Int)
+            case right(PairingRequest)
+        }
         let outcome = state.withLock { state -> Outcome in
             guard var request = state.requests[id], request.expires > now else {
                 state.requests[id] = nil
@@ -118,7 +122,10 @@ extension AutoFillAgent {
     }
 
     /// `session.open`: a session key for this connection from the pairing's key and both nonces.
-    public func openSession(pairingId: String, clientNonce: Data) throws(AutoFillError)
+    public func openSession(
+        pairingId: String,
+        clientNonce: Data
+    ) throws(AutoFillError)
         -> (agentNonce: Data, channel: SessionChannel)
     {
         guard clientNonce.count == 16 else { throw AutoFillError(.badRequest, "clientNonce must be 16 bytes.") }

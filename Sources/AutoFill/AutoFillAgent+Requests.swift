@@ -65,8 +65,13 @@ extension AutoFillAgent {
                 .sorted { ($0.user, $0.id.rawValue) < ($1.user, $1.id.rawValue) }
                 .map {
                     CredentialIdentity(
-                        recordIdentifier: $0.id.rawValue, kind: .password, user: $0.user,
-                        serviceIdentifier: $0.services.first?.identifier ?? "", rank: state.index.rank($0), match: nil)
+                        recordIdentifier: $0.id.rawValue,
+                        kind: .password,
+                        user: $0.user,
+                        serviceIdentifier: $0.services.first?.identifier ?? "",
+                        rank: state.index.rank($0),
+                        match: nil
+                    )
                 }
             }
             return ["identities": .array((matching + others).map(\.json))]
@@ -98,7 +103,10 @@ extension AutoFillAgent {
             }
             let at = now
             let validUntil = at.addingTimeInterval(TimeInterval(totp.secondsRemaining(at: at)))
-            return ["code": .string(totp.code(at: at)), "validUntil": .string(ISO8601DateFormatter().string(from: validUntil))]
+            return [
+                "code": .string(totp.code(at: at)),
+                "validUntil": .string(ISO8601DateFormatter().string(from: validUntil)),
+            ]
         case "credential.save":
             return try save(url: try field("url"), user: request["user"]?.string ?? "", password: try field("password"))
         case "password.generate":
@@ -108,7 +116,10 @@ extension AutoFillAgent {
         }
     }
 
-    func queryIdentities(url: String, kinds: Set<CredentialIdentity.Kind>) throws(AutoFillError)
+    func queryIdentities(
+        url: String,
+        kinds: Set<CredentialIdentity.Kind>
+    ) throws(AutoFillError)
         -> ([CredentialIdentity], Int)
     {
         let (index, revision) = state.withLock { state in
@@ -192,20 +203,29 @@ extension AutoFillAgent {
         } catch {
             throw AutoFillError(.failed, "The credential could not be saved: \(error.message)")
         }
-        guard let saved = try? vault.credential(record) else { return ["recordIdentifier": .string(record.rawValue), "action": .string(action)] }
+        guard let saved = try? vault.credential(record) else {
+            return ["recordIdentifier": .string(record.rawValue), "action": .string(action)]
+        }
         let (listeners, revision, identity) = state.withLock { state in
             state.index.insert(saved)
             state.revision += 1
             let entry = state.index.entries[record]
             let identity = CredentialIdentity(
-                recordIdentifier: record.rawValue, kind: .password, user: user,
+                recordIdentifier: record.rawValue,
+                kind: .password,
+                user: user,
                 serviceIdentifier: saved.services.first?.identifier ?? "",
-                rank: entry.map { state.index.rank($0) } ?? 0, match: nil)
+                rank: entry.map { state.index.rank($0) } ?? 0,
+                match: nil
+            )
             return (state.listeners, state.revision, identity)
         }
         broadcast(
             listeners,
-            ["event": "identities.changed", "revision": .number(Double(revision)), "saved": [identity.json], "removed": []]
+            [
+                "event": "identities.changed", "revision": .number(Double(revision)), "saved": [identity.json],
+                "removed": [],
+            ]
         )
         return ["recordIdentifier": .string(record.rawValue), "action": .string(action)]
     }

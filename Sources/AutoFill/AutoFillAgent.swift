@@ -148,7 +148,10 @@ public final class AutoFillAgent: Sendable {
             return (state.listeners, state.revision)
         }
         broadcast(listeners.0, ["event": "state", "state": "unlocked"])
-        broadcast(listeners.0, ["event": "identities.changed", "revision": .number(Double(listeners.1)), "replaced": true])
+        broadcast(
+            listeners.0,
+            ["event": "identities.changed", "revision": .number(Double(listeners.1)), "replaced": true]
+        )
     }
 
     /// Forgets the vault and everything read from it. The pairings read at unlock stay known (a

@@ -77,7 +77,10 @@ public struct SessionChannel: Sendable {
         sent += 1
         let nonce = try AES.GCM.Nonce(data: Self.nonce(direction: sendDirection, counter: sent))
         let box = try AES.GCM.seal(plaintext, using: key, nonce: nonce)
-        return (sent, box.ciphertext + box.tag)
+        var sealed = Data(capacity: box.ciphertext.count + 16)  // indices from 0, whatever the box's are
+        sealed.append(contentsOf: box.ciphertext)
+        sealed.append(contentsOf: box.tag)
+        return (sent, sealed)
     }
 
     /// Opens the next frame from the other side; it must carry the next counter.

@@ -48,7 +48,8 @@ public struct FrameReader: Sendable {
         guard buffer.count >= 4 else { return nil }
         let start = buffer.startIndex
         let length =
-            Int(buffer[start]) | Int(buffer[start + 1]) << 8 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3]) << 24
+            Int(buffer[start]) | Int(buffer[start + 1]) << 8 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3])
+            << 24
         guard length > 0 else { throw FrameError(code: .empty) }
         guard length <= Frames.maximumLength else { throw FrameError(code: .tooLong) }
         guard buffer.count >= 4 + length else { return nil }

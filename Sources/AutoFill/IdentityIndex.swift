@@ -1,6 +1,6 @@
 import Foundation
-public import Vault
 import SecurityRecommendations
+public import Vault
 import _KeyhavenSupport
 
 /// How a credential matches the frame asking for it (docs/autofill-protocol.md §3), best first.
@@ -107,7 +107,10 @@ public struct IdentityIndex: Sendable {
 
     /// The identities a frame at `url` may be offered, best tier first, by rank within a tier.
     /// `url` must be an http(s) URL (else `originNotAllowed`).
-    public func query(url: String, kinds: Set<CredentialIdentity.Kind> = [.password, .oneTimeCode]) throws(AutoFillError)
+    public func query(
+        url: String,
+        kinds: Set<CredentialIdentity.Kind> = [.password, .oneTimeCode]
+    ) throws(AutoFillError)
         -> [CredentialIdentity]
     {
         let (frame, wanted) = try Self.frame(url)
@@ -119,17 +122,39 @@ public struct IdentityIndex: Sendable {
 
         var found: [(tier: MatchTier, identity: CredentialIdentity)] = []
         for id in candidates {
-            guard let entry = entries[id], let (tier, service) = Self.match(entry, wanted, frame, group) else { continue }
+            guard let entry = entries[id], let (tier, service) = Self.match(entry, wanted, frame, group) else {
+                continue
+            }
             let rank = rank(entry)
             if entry.hasPassword, kinds.contains(.password) {
-                found.append((tier, CredentialIdentity(
-                    recordIdentifier: id.rawValue, kind: .password, user: entry.user,
-                    serviceIdentifier: service.identifier, rank: rank, match: tier)))
+                found.append(
+                    (
+                        tier,
+                        CredentialIdentity(
+                            recordIdentifier: id.rawValue,
+                            kind: .password,
+                            user: entry.user,
+                            serviceIdentifier: service.identifier,
+                            rank: rank,
+                            match: tier
+                        )
+                    )
+                )
             }
             if entry.hasOneTimeCode, kinds.contains(.oneTimeCode) {
-                found.append((tier, CredentialIdentity(
-                    recordIdentifier: id.rawValue, kind: .oneTimeCode, user: entry.user,
-                    serviceIdentifier: service.identifier, rank: rank, match: tier)))
+                found.append(
+                    (
+                        tier,
+                        CredentialIdentity(
+                            recordIdentifier: id.rawValue,
+                            kind: .oneTimeCode,
+                            user: entry.user,
+                            serviceIdentifier: service.identifier,
+                            rank: rank,
+                            match: tier
+                        )
+                    )
+                )
             }
         }
         return found.sorted {

@@ -72,14 +72,21 @@ public final class AgentServer: Sendable {
 
     /// Stops accepting, locks the vault and removes the socket.
     public func stop() {
-        guard !stopped.withLock({ let was = $0; $0 = true; return was }) else { return }
+        guard
+            !stopped.withLock({
+                let was = $0
+                $0 = true
+                return was
+            })
+        else { return }
+        // The socket goes first: once the listener closes, the process may end at any moment.
+        unlink(socketPath)
         agent.lock()
         let fd = listener.withLock { $0 }
         if fd >= 0 {
             shutdown(fd, Int32(SHUT_RDWR))
             close(fd)
         }
-        unlink(socketPath)
     }
 
     // MARK: Connections
@@ -153,12 +160,15 @@ public final class AgentServer: Sendable {
                 try agent.pairings().map { pairing in
                     [
                         "id": .string(pairing.id), "name": .string(pairing.name), "caller": .string(pairing.caller),
-                        "browser": .string(pairing.browser), "created": .string(formatter.string(from: pairing.created)),
+                        "browser": .string(pairing.browser),
+                        "created": .string(formatter.string(from: pairing.created)),
                     ]
                 }
             )
         case "agent.revokePairing":
-            guard let id = request["pairingId"]?.string else { throw AutoFillError(.badRequest, "pairingId is missing.") }
+            guard let id = request["pairingId"]?.string else {
+                throw AutoFillError(.badRequest, "pairingId is missing.")
+            }
             try agent.revokePairing(id)
             return ["revoked": .string(id)]
         case "agent.sites":

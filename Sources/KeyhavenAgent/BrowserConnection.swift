@@ -63,7 +63,10 @@ final class BrowserConnection: Sendable {
         switch message["type"]?.string ?? "" {
         case "hello":
             return (
-                ["protocol": 1, "agentVersion": .string(server.version), "state": agent.isUnlocked ? "unlocked" : "locked"],
+                [
+                    "protocol": 1, "agentVersion": .string(server.version),
+                    "state": agent.isUnlocked ? "unlocked" : "locked",
+                ],
                 nil
             )
         case "pair.begin":
@@ -84,7 +87,10 @@ final class BrowserConnection: Sendable {
             guard let pairingId = message["pairingId"]?.string else {
                 throw AutoFillError(.badRequest, "pairingId is missing.")
             }
-            let (agentNonce, channel) = try agent.openSession(pairingId: pairingId, clientNonce: try bytes("clientNonce"))
+            let (agentNonce, channel) = try agent.openSession(
+                pairingId: pairingId,
+                clientNonce: try bytes("clientNonce")
+            )
             return (["agentNonce": .string(Base64URL.encode(agentNonce))], (channel, pairingId))
         default:
             throw AutoFillError(.notPaired, "Open a session first (pair this browser with Keyhaven).")
@@ -98,7 +104,8 @@ final class BrowserConnection: Sendable {
             let sealed = Base64URL.decode(text)
         else { return false }
         let opened = session.withLock { state -> (Data, String)? in
-            guard var current = state, let plaintext = try? current.channel.open(counter: UInt64(counter), sealed: Data(sealed))
+            guard var current = state,
+                let plaintext = try? current.channel.open(counter: UInt64(counter), sealed: Data(sealed))
             else { return nil }
             state = current
             return (plaintext, current.pairingId)

@@ -149,6 +149,15 @@ public enum UnixSocket {
     /// around the bind) and listens.
     static func listen(at path: String) throws -> Int32 {
         let directory = (path as NSString).deletingLastPathComponent
+        // Missing parents ($XDG_RUNTIME_DIR not made yet) are made private too.
+        let parent = (directory as NSString).deletingLastPathComponent
+        if !parent.isEmpty, !FileManager.default.fileExists(atPath: parent) {
+            try? FileManager.default.createDirectory(
+                atPath: parent,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
+        }
         if mkdir(directory, 0o700) != 0, errno != EEXIST {
             throw AgentError("cannot create \(directory): \(String(cString: strerror(errno)))")
         }

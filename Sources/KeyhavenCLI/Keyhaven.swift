@@ -83,7 +83,10 @@ extension Keyhaven {
             var command = try parseAsRoot(arguments)
             // An unlocked agent holds the vault: it runs the vault commands it can for us.
             if let vaultCommand = command as? any ParsableCommandWithVault,
-                let status = AgentClient.forward(vaultCommand, arguments: arguments ?? Array(CommandLine.arguments.dropFirst()))
+                let status = AgentClient.forward(
+                    vaultCommand,
+                    arguments: arguments ?? Array(CommandLine.arguments.dropFirst())
+                )
             {
                 Self.exit(withError: status == 0 ? nil : ExitCode(status))
             }

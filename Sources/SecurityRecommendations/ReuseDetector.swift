@@ -1,4 +1,5 @@
 import Foundation
+import _KeyhavenSupport
 
 /// Finds passwords used for more than one backend.
 ///
@@ -46,20 +47,11 @@ public struct ReuseDetector: Sendable {
         return Self.registrableDomain(host)
     }
 
-    /// Second-level public suffixes common enough to matter (a full public-suffix list is not worth
-    /// its size here: the result only groups subdomains of one site).
-    static let multiPartSuffixes: Set<String> = [
-        "co.uk", "org.uk", "ac.uk", "gov.uk", "me.uk", "ltd.uk", "plc.uk", "com.au", "net.au", "org.au", "edu.au",
-        "gov.au", "co.nz", "org.nz", "co.jp", "ne.jp", "or.jp", "ac.jp", "co.kr", "or.kr", "com.br", "com.cn",
-        "net.cn", "org.cn", "com.tw", "com.hk", "com.sg", "com.mx", "com.ar", "com.tr", "co.in", "co.za",
-        "co.il", "com.pl", "co.id", "com.my", "com.ph", "com.vn", "com.ua", "com.eg", "com.sa", "github.io",
-    ]
-
+    /// The registrable domain (eTLD+1) by the Public Suffix List Keyhaven ships — the one bound
+    /// every other part of Keyhaven uses; a host that is itself a public suffix (or an IP address)
+    /// stands for itself.
     public static func registrableDomain(_ host: String) -> String {
-        let labels = host.lowercased().split(separator: ".")
-        guard labels.count > 2 else { return labels.joined(separator: ".") }
-        let lastTwo = labels.suffix(2).joined(separator: ".")
-        let take = multiPartSuffixes.contains(lastTwo) ? 3 : 2
-        return labels.suffix(take).joined(separator: ".")
+        let lowered = host.lowercased()
+        return PublicSuffixList.shipped.registrableDomain(of: lowered) ?? lowered
     }
 }

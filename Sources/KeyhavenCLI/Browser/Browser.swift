@@ -116,7 +116,13 @@ extension Keyhaven {
             @Option(name: .long, help: ArgumentHelp("A Chromium user-data dir (a custom profile).", valueName: "dir"))
             var userDataDir: String?
             @Flag(name: .long, help: "Install for every user of this machine.") var system = false
-            @Option(name: .long, help: ArgumentHelp("An agent socket other than the default, baked into the launcher.", valueName: "path"))
+            @Option(
+                name: .long,
+                help: ArgumentHelp(
+                    "An agent socket other than the default, baked into the launcher.",
+                    valueName: "path"
+                )
+            )
             var socket: String?
 
             func validate() throws {
@@ -138,8 +144,11 @@ extension Keyhaven {
                     throw Output.failure("cannot tell where this keyhaven binary is")
                 }
                 let launcher = "\(directory)/\(BrowserExtension.hostName)-host"
-                var script = "#!/bin/sh\n# Written by `keyhaven browser install`: the browser starts this for Keyhaven's extension.\n"
-                if let socket { script += "KEYHAVEN_AGENT_SOCKET=\(shellQuoted(socket)); export KEYHAVEN_AGENT_SOCKET\n" }
+                var script =
+                    "#!/bin/sh\n# Written by `keyhaven browser install`: the browser starts this for Keyhaven's extension.\n"
+                if let socket {
+                    script += "KEYHAVEN_AGENT_SOCKET=\(shellQuoted(socket)); export KEYHAVEN_AGENT_SOCKET\n"
+                }
                 script += "exec \(shellQuoted(binary)) browser-host \"$@\"\n"
                 var manifest: [String: Any] = [
                     "name": BrowserExtension.hostName,
@@ -157,13 +166,18 @@ extension Keyhaven {
                     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
                     try Data(script.utf8).write(to: URL(fileURLWithPath: launcher), options: .atomic)
                     chmod(launcher, 0o755)
-                    let data = try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys])
+                    let data = try JSONSerialization.data(
+                        withJSONObject: manifest,
+                        options: [.prettyPrinted, .sortedKeys]
+                    )
                     try data.write(to: URL(fileURLWithPath: path), options: .atomic)
                 } catch {
                     throw Output.failure("cannot write into \(directory): \(error.localizedDescription)")
                 }
                 print(path)
-                Output.error("Installed the native-messaging host for \(browser.rawValue); it runs \(binary) browser-host.")
+                Output.error(
+                    "Installed the native-messaging host for \(browser.rawValue); it runs \(binary) browser-host."
+                )
             }
         }
 
@@ -178,9 +192,13 @@ extension Keyhaven {
                     Load Temporary Add-on, or zip it as \(BrowserExtension.geckoID).xpi.
                     """
             )
-            @Option(name: .long, help: ArgumentHelp("The directory (created; existing files are replaced).", valueName: "dir"))
+            @Option(
+                name: .long,
+                help: ArgumentHelp("The directory (created; existing files are replaced).", valueName: "dir")
+            )
             var output: String
-            @Option(name: .long, help: "chromium (any Chromium-family browser) or firefox.") var browser: BrowserKind = .chromium
+            @Option(name: .long, help: "chromium (any Chromium-family browser) or firefox.") var browser: BrowserKind =
+                .chromium
 
             func run() async throws {
                 let root = URL(fileURLWithPath: (output as NSString).expandingTildeInPath)
@@ -190,7 +208,9 @@ extension Keyhaven {
                     for file in files {
                         let url = root.appendingPathComponent(file.path)
                         try FileManager.default.createDirectory(
-                            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                            at: url.deletingLastPathComponent(),
+                            withIntermediateDirectories: true
+                        )
                         try Data(file.contents.utf8).write(to: url, options: .atomic)
                     }
                 } catch {
@@ -210,7 +230,10 @@ extension Keyhaven {
                     """
             )
             @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
-            @Option(name: .long, help: ArgumentHelp("How long to wait for a request, in seconds.", valueName: "seconds"))
+            @Option(
+                name: .long,
+                help: ArgumentHelp("How long to wait for a request, in seconds.", valueName: "seconds")
+            )
             var timeout: Int = 120
             @Flag(name: .long, help: "Print JSON.") var json = false
 
@@ -218,10 +241,20 @@ extension Keyhaven {
                 let connection = try AgentClient.require(socket)
                 if !json { Output.error("Waiting for Keyhaven's browser extension to ask for pairing (click Pair)…") }
                 let answer = try AgentClient.request(
-                    connection, "agent.pairCode", ["timeoutSeconds": .number(Double(timeout))])
+                    connection,
+                    "agent.pairCode",
+                    ["timeoutSeconds": .number(Double(timeout))]
+                )
                 let code = answer["code"]?.string ?? ""
                 if json {
-                    print(String(decoding: JSONValue.object(["code": .string(code), "clientName": answer["clientName"] ?? .null]).encoded(), as: UTF8.self))
+                    print(
+                        String(
+                            decoding: JSONValue.object([
+                                "code": .string(code), "clientName": answer["clientName"] ?? .null,
+                            ]).encoded(),
+                            as: UTF8.self
+                        )
+                    )
                 } else {
                     print("Type this code into the extension: \(code.prefix(3)) \(code.dropFirst(3))")
                 }
@@ -284,7 +317,8 @@ extension Keyhaven {
             func refuse(_ code: String, _ reason: String) -> ExitCode {
                 try? browserSide.send(
                     ["v": 1, "id": .null, "error": ["code": .string(code), "localizedFailureReason": .string(reason)]]
-                        as JSONValue)
+                        as JSONValue
+                )
                 return ExitCode(1)
             }
             guard BrowserExtension.allowedCallers(environment: environment).contains(caller) else {
@@ -293,7 +327,9 @@ extension Keyhaven {
             guard let agent = try? AgentClient.connect() else {
                 throw refuse("locked", "Keyhaven's agent is not running: run `keyhaven agent`.")
             }
-            try agent.send(["v": 1, "type": "host.hello", "caller": .string(caller), "browser": .string(browser)] as JSONValue)
+            try agent.send(
+                ["v": 1, "type": "host.hello", "caller": .string(caller), "browser": .string(browser)] as JSONValue
+            )
             let done = DispatchSemaphore(value: 0)
             Thread {
                 while let frame = try? browserSide.receive() {

@@ -48,7 +48,10 @@ extension Keyhaven {
 
             func run() async throws {
                 guard let idle = parseDuration(idleLock) else {
-                    throw Output.failure("--idle-lock \(idleLock): give a duration such as 90s, 15m or 1h", exitCode: 64)
+                    throw Output.failure(
+                        "--idle-lock \(idleLock): give a duration such as 90s, 15m or 1h",
+                        exitCode: 64
+                    )
                 }
                 let vaultURL = options.url()
                 guard FileManager.default.fileExists(atPath: vaultURL.path) else {
@@ -64,7 +67,10 @@ extension Keyhaven {
                 let path = AgentClient.socketPath(socket)
                 let executable = CommandIO.current.executable
                 let server = AgentServer(agent: agent, socketPath: path, version: KeyhavenVersion.current) {
-                    arguments, environment, input, vault in
+                    arguments,
+                    environment,
+                    input,
+                    vault in
                     let io = CommandIO(environment: environment, standardInput: input, executable: executable)
                     let status = await AgentVault.$current.withValue(vault) { await Keyhaven.run(arguments, io: io) }
                     return (status, io.standardOutput, io.standardError)
@@ -76,7 +82,8 @@ extension Keyhaven {
                 }
                 Output.error(
                     "keyhaven agent: listening on \(path) for \(vaultURL.path) (locked; "
-                        + (idle == 0 ? "no idle lock" : "locks after \(idleLock) idle") + "); `keyhaven unlock` unlocks it"
+                        + (idle == 0 ? "no idle lock" : "locks after \(idleLock) idle")
+                        + "); `keyhaven unlock` unlocks it"
                 )
                 signal(SIGINT, SIG_IGN)
                 signal(SIGTERM, SIG_IGN)
@@ -122,7 +129,8 @@ extension Keyhaven {
                     return
                 }
                 let state = status["state"]?.string ?? "?"
-                var line = "Agent \(status["pid"]?.integer.map(String.init) ?? "?") on \(status["socket"]?.string ?? "?"): \(state)"
+                var line =
+                    "Agent \(status["pid"]?.integer.map(String.init) ?? "?") on \(status["socket"]?.string ?? "?"): \(state)"
                 if state == "unlocked" {
                     line += ", \(status["identities"]?.integer ?? 0) credentials"
                     if let left = status["lockInSeconds"]?.number, left.isFinite {
@@ -161,7 +169,10 @@ extension Keyhaven {
 
             func run() async throws {
                 guard parseDuration(idleLock) != nil else {
-                    throw Output.failure("--idle-lock \(idleLock): give a duration such as 90s, 15m or 1h", exitCode: 64)
+                    throw Output.failure(
+                        "--idle-lock \(idleLock): give a duration such as 90s, 15m or 1h",
+                        exitCode: 64
+                    )
                 }
                 let environment = CommandIO.current.environment
                 let config =
@@ -274,7 +285,8 @@ enum AgentUnit {
 
     /// systemd's quoting: a word in double quotes with `\\`, `"` and `%` escaped.
     static func quoted(_ word: String) -> String {
-        "\"" + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        "\""
+            + word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "%", with: "%%") + "\""
     }
 }

@@ -36,7 +36,11 @@ enum AgentClient {
 
     /// Sends one request and returns its `ok`, turning an `error` into a failure (exit 2 for a
     /// wrong password or a locked agent, as for the vault).
-    static func request(_ connection: FrameConnection, _ type: String, _ fields: [String: JSONValue] = [:]) throws
+    static func request(
+        _ connection: FrameConnection,
+        _ type: String,
+        _ fields: [String: JSONValue] = [:]
+    ) throws
         -> JSONValue
     {
         var message = fields

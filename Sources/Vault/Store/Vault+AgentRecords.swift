@@ -34,9 +34,13 @@ extension Vault {
                 let version =
                     (try Int64.fetchOne(db, sql: "SELECT version FROM agentRecord WHERE id = ?", arguments: [record.id])
                         ?? 0) + 1
-                let sealed = try keys.seal(record.content, associatedData: Self.agentRecordAD(record.id, version: version))
+                let sealed = try keys.seal(
+                    record.content,
+                    associatedData: Self.agentRecordAD(record.id, version: version)
+                )
                 try db.execute(
-                    sql: "INSERT OR REPLACE INTO agentRecord (id, kind, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
+                    sql:
+                        "INSERT OR REPLACE INTO agentRecord (id, kind, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
                     arguments: [record.id, record.kind, version, sealed, record.created.timeIntervalSince1970]
                 )
             }
@@ -56,7 +60,10 @@ extension Vault {
             }
             return try rows.map { row in
                 let id: String = row["id"]
-                let content = try keys.open(row["sealed"], associatedData: Self.agentRecordAD(id, version: row["version"]))
+                let content = try keys.open(
+                    row["sealed"],
+                    associatedData: Self.agentRecordAD(id, version: row["version"])
+                )
                 return AgentRecord(
                     id: id,
                     kind: kind,

@@ -1,0 +1,315 @@
+import Crypto
+import Foundation
+import KeyhavenTesting
+import Testing
+import Vault
+import _KeyhavenSupport
+
+@testable import AutoFill
+
+/// The agent's provider behaviour without a socket: unlock and idle lock, pairing, sessions, the
+/// fill policy, deadlines on an injected clock, saves with their incremental events, generation.
+@Suite struct AutoFillAgentTests {
+    final class Events: @unchecked Sendable {
+        private let lock = NSLock()
+        private var received: [JSONValue] = []
+        func append(_ event: JSONValue) { lock.withLock { received.append(event) } }
+        var all: [JSONValue] { lock.withLock { received } }
+    }
+
+    struct Harness {
+        let testVault: TestVault
+        let clock: TestClock
+        let agent: AutoFillAgent
+
+        init(idleLock: TimeInterval = 900, randomness: AutoFillRandomness = .system) throws {
+            clock = TestClock()
+            testVault = try TestVault(now: clock.now)
+            agent = AutoFillAgent(
+                .init(
+                    vaultURL: testVault.url,
+                    idleLock: idleLock,
+                    allowInsecureKDF: true,
+                    now: clock.now,
+                    randomness: randomness
+                )
+            )
+        }
+
+        @discardableResult
+        func add(
+            _ service: String,
+            user: String,
+            password: String = "s3cret-Pw!",
+            totp: String? = nil
+        ) throws
+            -> CredentialID
+        {
+            try testVault.vault.add(
+                CredentialContent(services: [ServiceIdentifier(service)], user: user, password: password, totp: totp)
+            )
+        }
+
+        func unlock() throws { try agent.unlock(masterPassword: testVault.masterPassword) }
+
+        /// Pairs like the extension does and returns the pairing id.
+        func pair() throws -> String { try HarnessView(agent: agent).pair() }
+
+        func ask(_ request: JSONValue, _ pairing: String) -> JSONValue { agent.handle(request, pairingId: pairing) }
+    }
+
+    func errorCode(_ reply: JSONValue) -> String? { reply["error"]?["code"]?.string }
+
+    @Test func aWrongMasterPasswordLeavesItLockedAndIdleTimeLocksIt() throws {
+        let harness = try Harness(idleLock: 60)
+        #expect(throws: AutoFillError(.wrongPassword, "The master password is wrong.")) {
+            try harness.agent.unlock(masterPassword: "not it")
+        }
+        #expect(!harness.agent.isUnlocked)
+        try harness.unlock()
+        harness.clock.advance(by: 59)
+        harness.agent.tick()
+        #expect(harness.agent.isUnlocked)
+        _ = try harness.agent.vault()  // activity
+        harness.clock.advance(by: 59)
+        harness.agent.tick()
+        #expect(harness.agent.isUnlocked)
+        harness.clock.advance(by: 1)
+        harness.agent.tick()
+        #expect(!harness.agent.isUnlocked)
+    }
+
+    @Test func pairingNeedsTheCodeAndThreeWrongCodesEndTheRequest() throws {
+        let harness = try Harness()
+        try harness.unlock()
+        let client = Curve25519.KeyAgreement.PrivateKey()
+        let (request, _) = try harness.agent.beginPairing(
+            clientPublicKey: client.publicKey.rawRepresentation,
+            clientName: "X",
+            caller: "c",
+            browser: "b"
+        )
+        let wrongKey = SymmetricKey(size: .bits256)
+        for _ in 0..<3 {
+            #expect(throws: AutoFillError.self) {
+                try harness.agent.finishPairing(
+                    request: request,
+                    proof: AutoFillCrypto.proof(code: "000000", pairingKey: wrongKey)
+                )
+            }
+        }
+        // The request is gone: even the right proof is refused now.
+        do {
+            _ = try harness.agent.finishPairing(request: request, proof: Data(count: 32))
+            Issue.record("a request survived three wrong codes")
+        } catch {
+            #expect(error.code == .notPaired)
+        }
+        #expect(try harness.agent.pairings().isEmpty)
+        let pairing = try harness.pair()
+        #expect(try harness.agent.pairings().map(\.id) == [pairing])
+    }
+
+    @Test func pairingsAreSealedInTheVaultAndSurviveARestartAndRevokingEndsThem() throws {
+        let harness = try Harness()
+        try harness.unlock()
+        let pairing = try harness.pair()
+        let again = AutoFillAgent(.init(vaultURL: harness.testVault.url, allowInsecureKDF: true))
+        #expect(throws: AutoFillError.self) { try again.openSession(pairingId: pairing, clientNonce: Data(count: 16)) }
+        try again.unlock(masterPassword: harness.testVault.masterPassword)
+        _ = try again.openSession(pairingId: pairing, clientNonce: Data(count: 16))
+        try again.revokePairing(pairing)
+        #expect(harness.errorCodeAfterRevoke(again, pairing) == "notPaired")
+        #expect(try harness.testVault.reopen().agentRecords(kind: "browser-pairing").isEmpty)
+    }
+
+    @Test func theFramePolicyDecidesWhatFillsSilently() throws {
+        let harness = try Harness()
+        let id = try harness.add("https://example.com", user: "ada", password: "example-Pw-1")
+        let local = try harness.add("http://127.0.0.1:8080", user: "dev")
+        let plain = try harness.add("http://plain.example.net", user: "old")
+        try harness.unlock()
+        let pairing = try harness.pair()
+        func provide(_ record: CredentialID, _ url: String, _ top: String) -> JSONValue {
+            harness.ask(
+                [
+                    "id": 1, "type": "credential.provideWithoutUserInteraction",
+                    "recordIdentifier": .string(record.rawValue),
+                    "url": .string(url), "topURL": .string(top),
+                ],
+                pairing
+            )
+        }
+        #expect(
+            provide(id, "https://example.com/login", "https://example.com/")["ok"]?["credential"]?["password"]?.string
+                == "example-Pw-1"
+        )
+        #expect(provide(id, "https://example.com/login", "https://www.example.com/")["ok"] != nil)  // same site
+        #expect(errorCode(provide(id, "https://example.com/login", "https://evil.test/")) == "userInteractionRequired")
+        #expect(errorCode(provide(id, "https://evil.test/", "https://evil.test/")) == "credentialIdentityNotFound")
+        #expect(provide(local, "http://127.0.0.1:8080/", "http://127.0.0.1:8080/")["ok"] != nil)  // loopback
+        #expect(
+            errorCode(provide(plain, "http://plain.example.net/", "http://plain.example.net/"))
+                == "userInteractionRequired"
+        )
+        // What the person confirmed in the extension's own prompt fills; never another site's.
+        let confirmed = harness.ask(
+            [
+                "id": 2, "type": "credential.prepareInterface", "recordIdentifier": .string(id.rawValue),
+                "url": "https://example.com/login", "topURL": "https://evil.test/", "confirmed": true,
+            ],
+            pairing
+        )
+        #expect(confirmed["ok"]?["credential"]?["user"]?.string == "ada")
+        let elsewhere = harness.ask(
+            [
+                "id": 3, "type": "credential.prepareInterface", "recordIdentifier": .string(id.rawValue),
+                "url": "https://evil.test/", "topURL": "https://evil.test/", "confirmed": true,
+            ],
+            pairing
+        )
+        #expect(errorCode(elsewhere) == "credentialIdentityNotFound")
+    }
+
+    @Test func aCredentialReadAfterTheDeadlineNeedsInteraction() throws {
+        let clock = TestClock()
+        let testVault = try TestVault(now: clock.now)
+        let id = try testVault.vault.add(
+            CredentialContent(services: [ServiceIdentifier("example.com")], user: "ada", password: "p")
+        )
+        // A clock that moves 1.5 s each time it is read, like a slow disk would.
+        let slow: @Sendable () -> Date = {
+            clock.advance(by: 1.5)
+            return clock.now()
+        }
+        let agent = AutoFillAgent(.init(vaultURL: testVault.url, allowInsecureKDF: true, now: slow))
+        try agent.unlock(masterPassword: testVault.masterPassword)
+        let harness = HarnessView(agent: agent)
+        let pairing = try harness.pair()
+        func provide(_ deadline: Int) -> JSONValue {
+            agent.handle(
+                [
+                    "id": 1, "type": "credential.provideWithoutUserInteraction",
+                    "recordIdentifier": .string(id.rawValue),
+                    "url": "https://example.com/", "topURL": "https://example.com/",
+                    "deadlineMs": .number(Double(deadline)),
+                ],
+                pairingId: pairing
+            )
+        }
+        #expect(errorCode(provide(1000)) == "userInteractionRequired")
+        #expect(provide(60_000)["ok"] != nil)
+    }
+
+    @Test func savesAddUpdateOrLeaveAndTellEveryOpenSession() throws {
+        let harness = try Harness()
+        try harness.unlock()
+        let pairing = try harness.pair()
+        let events = Events()
+        _ = harness.agent.addListener(pairingId: pairing) { events.append($0) }
+        func save(_ user: String, _ password: String) -> JSONValue {
+            harness.ask(
+                [
+                    "id": 1, "type": "credential.save", "url": "https://shop.example/signup", "user": .string(user),
+                    "password": .string(password),
+                ],
+                pairing
+            )
+        }
+        let saved = save("ada", "first-Pw-1")
+        #expect(saved["ok"]?["action"]?.string == "saved")
+        #expect(save("ada", "first-Pw-1")["ok"]?["action"]?.string == "unchanged")
+        #expect(save("ada", "second-Pw-2")["ok"]?["action"]?.string == "updated")
+        let id = try #require(saved["ok"]?["recordIdentifier"]?.string.flatMap(CredentialID.init(rawValue:)))
+        let vault = try harness.agent.vault()
+        #expect(try vault.credential(id).password == "second-Pw-2")
+        #expect(try vault.history(id).map(\.password) == ["first-Pw-1"])
+        let changes = events.all.filter { $0["event"]?.string == "identities.changed" }
+        #expect(changes.count == 2)
+        #expect(changes.first?["saved"]?.array?.first?["user"]?.string == "ada")
+        #expect(changes.map { $0["revision"]?.integer ?? 0 } == changes.map { $0["revision"]?.integer ?? 0 }.sorted())
+        let query = harness.ask(["id": 2, "type": "identities.query", "url": "https://shop.example/login"], pairing)
+        #expect(query["ok"]?["identities"]?.array?.compactMap { $0["user"]?.string } == ["ada"])
+        harness.agent.lock()
+        #expect(events.all.contains { $0["event"]?.string == "state" && $0["state"]?.string == "locked" })
+        #expect(
+            errorCode(harness.ask(["id": 3, "type": "identities.query", "url": "https://shop.example/"], pairing))
+                == "locked"
+        )
+    }
+
+    @Test func generationFollowsTheFieldThenTheSitesQuirkThenApplesFormat() throws {
+        let harness = try Harness()
+        try harness.unlock()
+        let pairing = try harness.pair()
+        let field = harness.ask(
+            [
+                "id": 1, "type": "password.generate", "url": "https://shop.example/",
+                "passwordRules": "minlength: 8; maxlength: 8; required: digit;",
+            ],
+            pairing
+        )["ok"]
+        #expect(field?["source"]?.string == "field")
+        let password = try #require(field?["password"]?.string)
+        #expect(password.count == 8 && password.allSatisfy(\.isNumber))
+        let quirk = harness.ask(
+            ["id": 2, "type": "password.generate", "url": "https://www.apple.com/account"],
+            pairing
+        )["ok"]
+        #expect(quirk?["source"]?.string == "quirk")
+        let plain = harness.ask(["id": 3, "type": "password.generate", "url": "https://shop.example/"], pairing)["ok"]
+        #expect(plain?["source"]?.string == "default")
+        #expect(plain?["password"]?.string?.count == 20)
+    }
+
+    @Test func oneTimeCodesComeWithTheirExpiry() throws {
+        let harness = try Harness()
+        let id = try harness.add("example.com", user: "ada", totp: "JBSWY3DPEHPK3PXP")
+        try harness.unlock()
+        let pairing = try harness.pair()
+        let reply = harness.ask(
+            [
+                "id": 1, "type": "oneTimeCode.provide", "recordIdentifier": .string(id.rawValue),
+                "url": "https://example.com/",
+                "topURL": "https://example.com/",
+            ],
+            pairing
+        )["ok"]
+        #expect(reply?["code"]?.string?.count == 6)
+        #expect(reply?["validUntil"]?.string != nil)
+    }
+}
+
+/// Pairs with an agent the way the extension does (X25519, HKDF, the code's proof).
+struct HarnessView {
+    let agent: AutoFillAgent
+    func pair() throws -> String {
+        let client = Curve25519.KeyAgreement.PrivateKey()
+        let (request, agentPublic) = try agent.beginPairing(
+            clientPublicKey: client.publicKey.rawRepresentation,
+            clientName: "Test",
+            caller: "test",
+            browser: "chromium"
+        )
+        let code = try #require(agent.waitForPairingCode(timeout: 1)).code
+        let shared = try client.sharedSecretFromKeyAgreement(
+            with: Curve25519.KeyAgreement.PublicKey(rawRepresentation: agentPublic)
+        )
+        let pairingKey = shared.hkdfDerivedSymmetricKey(
+            using: SHA256.self,
+            salt: client.publicKey.rawRepresentation + agentPublic,
+            sharedInfo: Data("keyhaven-autofill-pairing-v1".utf8),
+            outputByteCount: 32
+        )
+        return try agent.finishPairing(
+            request: request,
+            proof: AutoFillCrypto.proof(code: code, pairingKey: pairingKey)
+        )
+    }
+}
+
+extension AutoFillAgentTests.Harness {
+    func errorCodeAfterRevoke(_ agent: AutoFillAgent, _ pairing: String) -> String? {
+        agent.handle(["id": 1, "type": "state"], pairingId: pairing)["error"]?["code"]?.string
+    }
+}

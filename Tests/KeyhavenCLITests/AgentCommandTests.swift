@@ -1,0 +1,192 @@
+import Foundation
+import KeyhavenTesting
+import Testing
+
+/// `keyhaven agent`, `unlock`, `lock`, vault commands run through the agent, `browser-host` and
+/// `browser install`, each with the real binary (issue 14, parts 1 and 2).
+@Suite(.offCooperativePool)
+struct AgentCommandTests {
+    let directory: URL
+    let environment: [String: String]
+    let keyhaven: CommandRunner
+
+    init() throws {
+        directory = try TemporaryDirectory.make()
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
+        environment["KEYHAVEN_INSECURE_KDF"] = "1"
+        environment["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("run").path
+        environment["HOME"] = directory.path
+        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        environment["KEYHAVEN_PASSWORD"] = nil
+        environment["KEYHAVEN_AGENT_SOCKET"] = nil
+        self.environment = environment
+        keyhaven = CommandRunner.keyhaven(environment: environment)
+    }
+
+    static let password = ["KEYHAVEN_PASSWORD": "correct horse battery"]
+
+    func run(_ arguments: [String], stdin: String = "", _ extra: [String: String] = [:]) throws -> CommandRunner.Result
+    {
+        try keyhaven.run(arguments, stdin: stdin, extraEnvironment: extra)
+    }
+
+    /// Starts `keyhaven agent` and waits for its socket; the process is stopped by the caller.
+    func startAgent(_ arguments: [String] = []) throws -> Process {
+        let process = Process()
+        process.executableURL = keyhaven.executable
+        process.arguments = ["agent"] + arguments
+        process.environment = environment
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let socket = directory.appendingPathComponent("run/keyhaven/agent.sock").path
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { Thread.sleep(forTimeInterval: 0.05) }
+        try #require(FileManager.default.fileExists(atPath: socket), "the agent did not start")
+        return process
+    }
+
+    func vaultWithOneAccount() throws {
+        try #require(try run(["init", "--scrypt-log-n", "10"], Self.password).status == 0)
+        try #require(
+            try run(["add", "github.com", "--user", "alice", "--password", "alice-Pw-1"], Self.password).status == 0
+        )
+    }
+
+    @Test func anUnlockedAgentRunsVaultCommandsWithoutThePassword() throws {
+        try vaultWithOneAccount()
+        let agent = try startAgent(["--idle-lock", "1h"])
+        defer {
+            agent.terminate()
+            agent.waitUntilExit()
+        }
+        // Locked: the command falls back to opening the vault itself, which needs the password.
+        #expect(try run(["list"]).status == 1)
+        #expect(try run(["unlock"], ["KEYHAVEN_PASSWORD": "wrong horse battery"]).status == 2)
+        #expect(try run(["unlock"], Self.password).status == 0)
+        let listed = try run(["list", "--json"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout.contains("\"alice\""))
+        let shown = try run(["show", "github.com", "--reveal"])
+        #expect(shown.stdout.contains("alice-Pw-1"))
+        let status = try run(["agent", "status", "--json"])
+        #expect(status.stdout.contains("\"state\":\"unlocked\"") && status.stdout.contains("\"identities\":1"))
+        #expect(try run(["lock"]).status == 0)
+        #expect(try run(["list"]).status == 1)
+        #expect(try run(["agent", "stop"]).status == 0)
+        agent.waitUntilExit()
+        #expect(
+            !FileManager.default.fileExists(atPath: directory.appendingPathComponent("run/keyhaven/agent.sock").path)
+        )
+        #expect(try run(["agent", "status"]).status == 1)
+    }
+
+    @Test func theAgentLocksItselfWhenIdle() throws {
+        try vaultWithOneAccount()
+        let agent = try startAgent(["--idle-lock", "2s"])
+        defer {
+            agent.terminate()
+            agent.waitUntilExit()
+        }
+        #expect(try run(["unlock"], Self.password).status == 0)
+        Thread.sleep(forTimeInterval: 4)
+        #expect(try run(["agent", "status", "--json"]).stdout.contains("\"state\":\"locked\""))
+    }
+
+    /// Frames as the browser writes them: 4-byte length (little endian here), JSON.
+    func frames(_ messages: [String]) -> String {
+        messages.map { message in
+            var data = Data()
+            withUnsafeBytes(of: UInt32(message.utf8.count).littleEndian) { data.append(contentsOf: $0) }
+            return String(decoding: data + Data(message.utf8), as: UTF8.self)
+        }.joined()
+    }
+
+    func replies(_ output: String) -> [String] {
+        var data = Data(output.utf8)
+        var out: [String] = []
+        while data.count >= 4 {
+            let length =
+                Int(data[data.startIndex]) | Int(data[data.startIndex + 1]) << 8
+                | Int(data[data.startIndex + 2]) << 16 | Int(data[data.startIndex + 3]) << 24
+            out.append(String(decoding: data.dropFirst(4).prefix(length), as: UTF8.self))
+            data = Data(data.dropFirst(4 + length))
+        }
+        return out
+    }
+
+    @Test func theBrowserHostRelaysOurExtensionOnlyAndSaysWhenNoAgentRuns() throws {
+        try vaultWithOneAccount()
+        let installed = try run(["browser", "extension", "--output", directory.appendingPathComponent("ext").path])
+        try #require(installed.status == 0, "\(installed.stderr)")
+        let id = try #require(
+            installed.stderr.split(separator: " ").last.map {
+                String($0).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        )
+        let origin = "chrome-extension://\(id)/"
+
+        let stranger = try run(
+            ["browser-host", "chrome-extension://abcdefghijklmnopabcdefghijklmnop/"],
+            stdin: frames([#"{"v":1,"id":1,"type":"hello"}"#])
+        )
+        #expect(stranger.status == 1)
+        #expect(replies(stranger.stdout).first?.contains("originNotAllowed") == true)
+
+        let noAgent = try run(["browser-host", origin], stdin: frames([#"{"v":1,"id":1,"type":"hello"}"#]))
+        #expect(replies(noAgent.stdout).first?.contains("not running") == true)
+
+        let agent = try startAgent()
+        defer {
+            agent.terminate()
+            agent.waitUntilExit()
+        }
+        let hello = try run(
+            ["browser-host", origin],
+            stdin: frames([
+                #"{"v":1,"id":1,"type":"hello","browser":"chromium"}"#,
+                #"{"v":1,"id":2,"type":"identities.query","url":"https://github.com/"}"#,
+            ])
+        )
+        let answers = replies(hello.stdout)
+        #expect(answers.count == 2)
+        #expect(answers.first?.contains(#""state":"locked""#) == true)
+        #expect(answers.last?.contains("notPaired") == true)
+        // Firefox passes the manifest path and the extension id.
+        let firefox = try run(
+            ["browser-host", "/x/dev.keyhaven.autofill.json", "autofill@keyhaven.dev"],
+            stdin: frames([#"{"v":1,"id":1,"type":"hello"}"#])
+        )
+        #expect(replies(firefox.stdout).first?.contains(#""protocol":1"#) == true)
+    }
+
+    @Test func installWritesTheHostManifestWhereEachBrowserReadsIt() throws {
+        let profile = directory.appendingPathComponent("profile").path
+        let chromium = try run(["browser", "install", "--browser", "chromium", "--user-data-dir", profile])
+        #expect(chromium.status == 0, "\(chromium.stderr)")
+        let manifestPath = "\(profile)/NativeMessagingHosts/dev.keyhaven.autofill.json"
+        #expect(chromium.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == manifestPath)
+        let manifest =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+            as? [String: Any]
+        let launcher = try #require(manifest?["path"] as? String)
+        #expect(FileManager.default.isExecutableFile(atPath: launcher))
+        #expect((manifest?["allowed_origins"] as? [String])?.first?.hasPrefix("chrome-extension://") == true)
+        #expect(try String(contentsOfFile: launcher, encoding: .utf8).contains("browser-host"))
+
+        let firefox = try run(["browser", "install", "--browser", "firefox"])
+        #expect(firefox.stdout.contains("\(directory.path)/.mozilla/native-messaging-hosts/dev.keyhaven.autofill.json"))
+        let chrome = try run(["browser", "install", "--browser", "chrome"])
+        #expect(chrome.stdout.contains("config/google-chrome/NativeMessagingHosts/"))
+        #expect(try run(["browser", "install", "--browser", "firefox", "--user-data-dir", profile]).status == 64)
+    }
+
+    @Test func installServiceWritesAUnitWithThisBinary() throws {
+        let output = directory.appendingPathComponent("units").path
+        let written = try run(["agent", "install-service", "--output", output, "--idle-lock", "10m"])
+        #expect(written.status == 0, "\(written.stderr)")
+        let unit = try String(contentsOfFile: "\(output)/keyhaven-agent.service", encoding: .utf8)
+        #expect(unit.contains("ExecStart=\"\(keyhaven.executable.path)\" agent start --vault"))
+        #expect(unit.contains("--idle-lock \"10m\""))
+        #expect(try run(["agent", "install-service", "--output", output, "--idle-lock", "soon"]).status == 64)
+    }
+}
