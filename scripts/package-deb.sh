@@ -161,11 +161,11 @@ stage=$work/keyhaven
 install -d -m 755 "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/keyhaven" \
     "$stage/usr/share/bash-completion/completions" "$stage/usr/share/zsh/vendor-completions" \
     "$stage/usr/share/fish/vendor_completions.d" "$stage/usr/share/man/man1" \
-    "$stage/usr/share/doc/keyhaven" "$stage/lib/systemd/system" "$stage/etc/default"
+    "$stage/usr/share/doc/keyhaven" "$stage/lib/systemd/system" "$stage/usr/lib/systemd/user" "$stage/etc/default"
 install -m 755 -s "$bin/keyhaven" "$stage/usr/lib/keyhaven/keyhaven"
 ln -s ../lib/keyhaven/keyhaven "$stage/usr/bin/keyhaven"
-# Completions complete commands and options; site names from the vault need the agent (the AutoFill
-# issue), which is not there yet.
+# Completions complete commands and options, and account names with the sites of the vault when an
+# agent runs unlocked (`keyhaven agent`; the completion asks it, never the vault).
 "$bin/keyhaven" --generate-completion-script bash >"$stage/usr/share/bash-completion/completions/keyhaven"
 "$bin/keyhaven" --generate-completion-script zsh >"$stage/usr/share/zsh/vendor-completions/_keyhaven"
 "$bin/keyhaven" --generate-completion-script fish >"$stage/usr/share/fish/vendor_completions.d/keyhaven.fish"
@@ -173,6 +173,7 @@ for page in "$manuals"/keyhaven*.1; do
     gzip -9n <"$page" >"$stage/usr/share/man/man1/$(basename "$page").gz"
 done
 install -m 644 packaging/debian/keyhaven-idp.service "$stage/lib/systemd/system/keyhaven-idp.service"
+install -m 644 packaging/debian/keyhaven-agent.service "$stage/usr/lib/systemd/user/keyhaven-agent.service"
 install -m 644 packaging/debian/keyhaven-idp.default "$stage/etc/default/keyhaven-idp"
 echo /etc/default/keyhaven-idp >"$stage/DEBIAN/conffiles"
 install -m 755 packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm "$stage/DEBIAN/"

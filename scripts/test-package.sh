@@ -60,6 +60,7 @@ expect_entry keyhaven -rw-r--r-- /usr/share/man/man1/keyhaven.1.gz
 expect_entry keyhaven -rw-r--r-- /usr/share/man/man1/keyhaven.idp.serve.1.gz
 expect_entry keyhaven -rw-r--r-- /lib/systemd/system/keyhaven-idp.service
 expect_entry keyhaven -rw-r--r-- /etc/default/keyhaven-idp
+expect_entry keyhaven -rw-r--r-- /usr/lib/systemd/user/keyhaven-agent.service
 expect_entry keyhaven -rw-r--r-- /usr/share/doc/keyhaven/copyright
 expect_entry keyhaven-shiny -rwxr-xr-x /usr/lib/keyhaven/shiny
 expect_entry keyhaven-shiny -rw-r--r-- /usr/share/doc/keyhaven-shiny/copyright
@@ -195,6 +196,11 @@ if command -v systemd-analyze >/dev/null; then
     else
         fail "keyhaven-idp.service hardening: $(tail -3 "$work/security")"
     fi
+    sed "s|^ExecStart=/usr/bin/keyhaven|ExecStart=$root/usr/bin/keyhaven|" "$root/usr/lib/systemd/user/keyhaven-agent.service" \
+        >"$work/unit/keyhaven-agent.service"
+    # Verified as a system unit (a user manager is not there to run `verify --user` in CI).
+    warnings=$(systemd-analyze verify --man=no "$work/unit/keyhaven-agent.service" 2>&1) && [ -z "$warnings" ] &&
+        ok "systemd-analyze verify keyhaven-agent.service" || fail "systemd-analyze verify (agent): $warnings"
 else
     skip "systemd-analyze is not installed: keyhaven-idp.service not verified"
 fi

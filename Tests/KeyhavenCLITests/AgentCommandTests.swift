@@ -68,10 +68,15 @@ struct AgentCommandTests {
         #expect(listed.stdout.contains("\"alice\""))
         let shown = try run(["show", "github.com", "--reveal"])
         #expect(shown.stdout.contains("alice-Pw-1"))
+        // Shell completion of account names asks the unlocked agent for the vault's sites (the
+        // arguments are what the generated bash script passes: word index, cursor, the words).
+        let completion = ["---completion", "show", "--", "positional@0", "2", "2", "keyhaven", "show", "gi"]
+        #expect(try run(completion).stdout.split(separator: "\n") == ["github.com"])
         let status = try run(["agent", "status", "--json"])
         #expect(status.stdout.contains("\"state\":\"unlocked\"") && status.stdout.contains("\"identities\":1"))
         #expect(try run(["lock"]).status == 0)
         #expect(try run(["list"]).status == 1)
+        #expect(try run(completion).stdout.isEmpty)
         #expect(try run(["agent", "stop"]).status == 0)
         agent.waitUntilExit()
         #expect(

@@ -266,7 +266,7 @@ enum AgentUnit {
         """
         [Unit]
         Description=Keyhaven agent (holds the unlocked vault; AutoFill)
-        Documentation=man:keyhaven-agent(1)
+        Documentation=man:keyhaven.agent(1)
 
         [Service]
         Type=simple
@@ -275,7 +275,6 @@ enum AgentUnit {
         # The agent holds secrets: keep it from being dumped or traced.
         LimitCORE=0
         NoNewPrivileges=true
-        PrivateTmp=true
 
         [Install]
         WantedBy=default.target

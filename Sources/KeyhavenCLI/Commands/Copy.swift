@@ -26,7 +26,10 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var name: String
+        @Argument(
+            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
+            completion: AccountArgument.completion
+        ) var name: String
         @Flag(name: .long, help: "Copy the user name instead of the password.") var user = false
         @Flag(name: .long, help: "Copy the current one-time code instead of the password.") var otp = false
         @Option(

@@ -21,7 +21,10 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var name: String
+        @Argument(
+            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
+            completion: AccountArgument.completion
+        ) var name: String
         @Flag(name: .long, help: "Print JSON: {\"code\", \"expiresIn\"} (seconds).") var json = false
 
         struct Report: Encodable {

@@ -301,7 +301,10 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var id: String
+        @Argument(
+            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
+            completion: AccountArgument.completion
+        ) var id: String
         @Flag(name: .long, help: "Show the password, notes, TOTP secret and old passwords.") var reveal = false
         @Flag(name: .long, help: "Print JSON.") var json = false
 
@@ -391,7 +394,10 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var id: String
+        @Argument(
+            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
+            completion: AccountArgument.completion
+        ) var id: String
         @Option(name: .long, help: "New user name.") var user: String?
         @Option(name: .long, help: "New password.") var password: String?
         @Flag(name: .long, help: "Generate a new strong password (printed).") var generate = false
@@ -444,7 +450,10 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(help: ArgumentHelp(AccountArgument.help, valueName: "account")) var id: String
+        @Argument(
+            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
+            completion: AccountArgument.completion
+        ) var id: String
 
         func run() async throws {
             let vault = try await openVault()

@@ -1,3 +1,5 @@
+import ArgumentParser
+import AutoFill
 import Foundation
 import Vault
 
@@ -24,6 +26,16 @@ extension VaultCommand {
 enum AccountArgument {
     /// The help text of the argument naming an account.
     static let help = "The account: SERVICE (a domain, URL or title), SERVICE/USER, or an id (4+ characters)."
+
+    /// Shell completion of an account: the sites of the vault, asked of the agent when one runs
+    /// unlocked (a completion never opens the vault or asks for the master password); nothing
+    /// otherwise.
+    static let completion = CompletionKind.custom { _, _, prefix in
+        guard let connection = try? AgentClient.connect(),
+            let sites = try? AgentClient.request(connection, "agent.sites").array
+        else { return [] }
+        return sites.compactMap(\.string).filter { $0.hasPrefix(prefix) }
+    }
 
     /// The SERVICE part of `SERVICE[/USER]`.
     static func service(of name: String) -> String {
