@@ -156,6 +156,11 @@ struct AgentCommandTests {
         #expect(answers.count == 2)
         #expect(answers.first?.contains(#""state":"locked""#) == true)
         #expect(answers.last?.contains("notPaired") == true)
+        // A frame over 1 MiB gets one error frame, and the host ends.
+        var oversized = Data()
+        withUnsafeBytes(of: UInt32(1 << 20 + 1).littleEndian) { oversized.append(contentsOf: $0) }
+        let tooLong = try run(["browser-host", origin], stdin: String(decoding: oversized, as: UTF8.self))
+        #expect(replies(tooLong.stdout).last?.contains("badRequest") == true)
         // Firefox passes the manifest path and the extension id.
         let firefox = try run(
             ["browser-host", "/x/dev.keyhaven.autofill.json", "autofill@keyhaven.dev"],

@@ -22,6 +22,10 @@ struct RoundTripTests {
                 title: "Everything, \"quoted\"",
                 services: [
                     .init("https://a.example.com/login"), .init("b.example.com"), .init("androidapp://com.example.b"),
+                    // Found by FuzzImport: CXF exported an app identifier with a path as the bare
+                    // app, and would move an app listed before a URL behind it.
+                    .init("androidapp://com.example.c/login"), .init("androidapp://com.example.d"),
+                    .init("https://e.example.com"),
                 ],
                 user: " spaced user ",
                 password: "p,a\"s\ns",
@@ -98,5 +102,31 @@ struct RoundTripTests {
         #expect(again.skipped.isEmpty, "\(again.skipped)")
         let item = try #require(again.items.first)
         #expect(item.content.password == secret && item.content.user == secret && item.content.notes == secret)
+    }
+}
+
+/// CXF keeps apps apart from URLs: an app after every URL is exported as an Android app (for other
+/// managers to read), one before a URL or with a path stays an `androidapp://` URL (found by
+/// FuzzImport: the re-import had moved or shortened it).
+@Suite struct CXFAppsTests {
+    @Test func appsGoToAndroidAppsOnlyWhenTheOrderSurvives() throws {
+        let test = try TestVault()
+        _ = try test.vault.add(
+            CredentialContent(services: [.init("https://x.example"), .init("androidapp://com.example.y")], user: "a")
+        )
+        _ = try test.vault.add(
+            CredentialContent(services: [.init("androidapp://com.example.z"), .init("https://w.example")], user: "b")
+        )
+        let credentials = try test.vault.list().credentials
+        let exported = try Exporter.export(credentials, history: [:], format: .cxf)
+        let text = String(decoding: exported, as: UTF8.self)
+        #expect(text.contains(#""bundleId":"com.example.y""#) || text.contains(#""bundleId" : "com.example.y""#))
+        #expect(!text.contains("\"com.example.z\""))
+        let again = try ImportParser.parse(Array(exported)).items.map { $0.content.services.map(\.identifier) }
+        #expect(
+            Set(again.map { $0.joined(separator: " ") }) == [
+                "https://x.example androidapp://com.example.y", "androidapp://com.example.z https://w.example",
+            ]
+        )
     }
 }

@@ -314,7 +314,7 @@ extension Keyhaven {
             let caller = callerArguments.count >= 2 ? callerArguments[1] : (callerArguments.first ?? "")
             let browser = callerArguments.count >= 2 ? "firefox" : "chromium"
             let browserSide = FrameConnection(input: 0, output: 1)
-            func refuse(_ code: String, _ reason: String) -> ExitCode {
+            @Sendable func refuse(_ code: String, _ reason: String) -> ExitCode {
                 try? browserSide.send(
                     ["v": 1, "id": .null, "error": ["code": .string(code), "localizedFailureReason": .string(reason)]]
                         as JSONValue
@@ -332,9 +332,14 @@ extension Keyhaven {
             )
             let done = DispatchSemaphore(value: 0)
             Thread {
-                while let frame = try? browserSide.receive() {
-                    guard (try? agent.send(frame)) != nil else { break }
-                }
+                do {
+                    while let frame = try browserSide.receive() {
+                        guard (try? agent.send(frame)) != nil else { break }
+                    }
+                } catch let error as FrameError {
+                    // Over 1 MiB, empty or cut off: say so once, then end the connection.
+                    _ = refuse("badRequest", "The browser sent a frame the host refuses: \(error).")
+                } catch {}
                 agent.shutdownBoth()
                 done.signal()
             }.start()

@@ -154,8 +154,15 @@ public enum Exporter {
             }
             var urls: [String] = []
             var apps: [[String: Any]] = []
-            for service in credential.services {
-                if let package = service.androidPackage {
+            // CXF lists a credential's URLs and its Android apps apart, and Keyhaven reads the apps
+            // after the URLs. An app goes into `androidApps` when that keeps the order (it comes
+            // after every URL) and it is its package alone; otherwise it stays in `urls` as the
+            // `androidapp://` identifier it is, so the export re-imports exactly (found by FuzzImport).
+            let lastURL = credential.services.lastIndex { $0.androidPackage == nil } ?? -1
+            for (position, service) in credential.services.enumerated() {
+                if let package = service.androidPackage, service.identifier == "androidapp://\(package)",
+                    position > lastURL
+                {
                     apps.append(["bundleId": package])
                 } else {
                     urls.append(service.identifier)
