@@ -47,7 +47,9 @@ enum BrowserExtension {
         manifest["key"] = nil
         var background = manifest["background"] as? [String: Any] ?? [:]
         if let worker = background["service_worker"] as? String {
-            background["scripts"] = [worker]
+            // A background script has no importScripts: what the worker imports is listed first.
+            let imported = embeddedBrowserExtension.contains { $0.path == "crypto.js" } ? ["crypto.js"] : []
+            background["scripts"] = imported + [worker]
             background["service_worker"] = nil
         }
         manifest["background"] = background

@@ -1,0 +1,57 @@
+// The toolbar popup: pairing (Pair → the 6-digit code `keyhaven browser pair` prints → Confirm) and state.
+"use strict";
+const api = globalThis.browser ?? globalThis.chrome;
+
+async function ask(message) {
+  const reply = globalThis.browser
+    ? await globalThis.browser.runtime.sendMessage(message)
+    : await new Promise((resolve) => chrome.runtime.sendMessage(message, resolve));
+  if (!reply) throw { localizedFailureReason: "Keyhaven did not answer." };
+  if (reply.error) throw reply.error;
+  return reply.ok;
+}
+
+const status = document.getElementById("status");
+const pairing = document.getElementById("pairing");
+const codeForm = document.getElementById("code-form");
+
+async function refresh() {
+  try {
+    const state = await ask({ kind: "status" });
+    if (state.paired && state.state) {
+      status.textContent = state.state === "unlocked" ? "Paired · Keyhaven is unlocked." : "Paired · Keyhaven is locked.";
+      pairing.hidden = true;
+    } else {
+      status.textContent = state.error ? state.error.localizedFailureReason : "This browser is not paired with Keyhaven.";
+      pairing.hidden = state.paired;
+    }
+    document.body.dataset.state = state.paired ? state.state || "paired" : "unpaired";
+  } catch (error) {
+    status.textContent = error.localizedFailureReason || "Keyhaven is not available.";
+    pairing.hidden = false;
+  }
+}
+
+document.getElementById("pair").addEventListener("click", async () => {
+  try {
+    await ask({ kind: "pair.begin" });
+    status.textContent = "Type the code `keyhaven browser pair` shows.";
+    codeForm.hidden = false;
+    document.getElementById("code").focus();
+  } catch (error) {
+    status.textContent = error.localizedFailureReason || "Pairing could not start.";
+  }
+});
+
+codeForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await ask({ kind: "pair.finish", code: document.getElementById("code").value });
+    codeForm.hidden = true;
+    await refresh();
+  } catch (error) {
+    status.textContent = error.localizedFailureReason || "Pairing failed.";
+  }
+});
+
+refresh();
