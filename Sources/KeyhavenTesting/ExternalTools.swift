@@ -43,6 +43,15 @@ public enum ExternalTools {
     public static let pythonClientsReason: Comment =
         "needs python3 with requests, pyjwt, joserfc and authlib (scripts/install-test-deps.sh installs them)"
 
+    /// Node.js (the extension's crypto module is checked against the protocol's vectors with it).
+    public static let node: Bool = required || onPath("node")
+    public static let nodeReason: Comment = "needs node (Debian's nodejs; scripts/install-test-deps.sh installs it)"
+
+    /// Firefox ESR and Mozilla's Marionette client.
+    public static let firefox: Bool = required || onPath("firefox-esr") && python(importing: ["marionette_driver"])
+    public static let firefoxReason: Comment =
+        "needs firefox-esr and python3 marionette-driver (scripts/install-test-deps.sh installs them)"
+
     /// python3 with its standard library only.
     public static let python3 = python(importing: [])
     public static let python3Reason: Comment = "needs python3"

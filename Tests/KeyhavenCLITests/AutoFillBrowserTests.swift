@@ -1,0 +1,53 @@
+import Foundation
+import KeyhavenTesting
+import Testing
+
+/// AutoFill end to end in real browsers (issue 14): `keyhaven agent`, `keyhaven browser-host` and
+/// the extension, each scenario on a fresh vault, agent and browser profile, driven by
+/// Tests/browser/autofill_browser.py (selenium + headless Chromium; Marionette + Firefox ESR).
+@Suite(.enabled(if: ExternalTools.browser, ExternalTools.browserReason))
+struct AutoFillBrowserTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("browser/autofill_browser.py")
+
+    static func run(_ scenario: String) async throws -> CommandRunner.Result {
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_BINARY"] = CommandRunner.keyhaven().executable.path
+        return try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"), environment: environment)
+            .runDetached(["python3", script.path, scenario])
+    }
+
+    @Test(
+        arguments: [
+            "pairing", "top_page", "same_origin_frame", "cross_site_frame", "username_then_password", "late_form",
+            "shadow_dom", "segmented_code", "generate_with_rules", "save_after_signup", "update_after_change",
+            "locked_then_unlock", "revoked_pairing",
+        ]
+    )
+    func chromium(_ scenario: String) async throws {
+        let result = try await Self.run(scenario)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("ok \(scenario)"))
+    }
+
+    @Test(.enabled(if: ExternalTools.firefox, ExternalTools.firefoxReason))
+    func firefoxSmoke() async throws {
+        let result = try await Self.run("firefox")
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("ok firefox"))
+    }
+}
+
+/// The extension's WebCrypto module against the protocol's vectors (computed with PyPI
+/// `cryptography`; the Swift side is checked in AutoFillVectorTests).
+@Suite(.enabled(if: ExternalTools.node, ExternalTools.nodeReason))
+struct ExtensionCryptoTests {
+    @Test func cryptoJSReproducesTheVectors() async throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("browser/crypto_vectors_test.mjs")
+        let result = try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"))
+            .runDetached(["node", script.path])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("ok frame 2/2 sealed"))
+    }
+}
