@@ -6,6 +6,8 @@
 #     protocol's OpenAPI document), and `pyjwt`, `joserfc`, `authlib` (independent clients that must
 #     verify the identity provider's tokens);
 #   - Chromium and its driver, headless (Debian packages `chromium` and `chromium-driver`);
+#   - Firefox ESR and `marionette-driver` (Mozilla's client; the AutoFill smoke test), node (the
+#     extension's crypto against the protocol's vectors), `cryptography` (makes those vectors);
 #   - for scripts/test-package.sh: zsh and fish (the completion scripts must parse), dpkg-dev
 #     (dpkg-shlibdeps) and systemd (systemd-analyze checks the provider's unit).
 # Needs root and apt for the system packages (CI, a fresh Debian/Ubuntu machine); pip for the rest.
@@ -20,6 +22,9 @@ command -v zsh >/dev/null 2>&1 || need_apt+=(zsh)
 command -v fish >/dev/null 2>&1 || need_apt+=(fish)
 command -v dpkg-shlibdeps >/dev/null 2>&1 || need_apt+=(dpkg-dev)
 command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
+# AutoFill: Firefox ESR (the extension's smoke test) and node (its crypto module against the vectors).
+command -v firefox-esr >/dev/null 2>&1 || need_apt+=(firefox-esr)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -39,6 +44,8 @@ python3 -c "import schemathesis" >/dev/null 2>&1 || need_pip+=(schemathesis)
 python3 -c "import jwt; assert jwt.__version__ >= '2'" >/dev/null 2>&1 || need_pip+=("pyjwt>=2.15")
 python3 -c "import joserfc" >/dev/null 2>&1 || need_pip+=("joserfc>=1.8")
 python3 -c "import authlib" >/dev/null 2>&1 || need_pip+=("authlib>=1.9.6")
+python3 -c "import marionette_driver" >/dev/null 2>&1 || need_pip+=(marionette-driver)
+python3 -c "import cryptography" >/dev/null 2>&1 || need_pip+=(cryptography)
 if [ ${#need_pip[@]} -gt 0 ]; then
     echo "installing python packages: ${need_pip[*]}"
     # A distribution's own python3 (Debian 12+, Ubuntu 23.04+) refuses pip installs outside a

@@ -200,7 +200,8 @@ public final class AgentServer: Sendable {
         }
         done.wait()
         let (status, output, errors) = result.withLock { $0 } ?? (1, "", "")
-        agent.vaultChanged()
+        // A command that may have changed the vault: identities are read again and browsers told.
+        if request["changesVault"]?.bool == true { agent.vaultChanged() }
         return ["status": .number(Double(status)), "standardOutput": .string(output), "standardError": .string(errors)]
     }
 }

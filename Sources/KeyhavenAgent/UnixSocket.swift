@@ -77,6 +77,12 @@ public final class FrameConnection: @unchecked Sendable {
         }
     }
 
+    /// Tells the other side nothing more will be sent (it reads the end of the stream) while
+    /// replies can still come back.
+    public func shutdownWrite() {
+        shutdown(output, Int32(SHUT_WR))
+    }
+
     /// Ends the connection both ways (a blocked ``receive()`` returns).
     public func shutdownBoth() {
         shutdown(input, Int32(SHUT_RDWR))

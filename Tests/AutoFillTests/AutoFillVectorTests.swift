@@ -44,7 +44,10 @@ import Testing
     @Test func theAgentDerivesThePairingKeyAndChecksTheProof() throws {
         let agent = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: Self.bytes(vectors.agentPrivateKey))
         #expect(Self.hex(agent.publicKey.rawRepresentation) == vectors.agentPublicKey)
-        let key = try AutoFillCrypto.pairingKey(agentPrivateKey: agent, clientPublicKey: Self.bytes(vectors.clientPublicKey))
+        let key = try AutoFillCrypto.pairingKey(
+            agentPrivateKey: agent,
+            clientPublicKey: Self.bytes(vectors.clientPublicKey)
+        )
         #expect(key.withUnsafeBytes { Self.hex($0) } == vectors.pairingKey)
         #expect(Self.hex(AutoFillCrypto.proof(code: vectors.code, pairingKey: key)) == vectors.proof)
         #expect(AutoFillCrypto.verify(proof: Self.bytes(vectors.proof), code: vectors.code, pairingKey: key))

@@ -1,4 +1,6 @@
+import AutoFill
 import Foundation
+import KeyhavenAgent
 import KeyhavenTesting
 import Testing
 
@@ -74,6 +76,13 @@ struct AgentCommandTests {
         #expect(try run(completion).stdout.split(separator: "\n") == ["github.com"])
         let status = try run(["agent", "status", "--json"])
         #expect(status.stdout.contains("\"state\":\"unlocked\"") && status.stdout.contains("\"identities\":1"))
+        // The agent runs only the forwarded commands, whoever asks.
+        let socket = try #require(
+            try UnixSocket.connect(to: directory.appendingPathComponent("run/keyhaven/agent.sock").path)
+        )
+        try socket.send(["v": 1, "id": 1, "type": "agent.run", "arguments": ["passwd"]] as JSONValue)
+        let refused = try JSONValue.parse(try #require(try socket.receive()))
+        #expect(refused["ok"]?["status"]?.integer == 64)
         #expect(try run(["lock"]).status == 0)
         #expect(try run(["list"]).status == 1)
         #expect(try run(completion).stdout.isEmpty)

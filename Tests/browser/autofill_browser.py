@@ -87,7 +87,8 @@ class Harness:
         wait_for(lambda: (self.dir / "run/keyhaven/agent.sock").exists(), what="the agent's socket")
         self.keyhaven("unlock", password=True)
         self.driver = None
-        self.start_browser()
+        if browser == "chromium":
+            self.start_browser()
 
     def keyhaven(self, *args, password=False, check=True, stdin=None):
         env = dict(self.env)

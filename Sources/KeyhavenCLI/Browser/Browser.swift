@@ -338,6 +338,10 @@ extension Keyhaven {
                     while let frame = try browserSide.receive() {
                         guard (try? agent.send(frame)) != nil else { break }
                     }
+                    // The browser closed the port: the agent is told, and what it still answers
+                    // is relayed until it closes its side.
+                    agent.shutdownWrite()
+                    return
                 } catch let error as FrameError {
                     // Over 1 MiB, empty or cut off: say so once, then end the connection.
                     _ = refuse("badRequest", "The browser sent a frame the host refuses: \(error).")

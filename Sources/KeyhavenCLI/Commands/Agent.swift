@@ -71,6 +71,14 @@ extension Keyhaven {
                     environment,
                     input,
                     vault in
+                    // Only the commands the CLI forwards (defence in depth: any process of this
+                    // user may ask, and e.g. `agent`, `passwd` or `serve` make no sense in here).
+                    guard let parsed = try? Keyhaven.parseAsRoot(arguments),
+                        (parsed as? any ParsableCommandWithVault)?.forwardable == true
+                    else {
+                        let names = AgentClient.forwarded.sorted().joined(separator: ", ")
+                        return (64, "", "keyhaven: error: the agent runs only these commands: \(names)\n")
+                    }
                     let io = CommandIO(environment: environment, standardInput: input, executable: executable)
                     let status = await AgentVault.$current.withValue(vault) { await Keyhaven.run(arguments, io: io) }
                     return (status, io.standardOutput, io.standardError)

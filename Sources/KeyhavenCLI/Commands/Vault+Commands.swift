@@ -18,6 +18,7 @@ extension VaultCommand {
         AgentClient.forwarded.contains(Self._commandName) && !options.passwordStdin
     }
     var vaultFileURL: URL { vaultURL }
+    static var commandName: String { _commandName }
 
     /// Opens the vault. Contacts nothing: upgrades a previous run left pending are only mentioned
     /// (`upgrade` and `serve` settle them).

@@ -70,6 +70,8 @@ enum AgentClient {
 
     /// Vault commands an unlocked agent runs for the CLI (none of them prompts).
     static let forwarded: Set<String> = ["list", "show", "copy", "otp", "search", "rm", "restore"]
+    /// Those of them that change the vault (the agent re-reads its identities after them).
+    static let changing: Set<String> = ["rm", "restore"]
 
     /// Runs `arguments` in the agent when it is unlocked for the vault the command names and the
     /// command is one it runs; nil to run it here. Prints what the agent's run printed.
@@ -94,7 +96,10 @@ enum AgentClient {
             let result = try? request(
                 connection,
                 "agent.run",
-                ["arguments": .array(arguments.map { .string($0) }), "environment": .object(environment)]
+                [
+                    "arguments": .array(arguments.map { .string($0) }), "environment": .object(environment),
+                    "changesVault": .bool(changing.contains(type(of: command).commandName)),
+                ]
             )
         else { return nil }
         FileHandle.standardOutput.write(Data((result["standardOutput"]?.string ?? "").utf8))
@@ -105,6 +110,7 @@ enum AgentClient {
 
 /// A parsed vault command, as the forwarding sees it.
 protocol ParsableCommandWithVault {
+    static var commandName: String { get }
     var forwardable: Bool { get }
     var vaultFileURL: URL { get }
 }
