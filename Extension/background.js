@@ -221,11 +221,18 @@ async function handle(message, sender) {
       const { url, topURL } = frameURLs(sender);
       const type = message.confirmed ? "credential.prepareInterface" : "credential.provideWithoutUserInteraction";
       try {
-        return await request({ type, recordIdentifier: message.recordIdentifier, url, topURL, confirmed: !!message.confirmed, deadlineMs: 2000 });
+        return await request({
+          type, recordIdentifier: message.recordIdentifier, url, topURL, confirmed: !!message.confirmed,
+          fromCredentialList: !!message.fromCredentialList, deadlineMs: 2000,
+        });
       } catch (error) {
         if (error.code === "locked") await openUnlock(sender);
         throw error;
       }
+    }
+    case "list": {
+      const { url, topURL } = frameURLs(sender);
+      return request({ type: "credentialList", url, topURL });
     }
     case "otp": {
       const { url, topURL } = frameURLs(sender);

@@ -116,6 +116,7 @@ extension AutoFillAgent {
             } catch {
                 throw AutoFillError(.failed, "The pairing could not be saved in the vault.")
             }
+            noteOwnWrite()
             state.withLock { $0.pairings[pairing.id] = pairing }
             return pairing.id
         }
@@ -173,6 +174,7 @@ extension AutoFillAgent {
         } catch {
             throw AutoFillError(.failed, "The pairing could not be removed from the vault.")
         }
+        noteOwnWrite()
         let known = state.withLock { $0.pairings.removeValue(forKey: id) != nil }
         guard removed || known else { throw AutoFillError(.credentialIdentityNotFound, "No pairing \(id).") }
     }

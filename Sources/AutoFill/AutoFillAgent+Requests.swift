@@ -85,7 +85,8 @@ extension AutoFillAgent {
                 record: try field("recordIdentifier"),
                 url: try field("url"),
                 topURL: request["topURL"]?.string ?? "",
-                confirmed: confirmed
+                confirmed: confirmed,
+                fromCredentialList: request["fromCredentialList"]?.bool == true
             )
             if !confirmed, now.timeIntervalSince(started) > deadline {
                 throw AutoFillError(.userInteractionRequired, "The credential took longer than the deadline.")
@@ -122,6 +123,7 @@ extension AutoFillAgent {
     ) throws(AutoFillError)
         -> ([CredentialIdentity], Int)
     {
+        refreshIfChangedOnDisk()
         let (index, revision) = state.withLock { state in
             state.lastActivity = now
             return (state.index, state.revision)
@@ -132,11 +134,23 @@ extension AutoFillAgent {
     /// A credential for the frame at `url` under the fill policy (§3): it must match the frame;
     /// without `confirmed`, only an exact or parent match in a frame same-site with its top page,
     /// on https or loopback.
-    func provide(record: String, url: String, topURL: String, confirmed: Bool) throws(AutoFillError) -> Credential {
+    func provide(
+        record: String,
+        url: String,
+        topURL: String,
+        confirmed: Bool,
+        fromCredentialList: Bool = false
+    ) throws(AutoFillError) -> Credential {
         let vault = try self.vault()
-        guard let id = CredentialID(rawValue: record),
-            let (tier, _) = try state.withLock({ state throws(AutoFillError) in try state.index.match(id, url: url) })
-        else {
+        guard let id = CredentialID(rawValue: record) else {
+            throw AutoFillError(.credentialIdentityNotFound, "No such credential for this page.")
+        }
+        let match = try state.withLock { state throws(AutoFillError) in try state.index.match(id, url: url) }
+        // Apple's "Other passwords…": a credential the person picked from the whole list and
+        // confirmed for this page may be another site's; nothing else ever is.
+        let pickedFromList =
+            confirmed && fromCredentialList && state.withLock { $0.index.entries[id]?.hasPassword == true }
+        guard let (tier, _) = match ?? (pickedFromList ? (.sharedBackend, ServiceIdentifier("")) : nil) else {
             throw AutoFillError(.credentialIdentityNotFound, "No such credential for this page.")
         }
         if !confirmed {
@@ -203,6 +217,7 @@ extension AutoFillAgent {
         } catch {
             throw AutoFillError(.failed, "The credential could not be saved: \(error.message)")
         }
+        noteOwnWrite()
         guard let saved = try? vault.credential(record) else {
             return ["recordIdentifier": .string(record.rawValue), "action": .string(action)]
         }

@@ -6,6 +6,10 @@ import Synchronization
 public import Vault
 import _KeyhavenSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The agent's heart: holds the unlocked vault (the only process that does), locks after an idle
 /// time, keeps browser pairings, and answers the AutoFill protocol's requests
 /// (docs/autofill-protocol.md) under its matching and fill policy. Free of sockets and threads:
@@ -72,6 +76,8 @@ public final class AutoFillAgent: Sendable {
         var revision = 0
         var listeners: [Int: Listener] = [:]
         var nextListener = 0
+        /// The vault files' modification times and sizes when the identities were last read.
+        var fileStamp: [Int64] = []
     }
 
     struct Listener {
@@ -126,6 +132,7 @@ public final class AutoFillAgent: Sendable {
             throw AutoFillError(.failed, "The vault could not be opened: \(error.message)")
         }
         let index: IdentityIndex
+        let stamp = fileStamp()
         var pairings: [String: Pairing] = [:]
         do {
             // Pairings come from the vault: one revoked by another process while locked is gone.
@@ -145,6 +152,7 @@ public final class AutoFillAgent: Sendable {
             state.unlockedAt = now
             state.lastActivity = now
             state.revision += 1
+            state.fileStamp = stamp
             return (state.listeners, state.revision)
         }
         broadcast(listeners.0, ["event": "state", "state": "unlocked"])
@@ -204,17 +212,44 @@ public final class AutoFillAgent: Sendable {
         }
     }
 
-    /// Tells the agent that the vault changed under it (a command it ran): identities are re-read.
+    /// Tells the agent that the vault changed under it (a command it ran, or another process —
+    /// ``refreshIfChangedOnDisk()``): identities are re-read and browsers told.
     public func vaultChanged() {
+        let stamp = fileStamp()
         guard let vault = state.withLock({ $0.vault }), let credentials = try? vault.list().credentials else { return }
         let (listeners, revision) = state.withLock { state in
             let used = state.index.lastUsed
             state.index = IdentityIndex(credentials)
             state.index.lastUsed = used
             state.revision += 1
+            state.fileStamp = stamp
             return (state.listeners, state.revision)
         }
         broadcast(listeners, ["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+    }
+
+    /// The vault file's and its write-ahead log's modification times (nanoseconds) and sizes: they
+    /// change with every commit, whichever process made it.
+    func fileStamp() -> [Int64] {
+        let path = configuration.vaultURL.path
+        return [path, path + "-wal"].flatMap { file -> [Int64] in
+            var info = stat()
+            guard stat(file, &info) == 0 else { return [0, 0] }
+            return [Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec), Int64(info.st_size)]
+        }
+    }
+
+    /// Re-reads the identities when another process (`keyhaven add`, `edit`, `import`) changed the
+    /// vault since they were read; cheap when nothing did (two `stat` calls).
+    func refreshIfChangedOnDisk() {
+        let changed = state.withLock { state in state.vault != nil && state.fileStamp != fileStamp() }
+        if changed { vaultChanged() }
+    }
+
+    /// Records the files as they are after the agent's own write (its index is already up to date).
+    func noteOwnWrite() {
+        let stamp = fileStamp()
+        state.withLock { $0.fileStamp = stamp }
     }
 
     // MARK: Listeners (events pushed on browser connections)

@@ -169,6 +169,27 @@ import _KeyhavenSupport
             pairing
         )
         #expect(errorCode(elsewhere) == "credentialIdentityNotFound")
+        // Unless the person picked it from the whole list ("Other passwords…") and confirmed it.
+        let picked = harness.ask(
+            [
+                "id": 4, "type": "credential.prepareInterface", "recordIdentifier": .string(id.rawValue),
+                "url": "https://evil.test/", "topURL": "https://evil.test/", "confirmed": true,
+                "fromCredentialList": true,
+            ],
+            pairing
+        )
+        #expect(picked["ok"]?["credential"]?["user"]?.string == "ada")
+        let unconfirmed = harness.ask(
+            [
+                "id": 5, "type": "credential.provideWithoutUserInteraction", "recordIdentifier": .string(id.rawValue),
+                "url": "https://evil.test/", "topURL": "https://evil.test/", "fromCredentialList": true,
+            ],
+            pairing
+        )
+        #expect(errorCode(unconfirmed) == "credentialIdentityNotFound")
+        let list = harness.ask(["id": 6, "type": "credentialList", "url": "https://example.com/"], pairing)
+        #expect(list["ok"]?["identities"]?.array?.first?["user"]?.string == "ada")
+        #expect(list["ok"]?["identities"]?.array?.count == 3)
     }
 
     @Test func aCredentialReadAfterTheDeadlineNeedsInteraction() throws {
@@ -236,6 +257,28 @@ import _KeyhavenSupport
             errorCode(harness.ask(["id": 3, "type": "identities.query", "url": "https://shop.example/"], pairing))
                 == "locked"
         )
+    }
+
+    @Test func credentialsAddedByAnotherProcessAreOfferedAtTheNextQuery() throws {
+        let harness = try Harness()
+        try harness.unlock()
+        let pairing = try harness.pair()
+        let events = Events()
+        _ = harness.agent.addListener(pairingId: pairing) { events.append($0) }
+        func users() -> [String] {
+            harness.ask(
+                ["id": 1, "type": "identities.query", "url": "https://example.com/", "kinds": ["password"]],
+                pairing
+            )[
+                "ok"
+            ]?["identities"]?.array?.compactMap { $0["user"]?.string } ?? []
+        }
+        #expect(users() == [])
+        // `keyhaven add` in another process: another connection to the same file.
+        let other = try harness.testVault.reopen()
+        _ = try other.add(CredentialContent(services: [ServiceIdentifier("example.com")], user: "bob", password: "b"))
+        #expect(users() == ["bob"])
+        #expect(events.all.contains { $0["event"]?.string == "identities.changed" && $0["replaced"]?.bool == true })
     }
 
     @Test func generationFollowsTheFieldThenTheSitesQuirkThenApplesFormat() throws {

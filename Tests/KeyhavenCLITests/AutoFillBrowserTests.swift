@@ -21,7 +21,7 @@ struct AutoFillBrowserTests {
         arguments: [
             "pairing", "top_page", "same_origin_frame", "cross_site_frame", "username_then_password", "late_form",
             "shadow_dom", "segmented_code", "generate_with_rules", "save_after_signup", "update_after_change",
-            "locked_then_unlock", "revoked_pairing",
+            "locked_then_unlock", "other_passwords", "revoked_pairing",
         ]
     )
     func chromium(_ scenario: String) async throws {

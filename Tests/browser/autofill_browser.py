@@ -333,6 +333,20 @@ def locked_then_unlock(h):
     wait_for(lambda: h.value("password") == "ada-Secret-1", what="the fill after unlocking")
 
 
+def other_passwords(h):
+    h.pair()
+    # Added by the CLI while the agent runs: the agent notices the vault changed on disk.
+    h.keyhaven("add", "https://elsewhere.example", "--user", "bob", "--password", "bob-Secret-9", password=True)
+    h.driver.get(h.site + "/login.html")
+    h.choose(h.driver.find_element("id", "user"), "Other passwords…")
+    option = wait_for(lambda: next((o for o in h.menu_options() if o.text.startswith("bob")), None), what="bob listed")
+    option.click()
+    wait_for(lambda: "Use the password saved for https://elsewhere.example" in h.menu_text(), what="the confirmation")
+    assert h.value("password") == ""
+    next(o for o in h.menu_options() if o.text.startswith("Fill bob")).click()
+    wait_for(lambda: h.value("password") == "bob-Secret-9", what="bob's password, confirmed for this page")
+
+
 def revoked_pairing(h):
     h.pair()
     pairing = json.loads(h.keyhaven("browser", "pairings", "--json").stdout)[0]["id"]
@@ -349,7 +363,7 @@ def revoked_pairing(h):
 
 SCENARIOS = {f.__name__: f for f in [pairing, top_page, same_origin_frame, cross_site_frame, username_then_password,
                                      late_form, shadow_dom, segmented_code, generate_with_rules, save_after_signup,
-                                     update_after_change, locked_then_unlock, revoked_pairing]}
+                                     update_after_change, locked_then_unlock, other_passwords, revoked_pairing]}
 
 
 def main(names):
