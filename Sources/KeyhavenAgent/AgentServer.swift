@@ -21,7 +21,16 @@ public final class AgentServer: Sendable {
     /// Runs a `keyhaven` vault command in-process with the agent's unlocked vault:
     /// `(arguments, environment, standard input, vault) → (exit status, standard output, standard error)`.
     public typealias CommandRunner =
-        @Sendable ([String], [String: String], String, Vault) async -> (Int32, String, String)
+        @Sendable (AgentCommand, Vault) async -> (Int32, String, String)
+
+    /// A command the CLI asked the agent to run (`agent.run`).
+    public struct AgentCommand: Sendable {
+        public var arguments: [String]
+        public var environment: [String: String]
+        public var standardInput: String
+        /// The CLI's working directory (relative paths are resolved against it).
+        public var workingDirectory: String?
+    }
 
     public let agent: AutoFillAgent
     public let socketPath: String
@@ -194,7 +203,13 @@ public final class AgentServer: Sendable {
         let done = DispatchSemaphore(value: 0)
         // This is a connection thread of the agent's own: waiting here blocks no async work.
         Task {
-            let outcome = await runCommand(arguments, environment, input, vault)
+            let command = AgentCommand(
+                arguments: arguments,
+                environment: environment,
+                standardInput: input,
+                workingDirectory: request["workingDirectory"]?.string
+            )
+            let outcome = await runCommand(command, vault)
             result.withLock { $0 = outcome }
             done.signal()
         }

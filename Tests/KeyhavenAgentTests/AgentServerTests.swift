@@ -25,11 +25,9 @@ import Glibc
             directory = try TemporaryDirectory.make().appendingPathComponent("run")
             let agent = AutoFillAgent(.init(vaultURL: testVault.url, allowInsecureKDF: true))
             server = AgentServer(agent: agent, socketPath: directory.path + "/agent.sock", version: "test") {
-                arguments,
-                _,
-                _,
+                command,
                 vault in
-                (0, "ran \(arguments.joined(separator: " ")) with \(try! vault.count()) credentials", "")
+                (0, "ran \(command.arguments.joined(separator: " ")) with \(try! vault.count()) credentials", "")
             }
             try server.bind()
             Thread { [server] in server.serve() }.start()

@@ -68,6 +68,14 @@ struct AgentCommandTests {
         let listed = try run(["list", "--json"])
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(listed.stdout.contains("\"alice\""))
+        // Adding, editing, importing and exporting run in the agent too; relative paths are the CLI's.
+        #expect(try run(["add", "example.org", "--user", "bob", "--password", "bob-Pw-2"]).status == 0)
+        #expect(try run(["edit", "example.org", "--password", "bob-Pw-3"]).status == 0)
+        let export = try CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"), environment: environment)
+            .run(["-C", directory.path, keyhaven.executable.path, "export", "--format", "csv", "--output", "out.csv"])
+        #expect(export.status == 0, "\(export.stderr)")
+        let csv = try String(contentsOfFile: directory.appendingPathComponent("out.csv").path, encoding: .utf8)
+        #expect(csv.contains("bob-Pw-3") && csv.contains("alice-Pw-1"))
         let shown = try run(["show", "github.com", "--reveal"])
         #expect(shown.stdout.contains("alice-Pw-1"))
         // Shell completion of account names asks the unlocked agent for the vault's sites (the
@@ -75,7 +83,7 @@ struct AgentCommandTests {
         let completion = ["---completion", "show", "--", "positional@0", "2", "2", "keyhaven", "show", "gi"]
         #expect(try run(completion).stdout.split(separator: "\n") == ["github.com"])
         let status = try run(["agent", "status", "--json"])
-        #expect(status.stdout.contains("\"state\":\"unlocked\"") && status.stdout.contains("\"identities\":1"))
+        #expect(status.stdout.contains("\"state\":\"unlocked\"") && status.stdout.contains("\"identities\":2"))
         // The agent runs only the forwarded commands, whoever asks.
         let socket = try #require(
             try UnixSocket.connect(to: directory.appendingPathComponent("run/keyhaven/agent.sock").path)

@@ -19,8 +19,9 @@ extension Keyhaven {
                 $KEYHAVEN_AGENT_SOCKET, else $XDG_RUNTIME_DIR/keyhaven/agent.sock (directory 0700, \
                 socket 0600, only processes of your own user are answered). It starts locked: \
                 `keyhaven unlock` unlocks it; it locks again after --idle-lock without a request, on \
-                `keyhaven lock`, and when it stops. While it is unlocked, `list`, `show`, `copy`, \
-                `otp`, `search`, `rm` and `restore` run in it without asking for the master password.
+                `keyhaven lock`, and when it stops. While it is unlocked, the vault commands run in it \
+                without asking for the master password (`init`, `passwd` and an `add` that would \
+                ask for the new password on the terminal still open the vault themselves).
 
                 Examples:
                   keyhaven agent --idle-lock 5m &
@@ -67,20 +68,25 @@ extension Keyhaven {
                 let path = AgentClient.socketPath(socket)
                 let executable = CommandIO.current.executable
                 let server = AgentServer(agent: agent, socketPath: path, version: KeyhavenVersion.current) {
-                    arguments,
-                    environment,
-                    input,
+                    command,
                     vault in
                     // Only the commands the CLI forwards (defence in depth: any process of this
                     // user may ask, and e.g. `agent`, `passwd` or `serve` make no sense in here).
-                    guard let parsed = try? Keyhaven.parseAsRoot(arguments),
-                        (parsed as? any ParsableCommandWithVault)?.forwardable == true
+                    guard let parsed = try? Keyhaven.parseAsRoot(command.arguments) as? any ParsableCommandWithVault,
+                        AgentClient.forwarded.contains(type(of: parsed).commandName)
                     else {
                         let names = AgentClient.forwarded.sorted().joined(separator: ", ")
                         return (64, "", "keyhaven: error: the agent runs only these commands: \(names)\n")
                     }
-                    let io = CommandIO(environment: environment, standardInput: input, executable: executable)
-                    let status = await AgentVault.$current.withValue(vault) { await Keyhaven.run(arguments, io: io) }
+                    let io = CommandIO(
+                        environment: command.environment,
+                        standardInput: command.standardInput,
+                        executable: executable,
+                        workingDirectory: command.workingDirectory
+                    )
+                    let status = await AgentVault.$current.withValue(vault) {
+                        await Keyhaven.run(command.arguments, io: io)
+                    }
                     return (status, io.standardOutput, io.standardError)
                 }
                 do {

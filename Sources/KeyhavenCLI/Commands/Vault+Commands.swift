@@ -225,6 +225,12 @@ extension Keyhaven {
             }
         }
 
+        /// Run by an unlocked agent unless it would ask for the new password on this terminal.
+        var forwardable: Bool {
+            AgentClient.forwarded.contains(Self._commandName) && !options.passwordStdin
+                && !(password == nil && !generate && isatty(0) == 1)
+        }
+
         func run() async throws {
             let vault = try await openVault()
             var secret = password

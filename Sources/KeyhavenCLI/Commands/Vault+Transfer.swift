@@ -48,7 +48,7 @@ extension Keyhaven {
                 forced = parsed
             }
             let parsed = try reporting {
-                try ImportService.read(contentsOf: URL(fileURLWithPath: file), format: forced)
+                try ImportService.read(contentsOf: URL(fileURLWithPath: CommandIO.current.path(file)), format: forced)
             }
             let service = ImportService(vault: try await openVault())
             let report = try reporting { dryRun ? try service.preview(parsed) : try service.run(parsed) }
@@ -95,6 +95,7 @@ extension Keyhaven {
             guard let exportFormat = ExportFormat(rawValue: format) else {
                 throw ValidationError("--format must be csv, bitwarden-json or cxf")
             }
+            let output = output.map { CommandIO.current.path($0) }
             if let output, FileManager.default.fileExists(atPath: output) {
                 throw Output.failure("\(output) already exists; choose another name")
             }

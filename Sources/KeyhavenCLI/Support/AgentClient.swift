@@ -69,9 +69,11 @@ enum AgentClient {
     }
 
     /// Vault commands an unlocked agent runs for the CLI (none of them prompts).
-    static let forwarded: Set<String> = ["list", "show", "copy", "otp", "search", "rm", "restore"]
+    static let forwarded: Set<String> = [
+        "add", "list", "show", "copy", "otp", "search", "edit", "rm", "restore", "import", "export",
+    ]
     /// Those of them that change the vault (the agent re-reads its identities after them).
-    static let changing: Set<String> = ["rm", "restore"]
+    static let changing: Set<String> = ["add", "edit", "rm", "restore", "import"]
 
     /// Runs `arguments` in the agent when it is unlocked for the vault the command names and the
     /// command is one it runs; nil to run it here. Prints what the agent's run printed.
@@ -99,6 +101,7 @@ enum AgentClient {
                 [
                     "arguments": .array(arguments.map { .string($0) }), "environment": .object(environment),
                     "changesVault": .bool(changing.contains(type(of: command).commandName)),
+                    "workingDirectory": .string(FileManager.default.currentDirectoryPath),
                 ]
             )
         else { return nil }

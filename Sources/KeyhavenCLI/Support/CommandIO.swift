@@ -24,6 +24,8 @@ public final class CommandIO: @unchecked Sendable {
     private let clock: @Sendable () -> Date
     /// The `keyhaven` executable, for work that must outlive the command (clearing the clipboard).
     let executable: URL?
+    /// Where relative paths are resolved (an agent's run for a CLI elsewhere); nil: the process's.
+    let workingDirectory: String?
     private let lock = NSLock()
     // Guarded by `lock`.
     private var input: ArraySlice<String>
@@ -37,6 +39,7 @@ public final class CommandIO: @unchecked Sendable {
         injectedEnvironment = nil
         clock = { Date() }
         executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        workingDirectory = nil
         input = []
     }
 
@@ -48,11 +51,13 @@ public final class CommandIO: @unchecked Sendable {
         environment: [String: String] = [:],
         standardInput: String = "",
         now: @escaping @Sendable () -> Date = { Date() },
-        executable: URL? = nil
+        executable: URL? = nil,
+        workingDirectory: String? = nil
     ) {
         injectedEnvironment = environment
         clock = now
         self.executable = executable
+        self.workingDirectory = workingDirectory
         // Split on the scalar: "\r\n" is one Character, which a Character split would not cut.
         var lines = standardInput.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
             .map { String(String.UnicodeScalarView($0)) }
@@ -62,6 +67,14 @@ public final class CommandIO: @unchecked Sendable {
 
     /// The one in effect for the commands running in this task.
     @TaskLocal static var current: CommandIO = .process
+
+    /// `path` with `~` expanded and, when relative, resolved against ``workingDirectory`` (else left
+    /// to the process's own).
+    func path(_ path: String) -> String {
+        let expanded = (path as NSString).expandingTildeInPath
+        guard let workingDirectory, !expanded.hasPrefix("/") else { return expanded }
+        return (workingDirectory as NSString).appendingPathComponent(expanded)
+    }
 
     /// Whether this is the process's own (terminal prompts are allowed only then).
     var isProcess: Bool { injectedEnvironment == nil }
