@@ -14,14 +14,7 @@
   let menuField = null;
   let pendingFill = null;
 
-  async function ask(message) {
-    const reply = globalThis.browser
-      ? await globalThis.browser.runtime.sendMessage(message)
-      : await new Promise((resolve) => chrome.runtime.sendMessage(message, resolve));
-    if (!reply) throw { code: "failed", localizedFailureReason: "Keyhaven did not answer." };
-    if (reply.error) throw reply.error;
-    return reply.ok;
-  }
+  const ask = globalThis.keyhavenAsk;
 
   // --- fields ---
 

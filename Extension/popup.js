@@ -2,14 +2,7 @@
 "use strict";
 const api = globalThis.browser ?? globalThis.chrome;
 
-async function ask(message) {
-  const reply = globalThis.browser
-    ? await globalThis.browser.runtime.sendMessage(message)
-    : await new Promise((resolve) => chrome.runtime.sendMessage(message, resolve));
-  if (!reply) throw { localizedFailureReason: "Keyhaven did not answer." };
-  if (reply.error) throw reply.error;
-  return reply.ok;
-}
+const ask = globalThis.keyhavenAsk;
 
 const status = document.getElementById("status");
 const pairing = document.getElementById("pairing");

@@ -159,21 +159,27 @@ extension IdentityProvider {
             var scope: String
             var authTime: Int64
             var realUserStatus: Int64
-            var email: String?
-            var sub: String?
-            var relayEmail: String?
-            var shareEmail: Bool?
-            var transferSub: String?
+            /// Nil when the user no longer exists (the join found no row).
+            var facts: IdentityFacts?
 
             enum CodingKeys: String, CodingKey {
-                case id, scope, email, sub
+                case id, scope, email
                 case clientId = "client_id"
                 case userId = "user_id"
                 case authTime = "auth_time"
                 case realUserStatus = "real_user_status"
-                case relayEmail = "relay_email"
-                case shareEmail = "share_email"
-                case transferSub = "transfer_sub"
+            }
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                id = try container.decode(String.self, forKey: .id)
+                clientId = try container.decode(String.self, forKey: .clientId)
+                userId = try container.decode(String.self, forKey: .userId)
+                scope = try container.decode(String.self, forKey: .scope)
+                authTime = try container.decode(Int64.self, forKey: .authTime)
+                realUserStatus = try container.decode(Int64.self, forKey: .realUserStatus)
+                // The same row carries the facts' columns.
+                facts = try container.decodeNil(forKey: .email) ? nil : try IdentityFacts(from: decoder)
             }
         }
         let window = (nowSeconds - configuration.transferWindow) * 1000
@@ -201,19 +207,13 @@ extension IdentityProvider {
         guard row.clientId == client.id else {
             throw OAuthError.invalidGrant("The refresh token was issued to another client_id.")
         }
-        guard let email = row.email else {
+        guard let facts = row.facts else {
             throw OAuthError.invalidGrant("The user no longer exists.")
         }
         let accessToken = try await accessToken(grantId: row.id)
         let idToken = try await identityToken(
             client: client,
-            facts: IdentityFacts(
-                email: email,
-                sub: row.sub,
-                relayEmail: row.relayEmail,
-                shareEmail: row.shareEmail,
-                transferSub: row.transferSub
-            ),
+            facts: facts,
             scopes: row.scope.split(separator: " ").map(String.init),
             nonce: nil,
             authTime: row.authTime,
