@@ -389,7 +389,8 @@ let package = Package(
                 // Both executables: `keyhaven demo` runs the `shiny` built next to `keyhaven`.
                 "KeyhavenCLI", "KeyhavenTesting", "keyhaven", "shiny", "PasswordRules", "Vault", "BreachCheck",
                 "ShinyService",
-                "OneTimeCodes", "AccountModification", "AutoFill", "KeyhavenAgent", argumentParser, grdb,
+                "OneTimeCodes", "AccountModification", "AutoFill", "KeyhavenAgent", "_KeyhavenSupport", argumentParser,
+                grdb,
             ],
             exclude: ["Browser"],
             swiftSettings: swiftSettings

@@ -3,7 +3,7 @@ import OneTimeCodes
 import PasswordRules
 import Synchronization
 import Vault
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 extension AutoFillAgent {
     /// Answers one request of an open session (docs/autofill-protocol.md §2.4): the reply object

@@ -4,7 +4,7 @@ import OneTimeCodes
 import PasswordRules
 import Synchronization
 public import Vault
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 #if canImport(Glibc)
 import Glibc

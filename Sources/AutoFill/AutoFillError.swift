@@ -1,3 +1,5 @@
+public import _KeyhavenSupport
+
 /// A protocol error: one of Apple's `ASExtensionError` codes or Keyhaven's own, with a reason a
 /// person can read (never a secret).
 public struct AutoFillError: Error, Equatable, Sendable, CustomStringConvertible {

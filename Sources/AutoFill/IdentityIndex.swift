@@ -1,7 +1,7 @@
 import Foundation
 import SecurityRecommendations
 public import Vault
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 /// How a credential matches the frame asking for it (docs/autofill-protocol.md §3), best first.
 public enum MatchTier: String, Sendable, Comparable, CaseIterable {

@@ -1,5 +1,6 @@
-public import AutoFill
+import AutoFill
 public import Foundation
+public import _KeyhavenSupport
 
 #if canImport(Glibc)
 import Glibc

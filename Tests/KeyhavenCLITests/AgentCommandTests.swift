@@ -3,6 +3,7 @@ import Foundation
 import KeyhavenAgent
 import KeyhavenTesting
 import Testing
+import _KeyhavenSupport
 
 /// `keyhaven agent`, `unlock`, `lock`, vault commands run through the agent, `browser-host` and
 /// `browser install`, each with the real binary (issue 14, parts 1 and 2).

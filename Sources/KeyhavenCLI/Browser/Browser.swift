@@ -3,6 +3,7 @@ import AutoFill
 import Crypto
 import Foundation
 import KeyhavenAgent
+import _KeyhavenSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import KeyhavenAgent
 import Vault
+import _KeyhavenSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import ArgumentParser
 import AutoFill
 import Foundation
 import Vault
+import _KeyhavenSupport
 
 extension VaultCommand {
     /// The credential `name` refers to (``Vault/account(named:)``): an id or id prefix, else

@@ -2,6 +2,7 @@ import AutoFill
 import Foundation
 import KeyhavenAgent
 import Vault
+import _KeyhavenSupport
 
 /// The CLI's side of `keyhaven agent`: finds its socket, sends `agent.*` requests, and runs vault
 /// commands through an unlocked agent instead of opening the vault itself.

@@ -1,4 +1,5 @@
 import Foundation
+import _KeyhavenSupport
 
 extension ImportParser {
     static func decodeJSON(_ bytes: [UInt8]) throws(VaultError) -> JSONValue {

@@ -1,7 +1,8 @@
 public import Foundation
 
-/// A JSON value: what the AutoFill protocol's messages are made of (objects with a few typed
-/// fields each, read with ``subscript(_:)`` and the typed accessors).
+/// A JSON value, for documents whose shape varies: the exports Keyhaven imports (which must
+/// tolerate unknown members) and the AutoFill protocol's messages. Read with ``subscript(_:)`` and
+/// the typed accessors.
 public enum JSONValue: Sendable, Hashable, Codable {
     case null
     case bool(Bool)
@@ -60,10 +61,10 @@ public enum JSONValue: Sendable, Hashable, Codable {
         return nil
     }
 
-    /// A whole number that fits an `Int`.
+    /// The number when it is an integer that fits an `Int` (`Int(exactly:)`: `1e300`, `2.5`, `nan`
+    /// give nil, never a trap).
     public var integer: Int? {
-        guard let number, number.rounded() == number, abs(number) < 9e15 else { return nil }
-        return Int(number)
+        number.flatMap { Int(exactly: $0) }
     }
 
     public var bool: Bool? {
@@ -73,6 +74,11 @@ public enum JSONValue: Sendable, Hashable, Codable {
 
     public var array: [JSONValue]? {
         if case .array(let value) = self { return value }
+        return nil
+    }
+
+    public var object: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
         return nil
     }
 
