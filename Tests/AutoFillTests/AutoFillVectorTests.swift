@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import KeyhavenTesting
 import Testing
+import _KeyhavenSupport
 
 @testable import AutoFill
 
@@ -20,18 +21,9 @@ import Testing
         var frames: [Frame]
     }
 
-    static func bytes(_ hex: String) -> Data {
-        var data = Data()
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            data.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return data
-    }
+    static func bytes(_ hex: String) -> Data { Data(Hex.decode(hex)!) }
 
-    static func hex(_ data: some Sequence<UInt8>) -> String { data.map { String(format: "%02x", $0) }.joined() }
+    static func hex(_ data: some Sequence<UInt8>) -> String { Hex.encode(data) }
 
     let vectors: Vectors
 
