@@ -46,6 +46,7 @@ let package = Package(
         .library(name: "Vault", targets: ["Vault"]),
         .library(name: "AutoFill", targets: ["AutoFill"]),
         .library(name: "KeyhavenAgent", targets: ["KeyhavenAgent"]),
+        .library(name: "KeyhavenWebApp", targets: ["KeyhavenWebApp"]),
         .library(name: "BreachCheck", targets: ["BreachCheck"]),
         .library(name: "SecurityRecommendations", targets: ["SecurityRecommendations"]),
         .library(name: "AccountModification", targets: ["AccountModification"]),
@@ -232,6 +233,16 @@ let package = Package(
             dependencies: ["AutoFill", "Vault", "_KeyhavenSupport"],
             swiftSettings: swiftSettings
         ),
+        // `keyhaven ui`: the local web app the agent serves on loopback (pages, /api, its security).
+        .target(
+            name: "KeyhavenWebApp",
+            dependencies: [
+                "_KeyhavenSupport", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations",
+                "AccountModification", "PasswordRules", "PasswordStrength", "OneTimeCodes", hummingbird, httpTypes,
+                logging, nioCore, nioPosix, crypto,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
         .target(
             name: "Vault",
@@ -262,7 +273,7 @@ let package = Package(
                 "IdentityProvider",
                 "IdentityProviderPostgres",
                 "KeyhavenJOSE",
-                "AutoFill", "KeyhavenAgent",
+                "AutoFill", "KeyhavenAgent", "KeyhavenWebApp",
                 // The demo's calls to shiny over HTTP.
                 "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
                 argumentParser,

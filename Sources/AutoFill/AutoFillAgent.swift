@@ -78,6 +78,9 @@ public final class AutoFillAgent: Sendable {
         var nextListener = 0
         /// The vault files' modification times and sizes when the identities were last read.
         var fileStamp: [Int64] = []
+        /// The idle lock in force: the configuration's, or the one saved in the vault
+        /// (``setIdleLock(_:)``), read at unlock.
+        var idleLock: TimeInterval
     }
 
     struct Listener {
@@ -96,7 +99,7 @@ public final class AutoFillAgent: Sendable {
 
     public init(_ configuration: Configuration) {
         self.configuration = configuration
-        state = Mutex(State(lastActivity: configuration.now()))
+        state = Mutex(State(lastActivity: configuration.now(), idleLock: configuration.idleLock))
     }
 
     var now: Date { configuration.now() }
@@ -134,6 +137,7 @@ public final class AutoFillAgent: Sendable {
         let index: IdentityIndex
         let stamp = fileStamp()
         var pairings: [String: Pairing] = [:]
+        var savedIdleLock: TimeInterval?
         do {
             // Pairings come from the vault: one revoked by another process while locked is gone.
             index = IdentityIndex(try vault.list().credentials)
@@ -142,6 +146,7 @@ public final class AutoFillAgent: Sendable {
                     pairings[pairing.id] = pairing
                 }
             }
+            savedIdleLock = try Self.savedIdleLock(vault)
         } catch {
             throw AutoFillError(.failed, "The vault could not be read: \(error.message)")
         }
@@ -153,6 +158,7 @@ public final class AutoFillAgent: Sendable {
             state.lastActivity = now
             state.revision += 1
             state.fileStamp = stamp
+            if let savedIdleLock { state.idleLock = savedIdleLock }
             return (state.listeners, state.revision)
         }
         broadcast(listeners.0, ["event": "state", "state": "unlocked"])
@@ -184,7 +190,7 @@ public final class AutoFillAgent: Sendable {
     /// Locks when the idle time has passed; the agent calls it every second.
     public func tick() {
         let idle = state.withLock { state in
-            state.vault != nil && now.timeIntervalSince(state.lastActivity) >= configuration.idleLock
+            state.vault != nil && now.timeIntervalSince(state.lastActivity) >= state.idleLock
         }
         if idle { lock() }
     }
@@ -200,12 +206,12 @@ public final class AutoFillAgent: Sendable {
                 "state": .string(state.vault == nil ? "locked" : "unlocked"),
                 "vault": .string(configuration.vaultURL.path),
                 "revision": .number(Double(state.revision)),
-                "idleLockSeconds": .number(configuration.idleLock.rounded()),
+                "idleLockSeconds": .number(state.idleLock.isFinite ? state.idleLock.rounded() : 0),
             ]
             if state.vault != nil {
                 object["identities"] = .number(Double(state.index.count))
                 object["pairings"] = .number(Double(state.pairings.count))
-                let left = configuration.idleLock - now.timeIntervalSince(state.lastActivity)
+                let left = state.idleLock - now.timeIntervalSince(state.lastActivity)
                 object["lockInSeconds"] = .number(max(0, left).rounded())
             }
             return .object(object)
@@ -241,7 +247,7 @@ public final class AutoFillAgent: Sendable {
 
     /// Re-reads the identities when another process (`keyhaven add`, `edit`, `import`) changed the
     /// vault since they were read; cheap when nothing did (two `stat` calls).
-    func refreshIfChangedOnDisk() {
+    public func refreshIfChangedOnDisk() {
         let changed = state.withLock { state in state.vault != nil && state.fileStamp != fileStamp() }
         if changed { vaultChanged() }
     }
@@ -250,6 +256,42 @@ public final class AutoFillAgent: Sendable {
     func noteOwnWrite() {
         let stamp = fileStamp()
         state.withLock { $0.fileStamp = stamp }
+    }
+
+    /// Grows with every unlock, lock and change of the vault's credentials: caches of what was read
+    /// from the vault (the web app's audit) are keyed by it.
+    public var revision: Int { state.withLock { $0.revision } }
+
+    // MARK: Idle lock
+
+    static let settingsKind = "agent-settings"
+
+    /// The idle lock in force (seconds; infinity: never).
+    public var idleLock: TimeInterval { state.withLock { $0.idleLock } }
+
+    /// Changes the idle lock now and keeps it in the vault (sealed, read at every unlock), so it
+    /// holds for the next agent too. `.infinity` never locks.
+    public func setIdleLock(_ seconds: TimeInterval) throws(AutoFillError) {
+        guard seconds > 0 else { throw AutoFillError(.badRequest, "The idle lock must be longer than 0 seconds.") }
+        let vault = try vault()
+        let content = Data(#"{"idleLockSeconds":\#(seconds.isFinite ? Int(seconds) : 0)}"#.utf8)
+        do {
+            try vault.saveAgentRecord(
+                AgentRecord(id: Self.settingsKind, kind: Self.settingsKind, content: content, created: now)
+            )
+        } catch {
+            throw AutoFillError(.failed, "The setting could not be saved: \(error.message)")
+        }
+        noteOwnWrite()
+        state.withLock { $0.idleLock = seconds }
+    }
+
+    /// The idle lock saved in `vault`, if any (0 means never).
+    static func savedIdleLock(_ vault: Vault) throws(VaultError) -> TimeInterval? {
+        guard let record = try vault.agentRecords(kind: settingsKind).last,
+            let seconds = (try? JSONValue.parse(record.content))?["idleLockSeconds"]?.number
+        else { return nil }
+        return seconds == 0 ? .infinity : seconds
     }
 
     // MARK: Listeners (events pushed on browser connections)

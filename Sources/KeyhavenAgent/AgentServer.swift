@@ -32,18 +32,30 @@ public final class AgentServer: Sendable {
         public var workingDirectory: String?
     }
 
+    /// Starts the web app if needed (on the port asked for, 0: any) and returns a new launch URL
+    /// (`keyhaven ui`). Called on a connection thread: it may block until the app listens.
+    public typealias WebAppLauncher = @Sendable (_ port: Int) throws -> String
+
     public let agent: AutoFillAgent
     public let socketPath: String
     let runCommand: CommandRunner?
+    let launchWebApp: WebAppLauncher?
     let version: String
     let listener = Mutex<Int32>(-1)
     let stopped = Mutex(false)
 
-    public init(agent: AutoFillAgent, socketPath: String, version: String, runCommand: CommandRunner?) {
+    public init(
+        agent: AutoFillAgent,
+        socketPath: String,
+        version: String,
+        runCommand: CommandRunner?,
+        launchWebApp: WebAppLauncher? = nil
+    ) {
         self.agent = agent
         self.socketPath = socketPath
         self.version = version
         self.runCommand = runCommand
+        self.launchWebApp = launchWebApp
     }
 
     /// Binds the socket (throws when another agent answers there).
@@ -184,6 +196,15 @@ public final class AgentServer: Sendable {
             return .array(agent.sites().map { .string($0) })
         case "agent.run":
             return try run(request)
+        case "agent.ui":
+            guard let launchWebApp else { throw AutoFillError(.failed, "This agent does not serve the web app.") }
+            let port = request["port"]?.integer ?? 0
+            guard (0...65535).contains(port) else { throw AutoFillError(.badRequest, "port must be 0…65535.") }
+            do {
+                return ["url": .string(try launchWebApp(port))]
+            } catch {
+                throw AutoFillError(.failed, "\(error)")
+            }
         default:
             throw AutoFillError(.badRequest, "Unknown request type.")
         }

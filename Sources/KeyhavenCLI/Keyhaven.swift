@@ -23,7 +23,7 @@ public struct Keyhaven: AsyncParsableCommand {
             CommandGroup(name: "Security", subcommands: [Audit.self, Upgrade.self, Serve.self, Demo.self]),
             CommandGroup(
                 name: "Agent and AutoFill",
-                subcommands: [Agent.self, Unlock.self, Lock.self, Browser.self, BrowserHost.self]
+                subcommands: [UI.self, Agent.self, Unlock.self, Lock.self, Browser.self, BrowserHost.self]
             ),
             CommandGroup(name: "Sign in with Keyhaven", subcommands: [Idp.self]),
         ]

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 public import Testing
+public import _KeyhavenSupport
 
 /// Runs a test on a thread of its own instead of Swift's cooperative pool.
 ///
@@ -32,46 +33,5 @@ extension Trait where Self == OffCooperativePool {
     public static var offCooperativePool: Self { OffCooperativePool() }
 }
 
-/// A task executor that runs every job on one thread of its own.
-///
-/// Not a Dispatch queue: on Linux, Swift concurrency's cooperative pool *is* Dispatch's global root
-/// queue, and a serial queue runs its blocks on threads of that same pool. Call ``finish()`` when
-/// done: the thread then ends after the jobs already enqueued.
-public final class DedicatedQueueExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var jobs: [UnownedJob] = []
-    private var finished = false
-
-    public init() {
-        let thread = Thread { [self] in
-            while let job = next() { job.runSynchronously(on: asUnownedTaskExecutor()) }
-        }
-        thread.name = "keyhaven.testing.dedicated"
-        thread.start()
-    }
-
-    /// The next job, waiting for one; nil once the executor is finished.
-    private func next() -> UnownedJob? {
-        condition.lock()
-        defer { condition.unlock() }
-        while jobs.isEmpty && !finished { condition.wait() }
-        return jobs.isEmpty ? nil : jobs.removeFirst()
-    }
-
-    public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    /// Lets the thread end once the jobs already enqueued have run.
-    public func finish() {
-        condition.lock()
-        finished = true
-        condition.signal()
-        condition.unlock()
-    }
-}
+/// The dedicated-thread executor tests run on (shipped in `_KeyhavenSupport` for the app's own use).
+public typealias DedicatedQueueExecutor = DedicatedThreadExecutor

@@ -3,6 +3,7 @@ import AutoFill
 import Dispatch
 import Foundation
 import KeyhavenAgent
+import KeyhavenWebApp
 import Vault
 import _KeyhavenSupport
 
@@ -68,7 +69,13 @@ extension Keyhaven {
                 )
                 let path = AgentClient.socketPath(socket)
                 let executable = CommandIO.current.executable
-                let server = AgentServer(agent: agent, socketPath: path, version: KeyhavenVersion.current) {
+                // `keyhaven ui`: the web app, started on the first request for it.
+                let web = WebApp(agent: agent, services: .http(environment: CommandIO.current.environment))
+                let server = AgentServer(
+                    agent: agent,
+                    socketPath: path,
+                    version: KeyhavenVersion.current,
+                    runCommand: {
                     command,
                     vault in
                     // Only the commands the CLI forwards (defence in depth: any process of this
@@ -89,7 +96,12 @@ extension Keyhaven {
                         await Keyhaven.run(command.arguments, io: io)
                     }
                     return (status, io.standardOutput, io.standardError)
-                }
+                    },
+                    launchWebApp: { port in
+                        _ = try web.startBlocking(port: port)
+                        return web.launchURL()
+                    }
+                )
                 do {
                     try server.bind()
                 } catch {
@@ -116,6 +128,7 @@ extension Keyhaven {
                     thread.start()
                 }
                 _ = sources
+                web.stop()
                 Output.error("keyhaven agent: stopped")
             }
         }

@@ -14,21 +14,29 @@ struct TerminalHost: ModificationHost {
         // checked again here, where the URL becomes an argument: it starts with `https://` (or
         // `http://` on loopback), so no browser can read it as an option.
         guard openBrowser, ServiceOrigin.of(url: url)?.isPotentiallyTrustworthy == true else { return }
-        let environment = CommandIO.current.environment
-        let hasDisplay = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
-        let opener = environment["BROWSER"] ?? (hasDisplay ? "xdg-open" : nil)
-        guard let opener else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [opener, url]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
+        openInBrowser(url)
     }
 
     func obtainSignInAuthorization(_ request: SignInRequest) async -> SignInAuthorization {
         SignInAuthorization(error: "sign_in_not_configured")
     }
+}
+
+/// Opens `url` with `$BROWSER`, else `xdg-open` when a display is there; false when neither is.
+/// `url` must start with `http://` or `https://` (checked by callers), so no opener reads it as an
+/// option.
+@discardableResult
+func openInBrowser(_ url: String) -> Bool {
+    let environment = CommandIO.current.environment
+    let hasDisplay = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
+    let opener = environment["BROWSER"].flatMap { $0.isEmpty ? nil : $0 } ?? (hasDisplay ? "xdg-open" : nil)
+    guard let opener else { return false }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [opener, url]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    return (try? process.run()) != nil
 }
 
 /// Ctrl-C during an upgrade cancels the request on the service instead of killing Keyhaven; a

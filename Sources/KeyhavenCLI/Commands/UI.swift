@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import KeyhavenAgent
+import _KeyhavenSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Keyhaven {
+    struct UI: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ui",
+            abstract: "Open Keyhaven's web app: the vault, Security Recommendations and one-tap upgrades in a browser.",
+            discussion: """
+                The agent serves the app on 127.0.0.1 (it is started in the background when none runs; \
+                `keyhaven agent stop` ends it). The first line of standard output is the app's URL: it \
+                carries a one-time secret that lets one browser in (it becomes an HttpOnly, \
+                SameSite=Strict cookie) and expires after 5 minutes unused; run `keyhaven ui` again for \
+                another. The browser opens unless --no-open ($BROWSER, else xdg-open).
+
+                Examples:
+                  keyhaven ui
+                  keyhaven ui --port 7447 --no-open
+                """
+        )
+        @OptionGroup var options: VaultOptions
+        @ParentCommand var root: Keyhaven
+        @Option(name: .long, help: ArgumentHelp("The port (default: any free one; the first `ui` chooses).", valueName: "port"))
+        var port: Int = 0
+        @Flag(name: .customLong("no-open"), help: "Print the URL only; do not open a browser.") var noOpen = false
+        @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535") }
+        }
+
+        func run() async throws {
+            var started: Int32?
+            var connection = try AgentClient.connect(socket)
+            if connection == nil {
+                started = try startAgent()
+                connection = try await waitForAgent()
+            }
+            guard let connection else {
+                throw Output.failure(
+                    "the agent did not start; run `keyhaven agent` in a terminal to see why"
+                )
+            }
+            let answer = try AgentClient.request(connection, "agent.ui", ["port": .number(Double(port))])
+            guard let url = answer["url"]?.string else { throw Output.failure("the agent gave no URL") }
+            print(url)
+            if let started {
+                Output.error(
+                    "keyhaven: started an agent (pid \(started)) for \(options.url(global: root.vault).path); "
+                        + "it keeps running — `keyhaven agent stop` ends it"
+                )
+            }
+            if !noOpen && url.hasPrefix("http://127.0.0.1:") {
+                if !openInBrowser(url) {
+                    Output.error("keyhaven: no browser to open (set $BROWSER); open the URL above yourself")
+                }
+            }
+        }
+
+        /// `keyhaven agent start` in a session of its own, its output in `agent.log` beside the socket.
+        func startAgent() throws -> Int32 {
+            let vaultURL = options.url(global: root.vault)
+            guard FileManager.default.fileExists(atPath: vaultURL.path) else {
+                throw Output.failure("no vault at \(vaultURL.path): create one with `keyhaven init`")
+            }
+            guard let executable = CommandIO.current.executable?.path else {
+                throw Output.failure("cannot find the keyhaven executable to start the agent")
+            }
+            let socketPath = AgentClient.socketPath(socket)
+            let directory = (socketPath as NSString).deletingLastPathComponent
+            try? PrivateFile.createDirectory(at: URL(fileURLWithPath: directory))
+            let log = (directory as NSString).appendingPathComponent("agent.log")
+            var arguments = [executable, "agent", "start", "--vault", vaultURL.path, "--socket", socketPath]
+            if options.insecureKDF { arguments.append("--insecure-kdf") }
+            return try Spawn.detached(arguments, log: log, environment: CommandIO.current.environment)
+        }
+
+        func waitForAgent() async throws -> FrameConnection? {
+            for _ in 0..<100 {
+                if let connection = try? AgentClient.connect(socket) { return connection }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return nil
+        }
+    }
+}
+
+/// Starting a process that outlives `keyhaven` (the agent): a session of its own (no terminal's
+/// Ctrl-C reaches it), standard input from /dev/null, output appended to a log file.
+enum Spawn {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func detached(_ arguments: [String], log: String, environment: [String: String]) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // POSIX_SPAWN_SETSID (glibc 2.26+; not imported into Swift as a constant).
+        posix_spawnattr_setflags(&attributes, 0x80)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard status == 0 else { throw Failure(description: "cannot start \(arguments[0]): \(String(cString: strerror(status)))") }
+        return pid
+    }
+}

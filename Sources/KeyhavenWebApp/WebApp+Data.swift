@@ -1,0 +1,133 @@
+import AutoFill
+import Foundation
+import KeyhavenApp
+import SecurityRecommendations
+import Synchronization
+import Vault
+import _KeyhavenSupport
+
+/// The web app's settings, kept sealed in the vault (an agent record), so they follow the vault.
+/// The idle lock is the agent's own (``AutoFillAgent/setIdleLock(_:)``).
+public struct WebSettings: Codable, Sendable, Equatable {
+    public enum BreachSource: String, Codable, Sendable, CaseIterable {
+        /// As `keyhaven audit` decides: `pwned.khbi` next to the vault when present, else the range API.
+        case automatic
+        /// An offline index (``WebSettings/breachIndexPath``).
+        case index
+        /// A k-anonymity range API (``WebSettings/breachAPI``).
+        case api
+        /// No breach check.
+        case none
+
+        public var title: String {
+            switch self {
+            case .automatic: "Automatic (an offline index next to the vault, else Pwned Passwords' range API)"
+            case .index: "An offline breach index"
+            case .api: "A range API (only 5 hex digits of each hash leave this computer)"
+            case .none: "Do not check breaches"
+            }
+        }
+    }
+
+    public var breachSource: BreachSource = .automatic
+    public var breachIndexPath: String = ""
+    public var breachAPI: String = "https://api.pwnedpasswords.com"
+    /// Whether audits may ask sites for their change-password page and upgrade manifest.
+    public var contactServices: Bool = true
+
+    public init() {}
+
+    static let kind = "web-settings"
+}
+
+/// One audit, kept until the vault or the settings change.
+struct AuditCache: Sendable {
+    var key: String
+    var report: AuditReport
+    var credentials: [Credential]
+    var seconds: Double
+}
+
+/// A recommendation the person chose to ignore: hidden while the credential shows no issue beyond
+/// the ones it had then.
+struct IgnoredRecommendation: Codable, Sendable {
+    var credential: String
+    var issues: [String]
+    var ignored: Date
+
+    static let kind = "ignored-recommendation"
+    static func recordID(_ credential: String) -> String { "ignored:" + credential }
+}
+
+extension WebApp {
+    func settings(_ vault: Vault) async throws -> WebSettings {
+        try await blocking {
+            guard let record = try vault.agentRecords(kind: WebSettings.kind).last else { return WebSettings() }
+            return (try? JSONDecoder().decode(WebSettings.self, from: record.content)) ?? WebSettings()
+        }
+    }
+
+    func saveSettings(_ settings: WebSettings, _ vault: Vault) async throws {
+        let content = try JSONEncoder().encode(settings)
+        let now = self.now
+        try await blocking {
+            try vault.saveAgentRecord(
+                AgentRecord(id: WebSettings.kind, kind: WebSettings.kind, content: content, created: now)
+            )
+        }
+        state.withLock { $0.audit = nil }
+    }
+
+    func ignored(_ vault: Vault) async throws -> [String: IgnoredRecommendation] {
+        try await blocking {
+            var result: [String: IgnoredRecommendation] = [:]
+            for record in try vault.agentRecords(kind: IgnoredRecommendation.kind) {
+                if let entry = try? JSONDecoder().decode(IgnoredRecommendation.self, from: record.content) {
+                    result[entry.credential] = entry
+                }
+            }
+            return result
+        }
+    }
+
+    func setIgnored(_ item: AuditItem, _ ignore: Bool, _ vault: Vault) async throws {
+        let id = IgnoredRecommendation.recordID(item.id)
+        let entry = IgnoredRecommendation(credential: item.id, issues: item.issues.map(\.rawValue), ignored: now)
+        let content = try JSONEncoder().encode(entry)
+        let now = self.now
+        try await blocking {
+            if ignore {
+                try vault.saveAgentRecord(
+                    AgentRecord(id: id, kind: IgnoredRecommendation.kind, content: content, created: now)
+                )
+            } else {
+                _ = try vault.removeAgentRecord(id: id)
+            }
+        }
+    }
+
+    /// The vault's audit under the current settings: computed once per vault revision and settings,
+    /// then served from memory (the recommendations page renders from it).
+    func audit(_ vault: Vault) async throws -> AuditCache {
+        let settings = try await settings(vault)
+        let settingsKey = String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
+        let key = "\(agent.revision)|\(settingsKey)"
+        if let cached = state.withLock({ $0.audit }), cached.key == key { return cached }
+        let started = ContinuousClock.now
+        let listing = try await blocking { try vault.list() }
+        let source = try services.breachSource(settings, vault.url)
+        let service = AuditService(breachSource: source, network: services.auditNetwork(settings))
+        let (report, _) = await service.audit.run(listing.credentials, unreadable: listing.failures.count)
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let cache = AuditCache(key: key, report: report, credentials: listing.credentials, seconds: seconds)
+        state.withLock { $0.audit = cache }
+        return cache
+    }
+
+    /// Forgets the audit (after the app changed the vault itself) and tells the agent.
+    func vaultChanged() async throws {
+        try await blocking { self.agent.vaultChanged() }
+        state.withLock { $0.audit = nil }
+    }
+}

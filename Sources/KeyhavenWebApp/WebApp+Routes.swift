@@ -1,0 +1,278 @@
+import AutoFill
+import Foundation
+import HTTPTypes
+public import Hummingbird
+import KeyhavenApp
+import NIOCore
+import OneTimeCodes
+import PasswordRules
+import PasswordStrength
+import SecurityRecommendations
+import Synchronization
+import Vault
+import _KeyhavenSupport
+
+extension WebApp {
+    /// The app's routes, behind ``WebAppGuard``.
+    public func router() -> Router<WebAppContext> {
+        let router = Router(context: WebAppContext.self)
+        router.add(middleware: WebAppGuard(app: self))
+        addSessionRoutes(to: router)
+        addVaultRoutes(to: router)
+        addRecommendationRoutes(to: router)
+        addToolRoutes(to: router)
+        addAPIRoutes(to: router)
+        return router
+    }
+
+    // MARK: Helpers
+
+    /// The unlocked vault; throws `.locked` (pages then go to the unlock page).
+    func requireVault() async throws -> Vault {
+        do {
+            return try await vault()
+        } catch let error as AutoFillError where error.code == .locked {
+            throw WebAppError(.locked, "Keyhaven is locked.")
+        }
+    }
+
+    /// An `application/x-www-form-urlencoded` body whose CSRF token matches the session's.
+    func form(_ request: Request, _ context: WebAppContext) async throws -> [String: String] {
+        let buffer = try await request.body.collect(upTo: 64 << 10)
+        var fields: [String: String] = [:]
+        for (name, value) in FormURLEncoding.parse(String(buffer: buffer)) where fields[name] == nil {
+            fields[name] = value
+        }
+        guard let given = fields["csrf"], constantTimeEqual(given, context.csrf) else { throw WebAppError.staleForm }
+        return fields
+    }
+
+    func flash(_ context: WebAppContext) -> Flash? { context.token.flatMap { takeFlash(token: $0) } }
+
+    func say(_ context: WebAppContext, _ text: String, kind: String = "ok") {
+        if let token = context.token { setFlash(token: token, text, kind: kind) }
+    }
+
+    func credential(_ id: String, in vault: Vault) async throws -> Credential {
+        guard let credentialID = CredentialID(rawValue: id) else { throw WebAppError(.notFound, "There is no such password.") }
+        do {
+            return try await blocking { try vault.credential(credentialID) }
+        } catch let error as VaultError where error.code == .notFound {
+            throw WebAppError(.notFound, "There is no such password.")
+        }
+    }
+
+    // MARK: Launch, unlock, lock
+
+    func addSessionRoutes(to router: Router<WebAppContext>) {
+        router.get("/launch") { request, _ -> Response in
+            let secret = request.uri.queryParameters["secret"].map(String.init) ?? ""
+            guard let token = self.redeemLaunchSecret(secret) else {
+                throw WebAppError(
+                    .unauthorized,
+                    "This link was used already or has expired: run `keyhaven ui` again for a new one."
+                )
+            }
+            // HttpOnly: no script reads it; SameSite=Strict: no other site's page sends it.
+            let cookie = "\(self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"
+            return Self.redirect("/", headers: [.setCookie: cookie])
+        }
+        router.get("/assets/keyhaven.css") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "no-cache"],
+                body: .init(byteBuffer: ByteBuffer(string: DesignSystem.stylesheet))
+            )
+        }
+        router.get("/assets/app.js") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache"],
+                body: .init(byteBuffer: ByteBuffer(string: WebAppScript.source))
+            )
+        }
+        router.get("/unlock") { _, context -> Response in
+            if self.agent.isUnlocked { return Self.redirect("/") }
+            return Self.html(WebAppPages.unlock(csrf: context.csrf, vault: self.agent.configuration.vaultURL.path))
+        }
+        router.post("/unlock") { request, context -> Response in
+            let form = try await self.form(request, context)
+            let password = form["masterPassword"] ?? ""
+            do {
+                try await self.blocking { try self.agent.unlock(masterPassword: password) }
+            } catch let error as AutoFillError {
+                let message =
+                    error.code == .wrongPassword
+                    ? "The master password is wrong. Nothing was unlocked." : error.reason
+                return Self.html(
+                    WebAppPages.unlock(csrf: context.csrf, vault: self.agent.configuration.vaultURL.path, error: message),
+                    status: .unauthorized
+                )
+            }
+            return Self.redirect("/")
+        }
+        router.post("/lock") { request, context -> Response in
+            _ = try await self.form(request, context)
+            try await self.blocking { self.agent.lock() }
+            self.state.withLock { $0.audit = nil }
+            return Self.redirect("/unlock")
+        }
+    }
+
+    // MARK: Overview, vault, items, upgrades
+
+    func addVaultRoutes(to router: Router<WebAppContext>) {
+        router.get("/") { _, context -> Response in
+            let vault = try await self.requireVault()
+            let audit = try await self.audit(vault)
+            return Self.html(
+                WebAppPages.overview(audit.report, csrf: context.csrf, flash: self.flash(context), auditSeconds: audit.seconds)
+            )
+        }
+        router.get("/vault") { request, context -> Response in
+            let vault = try await self.requireVault()
+            let query = request.uri.queryParameters["q"].map(String.init) ?? ""
+            let result = try await self.search(vault, query: query, limit: Self.listLimit)
+            return Self.html(
+                WebAppPages.vault(
+                    rows: result.rows,
+                    total: result.total,
+                    matched: result.matched,
+                    query: query,
+                    csrf: context.csrf,
+                    flash: self.flash(context)
+                )
+            )
+        }
+        router.get("/items/{id}") { _, context -> Response in
+            let vault = try await self.requireVault()
+            let id = context.parameters.get("id") ?? ""
+            let credential = try await self.credential(id, in: vault)
+            let audit = try await self.audit(vault)
+            let (history, journal) = try await self.blocking {
+                (
+                    try vault.history(credential.id),
+                    try vault.pendingUpgrades().filter { $0.credentialID == credential.id }
+                )
+            }
+            let facts = WebAppPages.ItemFacts(
+                credential: credential,
+                audit: audit.report.items.first { $0.id == credential.id.rawValue },
+                history: history,
+                journal: journal,
+                runs: self.runs.active(for: credential.id).map(\.snapshot)
+            )
+            return Self.html(WebAppPages.item(facts, csrf: context.csrf, flash: self.flash(context)))
+        }
+        router.post("/items/{id}/upgrade") { request, context -> Response in
+            _ = try await self.form(request, context)
+            let vault = try await self.requireVault()
+            let credential = try await self.credential(context.parameters.get("id") ?? "", in: vault)
+            let run = try self.startUpgrade(credential, vault: vault)
+            return Self.redirect("/upgrades/\(run.id)")
+        }
+        router.get("/upgrades/{id}") { _, context -> Response in
+            _ = try await self.requireVault()
+            guard let run = self.runs.run(context.parameters.get("id") ?? "") else {
+                throw WebAppError(.notFound, "There is no such upgrade.")
+            }
+            return Self.html(WebAppPages.upgrade(run.snapshot, csrf: context.csrf))
+        }
+        router.post("/upgrades/{id}/cancel") { request, context -> Response in
+            _ = try await self.form(request, context)
+            guard let run = self.runs.run(context.parameters.get("id") ?? "") else {
+                throw WebAppError(.notFound, "There is no such upgrade.")
+            }
+            run.cancel()
+            return Self.redirect("/upgrades/\(run.id)")
+        }
+    }
+
+    static let listLimit = 200
+
+    struct SearchResult: Sendable {
+        var rows: [VaultRow]
+        var matched: Int
+        var total: Int
+    }
+
+    /// The credentials matching `query` (all when empty), from the audit's copy of the vault: no
+    /// decryption per keystroke.
+    func search(_ vault: Vault, query: String, limit: Int) async throws -> SearchResult {
+        let audit = try await audit(vault)
+        return Self.search(audit, query: query, limit: limit)
+    }
+
+    static func search(_ audit: AuditCache, query: String, limit: Int) -> SearchResult {
+        let needle = query.trimmingCharacters(in: .whitespaces).lowercased()
+        var items: [String: AuditItem] = [:]
+        items.reserveCapacity(audit.report.items.count)
+        for item in audit.report.items { items[item.id] = item }
+        var rows: [VaultRow] = []
+        var matched = 0
+        let sorted = audit.credentials.sorted {
+            $0.content.displayTitle.localizedCaseInsensitiveCompare($1.content.displayTitle) == .orderedAscending
+        }
+        for credential in sorted where VaultRow.matches(credential, needle) {
+            matched += 1
+            if rows.count < limit { rows.append(VaultRow(credential, audit: items[credential.id.rawValue])) }
+        }
+        return SearchResult(rows: rows, matched: matched, total: audit.credentials.count)
+    }
+
+    // MARK: Recommendations
+
+    func addRecommendationRoutes(to router: Router<WebAppContext>) {
+        router.get("/recommendations") { _, context -> Response in
+            let vault = try await self.requireVault()
+            let page = try await self.recommendationsPage(vault, csrf: context.csrf, flash: self.flash(context))
+            return Self.html(page)
+        }
+        router.post("/recommendations/{id}/ignore") { request, context -> Response in
+            _ = try await self.form(request, context)
+            let vault = try await self.requireVault()
+            let id = context.parameters.get("id") ?? ""
+            guard let item = try await self.audit(vault).report.items.first(where: { $0.id == id }) else {
+                throw WebAppError(.notFound, "There is no such recommendation.")
+            }
+            try await self.setIgnored(item, true, vault)
+            self.say(context, "Ignored the recommendation for \(item.title). It comes back if a new issue appears.")
+            return Self.redirect("/recommendations")
+        }
+        router.post("/recommendations/{id}/restore") { request, context -> Response in
+            _ = try await self.form(request, context)
+            let vault = try await self.requireVault()
+            let id = context.parameters.get("id") ?? ""
+            guard let item = try await self.audit(vault).report.items.first(where: { $0.id == id }) else {
+                throw WebAppError(.notFound, "There is no such recommendation.")
+            }
+            try await self.setIgnored(item, false, vault)
+            return Self.redirect("/recommendations")
+        }
+    }
+
+    /// The recommendations page from the kept audit (the benchmark measures this).
+    func recommendationsPage(_ vault: Vault, csrf: String, flash: Flash?) async throws -> HTML {
+        let audit = try await audit(vault)
+        let ignored = try await ignored(vault)
+        return Self.recommendationsPage(audit.report, ignored: ignored, csrf: csrf, flash: flash)
+    }
+
+    static func recommendationsPage(
+        _ report: AuditReport,
+        ignored: [String: IgnoredRecommendation],
+        csrf: String,
+        flash: Flash?
+    ) -> HTML {
+        var shown: [AuditItem] = []
+        var hidden: [AuditItem] = []
+        for item in report.items where item.severity != .none {
+            if let entry = ignored[item.id], Set(item.issues.map(\.rawValue)).isSubset(of: entry.issues) {
+                hidden.append(item)
+            } else {
+                shown.append(item)
+            }
+        }
+        return WebAppPages.recommendations(shown, ignored: hidden, summary: report.summary, csrf: csrf, flash: flash)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import SecurityRecommendations
+import _KeyhavenSupport
+
+extension WebAppPages {
+    /// Why an item is flagged, in words for people (ours, after the manner of Apple's Security
+    /// Recommendations: what is wrong, why it matters, what to do).
+    static func recommendationReason(_ item: AuditItem) -> String {
+        var sentences: [String] = []
+        if item.issues.contains(.breached) {
+            let times = item.breachCount.map { $0 > 1 ? " (seen \($0.formatted()) times)" : "" } ?? ""
+            sentences.append(
+                "This password appears in a data breach\(times). Attackers try breached passwords first, so this account is at high risk: change the password now."
+            )
+        }
+        if item.issues.contains(.reused) {
+            let others = item.reusedWith.count
+            sentences.append(
+                "You use this password on \(others == 1 ? "another website" : "\(others) other websites"). If one of them is breached, this account can be taken over too."
+            )
+        }
+        if item.issues.contains(.weak) {
+            let why = item.weakness.map { " (\($0.hasSuffix(".") ? String($0.dropLast()) : $0))" } ?? ""
+            sentences.append("This password is easy to guess\(why). A strong, unique password keeps the account safe.")
+        }
+        if item.issues.contains(.unsecured) {
+            sentences.append("This login page is not secured (http): anyone on the network can read the password you send.")
+        }
+        return sentences.joined(separator: " ")
+    }
+
+    static func recommendations(
+        _ items: [AuditItem],
+        ignored: [AuditItem],
+        summary: AuditSummary,
+        csrf: String,
+        flash: WebApp.Flash?
+    ) -> HTML {
+        let groups = AuditSeverity.allCases.filter { $0 != .none }.compactMap { severity -> HTML? in
+            let members = items.filter { $0.severity == severity }
+            guard !members.isEmpty else { return nil }
+            return """
+                <section class="severity \(severity.rawValue)" aria-labelledby="h-\(severity.rawValue)" id="group-\(severity.rawValue)">
+                <h2 id="h-\(severity.rawValue)">\(severity.title) <span class="muted">(\(members.count))</span></h2>
+                <ul class="list">\(members.map { recommendation($0, csrf: csrf) }.joined())</ul>
+                </section>
+                """
+        }
+        let ignoredRows = ignored.map { item -> HTML in
+            """
+            <li data-id="\(item.id)"><span><span class="primary">\(item.title)</span> <span class="muted">\(item.user)</span></span>
+            \(button("Show again", action: "/recommendations/\(item.id)/restore", csrf: csrf))</li>
+            """
+        }
+        return page(
+            "Security Recommendations",
+            section: .recommendations,
+            csrf: csrf,
+            flash: flash,
+            """
+            <p id="summary">\(summary.withIssues == 0 ? "No known issues among \(summary.credentials) passwords." : "\(items.count) of \(summary.credentials) passwords need attention, most urgent first.")</p>
+            \(summary.notices.map { HTML("<p class=\"notice warning\">\($0)</p>") }.joined())
+            \(groups.joined())
+            \(ignored.isEmpty ? "" : HTML("<details class=\"card\" id=\"ignored\"><summary>Ignored (\(ignored.count))</summary><ul class=\"list\">\(ignoredRows.joined())</ul></details>"))
+            <p class="muted">Breach check: \(breachWords(summary.breachCheck)). The same report as <code>keyhaven audit --json</code>: <a href="/api/audit">/api/audit</a>.</p>
+            """
+        )
+    }
+
+    static func recommendation(_ item: AuditItem, csrf: String) -> HTML {
+        let upgrade = item.actions.upgrade?.strongPassword == true
+        return """
+            <li data-id="\(item.id)" class="recommendation">
+            <div class="row-link"><a href="/items/\(item.id)"><span class="primary">\(item.title)</span></a> <span class="muted">\(item.user.isEmpty ? "(no user name)" : item.user)</span> \(badges(item.issues.filter { $0 != .unsecured }.map(\.rawValue)))
+            <p class="reason">\(recommendationReason(item))</p></div>
+            <div class="actions">
+            \(upgrade ? button("Upgrade", action: "/items/\(item.id)/upgrade", csrf: csrf, id: "upgrade-\(item.id)", style: "") : "")
+            \(item.actions.changePasswordURL.map { HTML("<a class=\"button secondary\" href=\"\($0)\" target=\"_blank\" rel=\"noopener noreferrer\">Change on website</a>") } ?? "")
+            \(button("Ignore", action: "/recommendations/\(item.id)/ignore", csrf: csrf, id: "ignore-\(item.id)"))
+            </div></li>
+            """
+    }
+
+    // MARK: Upgrade progress
+
+    static func upgrade(_ run: UpgradeRun.Snapshot, csrf: String) -> HTML {
+        let done = run.phase == UpgradeRun.Phase.done.rawValue
+        let waiting = run.phase == UpgradeRun.Phase.waitingForPerson.rawValue
+        let stepState = { (reached: Bool, active: Bool) -> String in reached ? "done" : active ? "active" : "todo" }
+        return page(
+            "Upgrade \(run.user.isEmpty ? run.service : "\(run.user) on \(run.service)")",
+            section: .recommendations,
+            csrf: csrf,
+            headExtra: done ? "" : HTML("<noscript><meta http-equiv=\"refresh\" content=\"2\"></noscript>"),
+            """
+            <section class="card" id="upgrade" data-run="\(run.id)" data-phase="\(run.phase)" aria-live="polite">
+            <ol class="steps">
+            <li data-state="\(stepState(true, false))">A strong password was made for \(run.service) under its rules and kept in the journal first</li>
+            <li data-state="\(stepState(done || waiting, !done && !waiting))">Asked \(run.service) to change the password</li>
+            \(waiting || run.interfaceURL != nil ? HTML("<li data-state=\"\(stepState(done, waiting))\">\(run.service) asks you to confirm</li>") : "")
+            <li data-state="\(stepState(done, false))">Result</li>
+            </ol>
+            \(waiting && !done ? HTML("<p class=\"notice warning\" id=\"confirm\">\(run.service) asks you to confirm on its own page. <a id=\"service-page\" href=\"\(run.interfaceURL ?? "")\" target=\"_blank\" rel=\"noopener noreferrer\">Open \(run.service)'s page</a>, then come back here.</p>") : "")
+            \(done ? HTML("<p class=\"notice \(run.outcome == "upgraded" ? "ok" : "error")\" id=\"result\" data-outcome=\"\(run.outcome ?? "")\">\(run.message ?? "")</p><p><a href=\"/items/\(run.credential)\" id=\"back\">Back to the password</a> · <a href=\"/recommendations\">Security Recommendations</a></p>") : HTML("<div class=\"actions\">\(button(run.cancelRequested ? "Cancelling…" : "Cancel", action: "/upgrades/\(run.id)/cancel", csrf: csrf, id: "cancel"))</div>"))
+            </section>
+            """
+        )
+    }
+}

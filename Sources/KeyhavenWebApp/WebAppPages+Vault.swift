@@ -1,0 +1,149 @@
+import Foundation
+import SecurityRecommendations
+import Vault
+import _KeyhavenSupport
+
+/// A credential as the vault list shows it (and `/api/items` returns it).
+struct VaultRow: Encodable, Sendable {
+    var id: String
+    var title: String
+    var user: String
+    var site: String
+    var badges: [String]
+    var strengthScore: Int?
+
+    init(_ credential: Credential, audit: AuditItem?) {
+        id = credential.id.rawValue
+        title = credential.content.displayTitle
+        user = credential.user
+        site = credential.primaryDomain ?? ""
+        var badges = (audit?.issues ?? []).filter { $0 != .unsecured }.map(\.rawValue)
+        if credential.totp != nil { badges.append("otp") }
+        if credential.signIn != nil { badges.append("sign-in") }
+        self.badges = badges
+        strengthScore = audit?.strengthScore
+    }
+
+    /// Whether the row matches a search (title, user, notes, folder and sites; case-insensitive).
+    static func matches(_ credential: Credential, _ needle: String) -> Bool {
+        if needle.isEmpty { return true }
+        if credential.title.lowercased().contains(needle) || credential.user.lowercased().contains(needle) { return true }
+        if credential.services.contains(where: { $0.identifier.lowercased().contains(needle) }) { return true }
+        return credential.notes.lowercased().contains(needle) || (credential.folder ?? "").lowercased().contains(needle)
+    }
+}
+
+extension WebAppPages {
+    static let badgeWords: [String: String] = [
+        "breached": "Breached", "reused": "Reused", "weak": "Weak", "otp": "One-time code", "passkey": "Passkey",
+        "sign-in": "Sign in with Keyhaven",
+    ]
+
+    static func badges(_ names: [String]) -> HTML {
+        guard !names.isEmpty else { return "" }
+        return "<span class=\"badges\">\(names.map { HTML("<span class=\"badge \($0)\">\(badgeWords[$0] ?? $0)</span>") }.joined())</span>"
+    }
+
+    static func row(_ row: VaultRow) -> HTML {
+        """
+        <li data-id="\(row.id)"><a class="row-link" href="/items/\(row.id)"><span class="primary">\(row.title)</span><br><span class="muted">\(row.user.isEmpty ? "(no user name)" : row.user)\(row.site.isEmpty || row.site == row.title ? "" : " · \(row.site)")</span></a>
+        \(badges(row.badges))</li>
+        """
+    }
+
+    static func vault(rows: [VaultRow], total: Int, matched: Int, query: String, csrf: String, flash: WebApp.Flash?)
+        -> HTML
+    {
+        page(
+            "Passwords",
+            section: .vault,
+            csrf: csrf,
+            flash: flash,
+            """
+            <form method="get" action="/vault" role="search" class="card">
+            <label for="search">Search passwords</label>
+            <input id="search" name="q" type="search" value="\(query)" placeholder="Site, user name, notes…" autocomplete="off">
+            <noscript><button type="submit">Search</button></noscript>
+            </form>
+            <p class="muted" id="result-count" aria-live="polite">\(countWords(shown: rows.count, matched: matched, total: total))</p>
+            <ul class="list" id="vault-list">\(rows.map(row).joined())</ul>
+            """
+        )
+    }
+
+    static func countWords(shown: Int, matched: Int, total: Int) -> String {
+        if matched == total { return shown == total ? "\(total) passwords" : "\(total) passwords; the first \(shown) shown — search to find the others" }
+        return shown == matched ? "\(matched) of \(total) passwords match" : "\(matched) of \(total) match; the first \(shown) shown"
+    }
+
+    struct ItemFacts {
+        var credential: Credential
+        var audit: AuditItem?
+        var history: [PasswordHistoryEntry]
+        var journal: [UpgradeJournalEntry]
+        var runs: [UpgradeRun.Snapshot]
+    }
+
+    static func item(_ facts: ItemFacts, csrf: String, flash: WebApp.Flash?) -> HTML {
+        let credential = facts.credential
+        let id = credential.id.rawValue
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate, .withSpaceBetweenDateAndTime]
+        let websites = credential.services.map { service -> HTML in
+            guard let origin = ServiceOrigin(service: service.identifier) else {
+                return "<li><code>\(service.identifier)</code> <span class=\"muted\">— an app, not a website</span></li>"
+            }
+            let domain = origin.registrableDomain ?? origin.host
+            return """
+                <li><code>\(origin.serialized)</code><br><span class="muted">Exact match on \(origin.serialized); other pages of \(domain) are offered after you choose the account\(origin.scheme == .http ? HTML(" · <strong>not secured (http)</strong>") : "").</span></li>
+                """
+        }
+        let history = facts.history.reversed().enumerated().map { index, entry -> HTML in
+            let position = facts.history.count - 1 - index
+            return """
+                <tr><td>\(formatter.string(from: entry.replaced))</td><td><span class="secret" id="history-\(position)">••••••••••</span></td>
+                <td><button type="button" class="link" data-reveal="\(id)" data-history="\(position)" data-target="history-\(position)">Reveal</button></td></tr>
+                """
+        }
+        let pending = facts.journal.map { entry -> HTML in
+            "<li>Upgrade on \(entry.service) started \(formatter.string(from: entry.started)) — not confirmed yet; the next upgrade asks the service again.</li>"
+        }
+        let running = facts.runs.map { run -> HTML in
+            "<li><a href=\"/upgrades/\(run.id)\">Upgrade on \(run.service) in progress</a></li>"
+        }
+        let upgradeAvailable = facts.audit?.actions.upgrade?.strongPassword == true
+        return page(
+            credential.content.displayTitle,
+            section: .vault,
+            csrf: csrf,
+            flash: flash,
+            """
+            <section class="card" aria-labelledby="h-account"><h2 id="h-account" class="visually-hidden">Account</h2>
+            <dl class="facts">
+            <dt>User name</dt><dd id="user">\(credential.user.isEmpty ? "(none)" : credential.user)</dd>
+            <dt>Password</dt><dd>\(credential.password == nil ? HTML("<span id=\"password\">No password: this account signs in with Keyhaven.</span>") : HTML("""
+            <span class="secret" id="password">••••••••••••</span>
+            <span class="actions"><button type="button" class="secondary" id="reveal" data-reveal="\(id)" data-target="password">Reveal</button>
+            <button type="button" class="secondary" id="copy" data-copy="\(id)">Copy</button></span>
+            """))</dd>
+            <dt>Strength</dt><dd>\(meter(facts.audit?.strengthScore, id: "strength")) \(facts.audit?.strengthScore.map { StrengthWords.all[max(0, min(4, $0))] } ?? "—")</dd>
+            \(facts.audit.map { audit in audit.issues.isEmpty ? HTML("<dt>Issues</dt><dd id=\"issues\">None known</dd>") : HTML("<dt>Issues</dt><dd id=\"issues\">\(badges(audit.issues.filter { $0 != .unsecured }.map(\.rawValue))) \(recommendationReason(audit))</dd>") } ?? "")
+            \(credential.totp != nil ? HTML("<dt>One-time code</dt><dd><span class=\"otp-code\" id=\"otp\" data-otp=\"\(id)\">······</span> <span class=\"muted\" id=\"otp-remaining\"></span></dd>") : "")
+            \(credential.folder.map { HTML("<dt>Folder</dt><dd>\($0)</dd>") } ?? "")
+            \(credential.notes.isEmpty ? "" : HTML("<dt>Notes</dt><dd>\(credential.notes)</dd>"))
+            <dt>Modified</dt><dd>\(formatter.string(from: credential.modified))</dd>
+            </dl>
+            \(upgradeAvailable ? HTML("<div class=\"actions\">\(button("Upgrade to a strong password", action: "/items/\(id)/upgrade", csrf: csrf, id: "upgrade", style: ""))</div>") : "")
+            </section>
+            <section class="card" aria-labelledby="h-websites"><h2 id="h-websites">Websites</h2>
+            <ul id="websites">\(websites.joined())</ul></section>
+            <section class="card" aria-labelledby="h-history"><h2 id="h-history">Password history</h2>
+            \(history.isEmpty ? HTML("<p class=\"muted\" id=\"history-empty\">No earlier passwords.</p>") : HTML("<table id=\"history\"><thead><tr><th scope=\"col\">Replaced</th><th scope=\"col\">Password</th><th scope=\"col\"><span class=\"visually-hidden\">Actions</span></th></tr></thead><tbody>\(history.joined())</tbody></table>"))
+            </section>
+            <section class="card" aria-labelledby="h-upgrades"><h2 id="h-upgrades">Upgrades</h2>
+            \(pending.isEmpty && running.isEmpty ? HTML("<p class=\"muted\" id=\"upgrades-none\">No upgrade is pending.</p>") : HTML("<ul id=\"upgrades\">\((running + pending).joined())</ul>"))
+            </section>
+            """
+        )
+    }
+}
