@@ -26,8 +26,8 @@ extension WebApp {
         }
         router.get("/api/items") { request, _ -> Response in
             let vault = try await self.requireVault()
-            let query = request.uri.queryParameters["q"].map(String.init) ?? ""
-            let limit = request.uri.queryParameters["limit"].flatMap { Int($0) }.map { min(max($0, 1), 1000) }
+            let query = Self.query(request)["q"] ?? ""
+            let limit = Self.query(request)["limit"].flatMap { Int($0) }.map { min(max($0, 1), 1000) }
             let result = try await self.search(vault, query: query, limit: limit ?? Self.listLimit)
             struct Body: Encodable {
                 var items: [VaultRow]
@@ -41,7 +41,7 @@ extension WebApp {
             let vault = try await self.requireVault()
             let credential = try await self.credential(context.parameters.get("id") ?? "", in: vault)
             var password = credential.password
-            if let position = request.uri.queryParameters["history"].flatMap({ Int($0) }) {
+            if let position = Self.query(request)["history"].flatMap({ Int($0) }) {
                 let history = try await self.blocking { try vault.history(credential.id) }
                 guard history.indices.contains(position) else { throw WebAppError(.notFound, "No such entry.") }
                 password = history[position].password

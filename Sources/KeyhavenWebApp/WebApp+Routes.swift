@@ -47,6 +47,15 @@ extension WebApp {
         return fields
     }
 
+    /// The query's fields, decoded as a form would encode them (`+` is a space), first one wins.
+    static func query(_ request: Request) -> [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in FormURLEncoding.parse(request.uri.query ?? "") where fields[name] == nil {
+            fields[name] = value
+        }
+        return fields
+    }
+
     func flash(_ context: WebAppContext) -> Flash? { context.token.flatMap { takeFlash(token: $0) } }
 
     func say(_ context: WebAppContext, _ text: String, kind: String = "ok") {
@@ -66,7 +75,7 @@ extension WebApp {
 
     func addSessionRoutes(to router: Router<WebAppContext>) {
         router.get("/launch") { request, _ -> Response in
-            let secret = request.uri.queryParameters["secret"].map(String.init) ?? ""
+            let secret = Self.query(request)["secret"] ?? ""
             guard let token = self.redeemLaunchSecret(secret) else {
                 throw WebAppError(
                     .unauthorized,
@@ -131,7 +140,7 @@ extension WebApp {
         }
         router.get("/vault") { request, context -> Response in
             let vault = try await self.requireVault()
-            let query = request.uri.queryParameters["q"].map(String.init) ?? ""
+            let query = Self.query(request)["q"] ?? ""
             let result = try await self.search(vault, query: query, limit: Self.listLimit)
             return Self.html(
                 WebAppPages.vault(

@@ -124,7 +124,9 @@ extension WebApp {
         headers[HTTPField.Name("Content-Security-Policy")!] = contentSecurityPolicy
         headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
-        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        // `same-origin`, not `no-referrer`: with no-referrer, browsers send `Origin: null` on the
+        // app's own form posts. Links to other sites (change-password pages) still carry no referrer.
+        headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         headers[HTTPField.Name("Cross-Origin-Opener-Policy")!] = "same-origin"
         headers[HTTPField.Name("Cross-Origin-Resource-Policy")!] = "same-origin"
         if headers[.cacheControl] == nil { headers[.cacheControl] = "no-store" }

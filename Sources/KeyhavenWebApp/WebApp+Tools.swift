@@ -15,11 +15,11 @@ extension WebApp {
     func addToolRoutes(to router: Router<WebAppContext>) {
         router.get("/generator") { request, context -> Response in
             _ = try await self.requireVault()
-            let query = request.uri.queryParameters
+            let query = Self.query(request)
             let generated = Self.generate(
-                length: query["length"].map(String.init) ?? "",
-                rules: query["rules"].map(String.init) ?? "",
-                domain: query["domain"].map(String.init) ?? ""
+                length: query["length"] ?? "",
+                rules: query["rules"] ?? "",
+                domain: query["domain"] ?? ""
             )
             return Self.html(WebAppPages.generator(generated, csrf: context.csrf))
         }
@@ -219,6 +219,7 @@ extension WebApp {
                 generated.error = "The length is a number from 8 to 100."
                 return generated
             }
+            if ruleText == nil { generated.source = "letters and digits, \(count) characters" }
             ruleText = (ruleText ?? "required: lower; required: upper; required: digit;")
                 + " minlength: \(count); maxlength: \(count);"
         }

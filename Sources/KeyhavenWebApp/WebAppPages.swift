@@ -67,7 +67,7 @@ enum WebAppPages {
             <body><a class="skip" href="#main">Skip to content</a>
             <div class="app">
             <nav class="sidebar" aria-label="Keyhaven">
-            <a class="brand" href="/">🔐 Keyhaven</a>
+            <a class="brand" href="/">\(logo) Keyhaven</a>
             <ul>\(links.joined())</ul>
             <form method="post" action="/lock">\(csrfField(csrf))<button class="secondary" id="lock" type="submit">Lock</button></form>
             </nav>
@@ -78,6 +78,11 @@ enum WebAppPages {
             </main></div></body></html>
             """
     }
+
+    /// Keyhaven's mark: a shield with a keyhole, in the text colour (inline SVG, no request).
+    static let logo = HTML(
+        unsafeRaw: #"<svg class="logo" aria-hidden="true" width="22" height="22" viewBox="0 0 24 24"><path fill="currentColor" d="M12 1.5 3.5 4.8v6.1c0 5.2 3.6 10 8.5 11.6 4.9-1.6 8.5-6.4 8.5-11.6V4.8L12 1.5Zm0 6a2.5 2.5 0 0 1 1.2 4.7l.8 4.3h-4l.8-4.3A2.5 2.5 0 0 1 12 7.5Z"/></svg>"#
+    )
 
     static func csrfField(_ token: String) -> HTML {
         HTML("<input type=\"hidden\" name=\"csrf\" value=\"\(token)\">")
@@ -98,7 +103,7 @@ enum WebAppPages {
         """
         \(head("Unlock", csrf: csrf))
         <body class="sheet-page"><main class="sheet" id="main">
-        <p class="brand">🔐 Keyhaven</p>
+        <p class="brand">\(logo) Keyhaven</p>
         <h1>Unlock Keyhaven</h1>
         <p class="muted">Vault <code>\(vault)</code></p>
         \(error.map { HTML("<p class=\"notice error\" id=\"error\" role=\"alert\">\($0)</p>") } ?? "")
@@ -114,7 +119,7 @@ enum WebAppPages {
 
     /// A page for a refused or failed request: never echoes anything the request carried.
     static func message(_ title: String, _ text: String) -> HTML {
-        DesignSystem.sheet(title: title, brand: "🔐 Keyhaven", body: "<p id=\"message\">\(text)</p>")
+        DesignSystem.sheet(title: title, brand: "Keyhaven", body: "<p id=\"message\">\(text)</p>")
     }
 
     // MARK: Overview

@@ -105,14 +105,15 @@ public enum DesignSystem {
         .sheet-page { display: flex; justify-content: center; padding: var(--space-7) var(--space-4); }
         .sheet { width: 100%; max-width: 26rem; background: var(--surface); border: 1px solid var(--border);
           border-radius: var(--radius); box-shadow: var(--shadow); padding: var(--space-6); }
-        .sheet .brand { color: var(--muted); font-weight: 600; font-size: .9rem; margin-bottom: var(--space-2); }
+        .sheet .brand { color: var(--muted); font-weight: 600; font-size: .9rem; margin-bottom: var(--space-2); display: flex; align-items: center; gap: var(--space-2); }
         .sheet form button[type=submit] { width: 100%; justify-content: center; margin-top: var(--space-5); }
         .sheet form + form button { width: 100%; justify-content: center; }
 
         /* The app: a sidebar and a content column */
         .app { display: grid; grid-template-columns: 14rem 1fr; min-height: 100vh; }
         .sidebar { background: var(--surface); border-right: 1px solid var(--border); padding: var(--space-5) var(--space-3); }
-        .sidebar .brand { font-weight: 700; font-size: 1.1rem; padding: 0 var(--space-3) var(--space-4); display: block; color: var(--text); text-decoration: none; }
+        .sidebar .brand { font-weight: 700; font-size: 1.1rem; padding: 0 var(--space-3) var(--space-4); display: flex; align-items: center; gap: var(--space-2); color: var(--text); text-decoration: none; }
+        .brand .logo { color: var(--accent); flex: none; }
         .sidebar ul { list-style: none; margin: 0; padding: 0; }
         .sidebar a.nav { display: block; padding: var(--space-2) var(--space-3); border-radius: var(--radius-small);
           color: var(--text); text-decoration: none; }
@@ -130,6 +131,7 @@ public enum DesignSystem {
         /* Cards, lists, tables */
         .card { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius);
           padding: var(--space-5); margin-bottom: var(--space-4); box-shadow: var(--shadow); }
+        .card > :first-child, .card > .visually-hidden + * { margin-top: 0; }
         .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: var(--space-4); }
         .stat { font-size: 2rem; font-weight: 700; line-height: 1; }
         .list { list-style: none; margin: 0; padding: 0; background: var(--surface); border: 1px solid var(--border);
