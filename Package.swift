@@ -343,6 +343,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "KeyhavenWebAppTests",
+            dependencies: [
+                "KeyhavenWebApp", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations", "AccountModification",
+                "KeyhavenTesting", "_KeyhavenSupport", "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "VaultTests",
             dependencies: ["Vault", "KeyhavenTesting", grdb, crypto],
             exclude: ["Fixtures"],

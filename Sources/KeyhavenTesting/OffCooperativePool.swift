@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 public import Testing
-public import _KeyhavenSupport
+import _KeyhavenSupport
 
 /// Runs a test on a thread of its own instead of Swift's cooperative pool.
 ///
@@ -20,7 +20,7 @@ public struct OffCooperativePool: TestTrait, SuiteTrait, TestScoping {
         performing function: @Sendable () async throws -> Void
     ) async throws {
         guard testCase != nil else { return try await function() }
-        let executor = DedicatedQueueExecutor()
+        let executor = DedicatedThreadExecutor(name: "keyhaven.testing.dedicated")
         defer { executor.finish() }
         try await withTaskExecutorPreference(executor) {
             try await function()
@@ -32,6 +32,3 @@ extension Trait where Self == OffCooperativePool {
     /// See ``OffCooperativePool``.
     public static var offCooperativePool: Self { OffCooperativePool() }
 }
-
-/// The dedicated-thread executor tests run on (shipped in `_KeyhavenSupport` for the app's own use).
-public typealias DedicatedQueueExecutor = DedicatedThreadExecutor

@@ -24,7 +24,9 @@ struct MultipartForm: Sendable {
             let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard pair.count == 2, pair[0].lowercased() == "boundary" else { continue }
             var value = pair[1]
-            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                value = String(value.dropFirst().dropLast())
+            }
             // RFC 2046: 1 to 70 characters.
             return (1...70).contains(value.utf8.count) ? value : nil
         }
@@ -81,7 +83,9 @@ struct MultipartForm: Sendable {
     }
 
     static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-        guard !needle.isEmpty, haystack.count >= needle.count, start <= haystack.count - needle.count else { return nil }
+        guard !needle.isEmpty, haystack.count >= needle.count, start <= haystack.count - needle.count else {
+            return nil
+        }
         let first = needle[0]
         var index = start
         let last = haystack.count - needle.count

@@ -68,7 +68,8 @@ extension WebApp {
         router.post("/api/strength") { request, _ -> Response in
             _ = try await self.requireVault()
             let body = try await request.body.collect(upTo: 16 << 10)
-            guard let parsed = try? JSONValue.parse(Data(body.readableBytesView)), let password = parsed["password"]?.string
+            guard let parsed = try? JSONValue.parse(Data(body.readableBytesView)),
+                let password = parsed["password"]?.string
             else { throw WebAppError(.badRequest, "Send {\"password\": \"…\"}.") }
             let userInputs = parsed["userInputs"]?.array?.compactMap(\.string) ?? []
             let estimate = StrengthEstimator.shared.estimate(password, userInputs: userInputs)
@@ -104,7 +105,8 @@ extension WebApp {
     /// Reads of secrets want the CSRF header even though they are GETs: only the app's own scripts
     /// can send it.
     func requireCSRFHeader(_ request: Request, _ context: WebAppContext) throws {
-        guard let given = request.headers[HTTPField.Name("X-CSRF-Token")!], constantTimeEqual(given, context.csrf) else {
+        guard let given = request.headers[HTTPField.Name("X-CSRF-Token")!], constantTimeEqual(given, context.csrf)
+        else {
             throw WebAppError.staleForm
         }
     }

@@ -63,7 +63,9 @@ extension WebApp {
     }
 
     func credential(_ id: String, in vault: Vault) async throws -> Credential {
-        guard let credentialID = CredentialID(rawValue: id) else { throw WebAppError(.notFound, "There is no such password.") }
+        guard let credentialID = CredentialID(rawValue: id) else {
+            throw WebAppError(.notFound, "There is no such password.")
+        }
         do {
             return try await blocking { try vault.credential(credentialID) }
         } catch let error as VaultError where error.code == .notFound {
@@ -114,7 +116,11 @@ extension WebApp {
                     error.code == .wrongPassword
                     ? "The master password is wrong. Nothing was unlocked." : error.reason
                 return Self.html(
-                    WebAppPages.unlock(csrf: context.csrf, vault: self.agent.configuration.vaultURL.path, error: message),
+                    WebAppPages.unlock(
+                        csrf: context.csrf,
+                        vault: self.agent.configuration.vaultURL.path,
+                        error: message
+                    ),
                     status: .unauthorized
                 )
             }
@@ -135,7 +141,12 @@ extension WebApp {
             let vault = try await self.requireVault()
             let audit = try await self.audit(vault)
             return Self.html(
-                WebAppPages.overview(audit.report, csrf: context.csrf, flash: self.flash(context), auditSeconds: audit.seconds)
+                WebAppPages.overview(
+                    audit.report,
+                    csrf: context.csrf,
+                    flash: self.flash(context),
+                    auditSeconds: audit.seconds
+                )
             )
         }
         router.get("/vault") { request, context -> Response in

@@ -59,7 +59,10 @@ struct WebAppGuard: RouterMiddleware {
         next: (Request, WebAppContext) async throws -> Response
     ) async throws -> Response {
         guard app.isOwnAuthority(request.head.authority) else {
-            throw WebAppError(.forbidden, "This address does not belong to Keyhaven (the Host header names another site).")
+            throw WebAppError(
+                .forbidden,
+                "This address does not belong to Keyhaven (the Host header names another site)."
+            )
         }
         let path = request.uri.path
         if Self.publicPaths.contains(path) { return try await next(request, context) }

@@ -33,7 +33,9 @@ extension WebApp {
             guard let boundary = MultipartForm.boundary(contentType: request.headers[.contentType]),
                 let form = MultipartForm.parse(Array(body.readableBytesView), boundary: boundary)
             else { throw WebAppError(.badRequest, "The upload could not be read: choose the file again.") }
-            guard let given = form.text("csrf"), constantTimeEqual(given, context.csrf) else { throw WebAppError.staleForm }
+            guard let given = form.text("csrf"), constantTimeEqual(given, context.csrf) else {
+                throw WebAppError.staleForm
+            }
             guard let file = form["file"], !file.body.isEmpty else {
                 return Self.html(
                     WebAppPages.transfer(csrf: context.csrf, flash: nil, error: "Choose a file to import."),
@@ -47,11 +49,20 @@ extension WebApp {
                 preview = try await self.blocking {
                     let parsed = try ImportService.read(file.body, format: format)
                     let report = try ImportService(vault: vault).preview(parsed)
-                    return ImportPreview(parsed: parsed, report: report, fileName: file.fileName ?? "The file", created: self.now)
+                    return ImportPreview(
+                        parsed: parsed,
+                        report: report,
+                        fileName: file.fileName ?? "The file",
+                        created: self.now
+                    )
                 }
             } catch let error as VaultError {
                 return Self.html(
-                    WebAppPages.transfer(csrf: context.csrf, flash: nil, error: "Nothing was imported: \(error.message)"),
+                    WebAppPages.transfer(
+                        csrf: context.csrf,
+                        flash: nil,
+                        error: "Nothing was imported: \(error.message)"
+                    ),
                     status: .badRequest
                 )
             }
@@ -160,7 +171,13 @@ extension WebApp {
             var settings = WebSettings()
             let refuse = { (message: String) -> Response in
                 Self.html(
-                    WebAppPages.settings(settings, idleLockMinutes: self.idleLockMinutes, csrf: context.csrf, flash: nil, error: message),
+                    WebAppPages.settings(
+                        settings,
+                        idleLockMinutes: self.idleLockMinutes,
+                        csrf: context.csrf,
+                        flash: nil,
+                        error: message
+                    ),
                     status: .badRequest
                 )
             }
@@ -180,7 +197,9 @@ extension WebApp {
                 else { return refuse("The range API must be an http(s) URL.") }
             }
             try await self.saveSettings(settings, vault)
-            try await self.blocking { try self.agent.setIdleLock(minutes == 0 ? .infinity : TimeInterval(minutes * 60)) }
+            try await self.blocking {
+                try self.agent.setIdleLock(minutes == 0 ? .infinity : TimeInterval(minutes * 60))
+            }
             self.say(context, "Saved.")
             return Self.redirect("/settings")
         }
@@ -220,7 +239,8 @@ extension WebApp {
                 return generated
             }
             if ruleText == nil { generated.source = "letters and digits, \(count) characters" }
-            ruleText = (ruleText ?? "required: lower; required: upper; required: digit;")
+            ruleText =
+                (ruleText ?? "required: lower; required: upper; required: digit;")
                 + " minlength: \(count); maxlength: \(count);"
         }
         do {

@@ -20,11 +20,17 @@ extension WebAppPages {
             )
         }
         if item.issues.contains(.weak) {
-            let why = item.weakness.map { " (\($0.hasSuffix(".") ? String($0.dropLast()) : $0))" } ?? ""
+            let why =
+                item.weakness.map { weakness -> String in
+                    let text = weakness.hasSuffix(".") ? String(weakness.dropLast()) : weakness
+                    return " (" + text.prefix(1).lowercased() + text.dropFirst() + ")"
+                } ?? ""
             sentences.append("This password is easy to guess\(why). A strong, unique password keeps the account safe.")
         }
         if item.issues.contains(.unsecured) {
-            sentences.append("This login page is not secured (http): anyone on the network can read the password you send.")
+            sentences.append(
+                "This login page is not secured (http): anyone on the network can read the password you send."
+            )
         }
         return sentences.joined(separator: " ")
     }

@@ -95,7 +95,8 @@ extension WebAppPages {
     static func importPreview(id: String, _ preview: ImportPreview, csrf: String) -> HTML {
         let items = preview.parsed.items.prefix(200).map { item -> HTML in
             let site = item.content.services.first?.identifier ?? ""
-            return "<li><span><span class=\"primary\">\(item.content.displayTitle)</span> <span class=\"muted\">\(item.content.user)\(site.isEmpty ? "" : " · \(site)")</span></span></li>"
+            return
+                "<li><span><span class=\"primary\">\(item.content.displayTitle)</span> <span class=\"muted\">\(item.content.user)\(site.isEmpty ? "" : " · \(site)")</span></span></li>"
         }
         let problems = (preview.report.skipped + preview.report.warnings).prefix(50).map {
             HTML("<li>\($0.description)</li>")
@@ -125,7 +126,12 @@ extension WebAppPages {
 
     // MARK: Pairing
 
-    static func pairing(pairings: [AutoFillAgent.Pairing], code: (code: String, name: String)?, csrf: String, flash: WebApp.Flash?)
+    static func pairing(
+        pairings: [AutoFillAgent.Pairing],
+        code: (code: String, name: String)?,
+        csrf: String,
+        flash: WebApp.Flash?
+    )
         -> HTML
     {
         let formatter = ISO8601DateFormatter()
@@ -156,7 +162,13 @@ extension WebAppPages {
 
     // MARK: Settings
 
-    static func settings(_ settings: WebSettings, idleLockMinutes: Int, csrf: String, flash: WebApp.Flash?, error: String? = nil)
+    static func settings(
+        _ settings: WebSettings,
+        idleLockMinutes: Int,
+        csrf: String,
+        flash: WebApp.Flash?,
+        error: String? = nil
+    )
         -> HTML
     {
         let sources = WebSettings.BreachSource.allCases.map { source -> HTML in

@@ -27,7 +27,9 @@ struct VaultRow: Encodable, Sendable {
     /// Whether the row matches a search (title, user, notes, folder and sites; case-insensitive).
     static func matches(_ credential: Credential, _ needle: String) -> Bool {
         if needle.isEmpty { return true }
-        if credential.title.lowercased().contains(needle) || credential.user.lowercased().contains(needle) { return true }
+        if credential.title.lowercased().contains(needle) || credential.user.lowercased().contains(needle) {
+            return true
+        }
         if credential.services.contains(where: { $0.identifier.lowercased().contains(needle) }) { return true }
         return credential.notes.lowercased().contains(needle) || (credential.folder ?? "").lowercased().contains(needle)
     }
@@ -41,7 +43,8 @@ extension WebAppPages {
 
     static func badges(_ names: [String]) -> HTML {
         guard !names.isEmpty else { return "" }
-        return "<span class=\"badges\">\(names.map { HTML("<span class=\"badge \($0)\">\(badgeWords[$0] ?? $0)</span>") }.joined())</span>"
+        return
+            "<span class=\"badges\">\(names.map { HTML("<span class=\"badge \($0)\">\(badgeWords[$0] ?? $0)</span>") }.joined())</span>"
     }
 
     static func row(_ row: VaultRow) -> HTML {
@@ -51,7 +54,14 @@ extension WebAppPages {
         """
     }
 
-    static func vault(rows: [VaultRow], total: Int, matched: Int, query: String, csrf: String, flash: WebApp.Flash?)
+    static func vault(
+        rows: [VaultRow],
+        total: Int,
+        matched: Int,
+        query: String,
+        csrf: String,
+        flash: WebApp.Flash?
+    )
         -> HTML
     {
         page(
@@ -72,8 +82,12 @@ extension WebAppPages {
     }
 
     static func countWords(shown: Int, matched: Int, total: Int) -> String {
-        if matched == total { return shown == total ? "\(total) passwords" : "\(total) passwords; the first \(shown) shown — search to find the others" }
-        return shown == matched ? "\(matched) of \(total) passwords match" : "\(matched) of \(total) match; the first \(shown) shown"
+        if matched == total {
+            return shown == total
+                ? "\(total) passwords" : "\(total) passwords; the first \(shown) shown — search to find the others"
+        }
+        return shown == matched
+            ? "\(matched) of \(total) passwords match" : "\(matched) of \(total) match; the first \(shown) shown"
     }
 
     struct ItemFacts {
@@ -88,10 +102,13 @@ extension WebAppPages {
         let credential = facts.credential
         let id = credential.id.rawValue
         let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate, .withSpaceBetweenDateAndTime]
+        formatter.formatOptions = [
+            .withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate, .withSpaceBetweenDateAndTime,
+        ]
         let websites = credential.services.map { service -> HTML in
             guard let origin = ServiceOrigin(service: service.identifier) else {
-                return "<li><code>\(service.identifier)</code> <span class=\"muted\">— an app, not a website</span></li>"
+                return
+                    "<li><code>\(service.identifier)</code> <span class=\"muted\">— an app, not a website</span></li>"
             }
             let domain = origin.registrableDomain ?? origin.host
             return """

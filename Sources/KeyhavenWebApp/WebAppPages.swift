@@ -81,7 +81,8 @@ enum WebAppPages {
 
     /// Keyhaven's mark: a shield with a keyhole, in the text colour (inline SVG, no request).
     static let logo = HTML(
-        unsafeRaw: #"<svg class="logo" aria-hidden="true" width="22" height="22" viewBox="0 0 24 24"><path fill="currentColor" d="M12 1.5 3.5 4.8v6.1c0 5.2 3.6 10 8.5 11.6 4.9-1.6 8.5-6.4 8.5-11.6V4.8L12 1.5Zm0 6a2.5 2.5 0 0 1 1.2 4.7l.8 4.3h-4l.8-4.3A2.5 2.5 0 0 1 12 7.5Z"/></svg>"#
+        unsafeRaw:
+            #"<svg class="logo" aria-hidden="true" width="22" height="22" viewBox="0 0 24 24"><path fill="currentColor" d="M12 1.5 3.5 4.8v6.1c0 5.2 3.6 10 8.5 11.6 4.9-1.6 8.5-6.4 8.5-11.6V4.8L12 1.5Zm0 6a2.5 2.5 0 0 1 1.2 4.7l.8 4.3h-4l.8-4.3A2.5 2.5 0 0 1 12 7.5Z"/></svg>"#
     )
 
     static func csrfField(_ token: String) -> HTML {
@@ -89,7 +90,13 @@ enum WebAppPages {
     }
 
     /// A small form with one button (POST, CSRF token included).
-    static func button(_ label: String, action: String, csrf: String, id: String? = nil, style: String = "secondary")
+    static func button(
+        _ label: String,
+        action: String,
+        csrf: String,
+        id: String? = nil,
+        style: String = "secondary"
+    )
         -> HTML
     {
         """

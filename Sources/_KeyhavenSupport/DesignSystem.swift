@@ -156,7 +156,7 @@ public enum DesignSystem {
         .badge.breached { background: var(--danger-bg); color: var(--danger); border-color: transparent; }
         .badge.reused, .badge.weak { background: var(--warning-bg); color: var(--warning); border-color: transparent; }
         .badge.otp, .badge.passkey { background: var(--info-bg); color: var(--accent); border-color: transparent; }
-        .meter { display: flex; gap: 3px; width: 8rem; height: .5rem; }
+        .meter { display: inline-flex; gap: 3px; width: 8rem; height: .5rem; vertical-align: middle; margin-right: var(--space-2); }
         .meter span { flex: 1; border-radius: 2px; background: var(--surface-2); border: 1px solid var(--border); }
         .meter[data-score="0"] span:nth-child(-n+1) { background: var(--meter-0); border-color: var(--meter-0); }
         .meter[data-score="1"] span:nth-child(-n+2) { background: var(--meter-1); border-color: var(--meter-1); }

@@ -79,6 +79,29 @@ import _KeyhavenSupport
         #expect(!harness.agent.isUnlocked)
     }
 
+    @Test func theIdleLockSetInTheAppIsKeptInTheVaultForTheNextAgent() throws {
+        let harness = try Harness(idleLock: 900)
+        #expect(throws: AutoFillError.self) { try harness.agent.setIdleLock(120) }  // locked
+        try harness.unlock()
+        try harness.agent.setIdleLock(120)
+        #expect(harness.agent.idleLock == 120)
+        harness.clock.advance(by: 120)
+        harness.agent.tick()
+        #expect(!harness.agent.isUnlocked)
+        // Another agent on the same vault (started with its own default) takes it at unlock.
+        let next = AutoFillAgent(
+            .init(vaultURL: harness.testVault.url, idleLock: 900, allowInsecureKDF: true, now: harness.clock.now)
+        )
+        #expect(next.idleLock == 900)
+        try next.unlock(masterPassword: harness.testVault.masterPassword)
+        #expect(next.idleLock == 120)
+        try next.setIdleLock(.infinity)
+        harness.clock.advance(by: 1_000_000)
+        next.tick()
+        #expect(next.isUnlocked)
+        #expect(next.status()["idleLockSeconds"]?.number == 0)
+    }
+
     @Test func pairingNeedsTheCodeAndThreeWrongCodesEndTheRequest() throws {
         let harness = try Harness()
         try harness.unlock()

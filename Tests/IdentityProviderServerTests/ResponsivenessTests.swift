@@ -9,6 +9,7 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 import Testing
+import _KeyhavenSupport
 
 /// Sign-ins hash passwords (scrypt, tens of milliseconds of CPU each): that work must not hold up
 /// other requests. Security review finding #10: `/auth/keys` took 2.1 s during 40 concurrent
@@ -45,7 +46,7 @@ struct ResponsivenessTests {
         many.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = Self.signIns
         let signInClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: many)
         let keysClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
-        let loop = DedicatedQueueExecutor()
+        let loop = DedicatedThreadExecutor()
         defer { loop.finish() }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in

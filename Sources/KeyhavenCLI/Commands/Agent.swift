@@ -76,26 +76,27 @@ extension Keyhaven {
                     socketPath: path,
                     version: KeyhavenVersion.current,
                     runCommand: {
-                    command,
-                    vault in
-                    // Only the commands the CLI forwards (defence in depth: any process of this
-                    // user may ask, and e.g. `agent`, `passwd` or `serve` make no sense in here).
-                    guard let parsed = try? Keyhaven.parseAsRoot(command.arguments) as? any ParsableCommandWithVault,
-                        AgentClient.forwarded.contains(type(of: parsed).commandName)
-                    else {
-                        let names = AgentClient.forwarded.sorted().joined(separator: ", ")
-                        return (64, "", "keyhaven: error: the agent runs only these commands: \(names)\n")
-                    }
-                    let io = CommandIO(
-                        environment: command.environment,
-                        standardInput: command.standardInput,
-                        executable: executable,
-                        workingDirectory: command.workingDirectory
-                    )
-                    let status = await AgentVault.$current.withValue(vault) {
-                        await Keyhaven.run(command.arguments, io: io)
-                    }
-                    return (status, io.standardOutput, io.standardError)
+                        command,
+                        vault in
+                        // Only the commands the CLI forwards (defence in depth: any process of this
+                        // user may ask, and e.g. `agent`, `passwd` or `serve` make no sense in here).
+                        guard
+                            let parsed = try? Keyhaven.parseAsRoot(command.arguments) as? any ParsableCommandWithVault,
+                            AgentClient.forwarded.contains(type(of: parsed).commandName)
+                        else {
+                            let names = AgentClient.forwarded.sorted().joined(separator: ", ")
+                            return (64, "", "keyhaven: error: the agent runs only these commands: \(names)\n")
+                        }
+                        let io = CommandIO(
+                            environment: command.environment,
+                            standardInput: command.standardInput,
+                            executable: executable,
+                            workingDirectory: command.workingDirectory
+                        )
+                        let status = await AgentVault.$current.withValue(vault) {
+                            await Keyhaven.run(command.arguments, io: io)
+                        }
+                        return (status, io.standardOutput, io.standardError)
                     },
                     launchWebApp: { port in
                         _ = try web.startBlocking(port: port)

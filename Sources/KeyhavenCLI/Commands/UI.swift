@@ -26,7 +26,10 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Option(name: .long, help: ArgumentHelp("The port (default: any free one; the first `ui` chooses).", valueName: "port"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp("The port (default: any free one; the first `ui` chooses).", valueName: "port")
+        )
         var port: Int = 0
         @Flag(name: .customLong("no-open"), help: "Print the URL only; do not open a browser.") var noOpen = false
         @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
@@ -118,7 +121,9 @@ enum Spawn {
         }
         var pid: pid_t = 0
         let status = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
-        guard status == 0 else { throw Failure(description: "cannot start \(arguments[0]): \(String(cString: strerror(status)))") }
+        guard status == 0 else {
+            throw Failure(description: "cannot start \(arguments[0]): \(String(cString: strerror(status)))")
+        }
         return pid
     }
 }

@@ -1,0 +1,29 @@
+import Foundation
+import KeyhavenTesting
+import Testing
+
+/// The web app end to end in headless Chromium (issue 15): `keyhaven ui` starts the agent, shiny runs
+/// as a process of its own, and Tests/browser/webapp_browser.py (selenium) plays the person — and
+/// the attacker. Each scenario saves screenshots (light and dark) under .build/screenshots/webapp.
+@Suite(.enabled(if: ExternalTools.browser, ExternalTools.browserReason))
+struct WebAppBrowserTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("browser/webapp_browser.py")
+
+    @Test(
+        arguments: [
+            "unlock", "search", "item", "recommendations", "upgrade", "step_up", "cancel", "generator",
+            "import_preview", "export", "pairing", "settings", "lock", "attacks",
+        ]
+    )
+    func scenario(_ scenario: String) async throws {
+        var environment = ProcessInfo.processInfo.environment
+        let keyhaven = CommandRunner.keyhaven().executable
+        environment["KEYHAVEN_BINARY"] = keyhaven.path
+        environment["SHINY_BINARY"] = keyhaven.deletingLastPathComponent().appendingPathComponent("shiny").path
+        let result = try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"), environment: environment)
+            .runDetached(["python3", Self.script.path, scenario])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("ok \(scenario)"))
+    }
+}
