@@ -5,26 +5,13 @@ import _KeyhavenSupport
 /// HTML forms with stable element ids (the browser tests drive them), no inline script: the
 /// hand-off's auto-submit is `/auth/handoff.js`.
 enum ProviderPages {
-    /// The pages' only style sheet: inline, allowed by its hash in the Content-Security-Policy.
-    static let stylesheet =
-        "body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}"
-        + "label{display:block;margin:.8rem 0 .2rem}input[type=email],input[type=password],input[type=text]{width:100%;padding:.4rem}"
-        + "button{margin:.8rem .4rem 0 0;padding:.4rem 1rem}.error{color:#b00020}.note{color:#555}"
-
     /// The `form_post` hand-off's script, served from `/auth/handoff.js` (the pages carry no inline
     /// script, so the Content-Security-Policy forbids every inline script).
     static let handoffScript = #"document.getElementById("handoff").submit();"#
 
+    /// A page in Keyhaven's one look (``DesignSystem``: the style sheet served at its path).
     static func page(_ title: String, _ body: HTML) -> HTML {
-        """
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-        <title>\(title)</title>
-        <style>\(HTML(unsafeRaw: stylesheet))</style>
-        </head><body><h1>\(title)</h1>
-        \(body)
-        </body></html>
-        """
+        DesignSystem.sheet(title: title, brand: "Keyhaven", body: body)
     }
 
     static func hidden(_ fields: [(String, String)]) -> HTML {
@@ -59,7 +46,7 @@ enum ProviderPages {
             <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
             \(code)
             <button type="submit" name="action" value="signin" id="submit">Continue</button>
-            <button type="submit" name="action" value="cancel" id="cancel" formnovalidate>Cancel</button>
+            <button type="submit" name="action" value="cancel" id="cancel" class="secondary" formnovalidate>Cancel</button>
             </form>
             """
         )
@@ -87,7 +74,7 @@ enum ProviderPages {
             \(hidden(fields + [("form_token", formToken)]))
             \(emailChoice)
             <button type="submit" name="action" value="continue" id="continue">Continue</button>
-            <button type="submit" name="action" value="cancel" id="cancel">Cancel</button>
+            <button type="submit" name="action" value="cancel" id="cancel" class="secondary">Cancel</button>
             </form>
             """
         )
@@ -141,9 +128,9 @@ enum ProviderPages {
             <form method="post" action="/account/delete" id="delete">
             <input type="hidden" name="form_token" value="\(formToken)">
             <label><input type="checkbox" name="confirm" value="yes" id="confirm-delete" required> I understand every service is told and my data goes.</label>
-            <button id="delete-account">Delete my account</button>
+            <button id="delete-account" class="danger">Delete my account</button>
             </form>
-            <form method="post" action="/account/signout"><input type="hidden" name="form_token" value="\(formToken)"><button id="signout">Sign out</button></form>
+            <form method="post" action="/account/signout"><input type="hidden" name="form_token" value="\(formToken)"><button id="signout" class="secondary">Sign out</button></form>
             """
         )
     }

@@ -142,11 +142,8 @@ public final class ProviderServer: Sendable {
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: page.rendered)))
     }
 
-    static let styleHash =
-        "'sha256-" + Data(SHA256.hash(data: Data(ProviderPages.stylesheet.utf8))).base64EncodedString() + "'"
-
     static func contentSecurityPolicy(formAction: String?) -> String {
-        "default-src 'none'; style-src \(styleHash); script-src 'self'; img-src 'self' data:; "
+        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
             + "form-action 'self'\(formAction.map { " " + $0 } ?? ""); frame-ancestors 'none'; base-uri 'none'"
     }
 
@@ -223,6 +220,13 @@ public final class ProviderServer: Sendable {
                 .ok,
                 provider.discoveryDocument(baseURL: self.endpointBase),
                 headers: [.cacheControl: "max-age=3600"]
+            )
+        }
+        router.get(RouterPath(DesignSystem.path)) { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=3600"],
+                body: .init(byteBuffer: ByteBuffer(string: DesignSystem.stylesheet))
             )
         }
         router.get("/auth/handoff.js") { _, _ in

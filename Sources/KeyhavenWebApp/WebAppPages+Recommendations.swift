@@ -101,8 +101,7 @@ extension WebAppPages {
             """
             <section class="card" id="upgrade" data-run="\(run.id)" data-phase="\(run.phase)" aria-live="polite">
             <ol class="steps">
-            <li data-state="\(stepState(true, false))">A strong password was made for \(run.service) under its rules and kept in the journal first</li>
-            <li data-state="\(stepState(done || waiting, !done && !waiting))">Asked \(run.service) to change the password</li>
+            <li data-state="\(stepState(done || waiting, !done && !waiting))">Asking \(run.service) for a new strong password under its rules (kept in Keyhaven's journal before it is sent, so nothing is lost)</li>
             \(waiting || run.interfaceURL != nil ? HTML("<li data-state=\"\(stepState(done, waiting))\">\(run.service) asks you to confirm</li>") : "")
             <li data-state="\(stepState(done, false))">Result</li>
             </ol>

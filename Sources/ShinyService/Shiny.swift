@@ -262,6 +262,13 @@ public final class Shiny: Sendable {
 
     func addPages(to router: Router<ShinyRequestContext>) {
         router.get("/") { _, _ in Self.html(ShinyPages.home()) }
+        router.get(RouterPath(DesignSystem.path)) { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=3600"],
+                body: .init(byteBuffer: ByteBuffer(string: DesignSystem.stylesheet))
+            )
+        }
         router.get("/.well-known/change-password") { _, _ in
             Response(status: .found, headers: [.location: "/account/password"])
         }

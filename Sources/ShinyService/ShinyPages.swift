@@ -3,23 +3,9 @@ import _KeyhavenSupport
 /// shiny's HTML: plain pages, no scripts; element ids are stable (browser tests use them). Every
 /// form carries the browser's CSRF token (`csrf`).
 enum ShinyPages {
-    /// The pages' only style sheet: inline, allowed by its hash in the Content-Security-Policy.
-    static let stylesheet =
-        "body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}"
-        + "label{display:block;margin:.8rem 0 .2rem}input{font-size:1rem;padding:.4rem;width:100%;box-sizing:border-box}"
-        + "input[type=checkbox]{width:auto}"
-        + "button{margin-top:1rem;font-size:1rem;padding:.5rem 1rem}.error{color:#b00020}.ok{color:#00703c}"
-
+    /// A page in Keyhaven's one look (``DesignSystem``; shiny serves the style sheet at its path).
     static func page(_ title: String, _ body: HTML) -> HTML {
-        """
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-        <title>\(title) · shiny</title>
-        <style>\(HTML(unsafeRaw: stylesheet))</style>
-        </head><body><h1>\(title)</h1>
-        \(body)
-        </body></html>
-        """
+        DesignSystem.sheet(title: title, brand: "shiny", body: body)
     }
 
     /// The hidden CSRF field.
@@ -117,7 +103,7 @@ enum ShinyPages {
             </form>
             <form method="post" action="/account-modification/step-up/\(id)/cancel">
             \(csrfField(csrf))
-            <button id="cancel" type="submit">Cancel</button>
+            <button id="cancel" type="submit" class="secondary">Cancel</button>
             </form>
             """
         )

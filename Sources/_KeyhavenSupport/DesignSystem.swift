@@ -106,8 +106,9 @@ public enum DesignSystem {
         .sheet { width: 100%; max-width: 26rem; background: var(--surface); border: 1px solid var(--border);
           border-radius: var(--radius); box-shadow: var(--shadow); padding: var(--space-6); }
         .sheet .brand { color: var(--muted); font-weight: 600; font-size: .9rem; margin-bottom: var(--space-2); display: flex; align-items: center; gap: var(--space-2); }
-        .sheet form button[type=submit] { width: 100%; justify-content: center; margin-top: var(--space-5); }
-        .sheet form + form button { width: 100%; justify-content: center; }
+        .sheet form button { width: 100%; justify-content: center; margin-top: var(--space-3); }
+        .sheet form input + button, .sheet form label + button { margin-top: var(--space-5); }
+        .note { color: var(--muted); }
 
         /* The app: a sidebar and a content column */
         .app { display: grid; grid-template-columns: 14rem 1fr; min-height: 100vh; }
