@@ -18,6 +18,9 @@ struct DemoAndServeTests {
         #expect(result.stdout.contains("All checks passed."))
         #expect(result.stdout.contains("✓ alice's new password signs in to shiny"))
         #expect(result.stdout.contains("the demo entered bob's authenticator code: accepted"))
+        // It ends with the web app on its vault (and, with no terminal, does not wait).
+        #expect(result.stdout.contains("▶ keyhaven ui"))
+        #expect(result.stdout.contains("/launch?secret="))
         #expect(result.stdout.contains("✓ bob's new password (with his code) signs in"))
         #expect(result.stdout.contains("✓ carol now signs in to shiny with Keyhaven"))
         #expect(result.stdout.contains("✓ shiny linked carol's account to the same sub"))

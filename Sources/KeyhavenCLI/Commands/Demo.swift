@@ -1,8 +1,10 @@
 import AccountModification
 import ArgumentParser
+import AutoFill
 import BreachCheck
 import Foundation
 import KeyhavenApp
+import KeyhavenWebApp
 import OneTimeCodes
 import PasswordStrength
 import SecurityRecommendations
@@ -23,10 +25,14 @@ extension Keyhaven {
                 second through shiny's confirmation page, which the demo fills in as you would — \
                 then signs Keyhaven in to the provider and switches a third account to Sign in with \
                 Keyhaven (its password stops working), proves the new passwords sign in and the old \
-                ones no longer do, and prints before and after. Nothing outside a temporary folder is \
-                touched, and shiny is stopped on the way out; exits 0 when every check passes.
+                ones no longer do, and prints before and after. It ends with the web app's URL on the same \
+                vault (`keyhaven ui`; on a terminal it waits for Enter while you look). Nothing outside \
+                a temporary folder is touched, and shiny is stopped on the way out; exits 0 when every \
+                check passes.
                 """
         )
+
+        static let masterPassword = "demo master password"
 
         @Flag(
             name: .long,
@@ -78,7 +84,7 @@ extension Keyhaven {
             let vaultURL = folder.appendingPathComponent("vault.sqlite")
             let vault = try Vault.create(
                 at: vaultURL,
-                masterPassword: "demo master password",
+                masterPassword: Self.masterPassword,
                 kdf: .random(logN: KDFParameters.minimumLogN)
             )
             let alice = try vault.add(
@@ -241,6 +247,41 @@ extension Keyhaven {
                 throw Output.failure("the demo's checks did not all pass")
             }
             say("\nAll checks passed.")
+            try await openTheApp(on: vaultURL, say: say)
+        }
+
+        /// Ends the demo as a newcomer would go on: the same vault in the web app (`keyhaven ui`),
+        /// served in this process while shiny still runs, so the recommendations' Upgrade buttons
+        /// work. On a terminal the demo waits for Enter; otherwise it prints the URL and ends.
+        func openTheApp(on vaultURL: URL, say: @escaping @Sendable (String) -> Void) async throws {
+            let agent = AutoFillAgent(.init(vaultURL: vaultURL, idleLock: .infinity))
+            let web = WebApp(agent: agent, services: .http(environment: CommandIO.current.environment))
+            // scrypt at full strength: a thread of its own, not the cooperative pool.
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                Thread {
+                    do {
+                        try agent.unlock(masterPassword: Self.masterPassword)
+                        done.resume()
+                    } catch {
+                        done.resume(throwing: error)
+                    }
+                }.start()
+            }
+            let ready = AsyncStream.makeStream(of: Int.self)
+            let server = Task { try await web.serve(port: 0) { ready.continuation.yield($0) } }
+            defer { server.cancel() }
+            var iterator = ready.stream.makeAsyncIterator()
+            guard await iterator.next() != nil else { throw Output.failure("the web app did not start") }
+            say("\n▶ keyhaven ui — the same vault in the web app (master password: \(Self.masterPassword)):")
+            say("  \(web.launchURL())")
+            guard isatty(0) == 1 else { return }
+            say("  Press Enter to end the demo (the app and shiny stop with it).")
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                Thread {
+                    _ = readLine()
+                    done.resume()
+                }.start()
+            }
         }
 
         func mask(_ password: String) -> String {
