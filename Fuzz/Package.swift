@@ -41,5 +41,7 @@ let package = Package(
         // product: it is reached through a product that depends on it (and is imported directly).
         fuzzTarget("FuzzFormBody", "AccountModification"),
         fuzzTarget("FuzzServiceOrigin", "AccountModification"),
+        // The web app's upload bodies (multipart/form-data).
+        fuzzTarget("FuzzMultipart", "AccountModification"),
     ]
 )

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(FuzzPasswordRules FuzzPasswordStrength FuzzJOSE FuzzImport FuzzRangeBody FuzzBreachIndex FuzzManifest
-    FuzzFormBody FuzzServiceOrigin)
+    FuzzFormBody FuzzServiceOrigin FuzzMultipart)
 if [ "${1:-}" = "--list" ]; then
     printf '%s\n' "${targets[@]}"
     exit 0
@@ -148,6 +148,22 @@ bodies = [
 ]
 for i, b in enumerate(bodies):
     (out / f"form-{i}").write_text(b)
+PY
+    ;;
+FuzzMultipart)
+    python3 - "$corpus" <<'PY'
+import pathlib, sys
+out = pathlib.Path(sys.argv[1])
+bodies = [
+    b'--kh-b\r\nContent-Disposition: form-data; name="csrf"\r\n\r\ntoken\r\n'
+    b'--kh-b\r\nContent-Disposition: form-data; name="file"; filename="export.csv"\r\nContent-Type: text/csv\r\n\r\n'
+    b'name,url,username,password\r\nx,https://x.example,u,p\r\n\r\n'
+    b'--kh-b\r\nContent-Disposition: form-data; name="format"\r\n\r\n\r\n--kh-b--\r\n',
+    b'--kh-b\r\ncontent-disposition: form-data; name=a\r\n\r\n--kh-\r\n--kh-b--',
+    b'--kh-b--',
+]
+for i, b in enumerate(bodies):
+    (out / f"multipart-{i}").write_bytes(b)
 PY
     ;;
 FuzzServiceOrigin)

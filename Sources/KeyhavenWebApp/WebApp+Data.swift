@@ -40,12 +40,33 @@ public struct WebSettings: Codable, Sendable, Equatable {
     static let kind = "web-settings"
 }
 
-/// One audit, kept until the vault or the settings change.
+/// One audit, kept until the vault or the settings change, with the vault list ready to search:
+/// rows sorted by title once, each with its lower-cased text (a search is one pass of `contains`).
 struct AuditCache: Sendable {
     var key: String
     var report: AuditReport
     var credentials: [Credential]
     var seconds: Double
+    var rows: [(row: VaultRow, text: String)]
+
+    init(key: String, report: AuditReport, credentials: [Credential], seconds: Double) {
+        self.key = key
+        self.report = report
+        self.credentials = credentials
+        self.seconds = seconds
+        var items: [String: AuditItem] = [:]
+        items.reserveCapacity(report.items.count)
+        for item in report.items { items[item.id] = item }
+        rows = credentials.map { credential -> (row: VaultRow, text: String, order: String) in
+            let text =
+                ([credential.title, credential.user, credential.notes, credential.folder ?? ""]
+                + credential.services.map(\.identifier)).joined(separator: "\u{1F}").lowercased()
+            let row = VaultRow(credential, audit: items[credential.id.rawValue])
+            return (row, text, row.title.lowercased())
+        }
+        .sorted { $0.order < $1.order }
+        .map { ($0.row, $0.text) }
+    }
 }
 
 /// A recommendation the person chose to ignore: hidden while the credential shows no issue beyond
@@ -110,12 +131,23 @@ extension WebApp {
     /// then served from memory (the recommendations page renders from it).
     func audit(_ vault: Vault) async throws -> AuditCache {
         let settings = try await settings(vault)
-        let settingsKey = String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
+        // Sorted keys: without them the encoding's key order may differ between two calls.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let settingsKey = String(decoding: try encoder.encode(settings), as: UTF8.self)
         let key = "\(agent.revision)|\(settingsKey)"
         if let cached = state.withLock({ $0.audit }), cached.key == key { return cached }
         let started = ContinuousClock.now
         let listing = try await blocking { try vault.list() }
-        let source = try services.breachSource(settings, vault.url)
+        let source: SecurityAudit.BreachSource
+        do {
+            source = try services.breachSource(settings, vault.url)
+        } catch {
+            throw WebAppError(
+                .badRequest,
+                "The breach check set in Settings cannot be used (\(error)): change it in Settings."
+            )
+        }
         let service = AuditService(breachSource: source, network: services.auditNetwork(settings))
         let (report, _) = await service.audit.run(listing.credentials, unreadable: listing.failures.count)
         let elapsed = ContinuousClock.now - started

@@ -225,27 +225,26 @@ extension WebApp {
 
     static func search(_ audit: AuditCache, query: String, limit: Int) -> SearchResult {
         let needle = query.trimmingCharacters(in: .whitespaces).lowercased()
-        var items: [String: AuditItem] = [:]
-        items.reserveCapacity(audit.report.items.count)
-        for item in audit.report.items { items[item.id] = item }
         var rows: [VaultRow] = []
         var matched = 0
-        let sorted = audit.credentials.sorted {
-            $0.content.displayTitle.localizedCaseInsensitiveCompare($1.content.displayTitle) == .orderedAscending
-        }
-        for credential in sorted where VaultRow.matches(credential, needle) {
+        for entry in audit.rows where needle.isEmpty || entry.text.contains(needle) {
             matched += 1
-            if rows.count < limit { rows.append(VaultRow(credential, audit: items[credential.id.rawValue])) }
+            if rows.count < limit { rows.append(entry.row) }
         }
-        return SearchResult(rows: rows, matched: matched, total: audit.credentials.count)
+        return SearchResult(rows: rows, matched: matched, total: audit.rows.count)
     }
 
     // MARK: Recommendations
 
     func addRecommendationRoutes(to router: Router<WebAppContext>) {
-        router.get("/recommendations") { _, context -> Response in
+        router.get("/recommendations") { request, context -> Response in
             let vault = try await self.requireVault()
-            let page = try await self.recommendationsPage(vault, csrf: context.csrf, flash: self.flash(context))
+            let page = try await self.recommendationsPage(
+                vault,
+                expanded: Self.query(request)["group"],
+                csrf: context.csrf,
+                flash: self.flash(context)
+            )
             return Self.html(page)
         }
         router.post("/recommendations/{id}/ignore") { request, context -> Response in
@@ -272,15 +271,16 @@ extension WebApp {
     }
 
     /// The recommendations page from the kept audit (the benchmark measures this).
-    func recommendationsPage(_ vault: Vault, csrf: String, flash: Flash?) async throws -> HTML {
+    func recommendationsPage(_ vault: Vault, expanded: String?, csrf: String, flash: Flash?) async throws -> HTML {
         let audit = try await audit(vault)
         let ignored = try await ignored(vault)
-        return Self.recommendationsPage(audit.report, ignored: ignored, csrf: csrf, flash: flash)
+        return Self.recommendationsPage(audit.report, ignored: ignored, expanded: expanded, csrf: csrf, flash: flash)
     }
 
     static func recommendationsPage(
         _ report: AuditReport,
         ignored: [String: IgnoredRecommendation],
+        expanded: String?,
         csrf: String,
         flash: Flash?
     ) -> HTML {
@@ -293,6 +293,13 @@ extension WebApp {
                 shown.append(item)
             }
         }
-        return WebAppPages.recommendations(shown, ignored: hidden, summary: report.summary, csrf: csrf, flash: flash)
+        return WebAppPages.recommendations(
+            shown,
+            ignored: hidden,
+            summary: report.summary,
+            expanded: expanded,
+            csrf: csrf,
+            flash: flash
+        )
     }
 }

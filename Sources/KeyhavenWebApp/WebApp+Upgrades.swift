@@ -124,6 +124,8 @@ extension WebApp {
         else {
             throw WebAppError(.badRequest, "This credential names no website to upgrade on.")
         }
+        // One upgrade per account at a time: a second click shows the one already running.
+        if let running = runs.active(for: credential.id).first { return running }
         let run = UpgradeRun(id: newID(), credential: credential.id, service: service, user: credential.user)
         runs.add(run)
         let upgrades = UpgradeService(

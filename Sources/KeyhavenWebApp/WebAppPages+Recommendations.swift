@@ -8,7 +8,7 @@ extension WebAppPages {
     static func recommendationReason(_ item: AuditItem) -> String {
         var sentences: [String] = []
         if item.issues.contains(.breached) {
-            let times = item.breachCount.map { $0 > 1 ? " (seen \($0.formatted()) times)" : "" } ?? ""
+            let times = item.breachCount.map { $0 > 1 ? " (seen \(groupedDigits($0)) times)" : "" } ?? ""
             sentences.append(
                 "This password appears in a data breach\(times). Attackers try breached passwords first, so this account is at high risk: change the password now."
             )
@@ -35,20 +35,41 @@ extension WebAppPages {
         return sentences.joined(separator: " ")
     }
 
+    /// 4213 → "4,213" (Foundation's number formatting is slow on Linux, and this runs per row).
+    static func groupedDigits(_ number: Int) -> String {
+        let digits = Array(String(number))
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 && digit != "-" && digits[index - 1] != "-" { out += "," }
+            out.append(digit)
+        }
+        return out
+    }
+
     static func recommendations(
         _ items: [AuditItem],
         ignored: [AuditItem],
         summary: AuditSummary,
+        expanded: String? = nil,
         csrf: String,
         flash: WebApp.Flash?
     ) -> HTML {
         let groups = AuditSeverity.allCases.filter { $0 != .none }.compactMap { severity -> HTML? in
             let members = items.filter { $0.severity == severity }
             guard !members.isEmpty else { return nil }
+            // A vault of thousands shows each group's most urgent first; "Show all" lists the rest.
+            let shown = expanded == severity.rawValue ? members[...] : members.prefix(groupLimit)
+            let more =
+                shown.count < members.count
+                ? HTML(
+                    "<p><a id=\"more-\(severity.rawValue)\" href=\"/recommendations?group=\(severity.rawValue)#group-\(severity.rawValue)\">Show all \(members.count)</a></p>"
+                )
+                : ""
             return """
                 <section class="severity \(severity.rawValue)" aria-labelledby="h-\(severity.rawValue)" id="group-\(severity.rawValue)">
                 <h2 id="h-\(severity.rawValue)">\(severity.title) <span class="muted">(\(members.count))</span></h2>
-                <ul class="list">\(members.map { recommendation($0, csrf: csrf) }.joined())</ul>
+                <ul class="list">\(shown.map { recommendation($0, csrf: csrf) }.joined())</ul>
+                \(more)
                 </section>
                 """
         }
@@ -72,6 +93,9 @@ extension WebAppPages {
             """
         )
     }
+
+    /// Items shown per severity group before "Show all".
+    static let groupLimit = 100
 
     static func recommendation(_ item: AuditItem, csrf: String) -> HTML {
         let upgrade = item.actions.upgrade?.strongPassword == true

@@ -172,7 +172,7 @@ extension WebAppPages {
         -> HTML
     {
         let sources = WebSettings.BreachSource.allCases.map { source -> HTML in
-            "<label class=\"check\"><input type=\"radio\" name=\"breachSource\" id=\"breach-\(source.rawValue)\" value=\"\(source.rawValue)\"\(source == settings.breachSource ? HTML(" checked") : "")> \(source.title)</label>"
+            "<label class=\"check\"><input type=\"radio\" name=\"breachSource\" id=\"breach-source-\(source.rawValue)\" value=\"\(source.rawValue)\"\(source == settings.breachSource ? HTML(" checked") : "")> \(source.title)</label>"
         }
         return page(
             "Settings",

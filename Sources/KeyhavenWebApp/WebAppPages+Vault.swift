@@ -23,16 +23,6 @@ struct VaultRow: Encodable, Sendable {
         self.badges = badges
         strengthScore = audit?.strengthScore
     }
-
-    /// Whether the row matches a search (title, user, notes, folder and sites; case-insensitive).
-    static func matches(_ credential: Credential, _ needle: String) -> Bool {
-        if needle.isEmpty { return true }
-        if credential.title.lowercased().contains(needle) || credential.user.lowercased().contains(needle) {
-            return true
-        }
-        if credential.services.contains(where: { $0.identifier.lowercased().contains(needle) }) { return true }
-        return credential.notes.lowercased().contains(needle) || (credential.folder ?? "").lowercased().contains(needle)
-    }
 }
 
 extension WebAppPages {
@@ -50,7 +40,7 @@ extension WebAppPages {
     static func row(_ row: VaultRow) -> HTML {
         """
         <li data-id="\(row.id)"><a class="row-link" href="/items/\(row.id)"><span class="primary">\(row.title)</span><br><span class="muted">\(row.user.isEmpty ? "(no user name)" : row.user)\(row.site.isEmpty || row.site == row.title ? "" : " · \(row.site)")</span></a>
-        \(badges(row.badges))</li>
+        <span class="row-facts">\(badges(row.badges))\(meter(row.strengthScore))</span></li>
         """
     }
 

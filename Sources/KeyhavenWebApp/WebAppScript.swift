@@ -96,6 +96,7 @@ enum WebAppScript {
         const list = document.getElementById("vault-list");
         const words = { breached: "Breached", reused: "Reused", weak: "Weak", otp: "One-time code", passkey: "Passkey",
           "sign-in": "Sign in with Keyhaven" };
+        const strengthWords = ["Very weak", "Weak", "Fair", "Strong", "Very strong"];
         if (search && list) {
           let timer;
           let latest = 0;
@@ -109,12 +110,18 @@ enum WebAppScript {
                 const details = (row.user || "(no user name)") + (row.site && row.site !== row.title ? ` · ${row.site}` : "");
                 const link = element("a", { class: "row-link", href: `/items/${encodeURIComponent(row.id)}` },
                   element("span", { class: "primary" }, row.title), element("br"), element("span", { class: "muted" }, details));
-                const item = element("li", { "data-id": row.id }, link);
+                const facts = element("span", { class: "row-facts" });
                 if (row.badges.length) {
-                  item.append(element("span", { class: "badges" },
+                  facts.append(element("span", { class: "badges" },
                     ...row.badges.map((badge) => element("span", { class: `badge ${badge}` }, words[badge] ?? badge))));
                 }
-                return item;
+                if (row.strengthScore !== undefined && row.strengthScore !== null) {
+                  const score = row.strengthScore;
+                  facts.append(element("span", { class: "meter", role: "img", "data-score": String(score),
+                    "aria-label": `Strength: ${strengthWords[score]} (${score} of 4)` },
+                    ...[0, 1, 2, 3, 4].map(() => element("span"))));
+                }
+                return element("li", { "data-id": row.id }, link, facts);
               }));
               const count = document.getElementById("result-count");
               count.textContent = body.matched === body.total

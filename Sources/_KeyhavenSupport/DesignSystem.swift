@@ -141,6 +141,7 @@ public enum DesignSystem {
           gap: var(--space-3); align-items: center; justify-content: space-between; flex-wrap: wrap; }
         .list > li:first-child { border-top: 0; }
         .list .primary { font-weight: 600; }
+        .row-facts { display: inline-flex; gap: var(--space-3); align-items: center; }
         .list a.row-link { color: var(--text); text-decoration: none; flex: 1; min-width: 12rem; }
         .list a.row-link:hover .primary { text-decoration: underline; }
         table { border-collapse: collapse; width: 100%; background: var(--surface); }

@@ -13,7 +13,7 @@ struct WebAppBrowserTests {
     @Test(
         arguments: [
             "unlock", "search", "item", "recommendations", "upgrade", "step_up", "cancel", "generator",
-            "import_preview", "export", "pairing", "settings", "lock", "attacks",
+            "import_preview", "export", "pairing", "settings", "lock", "attacks", "accessibility",
         ]
     )
     func scenario(_ scenario: String) async throws {

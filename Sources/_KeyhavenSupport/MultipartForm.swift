@@ -1,24 +1,47 @@
 import Foundation
 
-/// A `multipart/form-data` body (RFC 7578) as the import form sends it: its parts' names, file
-/// names and bytes. Strict and bounded: a malformed body is refused as a whole.
-struct MultipartForm: Sendable {
-    struct Part: Sendable {
-        var name: String
-        var fileName: String?
-        var body: [UInt8]
+/// A `multipart/form-data` body (RFC 7578) as a file-upload form sends it (the web app's import):
+/// its parts' names, file names and bytes. Strict and bounded: a malformed body is refused as a
+/// whole, and at most ``maximumParts`` parts are read.
+public struct MultipartForm: Sendable, Equatable {
+    public struct Part: Sendable, Equatable {
+        public var name: String
+        public var fileName: String?
+        public var body: [UInt8]
+
+        public init(name: String, fileName: String? = nil, body: [UInt8]) {
+            self.name = name
+            self.fileName = fileName
+            self.body = body
+        }
     }
 
-    var parts: [Part]
+    public static let maximumParts = 32
+
+    public var parts: [Part]
+
+    public init(parts: [Part]) { self.parts = parts }
 
     /// The first part called `name`.
-    subscript(name: String) -> Part? { parts.first { $0.name == name } }
+    public subscript(name: String) -> Part? { parts.first { $0.name == name } }
 
     /// The text of the first part called `name`.
-    func text(_ name: String) -> String? { self[name].map { String(decoding: $0.body, as: UTF8.self) } }
+    public func text(_ name: String) -> String? { self[name].map { String(decoding: $0.body, as: UTF8.self) } }
+
+    /// The body as a browser would send it (names and file names quoted; they must not contain `"`,
+    /// CR or LF, and no body may contain the delimiter).
+    public func serialized(boundary: String) -> [UInt8] {
+        var out: [UInt8] = []
+        for part in parts {
+            var header = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(part.name)\""
+            if let fileName = part.fileName { header += "; filename=\"\(fileName)\"" }
+            out += Array((header + "\r\n\r\n").utf8) + part.body + Array("\r\n".utf8)
+        }
+        return out + Array("--\(boundary)--\r\n".utf8)
+    }
 
     /// The boundary of a `Content-Type: multipart/form-data; boundary=…` header.
-    static func boundary(contentType: String?) -> String? {
+    public static func boundary(contentType: String?) -> String? {
         guard let contentType, contentType.lowercased().hasPrefix("multipart/form-data") else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
@@ -34,7 +57,7 @@ struct MultipartForm: Sendable {
     }
 
     /// Parses `body`; nil when it is not a well-formed multipart body with this boundary.
-    static func parse(_ body: [UInt8], boundary: String) -> MultipartForm? {
+    public static func parse(_ body: [UInt8], boundary: String) -> MultipartForm? {
         let delimiter = Array("--\(boundary)".utf8)
         let separator = Array("\r\n--\(boundary)".utf8)
         guard body.starts(with: delimiter) else { return nil }
@@ -52,7 +75,7 @@ struct MultipartForm: Sendable {
             guard let end = find(separator, in: body, from: start) else { return nil }
             parts.append(Part(name: name, fileName: fileName, body: Array(body[start..<end])))
             position = end + separator.count
-            guard parts.count <= 32 else { return nil }
+            guard parts.count <= maximumParts else { return nil }
         }
     }
 
