@@ -15,31 +15,7 @@ export XDG_RUNTIME_DIR="$work/run" KEYHAVEN_AGENT_SOCKET="$work/run/agent.sock"
 trap '$bin agent stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 swift build -c release --product keyhaven >/dev/null
 
-python3 - "$count" "$work" <<'PY'
-import hashlib, random, sys
-count, work = int(sys.argv[1]), sys.argv[2]
-rng = random.Random(7)
-common = ["password1", "qwerty123", "iloveyou", "dragon2000", "monkey12", "letmein!", "sunshine7"]
-rows, breached = [], []
-for i in range(count):
-    r = rng.random()
-    if r < 0.1:
-        pw = rng.choice(common)                      # weak, reused, breached
-    elif r < 0.2:
-        pw = f"Shared-{i % 50}-Passw0rd!"            # reused across sites
-    else:
-        pw = "".join(rng.choice("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789-!") for _ in range(18))
-    if r < 0.15:
-        breached.append(pw)
-    scheme = "http" if rng.random() < 0.03 else "https"
-    rows.append(f"site{i}.example,{scheme}://login.site{i}.example/auth,user{i}@mail.example,{pw},")
-open(f"{work}/export.csv", "w").write("name,url,username,password,note\n" + "\n".join(rows) + "\n")
-with open(f"{work}/pwned.txt", "w") as out:
-    for k in range(100_000):
-        out.write(hashlib.sha1(f"filler-{k}".encode()).hexdigest().upper() + f":{k % 1000 + 1}\r\n")
-    for pw in set(breached):
-        out.write(hashlib.sha1(pw.encode()).hexdigest().upper() + ":42\r\n")
-PY
+python3 Benchmarks/scripts/synthetic_vault.py "$count" "$work" 100000
 
 $bin init >/dev/null
 $bin import "$work/export.csv" >/dev/null

@@ -16,29 +16,18 @@ import json
 import os
 import pathlib
 import shutil
-import socket
-import socketserver
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from browser_common import (KEYHAVEN, MASTER, Pages, chromium, free_port, keyhaven_environment,  # noqa: E402
+                            run_keyhaven, wait_for)
+
 PAGES = pathlib.Path(__file__).resolve().parent / "pages"
-KEYHAVEN = os.environ.get("KEYHAVEN_BINARY") or str(ROOT / ".build/debug/keyhaven")
-MASTER = "correct horse battery"
 TOTP_SECRET = "JBSWY3DPEHPK3PXP"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Pages(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
 
 
 def serve_pages(host):
@@ -49,33 +38,11 @@ def serve_pages(host):
     return server
 
 
-def wait_for(condition, timeout=10, what="condition"):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        try:
-            last = condition()
-            if last:
-                return last
-        except Exception as error:  # a stale element while the page changes
-            last = error
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
-
-
 class Harness:
     def __init__(self, browser="chromium"):
         self.browser = browser
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="keyhaven-autofill-"))
-        (self.dir / "home").mkdir()
-        self.env = {k: v for k, v in os.environ.items() if k not in ("KEYHAVEN_PASSWORD", "KEYHAVEN_AGENT_SOCKET", "DISPLAY")}
-        self.env.update({
-            "KEYHAVEN_VAULT": str(self.dir / "vault.sqlite"),
-            "KEYHAVEN_INSECURE_KDF": "1",
-            "XDG_RUNTIME_DIR": str(self.dir / "run"),
-            "HOME": str(self.dir / "home"),
-            "XDG_CONFIG_HOME": str(self.dir / "home/.config"),
-        })
+        self.env = keyhaven_environment(self.dir)
         self.a = serve_pages("127.0.0.1")
         self.site = f"http://127.0.0.1:{self.a.server_address[1]}"
         self.b = serve_pages("127.0.0.1")
@@ -91,32 +58,15 @@ class Harness:
             self.start_browser()
 
     def keyhaven(self, *args, password=False, check=True, stdin=None):
-        env = dict(self.env)
-        if password:
-            env["KEYHAVEN_PASSWORD"] = MASTER
-        result = subprocess.run([KEYHAVEN, *args], env=env, capture_output=True, text=True, input=stdin, timeout=60)
-        if check and result.returncode != 0:
-            raise AssertionError(f"keyhaven {' '.join(args)} failed ({result.returncode}): {result.stderr}")
-        return result
+        return run_keyhaven(self.env, *args, password=password, check=check, stdin=stdin, timeout=60)
 
     def start_browser(self):
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-
         self.profile = self.dir / "profile"
         self.extension = self.dir / "extension"
         self.keyhaven("browser", "install", "--browser", "chromium", "--user-data-dir", str(self.profile))
         written = self.keyhaven("browser", "extension", "--output", str(self.extension))
         self.extension_id = written.stderr.strip().split()[-1]
-        options = webdriver.ChromeOptions()
-        options.binary_location = "/usr/lib/chromium/chromium"
-        for flag in ("--headless=new", "--no-sandbox", f"--user-data-dir={self.profile}",
-                     f"--load-extension={self.extension}", f"--disable-extensions-except={self.extension}",
-                     "--window-size=1200,900"):
-            options.add_argument(flag)
-        service = Service("/usr/bin/chromedriver", env=self.env)
-        self.driver = webdriver.Chrome(service=service, options=options)
-        self.driver.set_script_timeout(10)
+        self.driver = chromium(self.env, self.profile, self.extension)
 
     def close(self):
         if self.driver:

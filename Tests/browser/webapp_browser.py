@@ -21,8 +21,6 @@ import json
 import os
 import pathlib
 import shutil
-import socket
-import socketserver
 import struct
 import subprocess
 import sys
@@ -32,34 +30,15 @@ import time
 import urllib.parse
 import urllib.request
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-KEYHAVEN = os.environ.get("KEYHAVEN_BINARY") or str(ROOT / ".build/debug/keyhaven")
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from browser_common import (KEYHAVEN, MASTER, ROOT, Pages, chromium, free_port, keyhaven_environment,  # noqa: E402
+                            run_keyhaven, wait_for)
+
 SHINY = os.environ.get("SHINY_BINARY") or str(pathlib.Path(KEYHAVEN).parent / "shiny")
 SHOTS = pathlib.Path(os.environ.get("KEYHAVEN_SCREENSHOTS") or ROOT / ".build/screenshots/webapp")
-MASTER = "correct horse battery"
 ALICE = "Password1234"
 BOB = "Welcome12345"
 TOTP_SECRET = "JBSWY3DPEHPK3PXP"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(condition, timeout=15, what="condition"):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        try:
-            last = condition()
-            if last:
-                return last
-        except Exception as error:  # a stale element while the page changes
-            last = error
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
 def totp(secret, at=None):
@@ -69,10 +48,6 @@ def totp(secret, at=None):
     offset = digest[-1] & 0x0F
     value = struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF
     return f"{value % 1_000_000:06d}"
-
-
-class Pages(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
 
 
 def serve_html(body):
@@ -97,16 +72,7 @@ def serve_html(body):
 class Harness:
     def __init__(self, extension=False):
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="keyhaven-webapp-"))
-        (self.dir / "home").mkdir()
-        self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("KEYHAVEN_PASSWORD", "KEYHAVEN_AGENT_SOCKET", "DISPLAY", "BROWSER", "WAYLAND_DISPLAY")}
-        self.env.update({
-            "KEYHAVEN_VAULT": str(self.dir / "vault.sqlite"),
-            "KEYHAVEN_INSECURE_KDF": "1",
-            "XDG_RUNTIME_DIR": str(self.dir / "run"),
-            "HOME": str(self.dir / "home"),
-            "XDG_CONFIG_HOME": str(self.dir / "home/.config"),
-        })
+        self.env = keyhaven_environment(self.dir)
         self.servers = []
         self.driver = None
         self.shiny = subprocess.Popen([SHINY, "--port", "0", "--demo", "--stop-when-stdin-closes"], env=self.env,
@@ -144,13 +110,7 @@ class Harness:
     # --- processes ---
 
     def keyhaven(self, *args, password=False, check=True, stdin=None):
-        env = dict(self.env)
-        if password:
-            env["KEYHAVEN_PASSWORD"] = MASTER
-        result = subprocess.run([KEYHAVEN, *args], env=env, capture_output=True, text=True, input=stdin, timeout=90)
-        if check and result.returncode != 0:
-            raise AssertionError(f"keyhaven {' '.join(args)} failed ({result.returncode}): {result.stderr}")
-        return result
+        return run_keyhaven(self.env, *args, password=password, check=check, stdin=stdin)
 
     def shiny_post(self, path, body):
         request = urllib.request.Request(self.shiny_origin + path, data=json.dumps(body).encode(),
@@ -184,26 +144,16 @@ class Harness:
         return json.loads(shown.stdout)["password"]
 
     def start_browser(self, extension):
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-
         self.profile = self.dir / "profile"
         self.downloads = self.dir / "downloads"
         self.downloads.mkdir()
-        options = webdriver.ChromeOptions()
-        options.binary_location = "/usr/lib/chromium/chromium"
-        flags = ["--headless=new", "--no-sandbox", f"--user-data-dir={self.profile}", "--window-size=1280,1000"]
+        self.extension = None
         if extension:
             self.extension = self.dir / "extension"
             self.keyhaven("browser", "install", "--browser", "chromium", "--user-data-dir", str(self.profile))
             written = self.keyhaven("browser", "extension", "--output", str(self.extension))
             self.extension_id = written.stderr.strip().split()[-1]
-            flags += [f"--load-extension={self.extension}", f"--disable-extensions-except={self.extension}"]
-        for flag in flags:
-            options.add_argument(flag)
-        service = Service("/usr/bin/chromedriver", env=self.env)
-        self.driver = webdriver.Chrome(service=service, options=options)
-        self.driver.set_script_timeout(15)
+        self.driver = chromium(self.env, self.profile, self.extension, size="1280,1000")
         self.driver.execute_cdp_cmd("Browser.setDownloadBehavior",
                                     {"behavior": "allow", "downloadPath": str(self.downloads)})
 
@@ -494,7 +444,7 @@ def import_preview(h):
                       "New one,https://new.example.invalid,zoe,Fresh-Password-77\n"
                       "Another,https://another.example.invalid,yan,Other-Password-88\n"
                       # Already in the vault (added without a title).
-                      f",https://bank.example.invalid,ada,k7#Qv!p2Lx9@wZr4Tm\n")
+                      ",https://bank.example.invalid,ada,k7#Qv!p2Lx9@wZr4Tm\n")
     h.go("/import")
     h.shot("import")
     h.find("import-file").send_keys(str(export))
