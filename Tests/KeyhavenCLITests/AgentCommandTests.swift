@@ -55,6 +55,34 @@ struct AgentCommandTests {
         )
     }
 
+    @Test func uiStartsTheAgentOnceAndPrintsAOneTimeURL() throws {
+        try vaultWithOneAccount()
+        defer { _ = try? run(["agent", "stop"]) }
+        let first = try run(["ui", "--no-open", "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let answer = try JSONValue.parse(Data(first.stdout.utf8))
+        let url = try #require(answer["url"]?.string)
+        #expect(url.hasPrefix("http://127.0.0.1:") && url.contains("/launch?secret="))
+        #expect(answer["agentStarted"]?.number != nil)
+        #expect(first.stderr.contains("started an agent"))
+        // The agent it started runs (locked) and serves the app; a second `ui` reuses both.
+        let status = try JSONValue.parse(Data(try run(["agent", "status", "--json"]).stdout.utf8))
+        #expect(status["state"]?.string == "locked")
+        let second = try run(["ui", "--no-open"])
+        #expect(second.status == 0)
+        let again = second.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(again.hasPrefix(url.components(separatedBy: "/launch")[0] + "/launch?secret="))
+        #expect(again != url, "a launch secret is never given twice")
+        #expect(!second.stderr.contains("started an agent"))
+        // With the password it unlocks first; a wrong one exits 2 and prints no URL.
+        let wrong = try run(["ui", "--no-open", "--password-stdin"], stdin: "wrong horse battery\n")
+        #expect(wrong.status == 2)
+        #expect(wrong.stdout.isEmpty)
+        #expect(try run(["ui", "--no-open"], Self.password).status == 0)
+        let unlocked = try JSONValue.parse(Data(try run(["agent", "status", "--json"]).stdout.utf8))
+        #expect(unlocked["state"]?.string == "unlocked")
+    }
+
     @Test func anUnlockedAgentRunsVaultCommandsWithoutThePassword() throws {
         try vaultWithOneAccount()
         let agent = try startAgent(["--idle-lock", "1h"])

@@ -5,7 +5,9 @@ import Testing
 /// The web app end to end in headless Chromium (issue 15): `keyhaven ui` starts the agent, shiny runs
 /// as a process of its own, and Tests/browser/webapp_browser.py (selenium) plays the person — and
 /// the attacker. Each scenario saves screenshots (light and dark) under .build/screenshots/webapp.
-@Suite(.enabled(if: ExternalTools.browser, ExternalTools.browserReason))
+/// Serialized: each scenario runs a browser, shiny and an agent, and all at once would starve a
+/// 2-core machine (about 90 s in a row).
+@Suite(.serialized, .enabled(if: ExternalTools.browser, ExternalTools.browserReason))
 struct WebAppBrowserTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("browser/webapp_browser.py")

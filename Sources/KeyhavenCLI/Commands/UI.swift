@@ -17,7 +17,9 @@ extension Keyhaven {
                 `keyhaven agent stop` ends it). The first line of standard output is the app's URL: it \
                 carries a one-time secret that lets one browser in (it becomes an HttpOnly, \
                 SameSite=Strict cookie) and expires after 5 minutes unused; run `keyhaven ui` again for \
-                another. The browser opens unless --no-open ($BROWSER, else xdg-open).
+                another. The browser opens unless --no-open ($BROWSER, else xdg-open). The app asks for \
+                the master password itself; with --password-stdin or $KEYHAVEN_PASSWORD the agent is \
+                unlocked first (exit status 2 when the password is wrong).
 
                 Examples:
                   keyhaven ui
@@ -32,6 +34,11 @@ extension Keyhaven {
         )
         var port: Int = 0
         @Flag(name: .customLong("no-open"), help: "Print the URL only; do not open a browser.") var noOpen = false
+        @Flag(
+            name: .long,
+            help: "Print {\"url\", \"agentStarted\"} (the pid of an agent it started, else null) as JSON."
+        )
+        var json = false
         @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
 
         func validate() throws {
@@ -50,9 +57,26 @@ extension Keyhaven {
                     "the agent did not start; run `keyhaven agent` in a terminal to see why"
                 )
             }
+            let environment = CommandIO.current.environment
+            if options.passwordStdin || !(environment["KEYHAVEN_PASSWORD"] ?? "").isEmpty,
+                try AgentClient.request(connection, "agent.status")["state"]?.string != "unlocked"
+            {
+                let password = try options.masterPassword()
+                _ = try AgentClient.request(connection, "agent.unlock", ["masterPassword": .string(password)])
+            }
             let answer = try AgentClient.request(connection, "agent.ui", ["port": .number(Double(port))])
             guard let url = answer["url"]?.string else { throw Output.failure("the agent gave no URL") }
-            print(url)
+            if json {
+                let started: JSONValue = started.map { .number(Double($0)) } ?? .null
+                print(
+                    String(
+                        decoding: JSONValue.object(["url": .string(url), "agentStarted": started]).encoded(),
+                        as: UTF8.self
+                    )
+                )
+            } else {
+                print(url)
+            }
             if let started {
                 Output.error(
                     "keyhaven: started an agent (pid \(started)) for \(options.url(global: root.vault).path); "
@@ -108,6 +132,14 @@ enum Spawn {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of ours: a pipe the caller reads to its end must not stay open in the agent.
+        // (glibc's addclosefrom_np is not visible to Swift; the open descriptors are listed instead.)
+        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
+            Int32($0)
+        }
+        for descriptor in open where descriptor > 2 && fcntl(descriptor, F_GETFD) != -1 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
