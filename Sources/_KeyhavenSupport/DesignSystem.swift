@@ -81,6 +81,9 @@ public enum DesignSystem {
         input[type=checkbox], input[type=radio] { width: auto; min-height: 0; margin-right: var(--space-2); }
         input[type=range] { padding: 0; }
         label.check { font-weight: 400; display: flex; align-items: center; }
+        fieldset { border: 1px solid var(--border); border-radius: var(--radius-small); padding: var(--space-2) var(--space-4) var(--space-4); margin: var(--space-4) 0 0; }
+        legend { font-weight: 600; padding: 0 var(--space-1); }
+        fieldset label:has(input[type=radio]), fieldset label:has(input[type=checkbox]) { font-weight: 400; }
         textarea { min-height: 5rem; font-family: var(--mono); }
         button, .button { font: inherit; font-weight: 600; display: inline-flex; align-items: center; gap: var(--space-2);
           border: 1px solid transparent; border-radius: var(--radius-small); padding: var(--space-2) var(--space-4);
@@ -103,7 +106,7 @@ public enum DesignSystem {
 
         /* A centred sheet: sign-in, consent, confirmation */
         .sheet-page { display: flex; justify-content: center; padding: var(--space-7) var(--space-4); }
-        .sheet { width: 100%; max-width: 26rem; background: var(--surface); border: 1px solid var(--border);
+        .sheet { overflow-wrap: anywhere; width: 100%; max-width: 26rem; background: var(--surface); border: 1px solid var(--border);
           border-radius: var(--radius); box-shadow: var(--shadow); padding: var(--space-6); }
         .sheet .brand { color: var(--muted); font-weight: 600; font-size: .9rem; margin-bottom: var(--space-2); display: flex; align-items: center; gap: var(--space-2); }
         .sheet form button { width: 100%; justify-content: center; margin-top: var(--space-3); }

@@ -9,8 +9,11 @@
 2. On the provider's account page the service is listed; "Stop using Sign in with Keyhaven" ends it.
 3. Back on shiny, signing in with Keyhaven asks for consent again; Cancel returns to shiny with
    user_cancelled_authorize.
-Prints OK and what it saw; exits non-zero with a reason otherwise.
+Prints OK and what it saw; exits non-zero with a reason otherwise. Screenshots of each page, light
+and dark, go to $KEYHAVEN_SCREENSHOTS/provider (default .build/screenshots/provider).
 """
+import os
+import pathlib
 import sys
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
@@ -33,14 +36,30 @@ def element(id_):
     return wait.until(EC.presence_of_element_located((By.ID, id_)))
 
 
+SHOTS = pathlib.Path(os.environ.get("KEYHAVEN_SCREENSHOTS") or pathlib.Path(__file__).resolve().parents[3] / ".build/screenshots") / "provider"
+
+
+def shot(name):
+    """The page in light and dark (the one design system the app, the provider and shiny share)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        driver.save_screenshot(str(SHOTS / f"{name}-{scheme}.png"))
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
 try:
     # 1. Sign in with Keyhaven, hiding the address.
     driver.get(shiny + "/signin")
+    shot("shiny-sign-in")
     element("sign-in-with-keyhaven").click()
+    element("email")
+    shot("sign-in")
     element("email").send_keys(email)
     element("password").send_keys(password)
     element("submit").click()
     assert "Shiny" in element("consent").text or "Shiny" in driver.page_source, "the consent page names the service"
+    shot("consent")
     element("hide").click()
     element("continue").click()
     welcome = element("welcome").text
@@ -51,6 +70,7 @@ try:
     # 2. The provider's account page: stop using the service.
     driver.get(provider + "/account")
     listed = element("service-" + client_id).text
+    shot("account")
     assert "authorized" in listed and "@privaterelay." in listed, listed
     element("stop-" + client_id).click()
     message = element("message").text
