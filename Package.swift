@@ -47,6 +47,7 @@ let package = Package(
         .library(name: "AutoFill", targets: ["AutoFill"]),
         .library(name: "KeyhavenAgent", targets: ["KeyhavenAgent"]),
         .library(name: "KeyhavenWebApp", targets: ["KeyhavenWebApp"]),
+        .library(name: "Passkeys", targets: ["Passkeys"]),
         .library(name: "BreachCheck", targets: ["BreachCheck"]),
         .library(name: "SecurityRecommendations", targets: ["SecurityRecommendations"]),
         .library(name: "AccountModification", targets: ["AccountModification"]),
@@ -233,6 +234,13 @@ let package = Package(
             dependencies: ["AutoFill", "Vault", "_KeyhavenSupport"],
             swiftSettings: swiftSettings
         ),
+        // Passkeys (WebAuthn) without HTTP: CBOR, and — next — COSE keys, authenticator data and
+        // attestation, for the agent's authenticator and the relying-party kit (issue 16).
+        .target(
+            name: "Passkeys",
+            dependencies: ["_KeyhavenSupport", crypto],
+            swiftSettings: swiftSettings
+        ),
         // `keyhaven ui`: the local web app the agent serves on loopback (pages, /api, its security).
         .target(
             name: "KeyhavenWebApp",
@@ -340,6 +348,11 @@ let package = Package(
         .testTarget(
             name: "KeyhavenAgentTests",
             dependencies: ["KeyhavenAgent", "AutoFill", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PasskeysTests",
+            dependencies: ["Passkeys", "_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -43,5 +43,7 @@ let package = Package(
         fuzzTarget("FuzzServiceOrigin", "AccountModification"),
         // The web app's upload bodies (multipart/form-data).
         fuzzTarget("FuzzMultipart", "AccountModification"),
+        // CBOR as passkeys carry it (attestation objects, COSE keys).
+        fuzzTarget("FuzzCBOR", "Passkeys"),
     ]
 )

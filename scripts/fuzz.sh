@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(FuzzPasswordRules FuzzPasswordStrength FuzzJOSE FuzzImport FuzzRangeBody FuzzBreachIndex FuzzManifest
-    FuzzFormBody FuzzServiceOrigin FuzzMultipart)
+    FuzzFormBody FuzzServiceOrigin FuzzMultipart FuzzCBOR)
 if [ "${1:-}" = "--list" ]; then
     printf '%s\n' "${targets[@]}"
     exit 0
@@ -148,6 +148,17 @@ bodies = [
 ]
 for i, b in enumerate(bodies):
     (out / f"form-{i}").write_text(b)
+PY
+    ;;
+FuzzCBOR)
+    python3 - "$corpus" <<'PY'
+import pathlib, sys
+out = pathlib.Path(sys.argv[1])
+items = ["a5010203262001215820" + "11" * 32 + "225820" + "22" * 32,  # a COSE EC2 key
+         "a363666d74646e6f6e656761747453746d74a068617574684461746145" + "00" * 5,  # attestation "none"
+         "8301820203820405", "a26161016162820203", "c11a514b67b0", "fb3ff199999999999a", "f93e00"]
+for i, item in enumerate(items):
+    (out / f"cbor-{i}").write_bytes(bytes.fromhex(item))
 PY
     ;;
 FuzzMultipart)

@@ -40,19 +40,19 @@ public struct WebSettings: Codable, Sendable, Equatable {
     static let kind = "web-settings"
 }
 
-/// One audit, kept until the vault or the settings change, with the vault list ready to search:
-/// rows sorted by title once, each with its lower-cased text (a search is one pass of `contains`).
+/// One audit, kept until the vault or the settings change (and dropped when the agent locks), with
+/// the vault list ready to search: rows sorted by title once, each with its lower-cased text (a
+/// search is one pass of `contains`). It holds no password: the report is made without `reveal`,
+/// and the rows carry titles, user names, sites and badges.
 struct AuditCache: Sendable {
     var key: String
     var report: AuditReport
-    var credentials: [Credential]
     var seconds: Double
     var rows: [(row: VaultRow, text: String)]
 
     init(key: String, report: AuditReport, credentials: [Credential], seconds: Double) {
         self.key = key
         self.report = report
-        self.credentials = credentials
         self.seconds = seconds
         var items: [String: AuditItem] = [:]
         items.reserveCapacity(report.items.count)

@@ -109,7 +109,19 @@ public final class WebApp: Sendable {
         self.agent = agent
         self.services = services
         self.configuration = configuration
+        // Locks with the agent (idle time, `keyhaven lock`, the Lock button): what the app read from
+        // the vault — the audit, import previews with their passwords — is dropped at once.
+        _ = agent.addListener(pairingId: Self.listenerName) { [weak self] event in
+            guard event["event"]?.string == "state", event["state"]?.string == "locked" else { return }
+            self?.state.withLock {
+                $0.audit = nil
+                $0.previews = [:]
+            }
+        }
     }
+
+    /// The agent's events reach the app under this name (it is no browser pairing).
+    static let listenerName = "keyhaven-web-app"
 
     var now: Date { configuration.now() }
 

@@ -7,6 +7,7 @@ import KeyhavenTesting
 import NIOCore
 import NIOHTTP1
 import SecurityRecommendations
+import Synchronization
 import Testing
 import Vault
 import _KeyhavenHTTPSupport
@@ -338,6 +339,17 @@ import _KeyhavenSupport
         #expect(try h.testVault.vault.count() == 4)
         // A preview is used once.
         #expect(try await h.post("/import/\(id)/confirm", session).status == 404)
+    }
+
+    @Test func theAppForgetsWhatItReadFromTheVaultWhenTheAgentLocks() async throws {
+        let h = try await Harness()
+        let session = try await h.session()
+        #expect(try await h.request("/api/audit", headers: [("Cookie", session.cookie)]).status == 200)
+        #expect(h.app.state.withLock { $0.audit != nil })
+        h.agent.lock()  // as the idle lock or `keyhaven lock` would
+        #expect(h.app.state.withLock { $0.audit == nil && $0.previews.isEmpty })
+        let page = try await h.request("/vault", headers: [("Cookie", session.cookie)])
+        #expect(page.status == 303 && page.headers.first(name: "Location") == "/unlock")
     }
 
     @Test func theGeneratorHonoursRulesAndLength() {
