@@ -234,8 +234,8 @@ let package = Package(
             dependencies: ["AutoFill", "Vault", "_KeyhavenSupport"],
             swiftSettings: swiftSettings
         ),
-        // Passkeys (WebAuthn) without HTTP: CBOR, and — next — COSE keys, authenticator data and
-        // attestation, for the agent's authenticator and the relying-party kit (issue 16).
+        // Passkeys (WebAuthn) without HTTP: CBOR, COSE keys, authenticator data, attestation `none`,
+        // the authenticator the agent will run, and — next — the relying-party kit (issue 16).
         .target(
             name: "Passkeys",
             dependencies: ["_KeyhavenSupport", crypto],
@@ -352,7 +352,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PasskeysTests",
-            dependencies: ["Passkeys", "_KeyhavenSupport", crypto],
+            dependencies: ["Passkeys", "KeyhavenTesting", "_KeyhavenSupport", crypto],
+            exclude: ["py_webauthn_check.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
