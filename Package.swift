@@ -353,7 +353,7 @@ let package = Package(
         .testTarget(
             name: "PasskeysTests",
             dependencies: ["Passkeys", "KeyhavenTesting", "_KeyhavenSupport", crypto],
-            exclude: ["py_webauthn_check.py"],
+            exclude: ["py_webauthn_check.py", "fido2_authenticator.py"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -45,6 +45,8 @@ python3 -c "import axe_selenium_python" >/dev/null 2>&1 || need_pip+=(axe-seleni
 python3 -c "import schemathesis" >/dev/null 2>&1 || need_pip+=(schemathesis)
 # py_webauthn: an independent relying party for the passkey authenticator (PasskeysTests).
 python3 -c "import webauthn" >/dev/null 2>&1 || need_pip+=(webauthn)
+# fido2 (Yubico): the encoders of an independent authenticator against PasskeyRelyingParty.
+python3 -c "import fido2" >/dev/null 2>&1 || need_pip+=("fido2>=2.2")
 python3 -c "import jwt; assert jwt.__version__ >= '2'" >/dev/null 2>&1 || need_pip+=("pyjwt>=2.15")
 python3 -c "import joserfc" >/dev/null 2>&1 || need_pip+=("joserfc>=1.8")
 python3 -c "import authlib" >/dev/null 2>&1 || need_pip+=("authlib>=1.9.6")
