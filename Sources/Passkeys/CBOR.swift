@@ -191,11 +191,15 @@ extension CBOR {
                 }
                 var pairs: [CBOR.Pair] = []
                 pairs.reserveCapacity(Int(argument))
-                var keys = Set<CBOR>()
+                // Keys compare by their canonical encoding: `{a: 1, b: 2}` and `{b: 2, a: 1}` are one
+                // key, and -0.0 and 0.0 are two (the fuzzer found maps that re-encoded into duplicates).
+                var keys = Set<[UInt8]>()
                 for _ in 0..<argument {
                     let keyOffset = position
                     let key = try item(depth: depth + 1)
-                    guard keys.insert(key).inserted else { throw CBORError(code: .duplicateKey, offset: keyOffset) }
+                    guard keys.insert(key.encoded()).inserted else {
+                        throw CBORError(code: .duplicateKey, offset: keyOffset)
+                    }
                     pairs.append(CBOR.Pair(key, try item(depth: depth + 1)))
                 }
                 return .map(pairs)

@@ -81,6 +81,10 @@ import _KeyhavenSupport
         #expect(code("ff") == .unsupported)  // a break out of place
         #expect(code("62c328") == .invalidText)
         #expect(code("a201020103") == .duplicateKey)
+        // Keys are compared as written canonically: two maps with the same pairs in another order
+        // are one key (FuzzCBOR found this: such input re-encoded into a map with a duplicate key).
+        #expect(code("a2" + "a2010203040a" + "a2030401020b") == .duplicateKey)
+        #expect(code("a2f98000" + "01" + "f90000" + "02") == nil)  // -0.0 and 0.0 differ
         #expect(code(String(repeating: "81", count: 20) + "00") == .tooDeep)
         #expect(code("818100", depth: 1) == .tooDeep)
         #expect(code("818100", depth: 2) == nil)
