@@ -254,7 +254,7 @@ let package = Package(
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
         .target(
             name: "Vault",
-            dependencies: ["_KeyhavenSupport", grdb, crypto, cryptoExtras],
+            dependencies: ["_KeyhavenSupport", "Passkeys", grdb, crypto, cryptoExtras],
             swiftSettings: swiftSettings
         ),
         // Test support shipped to users: seeded randomness, fixed clocks, fixtures, a command runner,
@@ -366,7 +366,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VaultTests",
-            dependencies: ["Vault", "KeyhavenTesting", grdb, crypto],
+            dependencies: ["Vault", "Passkeys", "KeyhavenTesting", grdb, crypto],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

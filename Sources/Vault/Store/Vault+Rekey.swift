@@ -58,6 +58,7 @@ extension Vault {
         try rekeyJournal(db, from: oldKeys, to: newKeys)
         try rekeyProviderSessions(db, from: oldKeys, to: newKeys)
         try rekeyAgentRecords(db, from: oldKeys, to: newKeys)
+        try rekeyPasskeys(db, from: oldKeys, to: newKeys)
         if let format {
             try db.execute(
                 sql: "UPDATE vault SET format = ?, kdf = ?, wrappedKey = ? WHERE id = 1",

@@ -40,7 +40,8 @@ enum VaultIntegrity {
     /// Sections added after format 2 shipped: counted only when their table has rows, so a vault
     /// sealed before they existed still verifies (no rows and no section are one encoding).
     private static let laterSections: [(name: String, sql: String)] = [
-        ("agentRecord", "SELECT id, kind, version, created FROM agentRecord ORDER BY id")
+        ("agentRecord", "SELECT id, kind, version, created FROM agentRecord ORDER BY id"),
+        ("passkey", "SELECT id, rpTag, version, created FROM passkey ORDER BY id"),
     ]
 
     static func code(_ db: Database, keys: VaultKeys) throws -> Data {
@@ -182,6 +183,26 @@ enum VaultIntegrity {
             }
         )
         try verifyAgentRecords(db, keys: keys)
+        try verifyPasskeys(db, keys: keys)
+    }
+
+    /// ``verifyRecords(_:keys:)`` for passkeys (a vault without the table has none).
+    private static func verifyPasskeys(_ db: Database, keys: VaultKeys) throws {
+        guard try db.tableExists("passkey") else { return }
+        try verifyRows(
+            db,
+            keys: keys,
+            sql: "SELECT id AS key, version, sealed FROM passkey WHERE version > 0",
+            associatedData: { key, version in Vault.passkeyAD(key.text, version: version) },
+            legacy: { _ in "" },
+            rolledBack: { _ in
+                VaultError(
+                    .tampered,
+                    "a passkey was rolled back to an older copy outside Keyhaven; nothing was written — "
+                        + "restore the vault from a backup"
+                )
+            }
+        )
     }
 
     /// ``verifyRecords(_:keys:)`` for the agent's records (a vault without the table has none).

@@ -95,6 +95,16 @@ enum VaultSchema {
                 t.column("created", .double).notNull()
             }
         }
+        migrator.registerMigration("v6-passkeys") { db in
+            // Passkeys (issue 16): sealed, under keyed hashes of their relying party and credential id.
+            try db.create(table: "passkey") { t in
+                t.column("id", .text).primaryKey()
+                t.column("rpTag", .blob).notNull().indexed()
+                t.column("version", .integer).notNull()
+                t.column("sealed", .blob).notNull()
+                t.column("created", .double).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+public import Passkeys
+import _KeyhavenSupport
+
+/// Passkeys in the vault (issue 16): each sealed like a credential, under a row id that is a keyed
+/// hash of its relying party and credential id, with a keyed tag of the relying party for lookups —
+/// neither the sites nor the handles are in the clear. Covered by the integrity check (when any
+/// exists, so older vaults still verify) and re-sealed by `passwd`.
+extension Vault {
+    static func passkeyAD(_ id: String, version: Int64) -> String {
+        "keyhaven/passkey/v1|\(id)|\(version)"
+    }
+
+    /// The passkey's row id (hex): stable for one relying party and credential id.
+    public func passkeyID(_ passkey: PasskeyCredential) -> String {
+        Hex.encode(keys.tag("passkey", passkey.rpID + "\u{0}" + Base64URL.encode(passkey.credentialID)))
+    }
+
+    /// Saves `passkey`, replacing the one with the same relying party and credential id.
+    public func savePasskey(_ passkey: PasskeyCredential) throws(VaultError) {
+        try guarded {
+            let id = passkeyID(passkey)
+            let content = try JSONEncoder().encode(passkey)
+            try authenticatedWrite { db in
+                let version =
+                    (try Int64.fetchOne(db, sql: "SELECT version FROM passkey WHERE id = ?", arguments: [id]) ?? 0) + 1
+                let sealed = try keys.seal(content, associatedData: Self.passkeyAD(id, version: version))
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [
+                        id, keys.tag("passkey-rp", passkey.rpID), version, sealed,
+                        passkey.created.timeIntervalSince1970,
+                    ]
+                )
+            }
+        }
+    }
+
+    /// The passkeys of one relying party (all when nil), oldest first.
+    public func passkeys(rpID: String? = nil) throws(VaultError) -> [PasskeyCredential] {
+        try guarded {
+            let keys = self.keys
+            let rows = try database.read { db in
+                if let rpID {
+                    return try Row.fetchAll(
+                        db,
+                        sql: "SELECT id, version, sealed FROM passkey WHERE rpTag = ? ORDER BY created, id",
+                        arguments: [keys.tag("passkey-rp", rpID)]
+                    )
+                }
+                return try Row.fetchAll(db, sql: "SELECT id, version, sealed FROM passkey ORDER BY created, id")
+            }
+            return try rows.map { row in
+                let id: String = row["id"]
+                let content = try keys.open(row["sealed"], associatedData: Self.passkeyAD(id, version: row["version"]))
+                return try JSONDecoder().decode(PasskeyCredential.self, from: content)
+            }
+        }
+    }
+
+    /// Removes a passkey by its row id (``passkeyID(_:)``); false when there was none.
+    @discardableResult
+    public func removePasskey(id: String) throws(VaultError) -> Bool {
+        try guarded {
+            try authenticatedWrite { db in
+                try db.execute(sql: "DELETE FROM passkey WHERE id = ?", arguments: [id])
+                return db.changesCount > 0
+            }
+        }
+    }
+
+    /// Re-seals every passkey under `newKeys`; their row ids and tags are keyed hashes, so they are
+    /// computed again with the new lookup key.
+    func rekeyPasskeys(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
+        let rows = try Row.fetchAll(db, sql: "SELECT id, version, sealed, created FROM passkey")
+        for row in rows {
+            let id: String = row["id"]
+            let version: Int64 = row["version"]
+            guard var plaintext = try? oldKeys.open(row["sealed"], associatedData: Self.passkeyAD(id, version: version)),
+                let passkey = try? JSONDecoder().decode(PasskeyCredential.self, from: plaintext)
+            else { continue }
+            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+            let newID = Hex.encode(newKeys.tag("passkey", passkey.rpID + "\u{0}" + Base64URL.encode(passkey.credentialID)))
+            try db.execute(sql: "DELETE FROM passkey WHERE id = ?", arguments: [id])
+            try db.execute(
+                sql: "INSERT INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
+                arguments: [
+                    newID, newKeys.tag("passkey-rp", passkey.rpID), version,
+                    try newKeys.seal(plaintext, associatedData: Self.passkeyAD(newID, version: version)),
+                    row["created"] as Double,
+                ]
+            )
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import GRDB
+import KeyhavenTesting
+import Passkeys
+import Testing
+import Vault
+
+/// Passkeys in the vault (issue 16): sealed (no site, handle or key in the clear), found by relying
+/// party, replaced by credential id, covered by the integrity check, re-keyed by `passwd`.
+@Suite(.offCooperativePool)
+struct PasskeyStorageTests {
+    static func passkey(_ rpID: String, user: String, id: [UInt8]) throws -> PasskeyCredential {
+        let (credential, _) = try Authenticator().register(
+            CreationRequest(
+                rpID: rpID,
+                rpName: rpID,
+                userID: Array(user.utf8),
+                userName: user,
+                userDisplayName: user.capitalized,
+                challenge: [1]
+            ),
+            origin: "https://\(rpID)",
+            existing: [],
+            userVerified: true
+        )
+        var stored = credential
+        stored.credentialID = id
+        return stored
+    }
+
+    @Test func passkeysAreSealedFoundByRelyingPartyAndReplacedByCredentialID() throws {
+        let test = try TestVault()
+        let ada = try Self.passkey("shiny.example", user: "ada-handle", id: [1, 1, 1])
+        let bob = try Self.passkey("shiny.example", user: "bob-handle", id: [2, 2, 2])
+        let other = try Self.passkey("other.example", user: "ada-handle", id: [3, 3, 3])
+        for passkey in [ada, bob, other] { try test.vault.savePasskey(passkey) }
+        #expect(try test.vault.passkeys(rpID: "shiny.example").map(\.userName) == ["ada-handle", "bob-handle"])
+        #expect(try test.vault.passkeys().count == 3)
+        var used = ada
+        used.signCount = 7
+        try test.vault.savePasskey(used)
+        #expect(try test.vault.passkeys(rpID: "shiny.example").first { $0.credentialID == [1, 1, 1] }?.signCount == 7)
+        #expect(try test.vault.passkeys().count == 3)
+        try test.vault.close()
+        for secret in ["shiny.example", "ada-handle", "other.example"] {
+            #expect(!VaultFileEdits.contents(test.url).contains { $0.range(of: Data(secret.utf8)) != nil }, "\(secret)")
+        }
+        let reopened = try test.reopen()
+        #expect(try reopened.removePasskey(id: reopened.passkeyID(bob)))
+        #expect(try !reopened.removePasskey(id: reopened.passkeyID(bob)))
+        #expect(try reopened.passkeys(rpID: "shiny.example").map(\.credentialID) == [[1, 1, 1]])
+    }
+
+    @Test func aRemovedOrRolledBackPasskeyIsTampering() throws {
+        let removed = try TestVault()
+        try removed.vault.savePasskey(try Self.passkey("shiny.example", user: "ada", id: [1]))
+        try removed.vault.close()
+        try VaultFileEdits.edit(removed.url) { db in try db.execute(sql: "DELETE FROM passkey") }
+        VaultIntegrityTests.expectTampered(removed.url)
+
+        let rolledBack = try TestVault()
+        var passkey = try Self.passkey("shiny.example", user: "ada", id: [1])
+        try rolledBack.vault.savePasskey(passkey)
+        let old = try VaultFileEdits.read(rolledBack.url) { db in try Data.fetchOne(db, sql: "SELECT sealed FROM passkey") }
+        passkey.signCount = 9
+        try rolledBack.vault.savePasskey(passkey)
+        try rolledBack.vault.close()
+        try VaultFileEdits.edit(rolledBack.url) { db in try db.execute(sql: "UPDATE passkey SET sealed = ?", arguments: [old]) }
+        VaultIntegrityTests.expectTampered(rolledBack.url)
+    }
+
+    @Test func changingTheMasterPasswordReSealsThem() throws {
+        let test = try TestVault()
+        let passkey = try Self.passkey("shiny.example", user: "ada", id: [4, 2])
+        try test.vault.savePasskey(passkey)
+        try test.vault.changeMasterPassword(to: "another master password", kdf: .random(logN: 10), allowInsecureKDF: true)
+        try test.vault.close()
+        let reopened = try Vault.open(at: test.url, masterPassword: "another master password", allowInsecureKDF: true)
+        #expect(try reopened.passkeys(rpID: "shiny.example") == [passkey])
+        // Still found and replaced under the new keys.
+        var used = passkey
+        used.signCount = 1
+        try reopened.savePasskey(used)
+        #expect(try reopened.passkeys() == [used])
+    }
+}
