@@ -281,7 +281,7 @@ let package = Package(
                 "IdentityProvider",
                 "IdentityProviderPostgres",
                 "KeyhavenJOSE",
-                "AutoFill", "KeyhavenAgent", "KeyhavenWebApp",
+                "AutoFill", "KeyhavenAgent", "KeyhavenWebApp", "Passkeys",
                 // The demo's calls to shiny over HTTP.
                 "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
                 argumentParser,
@@ -419,6 +419,7 @@ let package = Package(
         .testTarget(
             name: "KeyhavenCLITests",
             dependencies: [
+                "Passkeys",
                 // Both executables: `keyhaven demo` runs the `shiny` built next to `keyhaven`.
                 "KeyhavenCLI", "KeyhavenTesting", "keyhaven", "shiny", "PasswordRules", "Vault", "BreachCheck",
                 "ShinyService",

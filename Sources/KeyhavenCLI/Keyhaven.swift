@@ -17,7 +17,8 @@ public struct Keyhaven: AsyncParsableCommand {
                 name: "Vault",
                 subcommands: [
                     Init.self, Add.self, List.self, Show.self, Copy.self, OneTimeCode.self, Search.self, Edit.self,
-                    Remove.self, Restore.self, Import.self, Export.self, ChangeMasterPassword.self, ClearClipboard.self,
+                    Remove.self, Restore.self, Passkey.self, Import.self, Export.self, ChangeMasterPassword.self,
+                    ClearClipboard.self,
                 ]
             ),
             CommandGroup(name: "Security", subcommands: [Audit.self, Upgrade.self, Serve.self, Demo.self]),

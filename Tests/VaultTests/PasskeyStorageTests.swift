@@ -61,11 +61,15 @@ struct PasskeyStorageTests {
         let rolledBack = try TestVault()
         var passkey = try Self.passkey("shiny.example", user: "ada", id: [1])
         try rolledBack.vault.savePasskey(passkey)
-        let old = try VaultFileEdits.read(rolledBack.url) { db in try Data.fetchOne(db, sql: "SELECT sealed FROM passkey") }
+        let old = try VaultFileEdits.read(rolledBack.url) { db in
+            try Data.fetchOne(db, sql: "SELECT sealed FROM passkey")
+        }
         passkey.signCount = 9
         try rolledBack.vault.savePasskey(passkey)
         try rolledBack.vault.close()
-        try VaultFileEdits.edit(rolledBack.url) { db in try db.execute(sql: "UPDATE passkey SET sealed = ?", arguments: [old]) }
+        try VaultFileEdits.edit(rolledBack.url) { db in
+            try db.execute(sql: "UPDATE passkey SET sealed = ?", arguments: [old])
+        }
         VaultIntegrityTests.expectTampered(rolledBack.url)
     }
 
@@ -73,7 +77,11 @@ struct PasskeyStorageTests {
         let test = try TestVault()
         let passkey = try Self.passkey("shiny.example", user: "ada", id: [4, 2])
         try test.vault.savePasskey(passkey)
-        try test.vault.changeMasterPassword(to: "another master password", kdf: .random(logN: 10), allowInsecureKDF: true)
+        try test.vault.changeMasterPassword(
+            to: "another master password",
+            kdf: .random(logN: 10),
+            allowInsecureKDF: true
+        )
         try test.vault.close()
         let reopened = try Vault.open(at: test.url, masterPassword: "another master password", allowInsecureKDF: true)
         #expect(try reopened.passkeys(rpID: "shiny.example") == [passkey])

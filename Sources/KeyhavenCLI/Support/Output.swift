@@ -39,6 +39,16 @@ enum Output {
         return failure(error.message, exitCode: error.code == .wrongPassword ? 2 : 1)
     }
 
+    /// Runs `body`, reporting vault errors with their exit code (for commands that are not
+    /// ``VaultCommand``s, such as `passkey`'s subcommands).
+    static func reporting<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw failure(from: error, vaultFailure)
+        }
+    }
+
     /// Pretty-printed JSON with sorted keys.
     static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()

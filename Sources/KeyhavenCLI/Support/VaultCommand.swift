@@ -29,11 +29,7 @@ extension VaultCommand {
 
     /// Runs `body`, reporting vault errors with their exit code.
     func reporting<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch {
-            throw Output.failure(from: error, Output.vaultFailure)
-        }
+        try Output.reporting(body)
     }
 
     /// ``reporting(_:)`` for asynchronous work.

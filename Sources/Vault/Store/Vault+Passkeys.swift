@@ -77,11 +77,14 @@ extension Vault {
         for row in rows {
             let id: String = row["id"]
             let version: Int64 = row["version"]
-            guard var plaintext = try? oldKeys.open(row["sealed"], associatedData: Self.passkeyAD(id, version: version)),
+            guard
+                var plaintext = try? oldKeys.open(row["sealed"], associatedData: Self.passkeyAD(id, version: version)),
                 let passkey = try? JSONDecoder().decode(PasskeyCredential.self, from: plaintext)
             else { continue }
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            let newID = Hex.encode(newKeys.tag("passkey", passkey.rpID + "\u{0}" + Base64URL.encode(passkey.credentialID)))
+            let newID = Hex.encode(
+                newKeys.tag("passkey", passkey.rpID + "\u{0}" + Base64URL.encode(passkey.credentialID))
+            )
             try db.execute(sql: "DELETE FROM passkey WHERE id = ?", arguments: [id])
             try db.execute(
                 sql: "INSERT INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
