@@ -246,8 +246,8 @@ let package = Package(
             name: "KeyhavenWebApp",
             dependencies: [
                 "_KeyhavenSupport", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations",
-                "AccountModification", "PasswordRules", "PasswordStrength", "OneTimeCodes", hummingbird, httpTypes,
-                logging, nioCore, nioPosix, crypto,
+                "AccountModification", "PasswordRules", "PasswordStrength", "OneTimeCodes", "Passkeys", hummingbird,
+                httpTypes, logging, nioCore, nioPosix, crypto,
             ],
             swiftSettings: swiftSettings
         ),
@@ -360,7 +360,8 @@ let package = Package(
             name: "KeyhavenWebAppTests",
             dependencies: [
                 "KeyhavenWebApp", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations", "AccountModification",
-                "KeyhavenTesting", "_KeyhavenSupport", "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
+                "Passkeys", "KeyhavenTesting", "_KeyhavenSupport", "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore,
+                nioHTTP1,
             ],
             swiftSettings: swiftSettings
         ),

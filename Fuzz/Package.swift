@@ -45,5 +45,7 @@ let package = Package(
         fuzzTarget("FuzzMultipart", "AccountModification"),
         // CBOR as passkeys carry it (attestation objects, COSE keys).
         fuzzTarget("FuzzCBOR", "Passkeys"),
+        // Registrations: authenticator data and attestation objects through PasskeyRelyingParty.
+        fuzzTarget("FuzzAttestation", "Passkeys"),
     ]
 )

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(FuzzPasswordRules FuzzPasswordStrength FuzzJOSE FuzzImport FuzzRangeBody FuzzBreachIndex FuzzManifest
-    FuzzFormBody FuzzServiceOrigin FuzzMultipart FuzzCBOR)
+    FuzzFormBody FuzzServiceOrigin FuzzMultipart FuzzCBOR FuzzAttestation)
 if [ "${1:-}" = "--list" ]; then
     printf '%s\n' "${targets[@]}"
     exit 0
@@ -148,6 +148,21 @@ bodies = [
 ]
 for i, b in enumerate(bodies):
     (out / f"form-{i}").write_text(b)
+PY
+    ;;
+FuzzAttestation)
+    python3 - "$corpus" <<'PY'
+import hashlib, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+rp = hashlib.sha256(b"shiny.example").digest()
+key = bytes.fromhex("a5010203262001215820" + "6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296"
+                    + "225820" + "4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5")
+auth = rp + bytes([0x45]) + b"\0\0\0\0" + b"\0" * 16 + b"\0\x10" + bytes(range(16)) + key
+def text(s): return bytes([0x60 | len(s)]) + s.encode()
+def blob(b): return (bytes([0x58, len(b)]) if len(b) < 256 else bytes([0x59, len(b) >> 8, len(b) & 255])) + b
+none = bytes([0xa3]) + text("fmt") + text("none") + text("attStmt") + bytes([0xa0]) + text("authData") + blob(auth)
+for i, b in enumerate([auth, none, rp + bytes([0x01]) + b"\0\0\0\x05"]):
+    (out / f"attestation-{i}").write_bytes(b)
 PY
     ;;
 FuzzCBOR)

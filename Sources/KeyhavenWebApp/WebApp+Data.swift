@@ -1,6 +1,7 @@
 import AutoFill
 import Foundation
 import KeyhavenApp
+import Passkeys
 import SecurityRecommendations
 import Synchronization
 import Vault
@@ -49,11 +50,13 @@ struct AuditCache: Sendable {
     var report: AuditReport
     var seconds: Double
     var rows: [(row: VaultRow, text: String)]
+    var passkeys: [PasskeyFacts]
 
-    init(key: String, report: AuditReport, credentials: [Credential], seconds: Double) {
+    init(key: String, report: AuditReport, credentials: [Credential], passkeys: [PasskeyFacts], seconds: Double) {
         self.key = key
         self.report = report
         self.seconds = seconds
+        self.passkeys = passkeys
         var items: [String: AuditItem] = [:]
         items.reserveCapacity(report.items.count)
         for item in report.items { items[item.id] = item }
@@ -61,7 +64,7 @@ struct AuditCache: Sendable {
             let text =
                 ([credential.title, credential.user, credential.notes, credential.folder ?? ""]
                 + credential.services.map(\.identifier)).joined(separator: "\u{1F}").lowercased()
-            let row = VaultRow(credential, audit: items[credential.id.rawValue])
+            let row = VaultRow(credential, audit: items[credential.id.rawValue], passkeys: passkeys)
             return (row, text, row.title.lowercased())
         }
         .sorted { $0.order < $1.order }
@@ -138,7 +141,7 @@ extension WebApp {
         let key = "\(agent.revision)|\(settingsKey)"
         if let cached = state.withLock({ $0.audit }), cached.key == key { return cached }
         let started = ContinuousClock.now
-        let listing = try await blocking { try vault.list() }
+        let (listing, passkeys) = try await blocking { (try vault.list(), try vault.passkeys().map(PasskeyFacts.init)) }
         let source: SecurityAudit.BreachSource
         do {
             source = try services.breachSource(settings, vault.url)
@@ -152,7 +155,13 @@ extension WebApp {
         let (report, _) = await service.audit.run(listing.credentials, unreadable: listing.failures.count)
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let cache = AuditCache(key: key, report: report, credentials: listing.credentials, seconds: seconds)
+        let cache = AuditCache(
+            key: key,
+            report: report,
+            credentials: listing.credentials,
+            passkeys: passkeys,
+            seconds: seconds
+        )
         state.withLock { $0.audit = cache }
         return cache
     }

@@ -180,7 +180,8 @@ extension WebApp {
                 audit: audit.report.items.first { $0.id == credential.id.rawValue },
                 history: history,
                 journal: journal,
-                runs: self.runs.active(for: credential.id).map(\.snapshot)
+                runs: self.runs.active(for: credential.id).map(\.snapshot),
+                passkeys: PasskeyFacts.matching(credential, audit.passkeys)
             )
             return Self.html(WebAppPages.item(facts, csrf: context.csrf, flash: self.flash(context)))
         }

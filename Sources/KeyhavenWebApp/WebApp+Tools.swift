@@ -86,6 +86,7 @@ extension WebApp {
             self.say(
                 context,
                 "Imported \(report.imported) credentials; \(report.duplicatesMerged) were in the vault already."
+                    + (report.passkeys > 0 ? " \(report.passkeys) passkeys added." : "")
             )
             return Self.redirect("/vault")
         }
@@ -115,7 +116,13 @@ extension WebApp {
                 let listing = try vault.list()
                 var history: [CredentialID: [PasswordHistoryEntry]] = [:]
                 for credential in listing.credentials { history[credential.id] = try vault.history(credential.id) }
-                return try Exporter.export(listing.credentials, history: history, format: format, now: self.now)
+                return try Exporter.export(
+                    listing.credentials,
+                    history: history,
+                    passkeys: try vault.passkeys(),
+                    format: format,
+                    now: self.now
+                )
             }
             let (name, type) =
                 switch format {

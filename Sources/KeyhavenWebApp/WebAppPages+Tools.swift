@@ -111,6 +111,7 @@ extension WebAppPages {
             <ul>
             <li><strong id="preview-new">\(preview.report.imported)</strong> new credentials would be added</li>
             <li><strong id="preview-duplicates">\(preview.report.duplicatesMerged)</strong> already in the vault (or twice in the file) and left alone</li>
+            \(preview.report.passkeys > 0 ? HTML("<li><strong id=\"preview-passkeys\">\(preview.report.passkeys)</strong> passkeys would be added</li>") : "")
             <li><strong id="preview-skipped">\(preview.report.skipped.count)</strong> items skipped, <strong>\(preview.report.warnings.count)</strong> imported in part</li>
             </ul>
             \(problems.isEmpty ? "" : HTML("<h2>Problems</h2><ul id=\"preview-problems\">\(problems.joined())</ul>"))

@@ -1,4 +1,5 @@
 import Foundation
+import Passkeys
 import SecurityRecommendations
 import Vault
 import _KeyhavenSupport
@@ -12,16 +13,40 @@ struct VaultRow: Encodable, Sendable {
     var badges: [String]
     var strengthScore: Int?
 
-    init(_ credential: Credential, audit: AuditItem?) {
+    init(_ credential: Credential, audit: AuditItem?, passkeys: [PasskeyFacts] = []) {
         id = credential.id.rawValue
         title = credential.content.displayTitle
         user = credential.user
         site = credential.primaryDomain ?? ""
         var badges = (audit?.issues ?? []).filter { $0 != .unsecured }.map(\.rawValue)
         if credential.totp != nil { badges.append("otp") }
+        if !PasskeyFacts.matching(credential, passkeys).isEmpty { badges.append("passkey") }
         if credential.signIn != nil { badges.append("sign-in") }
         self.badges = badges
         strengthScore = audit?.strengthScore
+    }
+}
+
+/// What the app shows of a passkey: never its private key (the cache holds these, not the passkeys).
+struct PasskeyFacts: Sendable, Hashable {
+    var rpID: String
+    var userName: String
+    var created: Date
+    /// The credential id's first characters (base64url).
+    var shortCredentialID: String
+
+    init(_ passkey: PasskeyCredential) {
+        rpID = passkey.rpID
+        userName = passkey.userName
+        created = passkey.created
+        shortCredentialID = String(Base64URL.encode(passkey.credentialID).prefix(10))
+    }
+
+    /// The passkeys for a credential's sites: its host is the RP ID or inside it.
+    static func matching(_ credential: Credential, _ passkeys: [PasskeyFacts]) -> [PasskeyFacts] {
+        guard !passkeys.isEmpty else { return [] }
+        let hosts = credential.services.compactMap { ServiceOrigin(service: $0.identifier)?.host }
+        return passkeys.filter { passkey in hosts.contains { $0 == passkey.rpID || $0.hasSuffix("." + passkey.rpID) } }
     }
 }
 
@@ -86,6 +111,7 @@ extension WebAppPages {
         var history: [PasswordHistoryEntry]
         var journal: [UpgradeJournalEntry]
         var runs: [UpgradeRun.Snapshot]
+        var passkeys: [PasskeyFacts] = []
     }
 
     static func item(_ facts: ItemFacts, csrf: String, flash: WebApp.Flash?) -> HTML {
@@ -144,6 +170,12 @@ extension WebAppPages {
             </section>
             <section class="card" aria-labelledby="h-websites"><h2 id="h-websites">Websites</h2>
             <ul id="websites">\(websites.joined())</ul></section>
+            \(facts.passkeys.isEmpty ? "" : HTML("""
+            <section class="card" aria-labelledby="h-passkeys"><h2 id="h-passkeys">Passkeys</h2>
+            <table id="passkeys"><thead><tr><th scope="col">Site (RP ID)</th><th scope="col">User</th><th scope="col">Created</th><th scope="col">Credential</th></tr></thead>
+            <tbody>\(facts.passkeys.map { HTML("<tr><td>\($0.rpID)</td><td>\($0.userName)</td><td>\(formatter.string(from: $0.created))</td><td><code>\($0.shortCredentialID)…</code></td></tr>") }.joined())</tbody></table>
+            </section>
+            """))
             <section class="card" aria-labelledby="h-history"><h2 id="h-history">Password history</h2>
             \(history.isEmpty ? HTML("<p class=\"muted\" id=\"history-empty\">No earlier passwords.</p>") : HTML("<table id=\"history\"><thead><tr><th scope=\"col\">Replaced</th><th scope=\"col\">Password</th><th scope=\"col\"><span class=\"visually-hidden\">Actions</span></th></tr></thead><tbody>\(history.joined())</tbody></table>"))
             </section>

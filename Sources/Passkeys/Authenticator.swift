@@ -19,6 +19,34 @@ public struct PasskeyCredential: Sendable, Hashable, Codable {
     public var created: Date
     public var lastUsed: Date?
 
+    public init(
+        rpID: String,
+        credentialID: [UInt8],
+        userHandle: [UInt8],
+        userName: String,
+        userDisplayName: String,
+        algorithm: Int,
+        privateKey: [UInt8],
+        signCount: UInt32 = 0,
+        backupEligible: Bool = true,
+        backedUp: Bool = true,
+        created: Date,
+        lastUsed: Date? = nil
+    ) {
+        self.rpID = rpID
+        self.credentialID = credentialID
+        self.userHandle = userHandle
+        self.userName = userName
+        self.userDisplayName = userDisplayName
+        self.algorithm = algorithm
+        self.privateKey = privateKey
+        self.signCount = signCount
+        self.backupEligible = backupEligible
+        self.backedUp = backedUp
+        self.created = created
+        self.lastUsed = lastUsed
+    }
+
     /// The public key, as COSE.
     public func publicKey() throws(PasskeyError) -> COSEKey {
         switch COSEKey.Algorithm(rawValue: algorithm) {
@@ -334,4 +362,39 @@ extension PasskeyError.Code {
     /// The site did not ask for this credential (NotAllowedError).
     public static let notAllowed = PasskeyError.Code(name: "notAllowed")
     public static let userVerificationRequired = PasskeyError.Code(name: "userVerificationRequired")
+}
+
+extension PasskeyCredential {
+    /// Ed25519's PKCS#8 prefix (RFC 8410): the 32-byte seed follows.
+    static let ed25519PKCS8Prefix: [UInt8] = [
+        0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+    ]
+
+    /// The private key as PKCS#8 DER, as FIDO's CXF and Bitwarden carry passkeys.
+    public func pkcs8() throws(PasskeyError) -> [UInt8] {
+        switch COSEKey.Algorithm(rawValue: algorithm) {
+        case .es256:
+            guard let key = try? P256.Signing.PrivateKey(rawRepresentation: privateKey) else {
+                throw PasskeyError(.invalidKey, "the stored P-256 key is damaged")
+            }
+            return Array(key.derRepresentation)
+        case .eddsa:
+            guard privateKey.count == 32 else { throw PasskeyError(.invalidKey, "the stored Ed25519 key is damaged") }
+            return Self.ed25519PKCS8Prefix + privateKey
+        case nil:
+            throw PasskeyError(.unsupportedAlgorithm, "algorithm \(algorithm) is not supported")
+        }
+    }
+
+    /// A private key from PKCS#8 DER: its algorithm and the raw key Keyhaven stores; nil for any
+    /// other key (RSA, another curve) or damaged bytes.
+    public static func privateKey(pkcs8: [UInt8]) -> (algorithm: Int, raw: [UInt8])? {
+        if pkcs8.count == 48, Array(pkcs8.prefix(16)) == ed25519PKCS8Prefix {
+            return (COSEKey.Algorithm.eddsa.rawValue, Array(pkcs8.suffix(32)))
+        }
+        if let key = try? P256.Signing.PrivateKey(derRepresentation: pkcs8) {
+            return (COSEKey.Algorithm.es256.rawValue, Array(key.rawRepresentation))
+        }
+        return nil
+    }
 }

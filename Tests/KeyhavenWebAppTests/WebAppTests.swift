@@ -6,6 +6,7 @@ import KeyhavenApp
 import KeyhavenTesting
 import NIOCore
 import NIOHTTP1
+import Passkeys
 import SecurityRecommendations
 import Synchronization
 import Testing
@@ -350,6 +351,38 @@ import _KeyhavenSupport
         #expect(h.app.state.withLock { $0.audit == nil && $0.previews.isEmpty })
         let page = try await h.request("/vault", headers: [("Cookie", session.cookie)])
         #expect(page.status == 303 && page.headers.first(name: "Location") == "/unlock")
+    }
+
+    @Test func passkeysShowAsABadgeAndOnTheirAccountsPage() async throws {
+        let h = try await Harness()
+        let (passkey, _) = try Authenticator().register(
+            CreationRequest(
+                rpID: "bank.example.invalid",
+                rpName: "Bank",
+                userID: [1],
+                userName: "ada",
+                userDisplayName: "Ada",
+                challenge: [1]
+            ),
+            origin: "https://bank.example.invalid",
+            existing: [],
+            userVerified: true
+        )
+        try h.testVault.vault.savePasskey(passkey)
+        let session = try await h.session()
+        let items = try await h.request("/api/items?q=bank", headers: [("Cookie", session.cookie)])
+        #expect(items.body.contains(#""passkey""#))
+        let mail = try await h.request("/api/items?q=mail", headers: [("Cookie", session.cookie)])
+        #expect(!mail.body.contains(#""passkey""#))
+        let bank = try #require(
+            try h.testVault.vault.list().credentials.first { $0.primaryDomain == "bank.example.invalid" }
+        )
+        let page = try await h.request("/items/\(bank.id.rawValue)", headers: [("Cookie", session.cookie)])
+        #expect(
+            page.body.contains(#"id="passkeys""#)
+                && page.body.contains(String(Base64URL.encode(passkey.credentialID).prefix(10)))
+        )
+        #expect(!page.body.contains(Base64URL.encode(passkey.privateKey)))
     }
 
     @Test func theGeneratorHonoursRulesAndLength() {

@@ -92,3 +92,64 @@ struct PasskeyStorageTests {
         #expect(try reopened.passkeys() == [used])
     }
 }
+
+/// Passkeys through FIDO CXF: exported with their keys as PKCS#8, imported back to the same keys,
+/// once (an import again adds nothing), and a passkey-only item is no longer skipped.
+@Suite(.offCooperativePool)
+struct PasskeyTransferTests {
+    static func passkeys() throws -> [PasskeyCredential] {
+        try [(-7, "shiny.example", "ada"), (-8, "github.com", "bob")].map { algorithm, site, user in
+            try Authenticator().register(
+                CreationRequest(
+                    rpID: site,
+                    rpName: site,
+                    userID: Array("\(user)-handle".utf8),
+                    userName: user,
+                    userDisplayName: user.capitalized,
+                    challenge: [1],
+                    algorithms: [algorithm]
+                ),
+                origin: "https://\(site)",
+                existing: [],
+                userVerified: true
+            ).credential
+        }
+    }
+
+    @Test func cxfCarriesPasskeysAndTheyImportOnce() throws {
+        let made = try Self.passkeys()
+        let data = try Exporter.export([], passkeys: made, format: .cxf)
+        let parsed = try ImportParser.parse(Array(data))
+        #expect(parsed.format == .cxf && parsed.skipped.isEmpty && parsed.items.isEmpty)
+        #expect(parsed.passkeys.count == 2)
+        for (original, read) in zip(made, parsed.passkeys) {
+            #expect(read.rpID == original.rpID && read.credentialID == original.credentialID)
+            #expect(read.userHandle == original.userHandle && read.userName == original.userName)
+            #expect(read.userDisplayName == original.userDisplayName && read.algorithm == original.algorithm)
+            #expect(read.privateKey == original.privateKey)
+            #expect(try read.publicKey() == original.publicKey())
+        }
+        #expect(!Exporter.carriesPasskeys(.csv) && Exporter.carriesPasskeys(.cxf))
+
+        let test = try TestVault()
+        #expect(try test.vault.previewImport(parsed).passkeys == 2)
+        #expect(try test.vault.passkeys().isEmpty)
+        #expect(try test.vault.importItems(parsed).passkeys == 2)
+        #expect(try test.vault.importItems(parsed).passkeys == 0)
+        #expect(try Set(test.vault.passkeys().map(\.credentialID)) == Set(made.map(\.credentialID)))
+    }
+
+    @Test func anUnreadablePasskeyIsReportedNotImported() throws {
+        let document = """
+            {"version": {"major": 1, "minor": 0}, "exporterRpId": "x", "exporterDisplayName": "x", "timestamp": 0,
+             "accounts": [{"id": "YQ", "username": "", "email": "", "items": [
+               {"id": "aXRlbQ", "title": "rsa", "credentials": [
+                 {"type": "passkey", "credentialId": "AQID", "rpId": "rsa.example", "username": "u", "userDisplayName": "U",
+                  "userHandle": "AQ", "key": "MIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEA"}]}]}]}
+            """
+        let parsed = try ImportParser.parse(Array(document.utf8))
+        #expect(parsed.passkeys.isEmpty)
+        #expect(parsed.warnings.map(\.reason) == ["credential-not-imported"])
+        #expect(parsed.skipped.map(\.reason) == ["passkey-only"])
+    }
+}

@@ -11,8 +11,8 @@ extension Keyhaven {
             discussion: """
                 The format is detected from the file's header: Chrome/Edge, Firefox, Safari/Apple \
                 Passwords, Bitwarden (CSV and unencrypted JSON), 1Password 8, KeePassXC, LastPass, \
-                FIDO CXF 1.0, and Keyhaven's own CSV. Exact duplicates are merged; rows that cannot \
-                be read and items that are not logins (notes, cards, passkeys) are reported with \
+                FIDO CXF 1.0 (with its passkeys), and Keyhaven's own CSV. Exact duplicates are merged; \
+                rows that cannot be read and items that are not logins (notes, cards) are reported with \
                 their line or position; everything else is imported in one transaction. \
                 --dry-run shows the same report without writing anything. Files over 64 MiB are \
                 refused.
@@ -61,6 +61,9 @@ extension Keyhaven {
                 (dryRun ? "Would import \(count) from \(file) " : "Imported \(count) from \(file) ")
                     + "(\(report.format.rawValue)); \(report.duplicatesMerged) duplicate"
                     + "\(report.duplicatesMerged == 1 ? "" : "s") merged; \(report.skipped.count) skipped."
+                    + (report.passkeys > 0
+                        ? " \(report.passkeys) passkey\(report.passkeys == 1 ? "" : "s") \(dryRun ? "would be " : "")added."
+                        : "")
                     + (dryRun ? " Nothing was written (--dry-run)." : "")
             )
             for problem in report.skipped {
@@ -107,8 +110,14 @@ extension Keyhaven {
                     history[credential.id] = try reporting { try vault.history(credential.id) }
                 }
             }
+            let passkeys = try reporting { try vault.passkeys() }
+            if !passkeys.isEmpty && !Exporter.carriesPasskeys(exportFormat) {
+                Output.error(
+                    "keyhaven: note: \(passkeys.count) passkey\(passkeys.count == 1 ? "" : "s") not exported: only --format cxf carries passkeys"
+                )
+            }
             let data = try reporting {
-                try Exporter.export(listing.credentials, history: history, format: exportFormat)
+                try Exporter.export(listing.credentials, history: history, passkeys: passkeys, format: exportFormat)
             }
             if let output {
                 // Created 0600 with O_EXCL|O_NOFOLLOW: never another's file or a planted link.

@@ -1,4 +1,5 @@
 public import Foundation
+public import Passkeys
 import _KeyhavenSupport
 
 /// Export formats. Each re-imports to the same credentials (title, services, user, password, notes,
@@ -14,17 +15,19 @@ public enum ExportFormat: String, Sendable, CaseIterable {
 }
 
 public enum Exporter {
-    /// Serializes `credentials` (with `history[id]` where the format has room for it).
+    /// Serializes `credentials` (with `history[id]` where the format has room for it) and, in CXF,
+    /// `passkeys` (the other formats have no room for them: see ``carriesPasskeys(_:)``).
     public static func export(
         _ credentials: [Credential],
         history: [CredentialID: [PasswordHistoryEntry]] = [:],
+        passkeys: [PasskeyCredential] = [],
         format: ExportFormat,
         now: Date = Date()
     ) throws(VaultError) -> Data {
         switch format {
         case .csv: return csv(credentials)
         case .bitwardenJSON: return try bitwardenJSON(credentials, history: history)
-        case .cxf: return try cxf(credentials, now: now)
+        case .cxf: return try cxf(credentials, passkeys: passkeys, now: now)
         }
     }
 
@@ -115,8 +118,33 @@ public enum Exporter {
         return withUnsafeBytes(of: uuid) { Data($0) }
     }
 
-    static func cxf(_ credentials: [Credential], now: Date) throws(VaultError) -> Data {
+    /// Whether `format` exports passkeys.
+    public static func carriesPasskeys(_ format: ExportFormat) -> Bool { format == .cxf }
+
+    static func cxf(
+        _ credentials: [Credential],
+        passkeys: [PasskeyCredential] = [],
+        now: Date
+    ) throws(VaultError) -> Data {
         var items: [[String: Any]] = []
+        // Each passkey is an item of its own (CXF's `passkey` credential: the key as PKCS#8).
+        for passkey in passkeys {
+            guard let key = try? passkey.pkcs8() else { continue }
+            let passkeyCredential: [String: Any] = [
+                "type": "passkey", "credentialId": Base64URL.encode(passkey.credentialID), "rpId": passkey.rpID,
+                "username": passkey.userName, "userDisplayName": passkey.userDisplayName,
+                "userHandle": Base64URL.encode(passkey.userHandle), "key": Base64URL.encode(key),
+                "fido2Extensions": [String: Any](),
+            ]
+            items.append([
+                "id": Base64URL.encode(passkey.credentialID),
+                "creationAt": Int(passkey.created.timeIntervalSince1970),
+                "modifiedAt": Int((passkey.lastUsed ?? passkey.created).timeIntervalSince1970),
+                "title": passkey.rpID,
+                "scope": ["urls": ["https://\(passkey.rpID)"], "androidApps": [[String: Any]]()],
+                "credentials": [passkeyCredential],
+            ])
+        }
         // Folders become collections (nested by path).
         var collectionItems: [String: [String]] = [:]
         for credential in credentials {

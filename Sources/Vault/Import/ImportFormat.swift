@@ -1,4 +1,5 @@
 import Foundation
+public import Passkeys
 
 /// The export formats Keyhaven reads. See docs/import-formats.md for each one's shape.
 public enum ImportFormat: String, Sendable, Codable, CaseIterable {
@@ -89,6 +90,8 @@ public struct ParsedImport: Sendable {
     public var items: [Item]
     public var skipped: [ImportProblem]
     public var warnings: [ImportProblem]
+    /// Passkeys, when the format carries them (FIDO CXF).
+    public var passkeys: [PasskeyCredential] = []
 
     /// One credential from the file.
     public struct Item: Sendable {

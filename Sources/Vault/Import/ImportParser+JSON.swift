@@ -1,4 +1,5 @@
 import Foundation
+import Passkeys
 import _KeyhavenSupport
 
 extension ImportParser {
@@ -92,7 +93,24 @@ extension ImportParser {
                 let title = item["title"]?.string ?? ""
                 let credentials = item["credentials"]?.array ?? []
                 let types = credentials.map { $0["type"]?.string ?? "" }
+                // Passkeys first: an item may hold nothing else.
+                let passkeysBefore = result.passkeys.count
+                for (credentialIndex, credential) in credentials.enumerated()
+                where credential["type"]?.string == "passkey" {
+                    if let passkey = cxfPasskey(credential, created: item["creationAt"]?.number) {
+                        result.passkeys.append(passkey)
+                    } else {
+                        result.warnings.append(
+                            ImportProblem(
+                                location: .init(account: accountIndex, index: index, credential: credentialIndex),
+                                reason: "credential-not-imported",
+                                detail: "a passkey without a site, ids or an ES256/Ed25519 key Keyhaven can read"
+                            )
+                        )
+                    }
+                }
                 guard let basic = credentials.first(where: { $0["type"]?.string == "basic-auth" }) else {
+                    if result.passkeys.count > passkeysBefore { continue }
                     let (reason, detail) = cxfSkipReason(types, title: title, item: item)
                     result.skipped.append(ImportProblem(location: location, reason: reason, detail: detail))
                     continue
@@ -152,6 +170,26 @@ extension ImportParser {
         return result
     }
 
+    /// A CXF `passkey` credential (its key PKCS#8, ES256 or Ed25519); nil when unreadable.
+    static func cxfPasskey(_ credential: JSONValue, created: Double?) -> PasskeyCredential? {
+        guard let rpID = credential["rpId"]?.string?.lowercased(), !rpID.isEmpty,
+            let id = credential["credentialId"]?.string.flatMap({ Base64URL.decode($0) }), !id.isEmpty,
+            let handle = credential["userHandle"]?.string.flatMap({ Base64URL.decode($0) }),
+            let pkcs8 = credential["key"]?.string.flatMap({ Base64URL.decode($0) }),
+            let key = PasskeyCredential.privateKey(pkcs8: pkcs8)
+        else { return nil }
+        return PasskeyCredential(
+            rpID: rpID,
+            credentialID: id,
+            userHandle: handle,
+            userName: credential["username"]?.string ?? "",
+            userDisplayName: credential["userDisplayName"]?.string ?? "",
+            algorithm: key.algorithm,
+            privateKey: key.raw,
+            created: created.flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0) : nil } ?? Date()
+        )
+    }
+
     /// Credential types of CXF 1.0 that Keyhaven does not store.
     static let known: Set<String> = [
         "credit-card", "address", "api-key", "custom-fields", "drivers-license", "file", "generated-password",
@@ -161,7 +199,7 @@ extension ImportParser {
     static func cxfSkipReason(_ types: [String], title: String, item: JSONValue) -> (String, String) {
         if types.contains("passkey") {
             let rpID = item["credentials"]?.array?.first { $0["type"]?.string == "passkey" }?["rpId"]?.string ?? title
-            return ("passkey-only", "only a 'passkey' credential (\(rpID)); passkeys are not imported")
+            return ("passkey-only", "only a 'passkey' credential (\(rpID)), and it could not be read")
         }
         if types.contains("credit-card") {
             return ("card", "only a 'credit-card' credential (\(title))")

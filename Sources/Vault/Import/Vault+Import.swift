@@ -14,6 +14,8 @@ public struct ImportReport: Sendable, Codable {
     /// Items imported in part.
     public var warnings: [ImportProblem]
     public var ids: [CredentialID]
+    /// Passkeys added (the format's passkeys not already in the vault).
+    public var passkeys: Int = 0
 }
 
 extension Vault {
@@ -29,6 +31,9 @@ extension Vault {
                     }
                     report.report.ids.append(id)
                 }
+                for passkey in parsed.passkeys where try insertPasskeyIfNew(passkey, db) {
+                    report.report.passkeys += 1
+                }
                 return report.report
             }
         }
@@ -37,7 +42,23 @@ extension Vault {
     /// What ``importItems(_:)`` would do, without writing anything: the same counts of credentials
     /// added and duplicates merged, and no ids.
     public func previewImport(_ parsed: ParsedImport) throws(VaultError) -> ImportReport {
-        try guarded { try database.read { db in try Self.plan(parsed, keys: keys, db).report } }
+        try guarded {
+            try database.read { db in
+                var report = try Self.plan(parsed, keys: keys, db).report
+                var seen = Set<String>()
+                for passkey in parsed.passkeys where seen.insert(passkeyID(passkey)).inserted {
+                    let stored =
+                        try Int.fetchOne(
+                            db,
+                            sql: "SELECT COUNT(*) FROM passkey WHERE id = ?",
+                            arguments: [passkeyID(passkey)]
+                        )
+                        ?? 0
+                    if stored == 0 { report.passkeys += 1 }
+                }
+                return report
+            }
+        }
     }
 
     /// The one decision of what an import adds: items neither identical to one earlier in the file

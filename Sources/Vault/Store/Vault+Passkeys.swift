@@ -37,6 +37,20 @@ extension Vault {
         }
     }
 
+    /// Inserts `passkey` unless one with its relying party and credential id is stored (imports).
+    func insertPasskeyIfNew(_ passkey: PasskeyCredential, _ db: Database) throws -> Bool {
+        let id = passkeyID(passkey)
+        guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM passkey WHERE id = ?", arguments: [id]) == 0 else {
+            return false
+        }
+        let sealed = try keys.seal(try JSONEncoder().encode(passkey), associatedData: Self.passkeyAD(id, version: 1))
+        try db.execute(
+            sql: "INSERT INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, 1, ?, ?)",
+            arguments: [id, keys.tag("passkey-rp", passkey.rpID), sealed, passkey.created.timeIntervalSince1970]
+        )
+        return true
+    }
+
     /// The passkeys of one relying party (all when nil), oldest first.
     public func passkeys(rpID: String? = nil) throws(VaultError) -> [PasskeyCredential] {
         try guarded {

@@ -591,7 +591,10 @@ def gen_cxf():
                             "key": new_id(138),
                         }])
             skipped.append({"account": 0, "index": len(items), "reason": "passkey-only",
-                            "detail": "only a 'passkey' credential (passkeys.example.com); passkeys are not imported"})
+                            "detail": "only a 'passkey' credential (passkeys.example.com), and it could not be read"})
+            # Its key is not a key: reported as a credential that was not imported.
+            warnings.append({"account": 0, "index": len(items), "credential": 0, "reason": "credential-not-imported",
+                             "detail": "a passkey without a site, ids or an ES256/Ed25519 key Keyhaven can read"})
         else:
             c = canon(ref)
             urls = [u for u in c["urls"] if not u.startswith("androidapp://")]
