@@ -84,11 +84,16 @@ struct IgnoredRecommendation: Codable, Sendable {
 }
 
 extension WebApp {
+    /// The settings: read from the vault once per unlock (every page's audit key needs them), then
+    /// kept until they are saved or the agent locks.
     func settings(_ vault: Vault) async throws -> WebSettings {
-        try await blocking {
+        if let settings = state.withLock({ $0.settings }) { return settings }
+        let settings = try await blocking {
             guard let record = try vault.agentRecords(kind: WebSettings.kind).last else { return WebSettings() }
             return (try? JSONDecoder().decode(WebSettings.self, from: record.content)) ?? WebSettings()
         }
+        state.withLock { $0.settings = settings }
+        return settings
     }
 
     func saveSettings(_ settings: WebSettings, _ vault: Vault) async throws {
@@ -99,7 +104,10 @@ extension WebApp {
                 AgentRecord(id: WebSettings.kind, kind: WebSettings.kind, content: content, created: now)
             )
         }
-        state.withLock { $0.audit = nil }
+        state.withLock {
+            $0.settings = settings
+            $0.audit = nil
+        }
     }
 
     func ignored(_ vault: Vault) async throws -> [String: IgnoredRecommendation] {

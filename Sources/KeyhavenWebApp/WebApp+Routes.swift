@@ -128,8 +128,8 @@ extension WebApp {
         }
         router.post("/lock") { request, context -> Response in
             _ = try await self.form(request, context)
+            // The agent's "locked" event clears what the app read (see `WebApp.init`).
             try await self.blocking { self.agent.lock() }
-            self.state.withLock { $0.audit = nil }
             return Self.redirect("/unlock")
         }
     }
@@ -248,26 +248,24 @@ extension WebApp {
             )
             return Self.html(page)
         }
-        router.post("/recommendations/{id}/ignore") { request, context -> Response in
-            _ = try await self.form(request, context)
-            let vault = try await self.requireVault()
-            let id = context.parameters.get("id") ?? ""
-            guard let item = try await self.audit(vault).report.items.first(where: { $0.id == id }) else {
-                throw WebAppError(.notFound, "There is no such recommendation.")
+        // Ignore hides a recommendation; restore ("Show again") brings it back.
+        for (action, ignore) in [("ignore", true), ("restore", false)] {
+            router.post(RouterPath("/recommendations/{id}/\(action)")) { request, context -> Response in
+                _ = try await self.form(request, context)
+                let vault = try await self.requireVault()
+                let id = context.parameters.get("id") ?? ""
+                guard let item = try await self.audit(vault).report.items.first(where: { $0.id == id }) else {
+                    throw WebAppError(.notFound, "There is no such recommendation.")
+                }
+                try await self.setIgnored(item, ignore, vault)
+                if ignore {
+                    self.say(
+                        context,
+                        "Ignored the recommendation for \(item.title). It comes back if a new issue appears."
+                    )
+                }
+                return Self.redirect("/recommendations")
             }
-            try await self.setIgnored(item, true, vault)
-            self.say(context, "Ignored the recommendation for \(item.title). It comes back if a new issue appears.")
-            return Self.redirect("/recommendations")
-        }
-        router.post("/recommendations/{id}/restore") { request, context -> Response in
-            _ = try await self.form(request, context)
-            let vault = try await self.requireVault()
-            let id = context.parameters.get("id") ?? ""
-            guard let item = try await self.audit(vault).report.items.first(where: { $0.id == id }) else {
-                throw WebAppError(.notFound, "There is no such recommendation.")
-            }
-            try await self.setIgnored(item, false, vault)
-            return Self.redirect("/recommendations")
         }
     }
 

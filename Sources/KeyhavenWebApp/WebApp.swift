@@ -96,6 +96,8 @@ public final class WebApp: Sendable {
         var sessions: [Data: Session] = [:]
         var previews: [String: ImportPreview] = [:]
         var audit: AuditCache?
+        /// The settings read from the vault (``settings(_:)``).
+        var settings: WebSettings?
         var server: Task<Void, any Error>?
     }
 
@@ -115,6 +117,7 @@ public final class WebApp: Sendable {
             guard event["event"]?.string == "state", event["state"]?.string == "locked" else { return }
             self?.state.withLock {
                 $0.audit = nil
+                $0.settings = nil
                 $0.previews = [:]
             }
         }

@@ -24,7 +24,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from browser_common import (KEYHAVEN, MASTER, Pages, chromium, free_port, keyhaven_environment,  # noqa: E402
-                            run_keyhaven, wait_for)
+                            run_keyhaven, run_scenarios, wait_for)
 
 PAGES = pathlib.Path(__file__).resolve().parent / "pages"
 TOTP_SECRET = "JBSWY3DPEHPK3PXP"
@@ -316,39 +316,16 @@ SCENARIOS = {f.__name__: f for f in [pairing, top_page, same_origin_frame, cross
                                      update_after_change, locked_then_unlock, other_passwords, revoked_pairing]}
 
 
+def firefox(_):
+    """The Firefox smoke test builds its own harness (Marionette) from the class."""
+    import autofill_firefox
+    autofill_firefox.run(Harness)
+
+
 def main(names):
-    if names == ["all"] or not names:
-        names = list(SCENARIOS)
-    failed = []
-    for name in names:
-        if name == "firefox":
-            import autofill_firefox
-            runner = autofill_firefox.run
-        else:
-            runner = None
-        started = time.time()
-        harness = None
-        try:
-            if runner:
-                runner(Harness)
-            else:
-                harness = Harness()
-                SCENARIOS[name](harness)
-            print(f"ok {name} ({time.time() - started:.1f} s)")
-        except Exception as error:
-            failed.append(name)
-            print(f"FAIL {name}: {type(error).__name__}: {error}")
-            if harness and harness.driver:
-                shot = pathlib.Path(os.environ.get("KEYHAVEN_SCREENSHOTS", "/tmp")) / f"autofill-{name}.png"
-                try:
-                    harness.driver.save_screenshot(str(shot))
-                    print(f"  screenshot: {shot}")
-                except Exception:
-                    pass
-        finally:
-            if harness:
-                harness.close()
-    return 1 if failed else 0
+    scenarios = dict(SCENARIOS, firefox=firefox)
+    return run_scenarios(names, scenarios, lambda name: None if name == "firefox" else Harness(),
+                         lambda name: pathlib.Path(os.environ.get("KEYHAVEN_SCREENSHOTS", "/tmp")) / f"autofill-{name}.png")
 
 
 if __name__ == "__main__":

@@ -78,3 +78,34 @@ def chromium(env, profile, extension=None, size="1200,900"):
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver", env=env), options=options)
     driver.set_script_timeout(15)
     return driver
+
+
+def run_scenarios(names, scenarios, make_harness, shot_path):
+    """Runs each named scenario (all for `all` or none) on a fresh harness from
+    `make_harness(name)` (None for a scenario that builds its own); prints `ok NAME` or `FAIL NAME: …` with a screenshot at `shot_path(name)`. Exit status 0
+    when every one passed."""
+    if names == ["all"] or not names:
+        names = list(scenarios)
+    failed = []
+    for name in names:
+        started = time.time()
+        harness = None
+        try:
+            harness = make_harness(name)
+            scenarios[name](harness)
+            print(f"ok {name} ({time.time() - started:.1f} s)")
+        except Exception as error:
+            failed.append(name)
+            print(f"FAIL {name}: {type(error).__name__}: {error}")
+            if getattr(harness, "driver", None):
+                shot = pathlib.Path(shot_path(name))
+                try:
+                    shot.parent.mkdir(parents=True, exist_ok=True)
+                    harness.driver.save_screenshot(str(shot))
+                    print(f"  screenshot: {shot}")
+                except Exception:
+                    pass
+        finally:
+            if harness:
+                harness.close()
+    return 1 if failed else 0

@@ -32,7 +32,7 @@ import urllib.request
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from browser_common import (KEYHAVEN, MASTER, ROOT, Pages, chromium, free_port, keyhaven_environment,  # noqa: E402
-                            run_keyhaven, wait_for)
+                            run_keyhaven, run_scenarios, wait_for)
 
 SHINY = os.environ.get("SHINY_BINARY") or str(pathlib.Path(KEYHAVEN).parent / "shiny")
 SHOTS = pathlib.Path(os.environ.get("KEYHAVEN_SCREENSHOTS") or ROOT / ".build/screenshots/webapp")
@@ -627,30 +627,8 @@ SCENARIOS = {f.__name__: f for f in [unlock, search, item, recommendations, upgr
 
 
 def main(names):
-    if names == ["all"] or not names:
-        names = list(SCENARIOS)
-    failed = []
-    for name in names:
-        started = time.time()
-        harness = None
-        try:
-            harness = Harness(extension=(name == "pairing"))
-            SCENARIOS[name](harness)
-            print(f"ok {name} ({time.time() - started:.1f} s)")
-        except Exception as error:
-            failed.append(name)
-            print(f"FAIL {name}: {type(error).__name__}: {error}")
-            if harness and harness.driver:
-                try:
-                    SHOTS.mkdir(parents=True, exist_ok=True)
-                    harness.driver.save_screenshot(str(SHOTS / f"failed-{name}.png"))
-                    print(f"  screenshot: {SHOTS / f'failed-{name}.png'}")
-                except Exception:
-                    pass
-        finally:
-            if harness:
-                harness.close()
-    return 1 if failed else 0
+    return run_scenarios(names, SCENARIOS, lambda name: Harness(extension=(name == "pairing")),
+                         lambda name: SHOTS / f"failed-{name}.png")
 
 
 if __name__ == "__main__":

@@ -182,42 +182,34 @@ enum VaultIntegrity {
                 )
             }
         )
-        try verifyAgentRecords(db, keys: keys)
-        try verifyPasskeys(db, keys: keys)
+        try verifyLaterTable(db, keys: keys, table: "agentRecord", what: "a browser pairing") { key, version in
+            Vault.agentRecordAD(key.text, version: version)
+        }
+        try verifyLaterTable(db, keys: keys, table: "passkey", what: "a passkey") { key, version in
+            Vault.passkeyAD(key.text, version: version)
+        }
     }
 
-    /// ``verifyRecords(_:keys:)`` for passkeys (a vault without the table has none).
-    private static func verifyPasskeys(_ db: Database, keys: VaultKeys) throws {
-        guard try db.tableExists("passkey") else { return }
+    /// ``verifyRecords(_:keys:)`` for a table added after format 2 (a vault without it has none):
+    /// rows keyed by `id`, versioned, never sealed under a legacy associated data.
+    private static func verifyLaterTable(
+        _ db: Database,
+        keys: VaultKeys,
+        table: String,
+        what: String,
+        associatedData: (DatabaseValue, Int64) -> String
+    ) throws {
+        guard try db.tableExists(table) else { return }
         try verifyRows(
             db,
             keys: keys,
-            sql: "SELECT id AS key, version, sealed FROM passkey WHERE version > 0",
-            associatedData: { key, version in Vault.passkeyAD(key.text, version: version) },
+            sql: "SELECT id AS key, version, sealed FROM \(table) WHERE version > 0",
+            associatedData: associatedData,
             legacy: { _ in "" },
             rolledBack: { _ in
                 VaultError(
                     .tampered,
-                    "a passkey was rolled back to an older copy outside Keyhaven; nothing was written — "
-                        + "restore the vault from a backup"
-                )
-            }
-        )
-    }
-
-    /// ``verifyRecords(_:keys:)`` for the agent's records (a vault without the table has none).
-    private static func verifyAgentRecords(_ db: Database, keys: VaultKeys) throws {
-        guard try db.tableExists("agentRecord") else { return }
-        try verifyRows(
-            db,
-            keys: keys,
-            sql: "SELECT id AS key, version, sealed FROM agentRecord WHERE version > 0",
-            associatedData: { key, version in Vault.agentRecordAD(key.text, version: version) },
-            legacy: { _ in "" },
-            rolledBack: { _ in
-                VaultError(
-                    .tampered,
-                    "a browser pairing was rolled back to an older copy outside Keyhaven; nothing was written — "
+                    "\(what) was rolled back to an older copy outside Keyhaven; nothing was written — "
                         + "restore the vault from a backup"
                 )
             }
