@@ -223,7 +223,8 @@ let package = Package(
         .target(
             name: "AutoFill",
             dependencies: [
-                "Vault", "PasswordRules", "OneTimeCodes", "SecurityRecommendations", "_KeyhavenSupport", crypto,
+                "Vault", "PasswordRules", "OneTimeCodes", "SecurityRecommendations", "Passkeys", "_KeyhavenSupport",
+                crypto,
             ],
             swiftSettings: swiftSettings
         ),
@@ -341,7 +342,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AutoFillTests",
-            dependencies: ["AutoFill", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto],
+            dependencies: ["AutoFill", "Vault", "Passkeys", "KeyhavenTesting", "_KeyhavenSupport", crypto],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

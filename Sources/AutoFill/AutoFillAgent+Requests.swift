@@ -112,6 +112,28 @@ extension AutoFillAgent {
             return try save(url: try field("url"), user: request["user"]?.string ?? "", password: try field("password"))
         case "password.generate":
             return try generate(url: try field("url"), rules: request["passwordRules"]?.string)
+        case "passkey.choices":
+            return try passkeyChoices(
+                kind: try field("kind"),
+                options: request["options"] ?? .null,
+                origin: try field("origin")
+            )
+        case "passkey.register":
+            return try registerPasskey(
+                options: request["options"] ?? .null,
+                origin: try field("origin"),
+                confirmed: request["confirmed"]?.bool == true,
+                masterPassword: request["masterPassword"]?.string
+            )
+        case "passkey.assert":
+            return try assertPasskey(
+                options: request["options"] ?? .null,
+                origin: try field("origin"),
+                credentialID: try field("credentialId"),
+                masterPassword: request["masterPassword"]?.string
+            )
+        case "passkey.signal":
+            return try signalPasskeys(request, origin: try field("origin"))
         default:
             throw AutoFillError(.badRequest, "Unknown request type \(type).")
         }

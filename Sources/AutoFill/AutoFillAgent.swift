@@ -23,6 +23,9 @@ public final class AutoFillAgent: Sendable {
         /// Locks after this long without a request (15 minutes by default).
         public var idleLock: TimeInterval
         public var allowInsecureKDF: Bool
+        /// How long the unlock counts as user verification for passkeys (`userVerification:
+        /// required`); after it the chooser asks for the master password (5 minutes by default).
+        public var verificationWindow: TimeInterval
         public var now: @Sendable () -> Date
         public var randomness: AutoFillRandomness
 
@@ -30,12 +33,14 @@ public final class AutoFillAgent: Sendable {
             vaultURL: URL,
             idleLock: TimeInterval = 15 * 60,
             allowInsecureKDF: Bool = false,
+            verificationWindow: TimeInterval = 5 * 60,
             now: @escaping @Sendable () -> Date = { Date() },
             randomness: AutoFillRandomness = .system
         ) {
             self.vaultURL = vaultURL
             self.idleLock = idleLock
             self.allowInsecureKDF = allowInsecureKDF
+            self.verificationWindow = verificationWindow
             self.now = now
             self.randomness = randomness
         }

@@ -17,6 +17,9 @@ public struct AutoFillError: Error, Equatable, Sendable, CustomStringConvertible
         case badRequest
         /// `unlock` with a wrong master password.
         case wrongPassword
+        /// A passkey request that asks to verify the person after the unlock grew old: the
+        /// chooser asks for the master password again.
+        case userVerificationRequired
     }
 
     public var code: Code

@@ -18,6 +18,9 @@ public struct PasskeyCredential: Sendable, Hashable, Codable {
     public var backedUp: Bool
     public var created: Date
     public var lastUsed: Date?
+    /// Hidden by the site's WebAuthn signals (`signalUnknownCredential`, or missing from
+    /// `signalAllAcceptedCredentials`): kept, never offered, restored when the site lists it again.
+    public var hidden: Bool
 
     public init(
         rpID: String,
@@ -31,7 +34,8 @@ public struct PasskeyCredential: Sendable, Hashable, Codable {
         backupEligible: Bool = true,
         backedUp: Bool = true,
         created: Date,
-        lastUsed: Date? = nil
+        lastUsed: Date? = nil,
+        hidden: Bool = false
     ) {
         self.rpID = rpID
         self.credentialID = credentialID
@@ -45,6 +49,30 @@ public struct PasskeyCredential: Sendable, Hashable, Codable {
         self.backedUp = backedUp
         self.created = created
         self.lastUsed = lastUsed
+        self.hidden = hidden
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rpID, credentialID, userHandle, userName, userDisplayName, algorithm, privateKey, signCount
+        case backupEligible, backedUp, created, lastUsed, hidden
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        rpID = try container.decode(String.self, forKey: .rpID)
+        credentialID = try container.decode([UInt8].self, forKey: .credentialID)
+        userHandle = try container.decode([UInt8].self, forKey: .userHandle)
+        userName = try container.decode(String.self, forKey: .userName)
+        userDisplayName = try container.decode(String.self, forKey: .userDisplayName)
+        algorithm = try container.decode(Int.self, forKey: .algorithm)
+        privateKey = try container.decode([UInt8].self, forKey: .privateKey)
+        signCount = try container.decode(UInt32.self, forKey: .signCount)
+        backupEligible = try container.decode(Bool.self, forKey: .backupEligible)
+        backedUp = try container.decode(Bool.self, forKey: .backedUp)
+        created = try container.decode(Date.self, forKey: .created)
+        lastUsed = try container.decodeIfPresent(Date.self, forKey: .lastUsed)
+        // Passkeys stored before signals existed have no flag.
+        hidden = try container.decodeIfPresent(Bool.self, forKey: .hidden) ?? false
     }
 
     /// The public key, as COSE.

@@ -1,0 +1,216 @@
+import Foundation
+import Passkeys
+import Synchronization
+import Vault
+import _KeyhavenSupport
+
+/// The agent as a passkey authenticator (issue 16; docs/autofill-protocol.md §2.6). The browser
+/// hands the extension a WebAuthn call and the caller's origin (Chromium's
+/// `webAuthenticationProxy` reports the origin itself; Firefox's `sender.origin`); the extension
+/// shows Keyhaven's chooser — that choice is the user presence — and asks here. User verification
+/// is the agent's unlock: recent enough (``Configuration/verificationWindow``) or the master
+/// password typed again in the chooser. A new passkey is in the vault before its answer leaves.
+extension AutoFillAgent {
+    /// Whether the unlock vouches for the person now, or `masterPassword` (typed in the chooser)
+    /// does; a correct one renews the window.
+    func userVerified(masterPassword: String?) throws(AutoFillError) -> Bool {
+        if let masterPassword, !masterPassword.isEmpty {
+            do {
+                try Vault.open(
+                    at: configuration.vaultURL,
+                    masterPassword: masterPassword,
+                    allowInsecureKDF: configuration.allowInsecureKDF,
+                    now: configuration.now
+                ).close()
+            } catch {
+                if error.code == .wrongPassword { throw AutoFillError(.wrongPassword, "The master password is wrong.") }
+                throw AutoFillError(.failed, "The vault could not be opened: \(error.message)")
+            }
+            state.withLock { $0.unlockedAt = now }
+            return true
+        }
+        return state.withLock { state in
+            guard let unlockedAt = state.unlockedAt else { return false }
+            return now.timeIntervalSince(unlockedAt) <= configuration.verificationWindow
+        }
+    }
+
+    /// What the chooser shows before anything is signed: for `create`, the account and whether it
+    /// already has an excluded passkey here; for `get`, the passkeys that may answer (hidden ones
+    /// never). Never a key.
+    func passkeyChoices(kind: String, options: JSONValue, origin: String) throws(AutoFillError) -> JSONValue {
+        let vault = try vault()
+        let verificationAsked: String
+        var object: [String: JSONValue] = [:]
+        switch kind {
+        case "create":
+            let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: options) }
+            let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
+            let stored = try stored(vault, rpID: rpID)
+            object["rpId"] = .string(rpID)
+            object["user"] = .string(request.userName)
+            object["displayName"] = .string(request.userDisplayName)
+            object["excluded"] = .bool(stored.contains { request.excludeCredentials.contains($0.credentialID) })
+            verificationAsked = request.userVerification
+        case "get":
+            let request = try passkeyCall { () throws(PasskeyError) in try AssertionRequest(json: options) }
+            let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
+            object["rpId"] = .string(rpID)
+            object["passkeys"] = .array(
+                try offered(vault, rpID: rpID, allow: request.allowCredentials).map { passkey in
+                    [
+                        "credentialId": .string(Base64URL.encode(passkey.credentialID)),
+                        "user": .string(passkey.userName),
+                        "displayName": .string(passkey.userDisplayName),
+                    ]
+                }
+            )
+            verificationAsked = request.userVerification
+        default:
+            throw AutoFillError(.badRequest, "kind must be create or get.")
+        }
+        let verified = try userVerified(masterPassword: nil)
+        object["verificationRequired"] = .bool(verificationAsked == "required" && !verified)
+        return .object(object)
+    }
+
+    /// `passkey.register`: a new passkey for the page's creation options, stored, then answered
+    /// (`RegistrationResponseJSON`). The person must have confirmed in the chooser.
+    func registerPasskey(
+        options: JSONValue,
+        origin: String,
+        confirmed: Bool,
+        masterPassword: String?
+    ) throws(AutoFillError) -> JSONValue {
+        let vault = try vault()
+        guard confirmed else { throw AutoFillError(.userCanceled, "The person did not confirm.") }
+        let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: options) }
+        let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
+        let existing = try stored(vault, rpID: rpID)
+        let verified = try userVerified(masterPassword: masterPassword)
+        let (credential, response) = try passkeyCall { () throws(PasskeyError) in
+            try authenticator.register(request, origin: origin, existing: existing, userVerified: verified)
+        }
+        do {
+            try vault.savePasskey(credential)
+        } catch {
+            throw AutoFillError(.failed, "The passkey could not be saved: \(error.message)")
+        }
+        noteOwnWrite()
+        return ["responseJson": response]
+    }
+
+    /// `passkey.assert`: signs the page's challenge with the passkey the person chose.
+    func assertPasskey(
+        options: JSONValue,
+        origin: String,
+        credentialID: String,
+        masterPassword: String?
+    ) throws(AutoFillError) -> JSONValue {
+        let vault = try vault()
+        let request = try passkeyCall { () throws(PasskeyError) in try AssertionRequest(json: options) }
+        let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
+        guard let id = Base64URL.decode(credentialID),
+            let passkey = try offered(vault, rpID: rpID, allow: request.allowCredentials).first(where: {
+                $0.credentialID == id
+            })
+        else {
+            throw AutoFillError(.credentialIdentityNotFound, "Keyhaven has no such passkey for \(rpID).")
+        }
+        let verified = try userVerified(masterPassword: masterPassword)
+        let (updated, response) = try passkeyCall { () throws(PasskeyError) in
+            try authenticator.authenticate(request, origin: origin, credential: passkey, userVerified: verified)
+        }
+        do {
+            try vault.savePasskey(updated)
+        } catch {
+            throw AutoFillError(.failed, "The passkey's use could not be recorded: \(error.message)")
+        }
+        noteOwnWrite()
+        return ["responseJson": response]
+    }
+
+    /// `passkey.signal`: the site's WebAuthn signals (Level 3 §5.1.10), checked against the
+    /// caller's origin. Hides — never deletes — what the site no longer knows, restores what it
+    /// lists again, renames the account. Returns how many passkeys changed.
+    func signalPasskeys(_ request: JSONValue, origin: String) throws(AutoFillError) -> JSONValue {
+        let vault = try vault()
+        guard let kind = request["kind"]?.string else { throw AutoFillError(.badRequest, "kind is missing.") }
+        let rpID = try passkeyCall { () throws(PasskeyError) in
+            try Authenticator.rpID(request["rpId"]?.string, origin: origin)
+        }
+        func bytes(_ name: String) throws(AutoFillError) -> [UInt8] {
+            guard let text = request[name]?.string, let value = Base64URL.decode(text) else {
+                throw AutoFillError(.badRequest, "\(name) is missing or not base64url.")
+            }
+            return value
+        }
+        var changed: [PasskeyCredential] = []
+        for var passkey in try stored(vault, rpID: rpID) {
+            let before = passkey
+            switch kind {
+            case "unknownCredential":
+                if passkey.credentialID == (try bytes("credentialId")) { passkey.hidden = true }
+            case "allAcceptedCredentials":
+                guard passkey.userHandle == (try bytes("userId")) else { continue }
+                guard let accepted = request["allAcceptedCredentialIds"]?.array else {
+                    throw AutoFillError(.badRequest, "allAcceptedCredentialIds is missing.")
+                }
+                let ids = accepted.compactMap { $0.string.flatMap { Base64URL.decode($0) } }
+                passkey.hidden = !ids.contains(passkey.credentialID)
+            case "currentUserDetails":
+                guard passkey.userHandle == (try bytes("userId")) else { continue }
+                if let name = request["name"]?.string { passkey.userName = name }
+                if let displayName = request["displayName"]?.string { passkey.userDisplayName = displayName }
+            default:
+                throw AutoFillError(.badRequest, "Unknown signal \(kind).")
+            }
+            if passkey != before { changed.append(passkey) }
+        }
+        do {
+            for passkey in changed { try vault.savePasskey(passkey) }
+        } catch {
+            throw AutoFillError(.failed, "The passkeys could not be updated: \(error.message)")
+        }
+        if !changed.isEmpty { noteOwnWrite() }
+        return ["changed": .number(Double(changed.count))]
+    }
+
+    var authenticator: Authenticator {
+        let randomness = configuration.randomness
+        return Authenticator(now: configuration.now, randomBytes: { Array(randomness.bytes($0)) })
+    }
+
+    func stored(_ vault: Vault, rpID: String) throws(AutoFillError) -> [PasskeyCredential] {
+        do {
+            return try vault.passkeys(rpID: rpID)
+        } catch {
+            throw AutoFillError(.failed, "The passkeys could not be read: \(error.message)")
+        }
+    }
+
+    /// The visible passkeys for `rpID` the site allows (any when `allow` is empty), most recently
+    /// used first.
+    func offered(_ vault: Vault, rpID: String, allow: [[UInt8]]) throws(AutoFillError) -> [PasskeyCredential] {
+        try stored(vault, rpID: rpID)
+            .filter { !$0.hidden && (allow.isEmpty || allow.contains($0.credentialID)) }
+            .sorted { ($0.lastUsed ?? $0.created) > ($1.lastUsed ?? $1.created) }
+    }
+
+    /// Runs an authenticator step, turning its refusal into the protocol's error (the extension
+    /// maps each code to the DOMException the page sees).
+    func passkeyCall<T>(_ body: () throws(PasskeyError) -> T) throws(AutoFillError) -> T {
+        do {
+            return try body()
+        } catch {
+            switch error.code {
+            case .excluded:
+                throw AutoFillError(.matchedExcludedCredential, "This account already has a passkey in Keyhaven.")
+            case .originNotAllowed: throw AutoFillError(.originNotAllowed, "Refused: \(error.message).")
+            case .userVerificationRequired: throw AutoFillError(.userVerificationRequired, "Unlock Keyhaven again.")
+            case .invalidRequest: throw AutoFillError(.badRequest, "The page's options are invalid: \(error.message).")
+            default: throw AutoFillError(.failed, "The passkey could not be used: \(error.message).")
+            }
+        }
+    }
+}
