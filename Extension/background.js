@@ -39,6 +39,7 @@ function disconnected() {
   port = null;
   channel = null;
   cache.clear();
+  syncPasskeyProxy(false);
 }
 
 function connect() {
@@ -72,6 +73,7 @@ function onNative(message) {
 
 function onEvent(event) {
   if (event.event === "identities.changed" || event.event === "state") cache.clear();
+  if (event.event === "state") syncPasskeyProxy(event.state === "unlocked");
 }
 
 function sendClear(fields) {
@@ -161,6 +163,7 @@ async function finishPairing(code) {
   pendingPair = null;
   await api.storage.local.set({ pairing: { id: finished.ok.pairingId, key: C.b64url(key) } });
   channel = null;
+  status().then((state) => syncPasskeyProxy(state.state === "unlocked"));
   return { paired: true, pairingId: finished.ok.pairingId };
 }
 
@@ -187,6 +190,7 @@ async function openUnlock(sender) {
 }
 
 async function handle(message, sender) {
+  if (String(message.kind).startsWith("passkey.")) return handlePasskeyMessage(message, sender);
   switch (message.kind) {
     case "status":
       return status();
@@ -196,6 +200,7 @@ async function handle(message, sender) {
       return finishPairing(String(message.code ?? ""));
     case "unlock": {
       const result = await request({ type: "unlock", masterPassword: message.masterPassword });
+      syncPasskeyProxy(true);
       if (pendingRetry) {
         const { tabId, frameId } = pendingRetry;
         pendingRetry = null;
@@ -288,3 +293,10 @@ api.runtime.onMessage.addListener((message, sender, sendResponse) => {
   );
   return true;
 });
+
+// The passkey authenticator (Chromium's webAuthenticationProxy, signals): passkeys.js, loaded
+// last because it uses what this file defines (Firefox lists it after this file).
+if (typeof syncPasskeyProxy === "undefined" && typeof importScripts === "function") importScripts("passkeys.js");
+
+// A browser that starts with Keyhaven already unlocked attaches at once.
+pairingRecord().then((pairing) => pairing && status().then((state) => syncPasskeyProxy(state.state === "unlocked")));

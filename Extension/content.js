@@ -342,11 +342,114 @@
     true
   );
 
-  api.runtime.onMessage.addListener((message) => {
+  // --- passkeys: Keyhaven's sheet for a WebAuthn call the browser handed to Keyhaven ---
+  // Choosing here is the passkey's user presence (only real clicks count: `isTrusted`). The
+  // master password is never typed into a page: "Verify…" opens Keyhaven's own page for it.
+
+  let passkeySheet = null;
+
+  function closePasskeySheet() {
+    if (passkeySheet) passkeySheet.element.remove();
+    passkeySheet = null;
+  }
+
+  async function showPasskeySheet(request) {
+    let choices;
+    try {
+      choices = await ask({ kind: "passkey.pending", request });
+    } catch {
+      return;
+    }
+    closePasskeySheet();
+    const element = document.createElement("keyhaven-passkey");
+    const root = element.attachShadow({ mode: "open" });
+    element.style.cssText = "all: initial; position: fixed; z-index: 2147483647; top: 12px; right: 12px;";
+    root.innerHTML =
+      "<style>[role=dialog]{font:14px system-ui,sans-serif;background:#fff;color:#111;border:1px solid #999;" +
+      "border-radius:10px;box-shadow:0 4px 16px rgba(0,0,0,.2);padding:12px 14px;width:300px}" +
+      "h2{font-size:15px;margin:0 0 6px} p{margin:4px 0} button{margin:8px 8px 0 0;font:inherit;padding:4px 10px}" +
+      "[role=option]{display:block;width:100%;text-align:left;margin:6px 0 0} small{display:block;color:#555}</style>";
+    const box = document.createElement("div");
+    box.setAttribute("role", "dialog");
+    box.setAttribute("aria-label", "Keyhaven passkey");
+    box.dataset.request = request;
+    const title = document.createElement("h2");
+    const site = document.createElement("p");
+    const status = document.createElement("p");
+    status.setAttribute("role", "status");
+    box.append(title, site);
+    passkeySheet = { element, request };
+
+    function button(text, fields, role) {
+      const item = document.createElement("button");
+      item.type = "button";
+      item.textContent = text;
+      if (role) item.setAttribute("role", role);
+      item.addEventListener("click", async (event) => {
+        if (!event.isTrusted) return;
+        status.textContent = "Asking Keyhaven…";
+        try {
+          await ask({ kind: fields.verify ? "passkey.verify" : "passkey.answer", request, ...fields });
+          if (!fields.verify) closePasskeySheet();
+          else status.textContent = "Verify in Keyhaven's window, then choose again here.";
+        } catch (error) {
+          status.textContent = error.localizedFailureReason || "Keyhaven could not answer.";
+          if (error.code !== "userVerificationRequired" && error.code !== "wrongPassword") {
+            setTimeout(() => passkeySheet && passkeySheet.request === request && closePasskeySheet(), 2500);
+          }
+        }
+      });
+      return item;
+    }
+
+    if (choices.kind === "create") {
+      title.textContent = "Save a passkey?";
+      site.textContent = `For ${choices.user || "your account"} on ${choices.rpId}.`;
+      if (choices.excluded) status.textContent = `Keyhaven already has a passkey for this account on ${choices.rpId}.`;
+      else box.append(button("Save passkey in Keyhaven", { confirmed: true }));
+    } else {
+      title.textContent = "Sign in with a passkey";
+      site.textContent = choices.passkeys.length
+        ? `Choose an account for ${choices.rpId}.`
+        : `Keyhaven has no passkey for ${choices.rpId}.`;
+      for (const passkey of choices.passkeys) {
+        const option = button(passkey.user || "(no user name)", { credentialId: passkey.credentialId }, "option");
+        if (passkey.displayName && passkey.displayName !== passkey.user) {
+          const small = document.createElement("small");
+          small.textContent = passkey.displayName;
+          option.append(small);
+        }
+        box.append(option);
+      }
+    }
+    if (choices.verificationRequired) {
+      const why = document.createElement("p");
+      why.textContent = "The site asks Keyhaven to verify it is you.";
+      box.append(why, button("Verify…", { verify: true }));
+    }
+    const row = document.createElement("div");
+    row.append(button("Use another device or security key", { decline: "other" }), button("Cancel", { decline: "cancel" }));
+    box.append(row, status);
+    root.append(box);
+    document.documentElement.append(element);
+  }
+
+  api.runtime.onMessage.addListener((message, _sender, sendResponse) => {
     if (message && message.kind === "retryFill" && pendingFill) {
       const { field, identity } = pendingFill;
       choose(field, identity, false);
     }
+    if (message && message.kind === "passkey.show") {
+      // Only the frame that made the call: the caller's origin, and the focus WebAuthn requires.
+      if (location.origin !== message.origin || !document.hasFocus()) return false;
+      if (document.activeElement && document.activeElement.tagName === "IFRAME") return false; // a child frame has it
+      showPasskeySheet(message.request);
+      sendResponse({ shown: true });
+    }
+    if (message && message.kind === "passkey.close" && passkeySheet && passkeySheet.request === message.request) {
+      closePasskeySheet();
+    }
+    return false;
   });
 
   if (window === window.top) checkPendingSave();

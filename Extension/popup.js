@@ -47,4 +47,12 @@ codeForm.addEventListener("submit", async (event) => {
   }
 });
 
+// Passkeys on (the default) or off: off, Keyhaven never stands between a site and the browser's
+// own authenticators.
+const passkeys = document.getElementById("passkeys");
+api.storage.local.get("passkeys").then((stored) => {
+  passkeys.checked = stored.passkeys !== false;
+});
+passkeys.addEventListener("change", () => api.storage.local.set({ passkeys: passkeys.checked }));
+
 refresh();

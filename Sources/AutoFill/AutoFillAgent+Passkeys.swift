@@ -4,7 +4,7 @@ import Synchronization
 import Vault
 import _KeyhavenSupport
 
-/// The agent as a passkey authenticator (issue 16; docs/autofill-protocol.md §2.6). The browser
+/// The agent as a passkey authenticator (issue 16; docs/autofill-protocol.md §2.5). The browser
 /// hands the extension a WebAuthn call and the caller's origin (Chromium's
 /// `webAuthenticationProxy` reports the origin itself; Firefox's `sender.origin`); the extension
 /// shows Keyhaven's chooser — that choice is the user presence — and asks here. User verification
@@ -45,7 +45,8 @@ extension AutoFillAgent {
         switch kind {
         case "create":
             let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: options) }
-            let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
+            let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin)
+            }
             let stored = try stored(vault, rpID: rpID)
             object["rpId"] = .string(rpID)
             object["user"] = .string(request.userName)
@@ -54,7 +55,8 @@ extension AutoFillAgent {
             verificationAsked = request.userVerification
         case "get":
             let request = try passkeyCall { () throws(PasskeyError) in try AssertionRequest(json: options) }
-            let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
+            let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin)
+            }
             object["rpId"] = .string(rpID)
             object["passkeys"] = .array(
                 try offered(vault, rpID: rpID, allow: request.allowCredentials).map { passkey in

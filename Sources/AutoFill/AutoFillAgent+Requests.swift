@@ -132,6 +132,11 @@ extension AutoFillAgent {
                 credentialID: try field("credentialId"),
                 masterPassword: request["masterPassword"]?.string
             )
+        case "verify":
+            // The person typed the master password again (Keyhaven's own page): passkey calls
+            // count as verified for the next window.
+            _ = try userVerified(masterPassword: try field("masterPassword"))
+            return ["verified": true]
         case "passkey.signal":
             return try signalPasskeys(request, origin: try field("origin"))
         default:

@@ -329,6 +329,7 @@ public struct Authenticator: Sendable {
                 "attestationObject": .string(Base64URL.encode(attestationObject)),
                 "authenticatorData": .string(Base64URL.encode(authenticatorData)),
                 "publicKeyAlgorithm": .number(Double(algorithm)),
+                "publicKey": .string(Base64URL.encode(publicKey.subjectPublicKeyInfo)),
                 "transports": ["hybrid", "internal"],
             ],
         ]

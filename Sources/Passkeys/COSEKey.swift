@@ -38,6 +38,19 @@ public enum COSEKey: Sendable, Hashable {
         }
     }
 
+    /// The key as an X.509 SubjectPublicKeyInfo (DER): what `getPublicKey()` returns in the page
+    /// and the `publicKey` of `RegistrationResponseJSON`.
+    public var subjectPublicKeyInfo: [UInt8] {
+        switch self {
+        case .es256(let key):
+            return Array(key.derRepresentation)
+        case .ed25519(let key):
+            // RFC 8410: SEQUENCE { SEQUENCE { OID 1.3.101.112 }, BIT STRING (0 unused bits) key }.
+            return [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00]
+                + Array(key.rawRepresentation)
+        }
+    }
+
     /// Reads a COSE key, refusing anything but a well-formed ES256 or Ed25519 key.
     public init(cbor: CBOR) throws(PasskeyError) {
         guard let kty = cbor[1]?.int, let alg = cbor[3]?.int, let crv = cbor[-1]?.int, let x = cbor[-2]?.byteString

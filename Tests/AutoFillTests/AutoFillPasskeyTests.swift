@@ -44,21 +44,33 @@ import _KeyhavenSupport
         let challenge = Array("register-challenge".utf8)
 
         let choices = harness.ask(
-            ["id": 1, "type": "passkey.choices", "kind": "create", "options": creation(challenge: challenge),
-             "origin": .string(Self.origin)], pairing)
+            [
+                "id": 1, "type": "passkey.choices", "kind": "create", "options": creation(challenge: challenge),
+                "origin": .string(Self.origin),
+            ],
+            pairing
+        )
         #expect(choices["ok"]?["rpId"]?.string == "example.com")
         #expect(choices["ok"]?["user"]?.string == "ada")
         #expect(choices["ok"]?["excluded"]?.bool == false)
 
         let unconfirmed = harness.ask(
-            ["id": 2, "type": "passkey.register", "options": creation(challenge: challenge),
-             "origin": .string(Self.origin)], pairing)
+            [
+                "id": 2, "type": "passkey.register", "options": creation(challenge: challenge),
+                "origin": .string(Self.origin),
+            ],
+            pairing
+        )
         #expect(code(unconfirmed) == "userCanceled")
         #expect(try harness.testVault.vault.passkeys().isEmpty)
 
         let registered = harness.ask(
-            ["id": 3, "type": "passkey.register", "options": creation(challenge: challenge),
-             "origin": .string(Self.origin), "confirmed": true], pairing)
+            [
+                "id": 3, "type": "passkey.register", "options": creation(challenge: challenge),
+                "origin": .string(Self.origin), "confirmed": true,
+            ],
+            pairing
+        )
         let response = try #require(registered["ok"]?["responseJson"], "\(registered)")
         let registration = try relyingParty.verifyRegistration(response, challenge: challenge)
         #expect(registration.userVerified)  // just unlocked
@@ -68,25 +80,42 @@ import _KeyhavenSupport
 
         // The site lists the passkey in excludeCredentials: InvalidStateError in the page.
         let again = harness.ask(
-            ["id": 4, "type": "passkey.register", "options": creation(challenge: challenge, exclude: [registration.credentialID]),
-             "origin": .string(Self.origin), "confirmed": true], pairing)
+            [
+                "id": 4, "type": "passkey.register",
+                "options": creation(challenge: challenge, exclude: [registration.credentialID]),
+                "origin": .string(Self.origin), "confirmed": true,
+            ],
+            pairing
+        )
         #expect(code(again) == "matchedExcludedCredential")
         #expect(try harness.testVault.vault.passkeys().count == 1)
 
         let signIn = Array("sign-in-challenge".utf8)
         let offered = harness.ask(
-            ["id": 5, "type": "passkey.choices", "kind": "get", "options": request(challenge: signIn),
-             "origin": .string(Self.origin)], pairing)
+            [
+                "id": 5, "type": "passkey.choices", "kind": "get", "options": request(challenge: signIn),
+                "origin": .string(Self.origin),
+            ],
+            pairing
+        )
         let offeredIDs = offered["ok"]?["passkeys"]?.array?.compactMap { $0["credentialId"]?.string } ?? []
         #expect(offeredIDs == [Base64URL.encode(registration.credentialID)])
 
         for round in 1...2 {
             let asserted = harness.ask(
-                ["id": 6, "type": "passkey.assert", "options": request(challenge: signIn),
-                 "origin": .string(Self.origin), "credentialId": .string(offeredIDs[0])], pairing)
+                [
+                    "id": 6, "type": "passkey.assert", "options": request(challenge: signIn),
+                    "origin": .string(Self.origin), "credentialId": .string(offeredIDs[0]),
+                ],
+                pairing
+            )
             let assertion = try #require(asserted["ok"]?["responseJson"], "\(asserted)")
             let verified = try relyingParty.verifyAuthentication(
-                assertion, challenge: signIn, publicKey: registration.publicKey, storedSignCount: UInt32(round - 1))
+                assertion,
+                challenge: signIn,
+                publicKey: registration.publicKey,
+                storedSignCount: UInt32(round - 1)
+            )
             #expect(verified.newSignCount == UInt32(round))
             #expect(verified.userHandle == Array("user-7".utf8))
         }
@@ -104,19 +133,32 @@ import _KeyhavenSupport
             ("https://shop.example.com", "com"),  // a public suffix
         ] {
             let reply = harness.ask(
-                ["id": 1, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1], rpID: rpID),
-                 "origin": .string(origin)], pairing)
+                [
+                    "id": 1, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1], rpID: rpID),
+                    "origin": .string(origin),
+                ],
+                pairing
+            )
             #expect(code(reply) == "originNotAllowed", "\(origin) \(rpID)")
         }
         let localhost = harness.ask(
-            ["id": 2, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1], rpID: "localhost"),
-             "origin": "http://localhost:8080"], pairing)
+            [
+                "id": 2, "type": "passkey.choices", "kind": "get",
+                "options": request(challenge: [1], rpID: "localhost"),
+                "origin": "http://localhost:8080",
+            ],
+            pairing
+        )
         #expect(localhost["ok"]?["rpId"]?.string == "localhost")
         // Locked: nothing is answered.
         harness.agent.lock()
         let locked = harness.ask(
-            ["id": 3, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1]),
-             "origin": .string(Self.origin)], pairing)
+            [
+                "id": 3, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1]),
+                "origin": .string(Self.origin),
+            ],
+            pairing
+        )
         #expect(code(locked) == "locked")
     }
 
@@ -125,15 +167,25 @@ import _KeyhavenSupport
         try harness.unlock()
         let pairing = try harness.pair()
         let registered = harness.ask(
-            ["id": 1, "type": "passkey.register", "options": creation(challenge: [9]), "origin": .string(Self.origin),
-             "confirmed": true], pairing)
+            [
+                "id": 1, "type": "passkey.register", "options": creation(challenge: [9]),
+                "origin": .string(Self.origin),
+                "confirmed": true,
+            ],
+            pairing
+        )
         let id = try #require(registered["ok"]?["responseJson"]?["id"]?.string)
         harness.clock.advance(by: 6 * 60)
         _ = try harness.agent.vault()  // not idle
 
         let choices = harness.ask(
-            ["id": 2, "type": "passkey.choices", "kind": "get", "options": request(challenge: [2], verification: "required"),
-             "origin": .string(Self.origin)], pairing)
+            [
+                "id": 2, "type": "passkey.choices", "kind": "get",
+                "options": request(challenge: [2], verification: "required"),
+                "origin": .string(Self.origin),
+            ],
+            pairing
+        )
         #expect(choices["ok"]?["verificationRequired"]?.bool == true)
         func assert(_ password: String?) -> JSONValue {
             var message: [String: JSONValue] = [
@@ -151,11 +203,16 @@ import _KeyhavenSupport
         harness.clock.advance(by: 6 * 60)
         _ = try harness.agent.vault()
         let preferred = harness.ask(
-            ["id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
-             "credentialId": .string(id)], pairing)
+            [
+                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
+                "credentialId": .string(id),
+            ],
+            pairing
+        )
         let response = try #require(preferred["ok"]?["responseJson"])
         let data = try AuthenticatorData(
-            try #require(response["response"]?["authenticatorData"]?.string.flatMap { Base64URL.decode($0) }))
+            try #require(response["response"]?["authenticatorData"]?.string.flatMap { Base64URL.decode($0) })
+        )
         #expect(!data.flags.contains(.userVerified))
         #expect(data.flags.contains(.userPresent))
     }
@@ -165,17 +222,28 @@ import _KeyhavenSupport
         try harness.unlock()
         let pairing = try harness.pair()
         let registered = harness.ask(
-            ["id": 1, "type": "passkey.register", "options": creation(challenge: [9]), "origin": .string(Self.origin),
-             "confirmed": true], pairing)
+            [
+                "id": 1, "type": "passkey.register", "options": creation(challenge: [9]),
+                "origin": .string(Self.origin),
+                "confirmed": true,
+            ],
+            pairing
+        )
         let id = try #require(registered["ok"]?["responseJson"]?["id"]?.string)
         let user = JSONValue.string(Base64URL.encode(Array("user-7".utf8)))
         func offered() -> [String] {
             harness.ask(
-                ["id": 2, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1]),
-                 "origin": .string(Self.origin)], pairing)["ok"]?["passkeys"]?.array?.compactMap { $0["user"]?.string } ?? []
+                [
+                    "id": 2, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1]),
+                    "origin": .string(Self.origin),
+                ],
+                pairing
+            )["ok"]?["passkeys"]?.array?.compactMap { $0["user"]?.string } ?? []
         }
         func signal(_ fields: [String: JSONValue], origin: String = Self.origin) -> JSONValue {
-            var message: [String: JSONValue] = ["id": 3, "type": "passkey.signal", "rpId": "example.com", "origin": .string(origin)]
+            var message: [String: JSONValue] = [
+                "id": 3, "type": "passkey.signal", "rpId": "example.com", "origin": .string(origin),
+            ]
             message.merge(fields) { $1 }
             return harness.ask(.object(message), pairing)
         }
@@ -185,22 +253,41 @@ import _KeyhavenSupport
         #expect(offered() == [])
         #expect(try harness.testVault.vault.passkeys().first?.hidden == true)  // kept
         let hiddenAssert = harness.ask(
-            ["id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
-             "credentialId": .string(id)], pairing)
+            [
+                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
+                "credentialId": .string(id),
+            ],
+            pairing
+        )
         #expect(code(hiddenAssert) == "credentialIdentityNotFound")
 
-        #expect(signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": [.string(id)]])["ok"]?["changed"]?.number == 1)
+        #expect(
+            signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": [.string(id)]])[
+                "ok"
+            ]?["changed"]?.number == 1
+        )
         #expect(offered() == ["ada"])
-        #expect(signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": []])["ok"]?["changed"]?.number == 1)
+        #expect(
+            signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": []])["ok"]?[
+                "changed"
+            ]?.number == 1
+        )
         #expect(offered() == [])
         _ = signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": [.string(id)]])
 
-        #expect(signal(["kind": "currentUserDetails", "userId": user, "name": "ada@example.com", "displayName": "Ada L."])["ok"]?["changed"]?.number == 1)
+        #expect(
+            signal(["kind": "currentUserDetails", "userId": user, "name": "ada@example.com", "displayName": "Ada L."])[
+                "ok"
+            ]?["changed"]?.number == 1
+        )
         #expect(offered() == ["ada@example.com"])
         #expect(try harness.testVault.vault.passkeys().first?.userDisplayName == "Ada L.")
 
         // Another site cannot signal about this one's passkeys.
-        #expect(code(signal(["kind": "unknownCredential", "credentialId": .string(id)], origin: "https://evil.test")) == "originNotAllowed")
+        #expect(
+            code(signal(["kind": "unknownCredential", "credentialId": .string(id)], origin: "https://evil.test"))
+                == "originNotAllowed"
+        )
         #expect(offered() == ["ada@example.com"])
     }
 }

@@ -30,6 +30,22 @@ struct AutoFillBrowserTests {
         #expect(result.stdout.contains("ok \(scenario)"))
     }
 
+    /// Passkeys through Chromium's webAuthenticationProxy (issue 16): a plain page registers and
+    /// signs in, every answer verified by PyPI `webauthn`; signals hide, restore and rename; a
+    /// locked agent stays out of the way.
+    @Test(
+        .enabled(
+            if: ExternalTools.python(importing: ["webauthn"]),
+            "needs PyPI webauthn (scripts/install-test-deps.sh)"
+        ),
+        arguments: ["passkeys_on_a_plain_page", "passkeys_wait_for_the_unlock"]
+    )
+    func passkeysInChromium(_ scenario: String) async throws {
+        let result = try await Self.run(scenario)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("ok \(scenario)"))
+    }
+
     @Test(.enabled(if: ExternalTools.firefox, ExternalTools.firefoxReason))
     func firefoxSmoke() async throws {
         let result = try await Self.run("firefox")

@@ -12,7 +12,9 @@ import base64
 import json
 import sys
 
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_der_public_key
 from webauthn import verify_authentication_response, verify_registration_response
+from webauthn.helpers import decode_credential_public_key
 
 
 def unb64(text):
@@ -30,6 +32,16 @@ try:
     )
 except Exception as error:
     print(f"registration refused: {type(error).__name__}: {error}")
+    sys.exit(1)
+# The response's `publicKey` (what getPublicKey() gives a page) must be the attested key, as DER.
+spki = load_der_public_key(unb64(job["registration"]["credential"]["response"]["publicKey"]))
+cose = decode_credential_public_key(registration.credential_public_key)
+if hasattr(cose, "y"):
+    raw, expected = spki.public_bytes(Encoding.X962, PublicFormat.UncompressedPoint), b"\x04" + cose.x + cose.y
+else:
+    raw, expected = spki.public_bytes(Encoding.Raw, PublicFormat.Raw), cose.x
+if raw != expected:
+    print("publicKey (SPKI) is not the attested credential key")
     sys.exit(1)
 print(f"ok registration fmt={registration.fmt} backed_up={registration.credential_backed_up} "
       f"device_type={registration.credential_device_type}")

@@ -311,9 +311,154 @@ def revoked_pairing(h):
     assert h.driver.find_element("id", "pair").is_displayed()
 
 
+# --- passkeys (issue 16): Chromium's webAuthenticationProxy → Keyhaven's chooser → the agent ---
+
+def run_in_page(h, kind, options):
+    h.driver.execute_script("window.run(arguments[0], arguments[1])", kind, options)
+
+
+def page_outcome(h, what):
+    return wait_for(lambda: h.driver.execute_script("return window.outcome"), what=what)
+
+
+def sheet(h):
+    """Keyhaven's passkey sheet in the page (an open shadow root), once it shows its choices."""
+    return wait_for(lambda: h.driver.execute_script(
+        "const s = document.querySelector('keyhaven-passkey'); return s && s.shadowRoot.querySelector('[role=dialog]');"),
+        what="Keyhaven's passkey sheet")
+
+
+def sheet_text(h):
+    return h.driver.execute_script(
+        "const s = document.querySelector('keyhaven-passkey'); return s ? s.shadowRoot.textContent : '';")
+
+
+def sheet_buttons(h):
+    return h.driver.execute_script(
+        "const s = document.querySelector('keyhaven-passkey'); return s ? [...s.shadowRoot.querySelectorAll('button')] : [];")
+
+
+def press(h, label):
+    sheet(h)
+    button = wait_for(lambda: next((b for b in sheet_buttons(h) if b.text.split("\n")[0] == label), None),
+                      what=f"the button {label!r} (sheet: {sheet_text(h)!r})")
+    button.click()
+
+
+def passkey_list(h):
+    return json.loads(h.keyhaven("passkey", "list", "--json", password=True).stdout)
+
+
+def passkeys_on_a_plain_page(h):
+    import base64
+    import webauthn
+
+    b64 = lambda raw: base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    origin = h.other  # http://localhost:PORT: a secure context whose host can be an RP ID
+    h.pair()
+    h.driver.get(origin + "/passkey.html")
+
+    challenge = os.urandom(32)
+    run_in_page(h, "create", {"userId": "user-42", "user": "ada", "displayName": "Ada L.", "challenge": b64(challenge)})
+    sheet(h)
+    assert "Save a passkey?" in sheet_text(h) and "For ada on localhost." in sheet_text(h), sheet_text(h)
+    press(h, "Save passkey in Keyhaven")
+    outcome = page_outcome(h, "the page's create()")
+    assert "ok" in outcome, outcome
+    registration = webauthn.verify_registration_response(
+        credential=outcome["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost")
+    assert registration.credential_device_type == "multi_device" and registration.credential_backed_up
+    stored = passkey_list(h)
+    assert [(p["rpId"], p["userName"]) for p in stored] == [("localhost", "ada")], stored
+    wait_for(lambda: sheet_text(h) == "", what="the sheet gone")
+
+    # The site lists it in excludeCredentials: nothing to save, the page ends with NotAllowedError.
+    run_in_page(h, "create", {"userId": "user-42", "user": "ada", "displayName": "Ada L.", "challenge": b64(os.urandom(32)),
+                              "exclude": [outcome["ok"]["id"]]})
+    sheet(h)
+    assert "already has a passkey" in sheet_text(h), sheet_text(h)
+    assert "Save passkey in Keyhaven" not in [b.text for b in sheet_buttons(h)]
+    press(h, "Cancel")
+    assert page_outcome(h, "the excluded create()")["error"] == "NotAllowedError"
+    assert len(passkey_list(h)) == 1
+
+    sign_count = 0
+    for round in (1, 2):
+        challenge = os.urandom(32)
+        run_in_page(h, "get", {"challenge": b64(challenge)})
+        sheet(h)
+        options = h.driver.execute_script(
+            "return [...document.querySelector('keyhaven-passkey').shadowRoot.querySelectorAll('[role=option]')]")
+        assert [o.text.split("\n")[0] for o in options] == ["ada"], [o.text for o in options]
+        options[0].click()
+        outcome = page_outcome(h, "the page's get()")
+        assert "ok" in outcome, outcome
+        assert base64.urlsafe_b64decode(outcome["ok"]["response"]["userHandle"] + "==") == b"user-42"
+        verified = webauthn.verify_authentication_response(
+            credential=outcome["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost",
+            credential_public_key=registration.credential_public_key, credential_current_sign_count=sign_count)
+        assert verified.new_sign_count == sign_count + 1, verified
+        sign_count = verified.new_sign_count
+
+    # Signals: the site says it no longer knows the passkey (hidden, kept), then lists it again.
+    credential_id = outcome["ok"]["id"]
+    run_in_page(h, "signalUnknownCredential", {"rpId": "localhost", "credentialId": credential_id})
+    wait_for(lambda: [p["hidden"] for p in passkey_list(h)] == [True], what="the passkey hidden by the signal")
+    run_in_page(h, "get", {"challenge": b64(os.urandom(32))})
+    sheet(h)
+    assert "Keyhaven has no passkey for localhost." in sheet_text(h), sheet_text(h)
+    press(h, "Cancel")
+    assert page_outcome(h, "get() with the passkey hidden")["error"] == "NotAllowedError"
+    run_in_page(h, "signalAllAcceptedCredentials",
+                {"rpId": "localhost", "userId": b64(b"user-42"), "allAcceptedCredentialIds": [credential_id]})
+    wait_for(lambda: [p["hidden"] for p in passkey_list(h)] == [False], what="the passkey restored by the signal")
+    run_in_page(h, "signalCurrentUserDetails",
+                {"rpId": "localhost", "userId": b64(b"user-42"), "name": "ada@example.com", "displayName": "Ada"})
+    wait_for(lambda: [p["userName"] for p in passkey_list(h)] == ["ada@example.com"], what="the passkey renamed by the signal")
+
+
+def passkeys_wait_for_the_unlock(h):
+    """Locked, the proxy is detached: the browser's own authenticators answer (here none: no sheet
+    appears); unlocked again, Keyhaven's sheet answers, and "Use another device" stands aside."""
+    import base64
+    b64 = lambda raw: base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    h.pair()
+    h.keyhaven("lock")
+    time.sleep(0.5)
+    h.driver.get(h.other + "/passkey.html")
+    run_in_page(h, "get", {"challenge": b64(os.urandom(16))})
+    time.sleep(1.5)
+    assert sheet_text(h) == "", "Keyhaven's sheet showed while locked"
+    h.keyhaven("unlock", password=True)
+    # Passkeys switched off in the popup: Keyhaven stays out of the way even unlocked.
+    h.popup()
+    switch = h.driver.find_element("id", "passkeys")
+    assert switch.is_selected()
+    switch.click()
+    h.driver.get(h.other + "/passkey.html")
+    time.sleep(0.5)
+    run_in_page(h, "get", {"challenge": b64(os.urandom(16))})
+    time.sleep(1.5)
+    assert sheet_text(h) == "", "Keyhaven's sheet showed with passkeys switched off"
+    h.popup()
+    h.driver.find_element("id", "passkeys").click()
+    h.driver.get(h.other + "/passkey.html")
+    time.sleep(0.5)
+    run_in_page(h, "get", {"challenge": b64(os.urandom(16))})
+    sheet(h)
+    assert "Keyhaven has no passkey for localhost." in sheet_text(h), sheet_text(h)
+    press(h, "Use another device or security key")
+    outcome = page_outcome(h, "the declined get()")
+    assert outcome["error"] == "NotAllowedError", outcome
+    # Keyhaven stands aside for the next try: the browser's own authenticators get it.
+    run_in_page(h, "get", {"challenge": b64(os.urandom(16))})
+    time.sleep(1.5)
+    assert sheet_text(h) == "", "Keyhaven's sheet showed after the person chose another device"
+
 SCENARIOS = {f.__name__: f for f in [pairing, top_page, same_origin_frame, cross_site_frame, username_then_password,
                                      late_form, shadow_dom, segmented_code, generate_with_rules, save_after_signup,
-                                     update_after_change, locked_then_unlock, other_passwords, revoked_pairing]}
+                                     update_after_change, locked_then_unlock, other_passwords, revoked_pairing,
+                                     passkeys_on_a_plain_page, passkeys_wait_for_the_unlock]}
 
 
 def firefox(_):

@@ -4,10 +4,8 @@ in $HOME/.mozilla/native-messaging-hosts (`keyhaven browser install --browser fi
 driven by Mozilla's own Marionette client (PyPI marionette-driver; no geckodriver). Pairs through
 the popup, then fills the top page after the person chooses the account."""
 import json
-import os
 import subprocess
 import threading
-import time
 import uuid
 
 from marionette_driver.addons import Addons

@@ -41,16 +41,21 @@ enum BrowserExtension {
         return allowed
     }
 
-    /// The files for `browser`: Firefox gets `background.scripts` and no `key`.
+    /// The files for `browser`: Firefox gets `background.scripts`, no `key` and no
+    /// `webAuthenticationProxy` (a Chromium API; Firefox's passkeys go through the page world).
     static func files(for browser: BrowserKind) throws -> [(path: String, contents: String)] {
         guard browser == .firefox else { return embeddedBrowserExtension }
         var manifest = self.manifest
         manifest["key"] = nil
+        manifest["permissions"] = (manifest["permissions"] as? [String] ?? []).filter { $0 != "webAuthenticationProxy" }
         var background = manifest["background"] as? [String: Any] ?? [:]
         if let worker = background["service_worker"] as? String {
-            // A background script has no importScripts: what the worker imports is listed first.
-            let imported = embeddedBrowserExtension.contains { $0.path == "crypto.js" } ? ["crypto.js"] : []
-            background["scripts"] = imported + [worker]
+            // A background script has no importScripts: what the worker imports before its own
+            // code is listed first, what it imports at its end (passkeys.js) after it.
+            func shipped(_ names: [String]) -> [String] {
+                names.filter { name in embeddedBrowserExtension.contains { $0.path == name } }
+            }
+            background["scripts"] = shipped(["crypto.js"]) + [worker] + shipped(["passkeys.js"])
             background["service_worker"] = nil
         }
         manifest["background"] = background

@@ -41,6 +41,8 @@ extension Keyhaven {
             var backedUp: Bool
             var created: Date
             var lastUsed: Date?
+            /// Hidden by the site's signals: kept, not offered.
+            var hidden: Bool
 
             init(_ passkey: PasskeyCredential, id: String) {
                 self.id = id
@@ -60,6 +62,7 @@ extension Keyhaven {
                 backedUp = passkey.backedUp
                 created = passkey.created
                 lastUsed = passkey.lastUsed
+                hidden = passkey.hidden
             }
         }
 
@@ -108,8 +111,9 @@ extension Keyhaven {
                 for summary in summaries {
                     let user = summary.userName.isEmpty ? "(no user name)" : summary.userName
                     let used = summary.lastUsed.map { "last used " + formatter.string(from: $0) } ?? "never used"
+                    let hidden = summary.hidden ? "  (hidden: the site no longer knows it)" : ""
                     print(
-                        "\(summary.id.prefix(8))  \(summary.rpId)  \(user)  \(summary.algorithm)  created \(formatter.string(from: summary.created)), \(used)"
+                        "\(summary.id.prefix(8))  \(summary.rpId)  \(user)  \(summary.algorithm)  created \(formatter.string(from: summary.created)), \(used)\(hidden)"
                     )
                 }
             }
@@ -145,6 +149,9 @@ extension Keyhaven {
                 )
                 print("created:       \(formatter.string(from: summary.created))")
                 print("last used:     \(summary.lastUsed.map { formatter.string(from: $0) } ?? "never")")
+                if summary.hidden {
+                    print("hidden:        yes — the site said it no longer knows this passkey; kept, not offered")
+                }
             }
         }
 

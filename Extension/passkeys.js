@@ -1,0 +1,224 @@
+// Keyhaven as the browser's passkey authenticator (part of the background; docs/autofill-protocol.md
+// §2.5). Chromium: `chrome.webAuthenticationProxy` hands every WebAuthn create()/get() of every
+// page to this extension while it is attached — only while the agent is unlocked and passkeys are
+// on, so a locked Keyhaven never stands between a site and a security key. The browser itself
+// checks the rpId and reports the caller's origin (requestDetailsJson's remoteDesktopClientOverride);
+// the page never claims it. Each call opens Keyhaven's chooser (passkey.html): the person's choice
+// there is the user presence, the agent signs. Signals (PublicKeyCredential.signal*) come from the
+// page-world wrapper (page-passkeys.js) through the content relay, with the origin the browser gives
+// the sender.
+"use strict";
+
+const passkeyCalls = new Map(); // chooser id -> {kind, requestId, options, origin, windowId}
+let proxyAttached = false;
+let proxyDeclinedUntil = 0;
+
+const DOM_ERRORS = {
+  matchedExcludedCredential: "InvalidStateError",
+  originNotAllowed: "SecurityError",
+  badRequest: "NotAllowedError",
+};
+
+async function passkeysEnabled() {
+  return (await api.storage.local.get("passkeys")).passkeys !== false;
+}
+
+/** Attaches the proxy when the agent is unlocked and passkeys are on; detaches otherwise. */
+async function syncPasskeyProxy(unlocked) {
+  const proxy = api.webAuthenticationProxy;
+  if (!proxy) return;
+  const wanted = unlocked && Date.now() >= proxyDeclinedUntil && (await passkeysEnabled());
+  try {
+    if (wanted && !proxyAttached) {
+      const refused = await proxy.attach();
+      proxyAttached = !refused;
+    } else if (!wanted && proxyAttached) {
+      proxyAttached = false;
+      await proxy.detach();
+    }
+  } catch {
+    proxyAttached = false;
+  }
+}
+
+/** Completes the browser's call; the browser's refusal of an answer (a malformed response) is
+ * returned as a failure for the chooser to show. */
+async function completeCall(call, fields) {
+  const proxy = api.webAuthenticationProxy;
+  try {
+    if (call.kind === "create") await proxy.completeCreateRequest({ requestId: call.requestId, ...fields });
+    else await proxy.completeGetRequest({ requestId: call.requestId, ...fields });
+    return null;
+  } catch (error) {
+    return failure("failed", `The browser refused Keyhaven's answer: ${error && error.message ? error.message : error}`);
+  }
+}
+
+function failCall(call, name, message) {
+  return completeCall(call, { error: { name, message } });
+}
+
+/** Shows the chooser: Keyhaven's sheet in the calling frame (the page keeps the focus WebAuthn
+ * needs), or, when no frame of an active tab with the caller's origin and focus answers (a page
+ * loaded before the extension), the chooser window. */
+async function openChooser(id) {
+  const call = passkeyCalls.get(id);
+  for (const tab of await api.tabs.query({ active: true })) {
+    // Set first: the sheet asks for the choices before this reply arrives.
+    call.tabId = tab.id;
+    try {
+      const reply = await api.tabs.sendMessage(tab.id, { kind: "passkey.show", request: id, origin: call.origin });
+      if (reply && reply.shown) return;
+    } catch {
+      // No content script in that tab.
+    }
+    delete call.tabId;
+  }
+  const url = api.runtime.getURL(`passkey.html?request=${id}`);
+  if (api.windows) {
+    const window = await api.windows.create({ url, type: "popup", width: 440, height: 520, focused: true });
+    call.windowId = window.id;
+  } else {
+    const tab = await api.tabs.create({ url });
+    call.chooserTabId = tab.id;
+  }
+}
+
+function onProxyRequest(kind, info) {
+  let options;
+  try {
+    options = JSON.parse(info.requestDetailsJson);
+  } catch {
+    return failCall({ kind, requestId: info.requestId }, "NotAllowedError", "Keyhaven could not read the request.");
+  }
+  const origin = options.extensions?.remoteDesktopClientOverride?.origin;
+  if (options.extensions) {
+    delete options.extensions.remoteDesktopClientOverride;
+    if (Object.keys(options.extensions).length === 0) delete options.extensions;
+  }
+  if (!origin) return failCall({ kind, requestId: info.requestId }, "NotAllowedError", "The browser gave no origin.");
+  const id = crypto.randomUUID();
+  passkeyCalls.set(id, { kind, requestId: info.requestId, options, origin });
+  openChooser(id).catch(() => {
+    passkeyCalls.delete(id);
+    failCall({ kind, requestId: info.requestId }, "NotAllowedError", "Keyhaven could not ask you.");
+  });
+}
+
+function closeChooser(call, id) {
+  if (call.windowId !== undefined) api.windows.remove(call.windowId).catch(() => {});
+  if (call.chooserTabId !== undefined) api.tabs.remove(call.chooserTabId).catch(() => {});
+  if (call.tabId !== undefined) api.tabs.sendMessage(call.tabId, { kind: "passkey.close", request: id }).catch(() => {});
+}
+
+if (api.webAuthenticationProxy) {
+  const proxy = api.webAuthenticationProxy;
+  proxy.onCreateRequest.addListener((info) => onProxyRequest("create", info));
+  proxy.onGetRequest.addListener((info) => onProxyRequest("get", info));
+  // Keyhaven verifies the person with its unlock: a user-verifying platform authenticator.
+  proxy.onIsUvpaaRequest.addListener((info) => proxy.completeIsUvpaaRequest({ requestId: info.requestId, isUvpaa: true }));
+  proxy.onRequestCanceled.addListener((requestId) => {
+    for (const [id, call] of passkeyCalls) {
+      if (call.requestId !== requestId) continue;
+      passkeyCalls.delete(id);
+      closeChooser(call, id);
+    }
+  });
+  // Closing the chooser without choosing is a cancel.
+  api.windows?.onRemoved.addListener((windowId) => {
+    for (const [id, call] of passkeyCalls) {
+      if (call.windowId !== windowId) continue;
+      passkeyCalls.delete(id);
+      failCall(call, "NotAllowedError", "The person closed Keyhaven's passkey window.");
+    }
+  });
+}
+
+// The popup's "Keep and use passkeys in Keyhaven" switch.
+api.storage.onChanged.addListener((changes, area) => {
+  if (area === "local" && changes.passkeys) status().then((state) => syncPasskeyProxy(state.state === "unlocked"));
+});
+
+/** The chooser's questions: what to show, then the person's answer. */
+async function handlePasskeyMessage(message, sender) {
+  if (message.kind === "passkey.signal") {
+    const origin = sender.origin ?? new URL(sender.url).origin;
+    const signal = message.signal ?? {};
+    return request({ ...signal, type: "passkey.signal", origin });
+  }
+  if (message.kind === "passkey.verified") {
+    if (!sender.url || !sender.url.startsWith(api.runtime.getURL("unlock.html"))) {
+      throw failure("badRequest", "Only Keyhaven's unlock page verifies.");
+    }
+    return verifyForPasskey(message, sender);
+  }
+  const call = passkeyCalls.get(message.request);
+  if (!call) throw failure("credentialIdentityNotFound", "This passkey request is over.");
+  // Only Keyhaven's chooser window, or Keyhaven's sheet in the calling frame of the calling tab
+  // (its origin as the browser reports it), answers a call.
+  const fromChooser = sender.url && sender.url.startsWith(api.runtime.getURL("passkey.html"));
+  const fromSheet = sender.tab && sender.tab.id === call.tabId && (sender.origin ?? new URL(sender.url).origin) === call.origin;
+  if (!fromChooser && !fromSheet) throw failure("badRequest", "Only Keyhaven's chooser answers passkey calls.");
+  if (message.kind === "passkey.verify") {
+    // The master password is never typed into a page: the extension's own page asks for it.
+    pendingVerify = { request: message.request, tabId: sender.tab ? sender.tab.id : null, frameId: sender.frameId ?? 0 };
+    await api.tabs.create({ url: api.runtime.getURL("unlock.html?verify=1") });
+    return {};
+  }
+  if (message.kind === "passkey.pending") {
+    const choices = await request({ type: "passkey.choices", kind: call.kind, options: call.options, origin: call.origin });
+    return { kind: call.kind, ...choices };
+  }
+  // passkey.answer
+  if (message.decline) {
+    passkeyCalls.delete(message.request);
+    await failCall(call, "NotAllowedError", "The person chose not to use Keyhaven.");
+    if (message.decline === "other") {
+      // The browser's own authenticators take the next try: stand aside for two minutes.
+      proxyDeclinedUntil = Date.now() + 120000;
+      await syncPasskeyProxy(false);
+      setTimeout(() => status().then((state) => syncPasskeyProxy(state.state === "unlocked")), 120500);
+    }
+    closeChooser(call, message.request);
+    return {};
+  }
+  let answer;
+  try {
+    answer =
+      call.kind === "create"
+        ? await request({ type: "passkey.register", options: call.options, origin: call.origin, confirmed: !!message.confirmed, masterPassword: message.masterPassword })
+        : await request({ type: "passkey.assert", options: call.options, origin: call.origin, credentialId: String(message.credentialId ?? ""), masterPassword: message.masterPassword });
+  } catch (error) {
+    // The person can type the master password and try again; anything else ends the call.
+    if (error.code !== "userVerificationRequired" && error.code !== "wrongPassword") {
+      passkeyCalls.delete(message.request);
+      await failCall(call, DOM_ERRORS[error.code] ?? "NotAllowedError", error.localizedFailureReason ?? "Keyhaven refused.");
+    }
+    throw error;
+  }
+  passkeyCalls.delete(message.request);
+  const refused = await completeCall(call, { responseJson: JSON.stringify(answer.responseJson) });
+  if (refused) {
+    await failCall(call, "NotAllowedError", "Keyhaven's answer was refused.");
+    throw refused;
+  }
+  closeChooser(call, message.request);
+  return {};
+}
+
+let pendingVerify = null;
+
+/** The unlock page in its verify mode: the agent renews its user verification, and the sheet that
+ * asked shows its choices again without the request for it. */
+async function verifyForPasskey(message, sender) {
+  await request({ type: "verify", masterPassword: String(message.masterPassword ?? "") });
+  const pending = pendingVerify;
+  pendingVerify = null;
+  if (pending && pending.tabId !== null) {
+    const call = passkeyCalls.get(pending.request);
+    if (call) api.tabs.sendMessage(pending.tabId, { kind: "passkey.show", request: pending.request, origin: call.origin }, { frameId: pending.frameId }).catch(() => {});
+    api.tabs.update(pending.tabId, { active: true }).catch(() => {});
+  }
+  if (sender && sender.tab) api.tabs.remove(sender.tab.id).catch(() => {});
+  return { verified: true };
+}
