@@ -173,7 +173,7 @@ let package = Package(
             name: "ShinyService",
             dependencies: [
                 "_KeyhavenSupport", "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules",
-                "RelyingParty", "KeyhavenJOSE", hummingbird, httpTypes, nioCore,
+                "RelyingParty", "KeyhavenJOSE", "Passkeys", hummingbird, httpTypes, nioCore,
                 grdb, crypto, cryptoExtras, logging,
             ],
             swiftSettings: swiftSettings
@@ -402,8 +402,8 @@ let package = Package(
             dependencies: [
                 // The `shiny` executable too: its tests run it as a process.
                 "ShinyService", "shiny", "AccountModification", "AccountModificationKit", "KeyhavenTesting",
-                "OneTimeCodes", "PasswordRules", hummingbird, hummingbirdTesting, httpTypes, nioCore,
-                asyncHTTPClient, nioHTTP1, crypto,
+                "OneTimeCodes", "PasswordRules", "Passkeys", "_KeyhavenSupport", hummingbird, hummingbirdTesting,
+                httpTypes, nioCore, asyncHTTPClient, nioHTTP1, crypto,
             ],
             swiftSettings: swiftSettings
         ),

@@ -24,8 +24,8 @@ public struct ShinyRequestContext: RequestContext, RemoteAddressRequestContext {
 /// - every form carries a CSRF token equal to the browser's `shiny_csrf` cookie (double submit: a
 ///   page on another site can neither read the cookie nor set it), compared in constant time;
 /// - a post whose `Origin` (or `Sec-Fetch-Site`) names another site is refused even with the token;
-/// - pages allow no script at all, only their own style sheet (by hash), forms posting to shiny
-///   itself, and no framing (`frame-ancestors 'none'`, `X-Frame-Options: DENY`);
+/// - pages allow no script but shiny's own file (passkeys), only their own style sheet, fetches
+///   and forms to shiny itself, and no framing (`frame-ancestors 'none'`, `X-Frame-Options: DENY`);
 /// - cookies are `HttpOnly; SameSite=Lax`, and `Secure` when shiny is served over https.
 extension Shiny {
     static let csrfCookie = "shiny_csrf"
@@ -102,9 +102,10 @@ extension Shiny {
         (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
     }
 
-    /// No script at all; the pages' one style sheet; forms post to shiny only; never framed.
+    /// No inline script (shiny's own script file only); the pages' one style sheet; fetches and
+    /// forms to shiny only; never framed.
     static let contentSecurityPolicy =
-        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; "
         + "frame-ancestors 'none'; base-uri 'none'"
 
     /// A page: HTML, never cached, never framed, under ``contentSecurityPolicy``.

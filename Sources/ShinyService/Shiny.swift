@@ -103,6 +103,7 @@ public final class Shiny: Sendable {
     let store: ShinyStore
     let stepUps = StepUps()
     let signIn = ShinySignIn()
+    let passkeyChallenges = PasskeyChallenges()
     let throttle: ShinyThrottle
     let kit: AccountModificationKit<ShinyExtension>
     let publicOrigin: PublicOrigin
@@ -234,6 +235,7 @@ public final class Shiny: Sendable {
         addAPI(to: router)
         addStepUp(to: router)
         addSignIn(to: router)
+        addPasskeys(to: router)
         if configuration.demo { addDemo(to: router) }
         return router
     }

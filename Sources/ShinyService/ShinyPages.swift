@@ -1,7 +1,9 @@
+import Foundation
 import _KeyhavenSupport
 
-/// shiny's HTML: plain pages, no scripts; element ids are stable (browser tests use them). Every
-/// form carries the browser's CSRF token (`csrf`).
+/// shiny's HTML: plain pages; the only script is shiny's own file (`/assets/shiny-passkeys.js`, on
+/// the pages that use passkeys); element ids are stable (browser tests use them). Every form
+/// carries the browser's CSRF token (`csrf`).
 enum ShinyPages {
     /// A page in Keyhaven's one look (``DesignSystem``; shiny serves the style sheet at its path).
     static func page(_ title: String, _ body: HTML) -> HTML {
@@ -50,12 +52,16 @@ enum ShinyPages {
             \(error.map { HTML("<p class=\"error\" id=\"error\">\($0)</p>") } ?? "")
             <form method="post" action="/signin">
             \(csrfField(csrf))
-            <label for="user">User name</label><input id="user" name="user" value="\(user)" autocomplete="username" required>
+            <label for="user">User name</label><input id="user" name="user" value="\(user)" autocomplete="username webauthn" required>
             <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
             \(askCode ? HTML("<label for=\"code\">Authenticator code</label><input id=\"code\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\">") : "")
             <button id="submit" type="submit">Sign in</button>
             </form>
             <p><a href="/signin/keyhaven" id="sign-in-with-keyhaven">Sign in with Keyhaven</a></p>
+            <p><button id="passkey-signin" type="button" class="secondary">Sign in with a passkey</button></p>
+            <p id="passkey-status" role="status"></p>
+            <div id="passkey-config" data-csrf="\(csrf)" hidden></div>
+            <script src="/assets/shiny-passkeys.js"></script>
             """
         )
     }
@@ -67,6 +73,42 @@ enum ShinyPages {
             <p id="welcome">Signed in as <strong>\(user)</strong>.</p>
             \(totp.map { HTML("<p>Authenticator secret: <code id=\"totp-secret\">\($0)</code></p>") } ?? "")
             \(linked ? HTML("<p id=\"linked\">This account signs in with Keyhaven.</p>") : HTML("<p><a href=\"/account/password\">Change your password</a></p>"))
+            <p><a id="passkeys" href="/account/passkeys">Passkeys</a></p>
+            """
+        )
+    }
+
+    /// The account's passkeys: each with its remove form, "Add a passkey", and the signals the
+    /// script sends on load (`data-accepted`: the credential ids shiny accepts).
+    static func passkeys(
+        csrf: String,
+        user: String,
+        rpID: String,
+        userHandle: String,
+        passkeys: [(id: String, created: Date, lastUsed: Date?)],
+        hasPassword: Bool
+    ) -> HTML {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        let rows = passkeys.map { passkey in
+            HTML(
+                """
+                <li class="passkey" data-credential="\(passkey.id)">Passkey <code>\(String(passkey.id.prefix(10)))…</code>, added \(formatter.string(from: passkey.created))\(passkey.lastUsed.map { ", last used " + formatter.string(from: $0) } ?? "")
+                <form method="post" action="/account/passkeys/remove">\(csrfField(csrf))<input type="hidden" name="credential" value="\(passkey.id)"><button type="submit" class="secondary">Remove</button></form></li>
+                """
+            )
+        }
+        return page(
+            "Passkeys",
+            """
+            <p>Passkeys of <strong id="user">\(user)</strong>: sign in without a password.</p>
+            \(passkeys.isEmpty ? HTML("<p id=\"none\">No passkeys yet.</p>") : HTML("<ul id=\"passkey-list\">\(rows.joined())</ul>"))
+            \(hasPassword ? HTML("") : HTML("<p id=\"passwordless\">This account has no password: it signs in with its passkeys.</p>"))
+            <p><button id="add-passkey" type="button">Add a passkey</button></p>
+            <p id="passkey-status" role="status"></p>
+            <p><a href="/account">Back to your account</a></p>
+            <div id="passkey-config" data-csrf="\(csrf)" data-rp-id="\(rpID)" data-user-id="\(userHandle)" data-user-name="\(user)" data-accepted="\(passkeys.map(\.id).joined(separator: ","))" hidden></div>
+            <script src="/assets/shiny-passkeys.js"></script>
             """
         )
     }

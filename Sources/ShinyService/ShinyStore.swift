@@ -61,6 +61,18 @@ final class ShinyStore: Sendable {
             // The last authenticator step used, so a code signs in once (RFC 6238 §5.2).
             try db.alter(table: "user") { t in t.add(column: "totpLastStep", .integer) }
         }
+        migrator.registerMigration("v4-passkeys") { db in
+            // The WebAuthn user handle: random, never the name (it ends up in authenticators).
+            try db.alter(table: "user") { t in t.add(column: "passkeyHandle", .blob) }
+            try db.create(table: "passkey") { t in
+                t.column("credentialID", .blob).primaryKey()
+                t.column("userID", .integer).notNull().indexed().references("user", onDelete: .cascade)
+                t.column("publicKey", .blob).notNull()  // COSE
+                t.column("signCount", .integer).notNull()
+                t.column("created", .double).notNull()
+                t.column("lastUsed", .double)
+            }
+        }
         try migrator.migrate(database)
     }
 

@@ -38,7 +38,10 @@ struct AutoFillBrowserTests {
             if: ExternalTools.python(importing: ["webauthn"]),
             "needs PyPI webauthn (scripts/install-test-deps.sh)"
         ),
-        arguments: ["passkeys_on_a_plain_page", "passkeys_wait_for_the_unlock"]
+        arguments: [
+            "passkeys_on_a_plain_page", "passkeys_wait_for_the_unlock", "shiny_passkeys_virtual_authenticator",
+            "shiny_passkeys_with_keyhaven",
+        ]
     )
     func passkeysInChromium(_ scenario: String) async throws {
         let result = try await Self.run(scenario)

@@ -27,6 +27,8 @@ from browser_common import (KEYHAVEN, MASTER, Pages, chromium, free_port, keyhav
                             run_keyhaven, run_scenarios, wait_for)
 
 PAGES = pathlib.Path(__file__).resolve().parent / "pages"
+SHINY = os.environ.get("SHINY_BINARY") or str(pathlib.Path(KEYHAVEN).parent / "shiny")
+VERA = "Vera-Passkey-2026"
 TOTP_SECRET = "JBSWY3DPEHPK3PXP"
 
 
@@ -68,9 +70,24 @@ class Harness:
         self.extension_id = written.stderr.strip().split()[-1]
         self.driver = chromium(self.env, self.profile, self.extension)
 
+    def start_shiny(self):
+        """shiny (the example service) as a process of its own, reached as http://localhost:PORT (a
+        secure context whose host can be a passkey's RP ID)."""
+        port = free_port()
+        self.shiny_origin = f"http://localhost:{port}"
+        self.shiny = subprocess.Popen([SHINY, "--port", str(port), "--public-url", self.shiny_origin,
+                                       "--stop-when-stdin-closes"], env=self.env, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.shiny.stdout.readline()
+        assert "listening on" in line, line
+        return self.shiny_origin
+
     def close(self):
         if self.driver:
             self.driver.quit()
+        if getattr(self, "shiny", None):
+            self.shiny.stdin.close()
+            self.shiny.wait(10)
         self.agent.terminate()
         self.agent.wait(10)
         self.a.shutdown()
@@ -455,10 +472,98 @@ def passkeys_wait_for_the_unlock(h):
     time.sleep(1.5)
     assert sheet_text(h) == "", "Keyhaven's sheet showed after the person chose another device"
 
+# --- shiny as a WebAuthn relying party ---
+
+def shiny_signup(h, user="vera"):
+    h.driver.get(h.shiny_origin + "/signup")
+    h.driver.find_element("id", "user").send_keys(user)
+    h.driver.find_element("id", "password").send_keys(VERA)
+    h.driver.find_element("id", "create").click()
+    wait_for(lambda: "/account" in h.driver.current_url, what="the account page after sign-up")
+
+
+def shiny_passkey_ids(h):
+    h.driver.get(h.shiny_origin + "/account/passkeys")
+    return [li.get_attribute("data-credential") for li in h.driver.find_elements("css selector", "li.passkey")]
+
+
+def shiny_sign_in_with_passkey(h, choose=None):
+    h.driver.delete_all_cookies()
+    h.driver.get(h.shiny_origin + "/signin")
+    assert h.driver.find_element("id", "user").get_attribute("autocomplete") == "username webauthn"
+    wait_for(lambda: h.driver.execute_script("return document.getElementById('passkey-config') !== null"), what="the page")
+    h.driver.find_element("id", "passkey-signin").click()
+    if choose:
+        choose()
+    wait_for(lambda: h.driver.current_url.endswith("/account"), what="the account page after the passkey sign-in")
+    assert "Signed in as vera" in h.driver.find_element("id", "welcome").text
+
+
+def shiny_passkeys_virtual_authenticator(h):
+    """shiny's pages against Chromium's own (virtual) authenticator: register, sign in, and the
+    signal on the account page that makes the authenticator drop a passkey shiny removed."""
+    from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
+
+    h.start_shiny()
+    options = VirtualAuthenticatorOptions()
+    options.protocol = VirtualAuthenticatorOptions.Protocol.CTAP2
+    options.transport = VirtualAuthenticatorOptions.Transport.INTERNAL
+    options.has_resident_key = options.has_user_verification = options.is_user_verified = True
+    h.driver.add_virtual_authenticator(options)
+    shiny_signup(h)
+    h.driver.get(h.shiny_origin + "/account/passkeys")
+    h.driver.find_element("id", "add-passkey").click()
+    wait_for(lambda: h.driver.find_elements("css selector", "li.passkey"),
+             what="the passkey listed")
+    credentials = h.driver.get_credentials()
+    assert [c.rp_id for c in credentials] == ["localhost"] and credentials[0].is_resident_credential, credentials
+    # Conditional UI: the sign-in page's pending `mediation: "conditional"` request is answered by
+    # the authenticator (Chromium's virtual one consents at once), without the button.
+    h.driver.delete_all_cookies()
+    h.driver.get(h.shiny_origin + "/signin")
+    wait_for(lambda: h.driver.current_url.endswith("/account"), what="the conditional sign-in")
+    assert "Signed in as vera" in h.driver.find_element("id", "welcome").text
+    assert h.driver.get_credentials()[0].sign_count >= 1
+    # Removed on shiny's page: the page's signalAllAcceptedCredentials makes the authenticator drop it.
+    h.driver.get(h.shiny_origin + "/account/passkeys")
+    h.driver.find_element("css selector", "li.passkey button").click()
+    wait_for(lambda: h.driver.find_elements("id", "none"), what="no passkeys on shiny")
+    wait_for(lambda: h.driver.get_credentials() == [], what="the virtual authenticator told by the signal")
+
+
+def shiny_passkeys_with_keyhaven(h):
+    """The extension registers and signs in on shiny; shiny's signal hides the passkey in Keyhaven
+    when shiny removes it."""
+    h.start_shiny()
+    h.pair()
+    shiny_signup(h)
+    h.driver.get(h.shiny_origin + "/account/passkeys")
+    h.driver.find_element("id", "add-passkey").click()
+    sheet(h)
+    assert "For vera on localhost." in sheet_text(h), sheet_text(h)
+    press(h, "Save passkey in Keyhaven")
+    ids = wait_for(lambda: h.driver.find_elements("css selector", "li.passkey") and shiny_passkey_ids(h),
+                   what="the passkey listed on shiny")
+    stored = passkey_list(h)
+    assert [(p["rpId"], p["userName"], p["credentialId"]) for p in stored] == [("localhost", "vera", ids[0])], stored
+
+    def choose():
+        sheet(h)
+        press(h, "vera")
+    shiny_sign_in_with_passkey(h, choose)
+    assert passkey_list(h)[0]["signCount"] == 1
+
+    # shiny removes it: its page's signal hides it in Keyhaven (kept, not offered).
+    h.driver.get(h.shiny_origin + "/account/passkeys")
+    h.driver.find_element("css selector", "li.passkey button").click()
+    wait_for(lambda: h.driver.find_elements("id", "none"), what="no passkeys on shiny")
+    wait_for(lambda: [p["hidden"] for p in passkey_list(h)] == [True], what="the passkey hidden in Keyhaven")
+
 SCENARIOS = {f.__name__: f for f in [pairing, top_page, same_origin_frame, cross_site_frame, username_then_password,
                                      late_form, shadow_dom, segmented_code, generate_with_rules, save_after_signup,
                                      update_after_change, locked_then_unlock, other_passwords, revoked_pairing,
-                                     passkeys_on_a_plain_page, passkeys_wait_for_the_unlock]}
+                                     passkeys_on_a_plain_page, passkeys_wait_for_the_unlock,
+                                     shiny_passkeys_virtual_authenticator, shiny_passkeys_with_keyhaven]}
 
 
 def firefox(_):
