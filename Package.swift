@@ -190,6 +190,7 @@ let package = Package(
             name: "KeyhavenApp",
             dependencies: [
                 "_KeyhavenSupport", "AccountModification", "Vault", "PasswordRules", "SecurityRecommendations",
+                "Passkeys",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,5 @@
+public import _KeyhavenSupport
+
 // The account-modification protocol's messages (docs/openapi/account-modification.yaml is the
 // contract). A service publishes a manifest; Keyhaven asks it to change a password or to convert the
 // account to "Sign in with Keyhaven", and follows the answers: completed, failed, user interaction
@@ -14,19 +16,24 @@ public struct AccountModificationManifest: Codable, Hashable, Sendable {
     public var passwordGenerationRequirements: String?
     /// The identity provider and client id to use for the upgrade to sign-in.
     public var signIn: SignInConfiguration?
+    /// Keyhaven's extension of the protocol: the service turns an account's password sign-in into
+    /// a passkey (`{endpoint}/convert-to-passkey`). Absent in older manifests (no).
+    public var supportsUpgradeToPasskey: Bool?
 
     public init(
         endpoint: String,
         supportsStrongPasswordChange: Bool,
         supportsUpgradeToSignIn: Bool,
         passwordGenerationRequirements: String? = nil,
-        signIn: SignInConfiguration? = nil
+        signIn: SignInConfiguration? = nil,
+        supportsUpgradeToPasskey: Bool? = nil
     ) {
         self.endpoint = endpoint
         self.supportsStrongPasswordChange = supportsStrongPasswordChange
         self.supportsUpgradeToSignIn = supportsUpgradeToSignIn
         self.passwordGenerationRequirements = passwordGenerationRequirements
         self.signIn = signIn
+        self.supportsUpgradeToPasskey = supportsUpgradeToPasskey
     }
 }
 
@@ -115,6 +122,44 @@ public struct ConvertToSignInRequest: Codable, Hashable, Sendable {
     }
 }
 
+/// `POST {endpoint}/convert-to-passkey`: the account should sign in with a passkey Keyhaven creates.
+/// The service answers `needsPasskeyRegistration` with its WebAuthn creation options; Keyhaven
+/// creates the passkey (journaled before it is sent) and posts it; the service verifies and links it,
+/// and says whether the password still works (`passwordRetired`).
+public struct ConvertToPasskeyRequest: Codable, Hashable, Sendable {
+    public var requestId: String
+    public var serviceIdentifier: String
+    public var existingCredential: PasswordCredential?
+    public var userInfo: [String: String]?
+    public var interaction: Interaction
+
+    public init(
+        requestId: String,
+        serviceIdentifier: String,
+        existingCredential: PasswordCredential?,
+        userInfo: [String: String]?,
+        interaction: Interaction
+    ) {
+        self.requestId = requestId
+        self.serviceIdentifier = serviceIdentifier
+        self.existingCredential = existingCredential
+        self.userInfo = userInfo
+        self.interaction = interaction
+    }
+}
+
+/// `POST {endpoint}/requests/{id}/passkey-registration`: the passkey Keyhaven created for the
+/// service's options (`RegistrationResponseJSON`), or why none was (`error`).
+public struct PasskeyRegistration: Codable, Hashable, Sendable {
+    public var credential: JSONValue?
+    public var error: String?
+
+    public init(credential: JSONValue? = nil, error: String? = nil) {
+        self.credential = credential
+        self.error = error
+    }
+}
+
 /// `POST {endpoint}/requests/{id}/sign-in-authorization`: what the identity provider issued (or why
 /// not), handed to the service.
 public struct SignInAuthorization: Codable, Hashable, Sendable {
@@ -185,6 +230,8 @@ public struct ModificationResponse: Codable, Hashable, Sendable {
         case pending
         /// Obtain a sign-in authorization with `signInRequest` and post it.
         case needsSignInAuthorization
+        /// Create a passkey with `passkeyCreationOptions` and post it (convert-to-passkey).
+        case needsPasskeyRegistration
     }
 
     public var requestId: String
@@ -193,6 +240,10 @@ public struct ModificationResponse: Codable, Hashable, Sendable {
     public var error: ModificationError?
     public var interfaceURL: String?
     public var signInRequest: SignInRequest?
+    /// `needsPasskeyRegistration`: the service's `PublicKeyCredentialCreationOptionsJSON`.
+    public var passkeyCreationOptions: JSONValue?
+    /// A completed convert-to-passkey: whether the account's password stopped working.
+    public var passwordRetired: Bool?
 
     public init(
         requestId: String,
@@ -200,7 +251,9 @@ public struct ModificationResponse: Codable, Hashable, Sendable {
         updatedCredential: PasswordCredential? = nil,
         error: ModificationError? = nil,
         interfaceURL: String? = nil,
-        signInRequest: SignInRequest? = nil
+        signInRequest: SignInRequest? = nil,
+        passkeyCreationOptions: JSONValue? = nil,
+        passwordRetired: Bool? = nil
     ) {
         self.requestId = requestId
         self.status = status
@@ -208,6 +261,8 @@ public struct ModificationResponse: Codable, Hashable, Sendable {
         self.error = error
         self.interfaceURL = interfaceURL
         self.signInRequest = signInRequest
+        self.passkeyCreationOptions = passkeyCreationOptions
+        self.passwordRetired = passwordRetired
     }
 
     /// Whether the outcome is known: `completed` or `failed` (the flow ends here).

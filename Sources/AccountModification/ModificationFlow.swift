@@ -1,4 +1,4 @@
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 /// The host side of one account modification, as a plain state machine: no I/O, no clocks. Feed it
 /// what happened (an answer, the person's cancel, a transport failure), and it says what to do next.
@@ -19,12 +19,15 @@ public struct ModificationFlow: Sendable {
         /// A switch to sign-in with the client the service's manifest names (`signIn.clientId`): the
         /// only client an authorization is obtained for.
         case convertToSignIn(clientId: String)
+        /// A switch to a passkey Keyhaven creates for the service's options.
+        case convertToPasskey
     }
 
     /// A request to the service.
     public enum Request: Hashable, Sendable {
         case changePassword(ChangePasswordRequest)
         case convertToSignIn(ConvertToSignInRequest)
+        case convertToPasskey(ConvertToPasskeyRequest)
     }
 
     public enum Action: Hashable, Sendable {
@@ -40,6 +43,10 @@ public struct ModificationFlow: Sendable {
         case obtainSignInAuthorization(SignInRequest)
         /// Post the authorization (or its error) to the service.
         case sendAuthorization(SignInAuthorization)
+        /// Create a passkey for these creation options (the host journals it before it is sent).
+        case createPasskey(JSONValue)
+        /// Post the passkey (or why none was made) to the service.
+        case sendPasskeyRegistration(PasskeyRegistration)
         /// Done.
         case finish(Outcome)
     }
@@ -48,6 +55,9 @@ public struct ModificationFlow: Sendable {
         /// The service completed. For a password change, the credential it reports (it may differ
         /// from what was sent: store that one); `nil` means the password that was sent.
         case completed(updatedCredential: PasswordCredential?)
+        /// The service linked the passkey Keyhaven made (convert-to-passkey); `passwordRetired`
+        /// says whether the account's password stopped working.
+        case passkeyLinked(passwordRetired: Bool)
         /// The service did not change anything.
         case failed(ModificationError)
         /// The service may or may not have applied the change (the connection failed after the
@@ -61,6 +71,8 @@ public struct ModificationFlow: Sendable {
         case presenting
         case awaitingAuthorization
         case sendingAuthorization
+        case awaitingPasskey
+        case sendingPasskey
         case canceling
         case finished
     }
@@ -78,6 +90,9 @@ public struct ModificationFlow: Sendable {
     /// Whether a sign-in authorization (not an error) was handed to the service: a conversion
     /// completes only after one was (security review Low #17).
     private(set) var authorizationHandedOver = false
+    /// Whether a passkey (not an error) was handed to the service: a conversion to a passkey
+    /// completes only after one was.
+    private(set) var passkeyHandedOver = false
 
     public init(
         kind: Kind,
@@ -113,6 +128,16 @@ public struct ModificationFlow: Sendable {
         case .convertToSignIn:
             return .convertToSignIn(
                 ConvertToSignInRequest(
+                    requestId: requestId,
+                    serviceIdentifier: serviceIdentifier,
+                    existingCredential: existingCredential,
+                    userInfo: userInfo,
+                    interaction: interaction
+                )
+            )
+        case .convertToPasskey:
+            return .convertToPasskey(
+                ConvertToPasskeyRequest(
                     requestId: requestId,
                     serviceIdentifier: serviceIdentifier,
                     existingCredential: existingCredential,
@@ -167,6 +192,13 @@ public struct ModificationFlow: Sendable {
                 // otherwise the record would lose its password for a sign-in that does not exist.
                 return protocolViolation("a conversion completed without a sign-in authorization")
             }
+            if case .convertToPasskey = kind {
+                // Only a passkey Keyhaven handed over (and journaled) can have been linked.
+                guard passkeyHandedOver else {
+                    return protocolViolation("a conversion completed without a passkey")
+                }
+                return finish(.passkeyLinked(passwordRetired: response.passwordRetired ?? false))
+            }
             return finish(.completed(updatedCredential: response.updatedCredential))
         case .failed:
             let error = response.error ?? ModificationError(code: .failed)
@@ -200,7 +232,7 @@ public struct ModificationFlow: Sendable {
             case .awaitingAnswer(.allowed):
                 state = .presenting
                 return .presentInterface(url)
-            case .presenting, .sendingAuthorization:
+            case .presenting, .sendingAuthorization, .sendingPasskey:
                 state = .presenting
                 return .poll
             case .canceling:
@@ -238,6 +270,18 @@ public struct ModificationFlow: Sendable {
             }
             state = .awaitingAuthorization
             return .obtainSignInAuthorization(signIn)
+        case .needsPasskeyRegistration:
+            guard case .convertToPasskey = kind else {
+                return protocolViolation("a passkey asked for in another request")
+            }
+            guard let options = response.passkeyCreationOptions, options.object != nil else {
+                return protocolViolation("needsPasskeyRegistration without creation options")
+            }
+            if state == .canceling || state == .awaitingPasskey || state == .sendingPasskey {
+                return .poll
+            }
+            state = .awaitingPasskey
+            return .createPasskey(options)
         }
     }
 
@@ -265,6 +309,14 @@ public struct ModificationFlow: Sendable {
         state = .sendingAuthorization
         authorizationHandedOver = authorization.error == nil && authorization.user?.isEmpty == false
         return .sendAuthorization(authorization)
+    }
+
+    /// The host made the passkey (journaled it) — or could not: `registration.error`.
+    public mutating func passkeyCreated(_ registration: PasskeyRegistration) -> Action {
+        guard state == .awaitingPasskey else { return protocolViolation("a passkey out of turn") }
+        state = .sendingPasskey
+        passkeyHandedOver = registration.error == nil && registration.credential != nil
+        return .sendPasskeyRegistration(registration)
     }
 
     /// The person pressed Cancel (or Ctrl-C), or the runner's deadline passed.

@@ -1,4 +1,5 @@
 import Foundation
+public import _KeyhavenSupport
 
 /// Carries requests to a service (HTTP in production; in-process in tests).
 public protocol ModificationTransport: Sendable {
@@ -6,6 +7,19 @@ public protocol ModificationTransport: Sendable {
     func status(requestId: String) async throws -> ModificationResponse
     func cancel(requestId: String) async throws -> ModificationResponse
     func authorize(requestId: String, _ authorization: SignInAuthorization) async throws -> ModificationResponse
+    /// Posts the passkey made for a convert-to-passkey request.
+    func registerPasskey(requestId: String, _ registration: PasskeyRegistration) async throws -> ModificationResponse
+}
+
+extension ModificationTransport {
+    public func registerPasskey(
+        requestId: String,
+        _ registration: PasskeyRegistration
+    ) async throws
+        -> ModificationResponse
+    {
+        throw ModificationTransportError(.rejected, "this transport cannot carry passkeys", delivered: false)
+    }
 }
 
 /// Thrown by transports when the service does not know the request id (HTTP 404 on
@@ -20,6 +34,14 @@ public protocol ModificationHost: Sendable {
     func presentInterface(_ url: String) async
     /// Obtains an authorization from the identity provider (after the consent step).
     func obtainSignInAuthorization(_ request: SignInRequest) async -> SignInAuthorization
+    /// Creates (and journals) a passkey for the service's creation options.
+    func createPasskey(_ options: JSONValue) async -> PasskeyRegistration
+}
+
+extension ModificationHost {
+    public func createPasskey(_ options: JSONValue) async -> PasskeyRegistration {
+        PasskeyRegistration(error: "this host cannot create passkeys")
+    }
 }
 
 /// Drives a ``ModificationFlow`` with a transport, polling interval and deadline.
@@ -104,6 +126,10 @@ public struct ModificationRunner: Sendable {
                     action = flow.authorizationObtained(authorization)
                 case .sendAuthorization(let authorization):
                     action = flow.handle(try await transport.authorize(requestId: flow.requestId, authorization))
+                case .createPasskey(let options):
+                    action = flow.passkeyCreated(await host.createPasskey(options))
+                case .sendPasskeyRegistration(let registration):
+                    action = flow.handle(try await transport.registerPasskey(requestId: flow.requestId, registration))
                 case .finish(let outcome):
                     if clock.now >= end, case .failed(let error) = outcome, error.code == .userCanceled, !cancelled() {
                         return .failed(

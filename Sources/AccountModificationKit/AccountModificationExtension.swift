@@ -32,6 +32,11 @@ public protocol AccountModificationExtension: Sendable {
     /// `getSignInUpgradeAuthorization(state:nonce:)`, link the account, `completeUpgradeToSignIn()`.
     func convertAccountToSignInWithoutUserInteraction(_ context: ModificationContext) async
     func prepareInterfaceToConvertAccountToSignIn(_ context: ModificationContext) async -> String?
+    /// Convert the account to a passkey without showing anything: identify the account, ask for a
+    /// passkey with `getPasskeyRegistration(options:)`, verify it (the `Passkeys` kit's
+    /// `PasskeyRelyingParty`), link it, `completeUpgradeToPasskey(passwordRetired:)`.
+    func convertAccountToPasskeyWithoutUserInteraction(_ context: ModificationContext) async
+    func prepareInterfaceToConvertAccountToPasskey(_ context: ModificationContext) async -> String?
     /// Keyhaven (the person) cancelled the request: discard whatever was prepared.
     func cancelRequest(_ context: ModificationContext) async
 }
@@ -51,6 +56,19 @@ extension AccountModificationExtension {
     }
 
     public func prepareInterfaceToConvertAccountToSignIn(_ context: ModificationContext) async -> String? {
+        await context.cancelRequest(
+            withError: .init(code: .failed, localizedFailureReason: "This service has no confirmation page.")
+        )
+        return nil
+    }
+
+    public func convertAccountToPasskeyWithoutUserInteraction(_ context: ModificationContext) async {
+        await context.cancelRequest(
+            withError: .init(code: .failed, localizedFailureReason: "This service does not support passkey upgrades.")
+        )
+    }
+
+    public func prepareInterfaceToConvertAccountToPasskey(_ context: ModificationContext) async -> String? {
         await context.cancelRequest(
             withError: .init(code: .failed, localizedFailureReason: "This service has no confirmation page.")
         )
@@ -82,7 +100,7 @@ public protocol ModificationLedger: Sendable {
 public struct ModificationLedgerEntry: Codable, Hashable, Sendable {
     /// The request as the ledger remembers it.
     public struct Request: Codable, Hashable, Sendable {
-        /// `change-password` or `convert-to-sign-in`.
+        /// `change-password`, `convert-to-sign-in` or `convert-to-passkey`.
         public var kind: String
         public var serviceIdentifier: String
         /// The account's user name, when the request named one.

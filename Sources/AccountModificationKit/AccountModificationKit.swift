@@ -111,6 +111,26 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
         group.post("convert-to-sign-in") { request, context in
             try await handleStart(request, kind: .convertToSignIn, from: Self.clientAddress(context))
         }
+        group.post("convert-to-passkey") { request, context in
+            try await handleStart(request, kind: .convertToPasskey, from: Self.clientAddress(context))
+        }
+        group.post("requests/:id/passkey-registration") { request, context -> ModificationResponse in
+            let id = context.parameters.get("id") ?? ""
+            guard let record = book.record(id) else {
+                guard let saved = recordedAnswer(id) else { throw ProtocolErrorResponse.unknownRequest }
+                return saved.response
+            }
+            guard let registration: PasskeyRegistration = await Self.decode(request) else {
+                throw ProtocolErrorResponse.invalidRequest("the body is not a passkey registration")
+            }
+            let version = await record.version
+            guard await record.deliver(registration) else {
+                if await record.isFinal { return await record.response }
+                throw ProtocolErrorResponse.invalidRequest("this request is not waiting for a passkey")
+            }
+            await record.waitForChange(after: version + 1, timeout: answerTimeout)
+            return await record.response
+        }
         group.get("requests/:id") { _, context -> ModificationResponse in
             let id = context.parameters.get("id") ?? ""
             guard let record = book.record(id) else {
@@ -179,6 +199,19 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
                 serviceIdentifier: body.serviceIdentifier,
                 existingCredential: body.existingCredential,
                 newPassword: body.newPassword,
+                userInfo: body.userInfo,
+                interaction: body.interaction
+            )
+        case .convertToPasskey:
+            guard let body: ConvertToPasskeyRequest = await Self.decode(request) else {
+                throw .invalidRequest("the body is not a convert-to-passkey request")
+            }
+            incoming = .init(
+                kind: .convertToPasskey,
+                requestId: body.requestId,
+                serviceIdentifier: body.serviceIdentifier,
+                existingCredential: body.existingCredential,
+                newPassword: nil,
                 userInfo: body.userInfo,
                 interaction: body.interaction
             )
@@ -264,11 +297,15 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
                 await extensionValue.changePasswordWithoutUserInteraction(modification)
             case (.convertToSignIn, .none):
                 await extensionValue.convertAccountToSignInWithoutUserInteraction(modification)
-            case (.changePassword, .allowed), (.convertToSignIn, .allowed):
-                let url =
-                    incoming.kind == .changePassword
-                    ? await extensionValue.prepareInterfaceToChangePassword(modification)
-                    : await extensionValue.prepareInterfaceToConvertAccountToSignIn(modification)
+            case (.convertToPasskey, .none):
+                await extensionValue.convertAccountToPasskeyWithoutUserInteraction(modification)
+            case (_, .allowed):
+                let url: String? =
+                    switch incoming.kind {
+                    case .changePassword: await extensionValue.prepareInterfaceToChangePassword(modification)
+                    case .convertToSignIn: await extensionValue.prepareInterfaceToConvertAccountToSignIn(modification)
+                    case .convertToPasskey: await extensionValue.prepareInterfaceToConvertAccountToPasskey(modification)
+                    }
                 if let url, await !record.isFinal {
                     let absolute = Self.absolute(url, origin: origin)
                     await record.set(
@@ -281,7 +318,8 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
                     return
                 }
             }
-            if await !record.isFinal, await record.response.status != .needsSignInAuthorization {
+            let waiting = await record.response.status
+            if await !record.isFinal, waiting != .needsSignInAuthorization, waiting != .needsPasskeyRegistration {
                 await record.finish(
                     ModificationResponse(
                         requestId: incoming.requestId,

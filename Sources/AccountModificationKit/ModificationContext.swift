@@ -1,5 +1,6 @@
 public import AccountModification
 import Foundation
+public import _KeyhavenSupport
 
 /// One request as the extension sees it, and the ways to finish it
 /// (`ASAccountAuthenticationModificationExtensionContext`).
@@ -9,6 +10,7 @@ public final class ModificationContext: Sendable {
         public enum Kind: String, Sendable, Hashable {
             case changePassword = "change-password"
             case convertToSignIn = "convert-to-sign-in"
+            case convertToPasskey = "convert-to-passkey"
         }
 
         public var kind: Kind
@@ -48,6 +50,12 @@ public final class ModificationContext: Sendable {
         await record.finish(.init(requestId: request.requestId, status: .completed))
     }
 
+    /// The account now signs in with the passkey Keyhaven made (``getPasskeyRegistration(options:)``);
+    /// `passwordRetired`: its password no longer works.
+    public func completeUpgradeToPasskey(passwordRetired: Bool) async {
+        await record.finish(.init(requestId: request.requestId, status: .completed, passwordRetired: passwordRetired))
+    }
+
     /// Ends the request without a change. `.userInteractionRequired` from a `…WithoutUserInteraction`
     /// method makes Keyhaven ask again with an interface allowed.
     public func cancelRequest(withError error: ModificationError) async {
@@ -62,6 +70,15 @@ public final class ModificationContext: Sendable {
     /// - Throws: `CancellationError` when the request is cancelled while waiting.
     public func getSignInUpgradeAuthorization(state: String, nonce: String) async throws -> SignInAuthorization {
         try await record.awaitAuthorization(SignInRequest(state: state, nonce: nonce, clientId: clientId))
+    }
+
+    /// Asks Keyhaven for a passkey made for `options` (the service's
+    /// `PublicKeyCredentialCreationOptionsJSON`, with a challenge it keeps), and waits for it: the
+    /// `RegistrationResponseJSON` to verify with the relying-party kit, or Keyhaven's reason for
+    /// making none (`error`).
+    /// - Throws: `CancellationError` when the request is cancelled while waiting.
+    public func getPasskeyRegistration(options: JSONValue) async throws -> PasskeyRegistration {
+        try await record.awaitPasskey(options)
     }
 
     /// Whether the request is still open (not completed, failed or cancelled).
@@ -80,6 +97,7 @@ actor RequestRecord {
     private(set) var version = 0
     private var waiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
     private var authorizationWaiter: CheckedContinuation<SignInAuthorization, any Error>?
+    private var passkeyWaiter: CheckedContinuation<PasskeyRegistration, any Error>?
     var context: ModificationContext?
     /// Where answers are kept durably (if the service gave one).
     let ledger: (any ModificationLedger)?
@@ -118,6 +136,10 @@ actor RequestRecord {
             authorizationWaiter = nil
             waiter.resume(throwing: CancellationError())
         }
+        if let waiter = passkeyWaiter {
+            passkeyWaiter = nil
+            waiter.resume(throwing: CancellationError())
+        }
     }
 
     /// Waits until the response changes from what `version` saw, or `timeout` passes.
@@ -145,6 +167,29 @@ actor RequestRecord {
         return try await withCheckedThrowingContinuation { continuation in
             authorizationWaiter = continuation
         }
+    }
+
+    func awaitPasskey(_ options: JSONValue) async throws -> PasskeyRegistration {
+        guard !isFinal else { throw CancellationError() }
+        set(
+            ModificationResponse(
+                requestId: requestId,
+                status: .needsPasskeyRegistration,
+                passkeyCreationOptions: options
+            )
+        )
+        return try await withCheckedThrowingContinuation { continuation in
+            passkeyWaiter = continuation
+        }
+    }
+
+    /// Hands Keyhaven's passkey to the waiting extension. False when nothing waits for one.
+    func deliver(_ registration: PasskeyRegistration) -> Bool {
+        guard let waiter = passkeyWaiter else { return false }
+        passkeyWaiter = nil
+        set(ModificationResponse(requestId: requestId, status: .pending))
+        waiter.resume(returning: registration)
+        return true
     }
 
     /// Hands Keyhaven's authorization to the waiting extension. False when nothing waits for one.

@@ -15,6 +15,8 @@ public enum FaultPoint: String, CaseIterable, Sendable {
     case afterGenerate = "after-generate"
     /// The journal entry is on disk; the service has not been asked.
     case afterJournal = "after-journal"
+    /// A passkey upgrade's passkey is journaled; the service has not received it.
+    case afterPasskeyJournal = "after-passkey-journal"
     /// The service answered; the vault does not know yet.
     case afterResponse = "after-response"
     /// The vault holds the result and the journal entry is gone.

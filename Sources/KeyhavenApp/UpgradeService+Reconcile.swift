@@ -52,6 +52,8 @@ extension UpgradeService {
         }
         let outcome: ModificationFlow.Outcome
         switch response.status {
+        case .completed where entry.kind == .passkey:
+            outcome = .passkeyLinked(passwordRetired: response.passwordRetired ?? false)
         case .completed:
             outcome = .completed(updatedCredential: response.updatedCredential)
         case .failed, .userInteractionRequired:

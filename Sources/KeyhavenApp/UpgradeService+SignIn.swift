@@ -1,6 +1,8 @@
 public import AccountModification
 import Foundation
+import Passkeys
 import Vault
+import _KeyhavenSupport
 
 /// Obtains sign-in authorizations from an identity provider on the person's behalf (Keyhaven's
 /// device API in production), after showing them the consent step.
@@ -44,5 +46,52 @@ struct JournalingHost: ModificationHost {
             return SignInAuthorization(error: "the vault could not record the authorization")
         }
         return authorization
+    }
+}
+
+/// Makes the passkey the service asked for (Keyhaven's authenticator, for the service's origin) and
+/// journals it before the service sees it: whatever happens next, the passkey is not lost.
+struct PasskeyJournalingHost: ModificationHost {
+    let base: any ModificationHost
+    let vault: Vault
+    let entry: UpgradeJournalEntry
+    let service: String
+    let now: @Sendable () -> Date
+
+    func presentInterface(_ url: String) async { await base.presentInterface(url) }
+
+    func obtainSignInAuthorization(_ request: SignInRequest) async -> SignInAuthorization {
+        SignInAuthorization(error: "invalid_request")
+    }
+
+    func createPasskey(_ options: JSONValue) async -> PasskeyRegistration {
+        guard let origin = ServiceOrigin(service: service)?.serialized else {
+            return PasskeyRegistration(error: "the service has no origin")
+        }
+        let made: (credential: PasskeyCredential, response: JSONValue)
+        do {
+            let request = try CreationRequest(json: options)
+            let rpID = try Authenticator.rpID(request.rpID, origin: origin)
+            // The person unlocked the vault to run this upgrade: that is the user verification.
+            made = try Authenticator(now: now).register(
+                request,
+                origin: origin,
+                existing: try vault.passkeys(rpID: rpID),
+                userVerified: true
+            )
+        } catch let error as PasskeyError {
+            return PasskeyRegistration(error: error.message)
+        } catch {
+            return PasskeyRegistration(error: "the vault's passkeys could not be read")
+        }
+        var updated = entry
+        updated.passkey = made.credential
+        do {
+            try vault.updateUpgrade(updated)
+        } catch {
+            return PasskeyRegistration(error: "the vault could not record the passkey")
+        }
+        FaultPoint.afterPasskeyJournal.hit()
+        return PasskeyRegistration(credential: made.response)
     }
 }

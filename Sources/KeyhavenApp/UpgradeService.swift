@@ -29,13 +29,23 @@ public enum UpgradePlan: Sendable {
     /// A switch to Sign in with Keyhaven for a vault credential
     /// (`convertAccountToSignInWithAppleWithoutUserInteraction`), authorized by `authority`.
     case signIn(CredentialID, service: String, authority: any SignInAuthority)
+    /// A switch to a passkey Keyhaven makes for the service (Keyhaven's convert-to-passkey request).
+    case passkey(CredentialID, service: String)
     /// An app's request for its signed-in user (no password sent; the credential is created when the
     /// vault has none).
     case inApp(InAppRequest, credential: CredentialID?, requestId: String)
 
+    var journalKind: UpgradeJournalEntry.Kind {
+        switch self {
+        case .strongPassword, .inApp: .strongPassword
+        case .signIn: .signIn
+        case .passkey: .passkey
+        }
+    }
+
     var service: String {
         switch self {
-        case .strongPassword(_, let service), .signIn(_, let service, _): service
+        case .strongPassword(_, let service), .signIn(_, let service, _), .passkey(_, let service): service
         case .inApp(let request, _, _): request.serviceIdentifier
         }
     }
@@ -109,7 +119,7 @@ public struct UpgradeService: Sendable {
         let user: String
         let oldPassword: String?
         switch plan {
-        case .strongPassword(let id, _), .signIn(let id, _, _):
+        case .strongPassword(let id, _), .signIn(let id, _, _), .passkey(let id, _):
             let credential: Credential
             do {
                 credential = try vault.credential(id)
@@ -167,6 +177,11 @@ public struct UpgradeService: Sendable {
             // the service's own origin, names (security review High #1).
             signInClientId = signIn.clientId
             newPassword = nil
+        case .passkey:
+            guard manifest.supportsUpgradeToPasskey == true else {
+                return .failed(reason: "\(service) does not offer upgrades to passkeys", code: nil)
+            }
+            newPassword = nil
         }
         FaultPoint.afterGenerate.hit()
 
@@ -175,7 +190,7 @@ public struct UpgradeService: Sendable {
         if case .inApp(_, _, let id) = plan { requestId = id } else { requestId = newRequestID() }
         let entry = UpgradeJournalEntry(
             credentialID: credentialID,
-            kind: newPassword == nil ? .signIn : .strongPassword,
+            kind: plan.journalKind,
             user: user,
             service: service,
             endpoint: manifest.endpoint,
@@ -212,6 +227,15 @@ public struct UpgradeService: Sendable {
                 userInfo: request.userInfo,
                 allowInteraction: true
             )
+        case .passkey:
+            flow = ModificationFlow(
+                kind: .convertToPasskey,
+                requestId: requestId,
+                serviceIdentifier: service,
+                existingCredential: PasswordCredential(user: user, password: oldPassword ?? ""),
+                allowInteraction: allowInteraction
+            )
+            flowHost = PasskeyJournalingHost(base: host, vault: vault, entry: entry, service: service, now: now)
         case .signIn(_, _, let authority):
             flow = ModificationFlow(
                 kind: .convertToSignIn(clientId: signInClientId),
@@ -239,7 +263,7 @@ public struct UpgradeService: Sendable {
         FaultPoint.afterResponse.hit()
 
         // The answer, applied with the journal's removal. A sign-in flow updated its entry with
-        // the account it links to: apply the stored one.
+        // the account it links to, a passkey flow with its passkey: apply the stored one.
         var latest = entry
         if newPassword == nil {
             do {
@@ -271,6 +295,16 @@ public struct UpgradeService: Sendable {
                 let password = updated?.password ?? entry.newPassword
                 try vault.completeUpgrade(entry, password: password)
                 return .upgraded(credential: entry.credentialID, substituted: password != entry.newPassword)
+            case .passkeyLinked(let retired):
+                guard entry.passkey != nil else {
+                    // Nothing was journaled, so nothing was sent: the service cannot have linked a
+                    // passkey of Keyhaven's. The password stays.
+                    try vault.abandonUpgrade(entry)
+                    return .failed(reason: "the service reported a passkey Keyhaven never made", code: .failed)
+                }
+                // The passkey joins the vault; a retired password leaves the record (to its history).
+                try vault.completeUpgrade(entry, password: retired ? nil : entry.oldPassword)
+                return .upgraded(credential: entry.credentialID, substituted: false)
             case .failed(let error):
                 try vault.abandonUpgrade(entry)
                 return .failed(reason: error.localizedFailureReason ?? Self.describe(error.code), code: error.code)
@@ -299,6 +333,19 @@ public struct UpgradeService: Sendable {
     }
 
     // MARK: The three plans, by name
+
+    /// Switches `credential`'s account on `service` to a passkey Keyhaven makes (the service's
+    /// convert-to-passkey). The passkey is journaled before the service sees it; on success it
+    /// joins the vault's passkeys and, when the service retired the password, the record's
+    /// password moves to its history.
+    public func upgradeToPasskey(
+        _ credentialID: CredentialID,
+        service: String,
+        allowInteraction: Bool = true,
+        cancelled: @escaping @Sendable () -> Bool = { false }
+    ) async -> UpgradeResult {
+        await run(.passkey(credentialID, service: service), allowInteraction: allowInteraction, cancelled: cancelled)
+    }
 
     /// Changes `credential`'s password on `service` to a new strong one.
     public func upgradeToStrongPassword(

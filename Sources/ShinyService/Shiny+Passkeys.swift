@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import Passkeys
+public import Passkeys
 import Synchronization
 import _KeyhavenSupport
 
@@ -19,87 +19,26 @@ extension Shiny {
     static let passkeyScriptPath = "/assets/shiny-passkeys.js"
     static let challengeLifetime: TimeInterval = 5 * 60
 
-    /// The relying party for shiny's public origin: the RP ID is its host.
-    var relyingParty: PasskeyRelyingParty {
-        let origin = publicOrigin.current
-        return PasskeyRelyingParty(rpID: ServiceOrigin.of(url: origin)?.host ?? "localhost", origins: [origin])
+    // MARK: Checks for tests and the demo
+
+    /// The credential ids of `user`'s passkeys.
+    public func passkeyCredentialIDs(user: String) throws -> [[UInt8]] {
+        guard let found = try store.user(named: user) else { return [] }
+        return try store.passkeys(for: found.id).map(\.credentialID)
     }
 
-    /// Creation options for `user` (`PublicKeyCredentialCreationOptionsJSON`): ES256 or EdDSA,
-    /// discoverable, attestation `none`, the account's passkeys excluded. The challenge is kept
-    /// for ``challengeLifetime``, for this account's registration only.
-    func creationOptions(for user: ShinyStore.User) throws -> JSONValue {
-        let handle = try store.passkeyHandle(for: user.id)
-        let challenge = passkeyChallenges.issue(.registration(userID: user.id), now: configuration.now())
-        let existing = try store.passkeys(for: user.id)
-        return [
-            "rp": ["id": .string(relyingParty.rpID), "name": "shiny"],
-            "user": [
-                "id": .string(Base64URL.encode(handle)), "name": .string(user.name), "displayName": .string(user.name),
-            ],
-            "challenge": .string(Base64URL.encode(challenge)),
-            "pubKeyCredParams": [["type": "public-key", "alg": -7], ["type": "public-key", "alg": -8]],
-            "timeout": 300_000,
-            "excludeCredentials": .array(
-                existing.map { ["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))] }
-            ),
-            "authenticatorSelection": ["residentKey": "required", "userVerification": "preferred"],
-            "attestation": "none",
-        ]
-    }
-
-    /// Verifies a registration made with options from ``creationOptions(for:)`` and links the
-    /// passkey to `user`.
-    func register(_ credential: JSONValue, for user: ShinyStore.User) throws(ShinyAPIError) -> [UInt8] {
-        guard let challenge = Self.challenge(in: credential),
-            passkeyChallenges.take(challenge, now: configuration.now()) == .registration(userID: user.id)
-        else { throw ShinyAPIError(.badRequest, "invalid_challenge", "this registration expired; try again") }
-        let registration: PasskeyRelyingParty.Registration
-        do {
-            registration = try relyingParty.verifyRegistration(credential, challenge: challenge)
-        } catch {
-            throw ShinyAPIError(.badRequest, "invalid_passkey", "the passkey was refused: \(error.message)")
-        }
-        do {
-            guard try store.passkey(credentialID: registration.credentialID) == nil else {
-                throw ShinyAPIError(.conflict, "exists", "this passkey is already registered")
-            }
-            try store.addPasskey(registration, for: user.id)
-        } catch let error as ShinyAPIError {
-            throw error
-        } catch {
-            throw ShinyAPIError.serverError("could not save the passkey")
-        }
-        return registration.credentialID
-    }
-
-    /// Verifies a sign-in; returns the account.
-    func authenticate(_ credential: JSONValue) throws(ShinyAPIError) -> ShinyStore.User {
-        guard let challenge = Self.challenge(in: credential),
-            passkeyChallenges.take(challenge, now: configuration.now()) == .authentication
-        else { throw ShinyAPIError(.badRequest, "invalid_challenge", "this sign-in expired; try again") }
-        guard let id = credential["rawId"]?.string.flatMap({ Base64URL.decode($0) }),
-            let stored = try? store.passkey(credentialID: id)
-        else {
-            // The page tells the authenticator (signalUnknownCredential) so it stops offering it.
-            throw ShinyAPIError(.notFound, "unknown_credential", "shiny does not know this passkey")
-        }
-        let verified: PasskeyRelyingParty.Authentication
-        do {
-            verified = try relyingParty.verifyAuthentication(
-                credential,
-                challenge: challenge,
-                publicKey: stored.publicKey,
-                storedSignCount: stored.signCount
-            )
-        } catch {
-            throw ShinyAPIError(.unauthorized, "invalid_passkey", "the passkey sign-in was refused: \(error.message)")
-        }
-        guard let user = try? store.user(id: stored.userID),
-            verified.userHandle == nil || verified.userHandle == (try? store.passkeyHandle(for: user.id))
-        else { throw ShinyAPIError(.unauthorized, "invalid_passkey", "the passkey belongs to another account") }
-        try? store.notePasskeyUse(credentialID: id, signCount: verified.newSignCount)
-        return user
+    /// Whether `passkey` signs in to `user`: an assertion made with it for a fresh challenge of
+    /// shiny's, checked exactly as a sign-in page's is (its counter is recorded).
+    public func signIn(user: String, passkey: PasskeyCredential) throws -> Bool {
+        let challenge = passkeys.challenges.issue(.authentication, now: configuration.now())
+        let (_, response) = try Authenticator(now: configuration.now).authenticate(
+            AssertionRequest(rpID: passkeys.relyingParty.rpID, challenge: challenge),
+            origin: publicOrigin.current,
+            credential: passkey,
+            userVerified: true
+        )
+        guard let found = try? passkeys.authenticate(response) else { return false }
+        return found.name == user
     }
 
     /// The challenge a response's client data carries (the relying party checks it is this one).
@@ -153,7 +92,7 @@ extension Shiny {
                 ShinyPages.passkeys(
                     csrf: token,
                     user: user.name,
-                    rpID: self.relyingParty.rpID,
+                    rpID: self.passkeys.relyingParty.rpID,
                     userHandle: Base64URL.encode(handle),
                     passkeys: passkeys.map { (Base64URL.encode($0.credentialID), $0.created, $0.lastUsed) },
                     hasPassword: user.hasPassword
@@ -180,7 +119,7 @@ extension Shiny {
                 throw ShinyAPIError(.unauthorized, "signed_out", "sign in first")
             }
             do {
-                return Self.json(try self.creationOptions(for: user))
+                return Self.json(try self.passkeys.creationOptions(for: user))
             } catch {
                 throw ShinyAPIError.serverError("could not prepare the registration")
             }
@@ -190,20 +129,20 @@ extension Shiny {
             guard let user = self.sessionUser(request) else {
                 throw ShinyAPIError(.unauthorized, "signed_out", "sign in first")
             }
-            let id = try self.register(body["credential"] ?? .null, for: user)
+            let id = try self.passkeys.register(body["credential"] ?? .null, for: user)
             return Self.json(["credentialId": .string(Base64URL.encode(id))], status: .created)
         }
         router.post("/passkeys/authentication/options") { request, _ in
             _ = try await self.jsonCall(request)
-            let challenge = self.passkeyChallenges.issue(.authentication, now: self.configuration.now())
+            let challenge = self.passkeys.challenges.issue(.authentication, now: self.configuration.now())
             return Self.json([
-                "rpId": .string(self.relyingParty.rpID), "challenge": .string(Base64URL.encode(challenge)),
+                "rpId": .string(self.passkeys.relyingParty.rpID), "challenge": .string(Base64URL.encode(challenge)),
                 "allowCredentials": [], "userVerification": "preferred", "timeout": 300_000,
             ])
         }
         router.post("/passkeys/authentication") { request, _ in
             let body = try await self.jsonCall(request)
-            let user = try self.authenticate(body["credential"] ?? .null)
+            let user = try self.passkeys.authenticate(body["credential"] ?? .null)
             guard let token = try? self.store.createSession(for: user.id) else {
                 throw ShinyAPIError.serverError("could not open a session")
             }
@@ -238,4 +177,106 @@ final class PasskeyChallenges: Sendable {
             return entry.purpose
         }
     }
+}
+
+/// shiny's passkey rules in one place, for its pages and its account-modification extension: the
+/// relying party for its public origin, creation options, registration and sign-in checks.
+struct ShinyPasskeys: Sendable {
+    let store: ShinyStore
+    let challenges: PasskeyChallenges
+    let publicOrigin: PublicOrigin
+    let now: @Sendable () -> Date
+
+    /// Whether browsers accept shiny's origin for passkeys: https, or `localhost` (an IP address
+    /// cannot be an RP ID).
+    var available: Bool {
+        guard let origin = ServiceOrigin.of(url: publicOrigin.current) else { return false }
+        let host = origin.host
+        guard origin.scheme == .https || host == "localhost" else { return false }
+        return host == "localhost" || !(host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." })
+    }
+
+    /// The relying party for shiny's public origin: the RP ID is its host.
+    var relyingParty: PasskeyRelyingParty {
+        let origin = publicOrigin.current
+        return PasskeyRelyingParty(rpID: ServiceOrigin.of(url: origin)?.host ?? "localhost", origins: [origin])
+    }
+
+    /// Creation options for `user` (`PublicKeyCredentialCreationOptionsJSON`): ES256 or EdDSA,
+    /// discoverable, attestation `none`, the account's passkeys excluded. The challenge is kept
+    /// for ``challengeLifetime``, for this account's registration only.
+    func creationOptions(for user: ShinyStore.User) throws -> JSONValue {
+        let handle = try store.passkeyHandle(for: user.id)
+        let challenge = challenges.issue(.registration(userID: user.id), now: now())
+        let existing = try store.passkeys(for: user.id)
+        return [
+            "rp": ["id": .string(relyingParty.rpID), "name": "shiny"],
+            "user": [
+                "id": .string(Base64URL.encode(handle)), "name": .string(user.name), "displayName": .string(user.name),
+            ],
+            "challenge": .string(Base64URL.encode(challenge)),
+            "pubKeyCredParams": [["type": "public-key", "alg": -7], ["type": "public-key", "alg": -8]],
+            "timeout": 300_000,
+            "excludeCredentials": .array(
+                existing.map { ["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))] }
+            ),
+            "authenticatorSelection": ["residentKey": "required", "userVerification": "preferred"],
+            "attestation": "none",
+        ]
+    }
+
+    /// Verifies a registration made with options from ``creationOptions(for:)`` and links the
+    /// passkey to `user`.
+    func register(_ credential: JSONValue, for user: ShinyStore.User) throws(ShinyAPIError) -> [UInt8] {
+        guard let challenge = Shiny.challenge(in: credential),
+            challenges.take(challenge, now: now()) == .registration(userID: user.id)
+        else { throw ShinyAPIError(.badRequest, "invalid_challenge", "this registration expired; try again") }
+        let registration: PasskeyRelyingParty.Registration
+        do {
+            registration = try relyingParty.verifyRegistration(credential, challenge: challenge)
+        } catch {
+            throw ShinyAPIError(.badRequest, "invalid_passkey", "the passkey was refused: \(error.message)")
+        }
+        do {
+            guard try store.passkey(credentialID: registration.credentialID) == nil else {
+                throw ShinyAPIError(.conflict, "exists", "this passkey is already registered")
+            }
+            try store.addPasskey(registration, for: user.id)
+        } catch let error as ShinyAPIError {
+            throw error
+        } catch {
+            throw ShinyAPIError.serverError("could not save the passkey")
+        }
+        return registration.credentialID
+    }
+
+    /// Verifies a sign-in; returns the account.
+    func authenticate(_ credential: JSONValue) throws(ShinyAPIError) -> ShinyStore.User {
+        guard let challenge = Shiny.challenge(in: credential),
+            challenges.take(challenge, now: now()) == .authentication
+        else { throw ShinyAPIError(.badRequest, "invalid_challenge", "this sign-in expired; try again") }
+        guard let id = credential["rawId"]?.string.flatMap({ Base64URL.decode($0) }),
+            let stored = try? store.passkey(credentialID: id)
+        else {
+            // The page tells the authenticator (signalUnknownCredential) so it stops offering it.
+            throw ShinyAPIError(.notFound, "unknown_credential", "shiny does not know this passkey")
+        }
+        let verified: PasskeyRelyingParty.Authentication
+        do {
+            verified = try relyingParty.verifyAuthentication(
+                credential,
+                challenge: challenge,
+                publicKey: stored.publicKey,
+                storedSignCount: stored.signCount
+            )
+        } catch {
+            throw ShinyAPIError(.unauthorized, "invalid_passkey", "the passkey sign-in was refused: \(error.message)")
+        }
+        guard let user = try? store.user(id: stored.userID),
+            verified.userHandle == nil || verified.userHandle == (try? store.passkeyHandle(for: user.id))
+        else { throw ShinyAPIError(.unauthorized, "invalid_passkey", "the passkey belongs to another account") }
+        try? store.notePasskeyUse(credentialID: id, signCount: verified.newSignCount)
+        return user
+    }
+
 }

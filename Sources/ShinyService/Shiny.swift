@@ -103,7 +103,7 @@ public final class Shiny: Sendable {
     let store: ShinyStore
     let stepUps = StepUps()
     let signIn = ShinySignIn()
-    let passkeyChallenges = PasskeyChallenges()
+    let passkeys: ShinyPasskeys
     let throttle: ShinyThrottle
     let kit: AccountModificationKit<ShinyExtension>
     let publicOrigin: PublicOrigin
@@ -130,6 +130,13 @@ public final class Shiny: Sendable {
         let requirements = PasswordRules.canonical(configuration.passwordRules)
         let publicOrigin = PublicOrigin(configuration)
         self.publicOrigin = publicOrigin
+        let passkeys = ShinyPasskeys(
+            store: store,
+            challenges: PasskeyChallenges(),
+            publicOrigin: publicOrigin,
+            now: configuration.now
+        )
+        self.passkeys = passkeys
         kit = AccountModificationKit(
             extension: ShinyExtension(
                 store: store,
@@ -137,6 +144,7 @@ public final class Shiny: Sendable {
                 rules: rules,
                 stepUps: stepUps,
                 signIn: signIn,
+                passkeys: passkeys,
                 substitute: configuration.substitutePassword
             ),
             manifest: {
@@ -146,7 +154,8 @@ public final class Shiny: Sendable {
                     supportsStrongPasswordChange: true,
                     supportsUpgradeToSignIn: provider != nil,
                     passwordGenerationRequirements: requirements,
-                    signIn: provider.map { SignInConfiguration(issuer: $0.issuer, clientId: $0.clientId) }
+                    signIn: provider.map { SignInConfiguration(issuer: $0.issuer, clientId: $0.clientId) },
+                    supportsUpgradeToPasskey: passkeys.available
                 )
             },
             origin: { publicOrigin.current },

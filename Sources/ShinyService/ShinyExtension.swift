@@ -16,6 +16,7 @@ struct ShinyExtension: AccountModificationExtension {
     let rules: PasswordRules
     let stepUps: StepUps
     let signIn: ShinySignIn
+    let passkeys: ShinyPasskeys
     /// Test hook: the password the service actually sets (it reports it back).
     let substitute: (@Sendable (String) -> String)?
 
@@ -121,6 +122,52 @@ struct ShinyExtension: AccountModificationExtension {
             await stepUps.open(request.requestId, user: user, action: .changePassword(request.newPassword!))
             return "/account-modification/step-up/\(request.requestId)"
         }
+    }
+
+    /// convert-to-passkey: the current password identifies the account; shiny asks Keyhaven for a
+    /// passkey, verifies and links it, and retires the password (the account signs in with its
+    /// passkeys from then on). An account with an authenticator code converts on shiny's own page
+    /// only: the password alone must not replace a second factor.
+    func convertAccountToPasskeyWithoutUserInteraction(_ context: ModificationContext) async {
+        func fail(_ reason: String) async {
+            await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: reason))
+        }
+        guard passkeys.available else {
+            return await fail("shiny's address cannot hold passkeys (https or localhost).")
+        }
+        let user: ShinyStore.User
+        do {
+            switch try identify(context) {
+            case .failure(let error): return await context.cancelRequest(withError: error)
+            case .success(let found): user = found
+            }
+        } catch {
+            return await fail("shiny is unavailable.")
+        }
+        guard user.totpSecret == nil else {
+            return await fail("This account uses an authenticator code: add a passkey on shiny's account page.")
+        }
+        let registration: PasskeyRegistration
+        do {
+            registration = try await context.getPasskeyRegistration(options: try passkeys.creationOptions(for: user))
+        } catch is CancellationError {
+            return
+        } catch {
+            return await fail("shiny could not prepare the passkey.")
+        }
+        guard let credential = registration.credential else {
+            return await fail("Keyhaven made no passkey (\(registration.error ?? "no reason given")).")
+        }
+        do {
+            _ = try passkeys.register(credential, for: user)
+            try store.retirePassword(for: user.id)
+            try store.endSessions(for: user.id)
+        } catch let error as ShinyAPIError {
+            return await fail("shiny refused the passkey: \(error.problem.message).")
+        } catch {
+            return await fail("shiny could not save the passkey.")
+        }
+        await context.completeUpgradeToPasskey(passwordRetired: true)
     }
 
     func cancelRequest(_ context: ModificationContext) async {

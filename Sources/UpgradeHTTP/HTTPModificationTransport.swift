@@ -34,6 +34,7 @@ public struct HTTPModificationTransport: ModificationTransport {
         switch request {
         case .changePassword(let body): return try await call("POST", "/change-password", body: body)
         case .convertToSignIn(let body): return try await call("POST", "/convert-to-sign-in", body: body)
+        case .convertToPasskey(let body): return try await call("POST", "/convert-to-passkey", body: body)
         }
     }
 
@@ -48,6 +49,15 @@ public struct HTTPModificationTransport: ModificationTransport {
     public func authorize(requestId: String, _ authorization: SignInAuthorization) async throws -> ModificationResponse
     {
         try await call("POST", "/requests/\(requestId)/sign-in-authorization", body: authorization)
+    }
+
+    public func registerPasskey(
+        requestId: String,
+        _ registration: PasskeyRegistration
+    ) async throws
+        -> ModificationResponse
+    {
+        try await call("POST", "/requests/\(requestId)/passkey-registration", body: registration)
     }
 
     func call<Body: Encodable>(_ method: String, _ path: String, body: Body?) async throws -> ModificationResponse {

@@ -1,6 +1,7 @@
 import Foundation
 import KeyhavenTesting
 import OneTimeCodes
+import Passkeys
 import ShinyService
 import Testing
 import Vault
@@ -79,5 +80,86 @@ struct UpgradeFaultTests {
         #expect(lost == 0)
         // Kills after the service answered must have kept the new password.
         #expect(upgraded >= runs * 2 / Self.points.count)
+    }
+
+    static let passkeyPoints = [
+        "start", "after-generate", "after-journal", "after-passkey-journal", "after-response", "after-commit",
+    ]
+
+    /// The same for `upgrade --to passkey` (issue 16): shiny links the passkey and retires the
+    /// password. After every kill and the reconcile that follows, the account signs in — with the
+    /// vault's password, or with the vault's passkey when shiny retired the password — and every
+    /// passkey shiny linked is in the vault.
+    @Test func sigkillAtEveryStepOfAPasskeyUpgradeLosesNothing() async throws {
+        // shiny on `localhost` (an IP address cannot be a passkey's RP ID).
+        let shiny = try Shiny(configuration: .init(host: "localhost", scryptLogN: 10))
+        let (origin, server) = try await shiny.start()
+        defer { server.cancel() }
+
+        let directory = try TemporaryDirectory.make()
+        let vaultURL = directory.appendingPathComponent("vault.sqlite")
+        let runs = 102
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_VAULT"] = vaultURL.path
+        environment["KEYHAVEN_PASSWORD"] = "fault master"
+        environment["KEYHAVEN_INSECURE_KDF"] = "1"
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
+        var ids: [CredentialID] = []
+        do {
+            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master", allowInsecureKDF: true)
+            for run in 0..<runs {
+                let password = "Password\(1000 + run)x"
+                try shiny.createAccount(user: "user\(run)", password: password)
+                ids.append(
+                    try vault.add(CredentialContent(services: [.init(origin)], user: "user\(run)", password: password))
+                )
+            }
+            try vault.close()
+        }
+
+        var killed = 0
+        var withPasskey = 0
+        var kept = 0
+        var lockouts = 0
+        var lostPasskeys = 0
+        for run in 0..<runs {
+            let user = "user\(run)"
+            let point = Self.passkeyPoints[run % Self.passkeyPoints.count]
+            let attempt = try await keyhaven.runDetached(
+                ["upgrade", origin, "--user", user, "--to", "passkey", "--no-browser", "--no-interaction"],
+                extraEnvironment: ["KEYHAVEN_FAULT": point]
+            )
+            #expect(attempt.signal == 9, "run \(run) at \(point): \(attempt.status) \(attempt.stderr)")
+            if attempt.signal == 9 { killed += 1 }
+            let next = try await keyhaven.runDetached(["upgrade", "--reconcile"])
+            #expect(next.status == 0, "run \(run) at \(point): \(next.stdout) \(next.stderr)")
+
+            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master", allowInsecureKDF: true)
+            let passkeys = try vault.passkeys(rpID: "localhost").filter { $0.userName == user }
+            // Every passkey shiny linked is in the vault.
+            let linked = try shiny.passkeyCredentialIDs(user: user)
+            lostPasskeys += linked.filter { id in !passkeys.contains { $0.credentialID == id } }.count
+            if let password = try vault.credential(ids[run]).password, try shiny.signIn(user: user, password: password)
+            {
+                kept += 1
+            } else if try passkeys.contains(where: { try shiny.signIn(user: user, passkey: $0) }) {
+                withPasskey += 1
+            } else {
+                lockouts += 1
+            }
+            #expect(try vault.pendingUpgrades().isEmpty, "run \(run) at \(point)")
+            try vault.close()
+        }
+        print(
+            "SIGKILL fault injection (passkeys): \(runs) runs over \(Self.passkeyPoints.count) steps, \(killed) killed; "
+                + "afterwards \(withPasskey) sign in with their passkey, \(kept) with their password, "
+                + "\(lockouts) lockouts, \(lostPasskeys) lost passkeys"
+        )
+        #expect(killed == runs)
+        #expect(lockouts == 0)
+        #expect(lostPasskeys == 0)
+        // Kills after shiny answered must have kept the passkey.
+        #expect(withPasskey >= runs * 2 / Self.passkeyPoints.count)
     }
 }

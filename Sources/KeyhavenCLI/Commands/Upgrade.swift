@@ -11,7 +11,7 @@ import _KeyhavenSupport
 extension Keyhaven {
     struct Upgrade: VaultCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change an account to a new strong password in one step.",
+            abstract: "Change an account to a new strong password, Sign in with Keyhaven, or a passkey, in one step.",
             discussion: """
                 Works with services that publish an account-modification manifest \
                 (/.well-known/account-modification). Keyhaven generates a password that meets the \
@@ -22,6 +22,11 @@ extension Keyhaven {
                 one is available, and waits; Ctrl-C cancels the request on the service. An upgrade \
                 interrupted by a crash is settled by the next `keyhaven upgrade` (or `--reconcile`), \
                 which asks the service what happened; until then both passwords are kept.
+
+                `--to passkey`: the service (its manifest says supportsUpgradeToPasskey) sends \
+                WebAuthn creation options; Keyhaven makes the passkey, journals it, and sends it; \
+                the service links it and may retire the password (then it moves to the history). \
+                The passkey is in `keyhaven passkey list` and signs in through the browser extension.
                 """
         )
         @OptionGroup var options: VaultOptions
@@ -32,7 +37,8 @@ extension Keyhaven {
             String?
         @Option(
             name: .long,
-            help: "strong-password, or sign-in (Sign in with Keyhaven; needs `keyhaven idp login` first)."
+            help:
+                "strong-password, sign-in (Sign in with Keyhaven; needs `keyhaven idp login` first), or passkey."
         ) var to: Target = .strongPassword
         @Option(
             name: .long,
@@ -112,6 +118,12 @@ extension Keyhaven {
                     authority: authority,
                     allowInteraction: !noInteraction
                 ) { interrupt.isRaised }
+            } else if to == .passkey {
+                result = await coordinator.upgradeToPasskey(
+                    credential.id,
+                    service: service,
+                    allowInteraction: !noInteraction
+                ) { interrupt.isRaised }
             } else {
                 result = await coordinator.upgradeToStrongPassword(
                     credential.id,
@@ -125,6 +137,14 @@ extension Keyhaven {
                 print(
                     "Upgraded \(name): it now signs in with Keyhaven; the password no longer works and is kept "
                         + "in the history."
+                )
+            case .upgraded(let id, _) where to == .passkey:
+                let kept = (try? vault.credential(id).password) != nil
+                print(
+                    "Upgraded \(name): it now signs in with a passkey kept in Keyhaven"
+                        + (kept
+                            ? "; its password still works."
+                            : "; the password no longer works and is kept in the history.")
                 )
             case .upgraded(_, let substituted):
                 print(
@@ -152,6 +172,7 @@ extension Keyhaven.Upgrade {
     enum Target: String, ExpressibleByArgument, CaseIterable {
         case strongPassword = "strong-password"
         case signIn = "sign-in"
+        case passkey
     }
 
     /// `--email`: the answer to the consent step's e-mail question.

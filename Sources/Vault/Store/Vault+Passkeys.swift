@@ -20,21 +20,24 @@ extension Vault {
     /// Saves `passkey`, replacing the one with the same relying party and credential id.
     public func savePasskey(_ passkey: PasskeyCredential) throws(VaultError) {
         try guarded {
-            let id = passkeyID(passkey)
-            let content = try JSONEncoder().encode(passkey)
-            try authenticatedWrite { db in
-                let version =
-                    (try Int64.fetchOne(db, sql: "SELECT version FROM passkey WHERE id = ?", arguments: [id]) ?? 0) + 1
-                let sealed = try keys.seal(content, associatedData: Self.passkeyAD(id, version: version))
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [
-                        id, keys.tag("passkey-rp", passkey.rpID), version, sealed,
-                        passkey.created.timeIntervalSince1970,
-                    ]
-                )
-            }
+            try authenticatedWrite { db in try writePasskey(passkey, db) }
         }
+    }
+
+    /// ``savePasskey(_:)`` inside a write (an upgrade's completion saves its passkey with the rest).
+    func writePasskey(_ passkey: PasskeyCredential, _ db: Database) throws {
+        let id = passkeyID(passkey)
+        var content = try JSONEncoder().encode(passkey)
+        defer { content.resetBytes(in: 0..<content.count) }
+        let version =
+            (try Int64.fetchOne(db, sql: "SELECT version FROM passkey WHERE id = ?", arguments: [id]) ?? 0) + 1
+        let sealed = try keys.seal(content, associatedData: Self.passkeyAD(id, version: version))
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
+            arguments: [
+                id, keys.tag("passkey-rp", passkey.rpID), version, sealed, passkey.created.timeIntervalSince1970,
+            ]
+        )
     }
 
     /// Inserts `passkey` unless one with its relying party and credential id is stored (imports).

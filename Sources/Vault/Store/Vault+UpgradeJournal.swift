@@ -1,5 +1,6 @@
 public import Foundation
 import GRDB
+public import Passkeys
 
 /// An account upgrade in progress: what Keyhaven asked the service to do, with both passwords, so
 /// that no outcome — a crash, a lost answer, a killed process — can lose the password that works.
@@ -7,6 +8,9 @@ public struct UpgradeJournalEntry: Hashable, Sendable, Codable, Identifiable {
     public enum Kind: String, Hashable, Sendable, Codable {
         case strongPassword = "strong-password"
         case signIn = "sign-in"
+        /// convert-to-passkey: the passkey Keyhaven made is journaled (``passkey``) before the
+        /// service sees it.
+        case passkey
     }
 
     public var id: String
@@ -28,6 +32,8 @@ public struct UpgradeJournalEntry: Hashable, Sendable, Codable, Identifiable {
     /// authorization is obtained (before the service gets it).
     public var signInIssuer: String?
     public var signInSubject: String?
+    /// Passkey upgrades: the passkey made for the service, recorded before it is sent.
+    public var passkey: PasskeyCredential?
 
     public init(
         id: String = UUID().uuidString.lowercased(),
@@ -125,8 +131,8 @@ extension Vault {
     }
 
     /// The service applied the upgrade: in one transaction, the credential takes `password` (the old
-    /// one goes to history) or, for sign-in upgrades, loses its password and gains `signIn`; the
-    /// journal entry goes.
+    /// one goes to history) or, for sign-in upgrades, loses its password and gains `signIn`; a
+    /// passkey upgrade's passkey joins the vault's passkeys; the journal entry goes.
     @discardableResult
     public func completeUpgrade(
         _ entry: UpgradeJournalEntry,
@@ -137,6 +143,7 @@ extension Vault {
     {
         try guarded {
             try authenticatedWrite { db in
+                if let passkey = entry.passkey { try writePasskey(passkey, db) }
                 if try !Bool.fetchOne(
                     db,
                     sql: "SELECT EXISTS (SELECT 1 FROM credential WHERE id = ?)",
@@ -180,6 +187,9 @@ extension Vault {
                 if keepingNewPassword, let password = entry.newPassword, exists == true {
                     try appendHistory(entry.credentialID, password: password, replaced: now(), db)
                 }
+                // A passkey the service may have linked is kept too: never lost (a site that does
+                // not know it says so with signalUnknownCredential, which hides it).
+                if keepingNewPassword, let passkey = entry.passkey { try writePasskey(passkey, db) }
                 try db.execute(sql: "DELETE FROM upgradeJournal WHERE id = ?", arguments: [entry.id])
             }
         }
