@@ -158,7 +158,7 @@ let package = Package(
         // The service kit: a service implements AccountModificationExtension; the kit serves it.
         .target(
             name: "AccountModificationKit",
-            dependencies: ["AccountModification", hummingbird, httpTypes, nioCore],
+            dependencies: ["AccountModification", "_KeyhavenSupport", hummingbird, httpTypes, nioCore],
             swiftSettings: swiftSettings
         ),
         // Sign-in factors: RFC 6238 one-time codes, base32, scrypt password hashes.
@@ -386,7 +386,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AccountModificationTests",
-            dependencies: ["AccountModification"],
+            dependencies: ["AccountModification", "_KeyhavenSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
