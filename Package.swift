@@ -393,7 +393,8 @@ let package = Package(
             name: "KeyhavenAppTests",
             dependencies: [
                 "KeyhavenApp", "AccountModification", "ShinyService", "UpgradeHTTP", "KeyhavenTesting", "Vault",
-                "OneTimeCodes", "PasswordRules", "_KeyhavenSupport", "_KeyhavenHTTPSupport", asyncHTTPClient,
+                "OneTimeCodes", "PasswordRules", "Passkeys", "SecurityRecommendations", "_KeyhavenSupport",
+                "_KeyhavenHTTPSupport", asyncHTTPClient,
                 hummingbird, hummingbirdTesting, httpTypes, nioCore, nioHTTP1,
             ],
             swiftSettings: swiftSettings

@@ -20,7 +20,8 @@ public actor ManifestUpgradeOffers: UpgradeOfferSource {
             let manifest = try await reader.manifest(for: origin)
             offer = UpgradeOffer(
                 strongPassword: manifest.supportsStrongPasswordChange,
-                signIn: manifest.supportsUpgradeToSignIn && manifest.signIn != nil
+                signIn: manifest.supportsUpgradeToSignIn && manifest.signIn != nil,
+                passkey: manifest.supportsUpgradeToPasskey == true
             )
         } catch  where error.code == .unreachable {
             offer = nil

@@ -126,10 +126,14 @@ public struct AuditActions: Sendable, Encodable, Equatable {
 public struct UpgradeOffer: Sendable, Encodable, Equatable {
     public var strongPassword: Bool
     public var signIn: Bool
+    /// The service turns the account into a passkey (`keyhaven upgrade SERVICE --to passkey`):
+    /// the recommendation, when offered — nothing left to reuse, guess or leak.
+    public var passkey: Bool
 
-    public init(strongPassword: Bool, signIn: Bool) {
+    public init(strongPassword: Bool, signIn: Bool, passkey: Bool = false) {
         self.strongPassword = strongPassword
         self.signIn = signIn
+        self.passkey = passkey
     }
 }
 

@@ -4,6 +4,7 @@ import KeyhavenTesting
 import Passkeys
 import Testing
 import Vault
+import _KeyhavenSupport
 
 /// `keyhaven passkey list|show|rm` in-process on a vault holding passkeys (issue 16).
 @Suite(.offCooperativePool)
@@ -90,5 +91,33 @@ struct PasskeyCommandTests {
         )
         #expect(after.map(\.rpId) == ["shiny.example"])
         #expect(await run(["passkey"]).stdout.contains("shiny.example  bob"))
+    }
+
+    @Test func listJSONShowsEachAccountsPasskeysAndPasskeyOnlyAccounts() async throws {
+        let made = try await vaultWithPasskeys()
+        // ada has a password for www.github.com (the passkey's RP ID is its parent), bob none.
+        #expect(
+            await run(["add", "https://www.github.com", "--user", "ada", "--password", "Ada-Password-1"]).status == 0
+        )
+        struct Account: Decodable {
+            var title: String
+            var user: String
+            var hasPassword: Bool
+            var services: [String]
+            var passkeys: [Listed]?
+        }
+        let listed = await run(["list", "--json"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let accounts = try JSONDecoder().decode([Account].self, from: Data(listed.stdout.utf8))
+        #expect(accounts.map(\.user) == ["ada", "bob"])
+        #expect(accounts[0].hasPassword && accounts[0].passkeys?.map(\.rpId) == ["github.com"])
+        #expect(accounts[1].title == "shiny.example" && !accounts[1].hasPassword)
+        #expect(accounts[1].services == ["https://shiny.example"])
+        #expect(accounts[1].passkeys?.map(\.id.count) == [64])
+        // Never a key.
+        for passkey in made {
+            #expect(!listed.stdout.contains(Base64URL.encode(passkey.privateKey)))
+        }
+        #expect(await run(["list"]).stdout.contains("2 passkeys: keyhaven passkey list"))
     }
 }

@@ -124,6 +124,9 @@ extension Keyhaven {
                     if let url = item.actions.changePasswordURL {
                         print("      change it at \(url) (\(item.actions.changePasswordSource ?? ""))")
                     }
+                    if let offer = item.actions.upgrade, offer.passkey {
+                        print("      recommended: upgrade to a passkey: keyhaven upgrade \(item.service) --to passkey")
+                    }
                     if let offer = item.actions.upgrade, offer.strongPassword || offer.signIn {
                         print("      one-tap upgrade available: keyhaven upgrade \(item.service)")
                     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Passkeys
 import PasswordRules
 import Vault
 
@@ -20,6 +21,8 @@ struct CredentialSummary: Encodable {
     var notes: String?
     var totp: String?
     var history: [HistoryItem]?
+    /// `list --json`: the account's passkeys (same site or a parent, same user), never their keys.
+    var passkeys: [Keyhaven.Passkey.Summary]?
 
     struct HistoryItem: Encodable {
         var replaced: Date
@@ -44,6 +47,48 @@ struct CredentialSummary: Encodable {
             totp = credential.totp
         }
         self.history = history?.map { HistoryItem(replaced: $0.replaced, password: reveal ? $0.password : nil) }
+    }
+
+    /// A passkey-only account (no credential of the vault is its site and user).
+    init(passkeyOnly passkeys: [Keyhaven.Passkey.Summary], rpID: String, user: String) {
+        id = passkeys.first?.id ?? ""
+        title = rpID
+        services = ["https://\(rpID)"]
+        self.user = user
+        hasPassword = false
+        hasTOTP = false
+        created = passkeys.map(\.created).min() ?? Date(timeIntervalSince1970: 0)
+        modified = passkeys.map { $0.lastUsed ?? $0.created }.max() ?? created
+        self.passkeys = passkeys
+    }
+
+    /// `list --json`: every credential with the passkeys of its account, then the accounts that
+    /// have only passkeys.
+    static func listing(_ credentials: [Credential], passkeys: [(id: String, passkey: PasskeyCredential)]) -> [Self] {
+        var unclaimed = passkeys
+        var summaries = credentials.map { credential in
+            var summary = CredentialSummary(credential)
+            let hosts = credential.services.compactMap(\.host)
+            let mine = unclaimed.filter { entry in
+                (entry.passkey.userName == credential.user || credential.user.isEmpty)
+                    && hosts.contains { $0 == entry.passkey.rpID || $0.hasSuffix("." + entry.passkey.rpID) }
+            }
+            unclaimed.removeAll { entry in mine.contains { $0.id == entry.id } }
+            summary.passkeys = mine.map { Keyhaven.Passkey.Summary($0.passkey, id: $0.id) }
+            return summary
+        }
+        let groups = Dictionary(grouping: unclaimed) { "\($0.passkey.rpID)\u{0}\($0.passkey.userName)" }
+        for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
+            let first = group[0].passkey
+            summaries.append(
+                CredentialSummary(
+                    passkeyOnly: group.map { Keyhaven.Passkey.Summary($0.passkey, id: $0.id) },
+                    rpID: first.rpID,
+                    user: first.userName
+                )
+            )
+        }
+        return summaries
     }
 }
 
@@ -221,7 +266,9 @@ extension Keyhaven {
         static let configuration = CommandConfiguration(
             abstract: "List credentials (never their passwords).",
             discussion: """
-                --json prints an array of objects with id, title, services, user, folder and dates.
+                --json prints an array of objects with id, title, services, user, folder and dates, \
+                and each account's passkeys (same site or a parent, same user; never their keys); \
+                accounts that have only passkeys come last, without a password.
 
                 Examples:
                   keyhaven list
@@ -238,9 +285,17 @@ extension Keyhaven {
             let vault = try await openVault()
             let listing = try reporting { try vault.list(onlyDeleted: deleted) }
             if json {
-                print(try Output.json(listing.credentials.map { CredentialSummary($0) }))
+                if deleted {
+                    print(try Output.json(listing.credentials.map { CredentialSummary($0) }))
+                } else {
+                    let passkeys = try reporting { try vault.passkeys() }.map { (vault.passkeyID($0), $0) }
+                    print(try Output.json(CredentialSummary.listing(listing.credentials, passkeys: passkeys)))
+                }
             } else {
                 Table.print(listing.credentials)
+                if !deleted, let count = try? vault.passkeys().count, count > 0 {
+                    print("\(count) passkey\(count == 1 ? "" : "s"): keyhaven passkey list")
+                }
             }
             for failure in listing.failures {
                 Output.error("keyhaven: error: \(failure.message)")
