@@ -369,7 +369,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VaultTests",
-            dependencies: ["Vault", "Passkeys", "KeyhavenTesting", grdb, crypto],
+            dependencies: ["Vault", "Passkeys", "KeyhavenTesting", "_KeyhavenSupport", grdb, crypto],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

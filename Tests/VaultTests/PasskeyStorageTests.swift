@@ -3,7 +3,9 @@ import GRDB
 import KeyhavenTesting
 import Passkeys
 import Testing
-import Vault
+import _KeyhavenSupport
+
+@testable import Vault
 
 /// Passkeys in the vault (issue 16): sealed (no site, handle or key in the clear), found by relying
 /// party, replaced by credential id, covered by the integrity check, re-keyed by `passwd`.
@@ -151,5 +153,51 @@ struct PasskeyTransferTests {
         #expect(parsed.passkeys.isEmpty)
         #expect(parsed.warnings.map(\.reason) == ["credential-not-imported"])
         #expect(parsed.skipped.map(\.reason) == ["passkey-only"])
+    }
+
+    @Test func bitwardenJSONCarriesPasskeysWithTheirAccountsAndReimportsThem() throws {
+        let made = try Self.passkeys()
+        let test = try TestVault()
+        // ada's login for www.shiny.example takes her passkey (its RP ID is the parent); bob has none.
+        let ada = try test.vault.add(
+            CredentialContent(services: [.init("https://www.shiny.example")], user: "ada", password: "Ada-Password-1")
+        )
+        let credentials = try test.vault.list().credentials
+        let data = try Exporter.export(credentials, passkeys: made, format: .bitwardenJSON)
+        let document = try JSONValue.parse(data)
+        let items = try #require(document["items"]?.array)
+        #expect(items.count == 2)
+        let adaItem = try #require(items.first { $0["id"]?.string == ada.rawValue })
+        let adaPasskeys = try #require(adaItem["login"]?["fido2Credentials"]?.array)
+        #expect(adaPasskeys.map { $0["rpId"]?.string } == ["shiny.example"])
+        // Bitwarden's shapes: a 16-byte id as a UUID, ECDSA P-256, numbers as strings.
+        #expect(adaPasskeys[0]["credentialId"]?.string.flatMap(UUID.init(uuidString:)) != nil)
+        #expect(adaPasskeys[0]["keyAlgorithm"]?.string == "ECDSA" && adaPasskeys[0]["keyCurve"]?.string == "P-256")
+        #expect(adaPasskeys[0]["counter"]?.string == "0")
+        let bobItem = try #require(items.first { $0["id"]?.string != ada.rawValue })
+        #expect(bobItem["name"]?.string == "github.com" && bobItem["login"]?["password"] == .null)
+        #expect(bobItem["login"]?["fido2Credentials"]?.array?.first?["keyAlgorithm"]?.string == "EdDSA")
+
+        let parsed = try ImportParser.parse(Array(data))
+        #expect(parsed.format == .bitwardenJSON && parsed.warnings.isEmpty)
+        #expect(parsed.passkeys.count == 2)
+        for original in made {
+            let read = try #require(parsed.passkeys.first { $0.credentialID == original.credentialID })
+            #expect(read.rpID == original.rpID && read.userHandle == original.userHandle)
+            #expect(read.userName == original.userName && read.userDisplayName == original.userDisplayName)
+            #expect(read.privateKey == original.privateKey && read.algorithm == original.algorithm)
+        }
+        let other = try TestVault()
+        #expect(try other.vault.importItems(parsed).passkeys == 2)
+        #expect(try Set(other.vault.passkeys().map(\.credentialID)) == Set(made.map(\.credentialID)))
+        #expect(Exporter.carriesPasskeys(.bitwardenJSON))
+    }
+
+    @Test func bitwardenCredentialIDsOfOtherLengthsUseTheB64Prefix() throws {
+        let long = Array(repeating: UInt8(7), count: 32)
+        #expect(Exporter.bitwardenCredentialID(long) == "b64." + Base64URL.encode(long))
+        #expect(ImportParser.bitwardenCredentialID("b64." + Base64URL.encode(long)) == long)
+        let uuid = "3f2c8a1e-7b4d-4e2a-9c1f-5d6e7f8a9b0c"
+        #expect(ImportParser.bitwardenCredentialID(uuid).map(Exporter.bitwardenCredentialID) == uuid)
     }
 }

@@ -68,11 +68,7 @@ struct CredentialSummary: Encodable {
         var unclaimed = passkeys
         var summaries = credentials.map { credential in
             var summary = CredentialSummary(credential)
-            let hosts = credential.services.compactMap(\.host)
-            let mine = unclaimed.filter { entry in
-                (entry.passkey.userName == credential.user || credential.user.isEmpty)
-                    && hosts.contains { $0 == entry.passkey.rpID || $0.hasSuffix("." + entry.passkey.rpID) }
-            }
+            let mine = unclaimed.filter { $0.passkey.belongs(to: credential) }
             unclaimed.removeAll { entry in mine.contains { $0.id == entry.id } }
             summary.passkeys = mine.map { Keyhaven.Passkey.Summary($0.passkey, id: $0.id) }
             return summary

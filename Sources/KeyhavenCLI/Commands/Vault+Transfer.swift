@@ -113,7 +113,7 @@ extension Keyhaven {
             let passkeys = try reporting { try vault.passkeys() }
             if !passkeys.isEmpty && !Exporter.carriesPasskeys(exportFormat) {
                 Output.error(
-                    "keyhaven: note: \(passkeys.count) passkey\(passkeys.count == 1 ? "" : "s") not exported: only --format cxf carries passkeys"
+                    "keyhaven: note: \(passkeys.count) passkey\(passkeys.count == 1 ? "" : "s") not exported: only --format cxf and bitwarden-json carry passkeys"
                 )
             }
             let data = try reporting {

@@ -3,7 +3,7 @@ public import Passkeys
 import _KeyhavenSupport
 
 /// Export formats. Each re-imports to the same credentials (title, services, user, password, notes,
-/// TOTP, folder); Bitwarden JSON also carries the password history.
+/// TOTP, folder); Bitwarden JSON also carries the password history, and it and CXF the passkeys.
 public enum ExportFormat: String, Sendable, CaseIterable {
     /// Chrome's columns (`name,url,username,password,note`) plus `totp`, `folder` and `other_urls`
     /// (further services, one per line), so Chrome-style importers read it and nothing is lost.
@@ -15,8 +15,8 @@ public enum ExportFormat: String, Sendable, CaseIterable {
 }
 
 public enum Exporter {
-    /// Serializes `credentials` (with `history[id]` where the format has room for it) and, in CXF,
-    /// `passkeys` (the other formats have no room for them: see ``carriesPasskeys(_:)``).
+    /// Serializes `credentials` (with `history[id]` where the format has room for it) and, in CXF
+    /// and Bitwarden JSON, `passkeys` (CSV has no room for them: see ``carriesPasskeys(_:)``).
     public static func export(
         _ credentials: [Credential],
         history: [CredentialID: [PasswordHistoryEntry]] = [:],
@@ -26,7 +26,7 @@ public enum Exporter {
     ) throws(VaultError) -> Data {
         switch format {
         case .csv: return csv(credentials)
-        case .bitwardenJSON: return try bitwardenJSON(credentials, history: history)
+        case .bitwardenJSON: return try bitwardenJSON(credentials, history: history, passkeys: passkeys)
         case .cxf: return try cxf(credentials, passkeys: passkeys, now: now)
         }
     }
@@ -67,9 +67,48 @@ public enum Exporter {
 
     // MARK: Bitwarden JSON
 
+    /// A passkey as Bitwarden's `login.fido2Credentials[]` entry: the key as base64url PKCS#8, a
+    /// 16-byte credential id as a UUID and any other as `b64.` + base64url, strings for numbers.
+    static func bitwardenPasskey(_ passkey: PasskeyCredential, dates: ISO8601DateFormatter) -> [String: Any]? {
+        guard let key = try? passkey.pkcs8() else { return nil }
+        let es256 = passkey.algorithm == COSEKey.Algorithm.es256.rawValue
+        return [
+            "credentialId": bitwardenCredentialID(passkey.credentialID),
+            "keyType": "public-key",
+            "keyAlgorithm": es256 ? "ECDSA" : "EdDSA",
+            "keyCurve": es256 ? "P-256" : "Ed25519",
+            "keyValue": Base64URL.encode(key),
+            "rpId": passkey.rpID,
+            "rpName": passkey.rpID,
+            "userHandle": Base64URL.encode(passkey.userHandle),
+            "userName": passkey.userName,
+            "userDisplayName": passkey.userDisplayName,
+            "counter": String(passkey.signCount),
+            "discoverable": "true",
+            "creationDate": dates.string(from: passkey.created),
+        ]
+    }
+
+    static func bitwardenCredentialID(_ id: [UInt8]) -> String {
+        guard id.count == 16 else { return "b64." + Base64URL.encode(id) }
+        let hex = Hex.encode(id)
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
+            String(
+                hex[
+                    hex.index(
+                        hex.startIndex,
+                        offsetBy: range.lowerBound
+                    )..<hex.index(hex.startIndex, offsetBy: range.upperBound)
+                ]
+            )
+        }
+        return parts.joined(separator: "-")
+    }
+
     static func bitwardenJSON(
         _ credentials: [Credential],
-        history: [CredentialID: [PasswordHistoryEntry]]
+        history: [CredentialID: [PasswordHistoryEntry]],
+        passkeys: [PasskeyCredential] = []
     ) throws(VaultError) -> Data {
         let dates = ISO8601DateFormatter()
         dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -78,10 +117,15 @@ public enum Exporter {
             folderIDs[folder] = UUID().uuidString.lowercased()
         }
         let folders: [[String: Any]] = folderIDs.sorted { $0.key < $1.key }.map { ["id": $0.value, "name": $0.key] }
-        let items: [[String: Any]] = credentials.map { credential in
+        // Each passkey goes with its account's login (``PasskeyCredential/belongs(to:)``); the
+        // others become logins of their own.
+        var unclaimed = passkeys
+        var items: [[String: Any]] = credentials.map { credential in
             let entries: [[String: Any]] = (history[credential.id] ?? []).map {
                 ["lastUsedDate": dates.string(from: $0.replaced), "password": $0.password]
             }
+            let mine = unclaimed.filter { $0.belongs(to: credential) }
+            unclaimed.removeAll { passkey in mine.contains(passkey) }
             return [
                 "id": credential.id.rawValue,
                 "organizationId": NSNull(),
@@ -97,13 +141,26 @@ public enum Exporter {
                 "creationDate": dates.string(from: credential.created),
                 "deletedDate": NSNull(),
                 "login": [
-                    "fido2Credentials": [Any](),
+                    "fido2Credentials": mine.compactMap { bitwardenPasskey($0, dates: dates) },
                     "uris": credential.services.map { ["match": NSNull(), "uri": $0.identifier] },
                     "username": credential.user,
                     "password": credential.password ?? NSNull(),
                     "totp": credential.totp ?? NSNull(),
                 ] as [String: Any],
             ]
+        }
+        for passkey in unclaimed {
+            guard let entry = bitwardenPasskey(passkey, dates: dates) else { continue }
+            items.append([
+                "id": UUID().uuidString.lowercased(), "organizationId": NSNull(), "folderId": NSNull(), "type": 1,
+                "reprompt": 0, "name": passkey.rpID, "notes": NSNull(), "favorite": false, "collectionIds": NSNull(),
+                "passwordHistory": NSNull(), "revisionDate": dates.string(from: passkey.lastUsed ?? passkey.created),
+                "creationDate": dates.string(from: passkey.created), "deletedDate": NSNull(),
+                "login": [
+                    "fido2Credentials": [entry], "uris": [["match": NSNull(), "uri": "https://\(passkey.rpID)"]],
+                    "username": passkey.userName, "password": NSNull(), "totp": NSNull(),
+                ] as [String: Any],
+            ])
         }
         let document: [String: Any] = ["encrypted": false, "folders": folders, "items": items]
         return try serialize(document)
@@ -119,7 +176,7 @@ public enum Exporter {
     }
 
     /// Whether `format` exports passkeys.
-    public static func carriesPasskeys(_ format: ExportFormat) -> Bool { format == .cxf }
+    public static func carriesPasskeys(_ format: ExportFormat) -> Bool { format == .cxf || format == .bitwardenJSON }
 
     static func cxf(
         _ credentials: [Credential],

@@ -68,8 +68,52 @@ extension ImportParser {
                 return PasswordHistoryEntry(password: password, replaced: date)
             }
             result.items.append(.init(content: content, history: history, location: location))
+            for (credentialIndex, entry) in (login["fido2Credentials"]?.array ?? []).enumerated() {
+                if let passkey = bitwardenPasskey(entry, dates: dates) {
+                    result.passkeys.append(passkey)
+                } else {
+                    result.warnings.append(
+                        ImportProblem(
+                            location: .init(index: index, credential: credentialIndex),
+                            reason: "credential-not-imported",
+                            detail: "a passkey without a site, ids or an ES256/Ed25519 key Keyhaven can read"
+                        )
+                    )
+                }
+            }
         }
         return result
+    }
+
+    /// A Bitwarden `fido2Credentials` entry: `keyValue` is the key as base64url PKCS#8,
+    /// `credentialId` a UUID (16 bytes) or `b64.` + base64url, numbers are strings.
+    static func bitwardenPasskey(_ entry: JSONValue, dates: ISO8601DateFormatter) -> PasskeyCredential? {
+        guard let rpID = entry["rpId"]?.string?.lowercased(), !rpID.isEmpty,
+            let idText = entry["credentialId"]?.string, let id = bitwardenCredentialID(idText), !id.isEmpty,
+            let pkcs8 = entry["keyValue"]?.string.flatMap({
+                Base64URL.decode($0) ?? Data(base64Encoded: $0).map(Array.init)
+            }),
+            let key = PasskeyCredential.privateKey(pkcs8: pkcs8)
+        else { return nil }
+        let counter =
+            entry["counter"]?.string.flatMap { UInt32($0) } ?? entry["counter"]?.integer.flatMap { UInt32(exactly: $0) }
+        return PasskeyCredential(
+            rpID: rpID,
+            credentialID: id,
+            userHandle: entry["userHandle"]?.string.flatMap { Base64URL.decode($0) } ?? [],
+            userName: entry["userName"]?.string ?? "",
+            userDisplayName: entry["userDisplayName"]?.string ?? "",
+            algorithm: key.algorithm,
+            privateKey: key.raw,
+            signCount: counter ?? 0,
+            created: entry["creationDate"]?.string.flatMap { dates.date(from: $0) } ?? Date()
+        )
+    }
+
+    static func bitwardenCredentialID(_ text: String) -> [UInt8]? {
+        if text.hasPrefix("b64.") { return Base64URL.decode(text.dropFirst(4)) }
+        if let uuid = UUID(uuidString: text) { return withUnsafeBytes(of: uuid.uuid) { Array($0) } }
+        return Base64URL.decode(text)
     }
 
     // MARK: FIDO CXF 1.0

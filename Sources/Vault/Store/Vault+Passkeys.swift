@@ -114,3 +114,16 @@ extension Vault {
         }
     }
 }
+
+extension PasskeyCredential {
+    /// Whether this passkey belongs to `credential`'s account: the relying party is one of its
+    /// sites' hosts or a parent of one, and the user names agree (or the credential has none).
+    /// `list --json` and the Bitwarden export attach passkeys to accounts by it.
+    public func belongs(to credential: Credential) -> Bool {
+        guard userName == credential.user || credential.user.isEmpty else { return false }
+        return credential.services.contains { service in
+            guard let host = service.host?.lowercased() else { return false }
+            return host == rpID || host.hasSuffix("." + rpID)
+        }
+    }
+}
