@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         // The same jwt-kit as the main package (JOSEBenchmarks compares its signer with ours).
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        // The same swift-crypto as the main package (the passkey benchmark pairs like a browser).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .executableTarget(
@@ -46,6 +48,8 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "AutoFill", package: keyhaven),
                 .product(name: "Vault", package: keyhaven),
+                .product(name: "Passkeys", package: keyhaven),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/AutoFillBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

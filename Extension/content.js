@@ -441,8 +441,12 @@
     }
     if (message && message.kind === "passkey.show") {
       // Only the frame that made the call: the caller's origin, and the focus WebAuthn requires.
-      if (location.origin !== message.origin || !document.hasFocus()) return false;
-      if (document.activeElement && document.activeElement.tagName === "IFRAME") return false; // a child frame has it
+      if (location.origin !== message.origin) return false;
+      // Sent to every frame of the tab (the proxy names no frame): the one with the focus WebAuthn
+      // requires. A page-world call names its frame (`direct`).
+      if (!message.direct && (!document.hasFocus() || (document.activeElement && document.activeElement.tagName === "IFRAME"))) {
+        return false;
+      }
       showPasskeySheet(message.request);
       sendResponse({ shown: true });
     }

@@ -1,18 +1,29 @@
-// Runs in the page's own world at document_start: wraps the WebAuthn signal methods
-// (PublicKeyCredential.signalUnknownCredential, signalAllAcceptedCredentials,
-// signalCurrentUserDetails) so that Keyhaven hears them too — the browser's own call still runs
-// and its result is what the page gets. Only the signal's own fields cross, as plain strings.
+// Runs in the page's own world at document_start.
+//
+// Signals (every browser): wraps PublicKeyCredential.signalUnknownCredential,
+// signalAllAcceptedCredentials and signalCurrentUserDetails so that Keyhaven hears them too — the
+// browser's own call still runs and its result is what the page gets. Only the signal's own fields
+// cross, as plain strings.
+//
+// create()/get() (Firefox, which has no webAuthenticationProxy): navigator.credentials.create/get
+// with `publicKey` ask Keyhaven first, through relay.js and the background (which adds the origin
+// the browser gives the frame). Keyhaven's sheet appears in the page; its answer comes back as a
+// PublicKeyCredential-shaped object. When Keyhaven is locked, off or unpaired, or the person chooses
+// "another device", the browser's own create()/get() runs with the very same options. Conditional
+// requests go to the browser.
 (() => {
   "use strict";
   const PKC = window.PublicKeyCredential;
   if (!PKC || PKC.__keyhaven) return;
   Object.defineProperty(PKC, "__keyhaven", { value: true });
+  const target = window.location.origin === "null" ? "*" : window.location.origin;
+
+  // --- signals ---
   const fields = {
     signalUnknownCredential: ["unknownCredential", ["rpId", "credentialId"]],
     signalAllAcceptedCredentials: ["allAcceptedCredentials", ["rpId", "userId", "allAcceptedCredentialIds"]],
     signalCurrentUserDetails: ["currentUserDetails", ["rpId", "userId", "name", "displayName"]],
   };
-  const target = window.location.origin === "null" ? "*" : window.location.origin;
   for (const [method, [kind, names]] of Object.entries(fields)) {
     const original = PKC[method];
     if (typeof original !== "function") continue;
@@ -29,4 +40,117 @@
       return result;
     };
   }
+
+  // --- create()/get() where the browser has no proxy for extensions ---
+  if (!navigator.userAgent.includes("Firefox") || !navigator.credentials) return;
+  const container = navigator.credentials;
+  const originalCreate = container.create.bind(container);
+  const originalGet = container.get.bind(container);
+
+  const b64 = (source) => {
+    const bytes = source instanceof ArrayBuffer ? new Uint8Array(source) : new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+    let text = "";
+    for (const byte of bytes) text += String.fromCharCode(byte);
+    return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  };
+  const buffer = (text) => {
+    const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4);
+    return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0)).buffer;
+  };
+  const descriptors = (list) => (list || []).map((d) => ({ type: d.type, id: b64(d.id), transports: d.transports }));
+
+  function creationJSON(o) {
+    return {
+      rp: { id: o.rp?.id, name: o.rp?.name },
+      user: { id: b64(o.user.id), name: o.user.name, displayName: o.user.displayName },
+      challenge: b64(o.challenge),
+      pubKeyCredParams: o.pubKeyCredParams,
+      timeout: o.timeout,
+      excludeCredentials: descriptors(o.excludeCredentials),
+      authenticatorSelection: o.authenticatorSelection,
+      attestation: o.attestation,
+    };
+  }
+
+  function requestJSON(o) {
+    return {
+      rpId: o.rpId,
+      challenge: b64(o.challenge),
+      timeout: o.timeout,
+      allowCredentials: descriptors(o.allowCredentials),
+      userVerification: o.userVerification,
+    };
+  }
+
+  /** A PublicKeyCredential-shaped object for Keyhaven's answer (WebAuthn's JSON). */
+  function credential(json, kind) {
+    const r = json.response;
+    const response =
+      kind === "create"
+        ? {
+            clientDataJSON: buffer(r.clientDataJSON),
+            attestationObject: buffer(r.attestationObject),
+            getAuthenticatorData: () => buffer(r.authenticatorData),
+            getPublicKey: () => (r.publicKey ? buffer(r.publicKey) : null),
+            getPublicKeyAlgorithm: () => r.publicKeyAlgorithm,
+            getTransports: () => r.transports || [],
+          }
+        : {
+            clientDataJSON: buffer(r.clientDataJSON),
+            authenticatorData: buffer(r.authenticatorData),
+            signature: buffer(r.signature),
+            userHandle: r.userHandle ? buffer(r.userHandle) : null,
+          };
+    const responseType = kind === "create" ? window.AuthenticatorAttestationResponse : window.AuthenticatorAssertionResponse;
+    if (responseType) Object.setPrototypeOf(response, responseType.prototype);
+    const made = {};
+    Object.setPrototypeOf(made, PKC.prototype);
+    const own = {
+      id: json.id,
+      rawId: buffer(json.rawId),
+      type: json.type,
+      authenticatorAttachment: json.authenticatorAttachment,
+      response,
+      getClientExtensionResults: () => json.clientExtensionResults || {},
+      toJSON: () => json,
+    };
+    for (const [name, value] of Object.entries(own)) Object.defineProperty(made, name, { value, enumerable: true });
+    for (const [name, value] of Object.entries(response)) Object.defineProperty(response, name, { value, enumerable: true });
+    return made;
+  }
+
+  let next = 0;
+  const waiting = new Map();
+  window.addEventListener("message", (event) => {
+    if (event.source !== window || !event.data || event.data.__keyhaven !== "passkey.reply") return;
+    const resolve = waiting.get(event.data.id);
+    waiting.delete(event.data.id);
+    if (resolve) resolve(event.data);
+  });
+
+  function askKeyhaven(kind, options) {
+    return new Promise((resolve) => {
+      const id = `${Date.now()}-${++next}`;
+      waiting.set(id, resolve);
+      window.postMessage({ __keyhaven: "passkey.call", id, kind, options }, target);
+    });
+  }
+
+  function wrap(kind, original, toJSON) {
+    return async function (options) {
+      if (!options || !options.publicKey || options.mediation === "conditional") return original(options);
+      let json;
+      try {
+        json = toJSON(options.publicKey);
+      } catch {
+        return original(options);
+      }
+      const reply = await askKeyhaven(kind, json);
+      if (reply.fallback) return original(options);
+      if (reply.error) throw new DOMException(reply.error.message || "Keyhaven refused.", reply.error.name || "NotAllowedError");
+      return credential(reply.responseJson, kind);
+    };
+  }
+  container.create = wrap("create", originalCreate, creationJSON);
+  container.get = wrap("get", originalGet, requestJSON);
 })();

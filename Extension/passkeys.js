@@ -12,6 +12,8 @@
 const passkeyCalls = new Map(); // chooser id -> {kind, requestId, options, origin, windowId}
 let proxyAttached = false;
 let proxyDeclinedUntil = 0;
+// Whether the agent was unlocked when last heard (Firefox's page-world calls ask before using it).
+let agentUnlocked = false;
 
 const DOM_ERRORS = {
   matchedExcludedCredential: "InvalidStateError",
@@ -25,6 +27,7 @@ async function passkeysEnabled() {
 
 /** Attaches the proxy when the agent is unlocked and passkeys are on; detaches otherwise. */
 async function syncPasskeyProxy(unlocked) {
+  agentUnlocked = unlocked;
   const proxy = api.webAuthenticationProxy;
   if (!proxy) return;
   const wanted = unlocked && Date.now() >= proxyDeclinedUntil && (await passkeysEnabled());
@@ -44,6 +47,11 @@ async function syncPasskeyProxy(unlocked) {
 /** Completes the browser's call; the browser's refusal of an answer (a malformed response) is
  * returned as a failure for the chooser to show. */
 async function completeCall(call, fields) {
+  if (call.page) {
+    // Firefox's page-world call: the answer goes back to the page through the relay.
+    call.page(fields.responseJson ? { responseJson: JSON.parse(fields.responseJson) } : fields);
+    return null;
+  }
   const proxy = api.webAuthenticationProxy;
   try {
     if (call.kind === "create") await proxy.completeCreateRequest({ requestId: call.requestId, ...fields });
@@ -63,6 +71,11 @@ function failCall(call, name, message) {
  * loaded before the extension), the chooser window. */
 async function openChooser(id) {
   const call = passkeyCalls.get(id);
+  if (call.frameId !== undefined) {
+    // A page-world call: the sheet goes to the very frame that called.
+    await api.tabs.sendMessage(call.tabId, { kind: "passkey.show", request: id, origin: call.origin, direct: true }, { frameId: call.frameId });
+    return;
+  }
   for (const tab of await api.tabs.query({ active: true })) {
     // Set first: the sheet asks for the choices before this reply arrives.
     call.tabId = tab.id;
@@ -146,6 +159,21 @@ async function handlePasskeyMessage(message, sender) {
     const signal = message.signal ?? {};
     return request({ ...signal, type: "passkey.signal", origin });
   }
+  if (message.kind === "passkey.page") {
+    // Firefox (no proxy): the page world's create()/get(). Not Keyhaven's to answer → the browser's.
+    const kind = message.call && message.call.kind;
+    if (api.webAuthenticationProxy || !agentUnlocked || !(await passkeysEnabled()) || !sender.tab) return { fallback: true };
+    if ((kind !== "create" && kind !== "get") || !message.call.options) return { fallback: true };
+    const origin = sender.origin ?? new URL(sender.url).origin;
+    const id = crypto.randomUUID();
+    return new Promise((resolve) => {
+      passkeyCalls.set(id, { kind, options: message.call.options, origin, tabId: sender.tab.id, frameId: sender.frameId ?? 0, page: resolve });
+      openChooser(id).catch(() => {
+        passkeyCalls.delete(id);
+        resolve({ fallback: true });
+      });
+    });
+  }
   if (message.kind === "passkey.verified") {
     if (!sender.url || !sender.url.startsWith(api.runtime.getURL("unlock.html"))) {
       throw failure("badRequest", "Only Keyhaven's unlock page verifies.");
@@ -172,11 +200,17 @@ async function handlePasskeyMessage(message, sender) {
   // passkey.answer
   if (message.decline) {
     passkeyCalls.delete(message.request);
+    if (call.page && message.decline === "other") {
+      // The page world runs the browser's own create()/get() with the same options.
+      call.page({ fallback: true });
+      closeChooser(call, message.request);
+      return {};
+    }
     await failCall(call, "NotAllowedError", "The person chose not to use Keyhaven.");
     if (message.decline === "other") {
       // The browser's own authenticators take the next try: stand aside for two minutes.
       proxyDeclinedUntil = Date.now() + 120000;
-      await syncPasskeyProxy(false);
+      await syncPasskeyProxy(agentUnlocked);
       setTimeout(() => status().then((state) => syncPasskeyProxy(state.state === "unlocked")), 120500);
     }
     closeChooser(call, message.request);

@@ -1,11 +1,24 @@
-// Carries what the page-world script (page-passkeys.js) reports — the site's WebAuthn signals —
-// to the background, which adds the origin the browser gives this frame.
+// Carries what the page-world script (page-passkeys.js) reports — the site's WebAuthn signals, and
+// in Firefox its create()/get() calls — to the background, which adds the origin the browser gives
+// this frame, and brings the answer back.
 "use strict";
 (() => {
   if (window.__keyhavenRelay) return;
   window.__keyhavenRelay = true;
+  const target = window.location.origin === "null" ? "*" : window.location.origin;
   window.addEventListener("message", (event) => {
-    if (event.source !== window || !event.data || event.data.__keyhaven !== "passkey.signal") return;
-    globalThis.keyhavenAsk({ kind: "passkey.signal", signal: event.data.signal }).catch(() => {});
+    if (event.source !== window || !event.data) return;
+    const data = event.data;
+    if (data.__keyhaven === "passkey.signal") {
+      globalThis.keyhavenAsk({ kind: "passkey.signal", signal: data.signal }).catch(() => {});
+    } else if (data.__keyhaven === "passkey.call" && (data.kind === "create" || data.kind === "get")) {
+      // Firefox's create()/get(): the answer, or fall back to the browser's own.
+      globalThis
+        .keyhavenAsk({ kind: "passkey.page", call: { kind: data.kind, options: data.options } })
+        .then(
+          (reply) => window.postMessage({ __keyhaven: "passkey.reply", id: data.id, ...reply }, target),
+          () => window.postMessage({ __keyhaven: "passkey.reply", id: data.id, fallback: true }, target)
+        );
+    }
   });
 })();

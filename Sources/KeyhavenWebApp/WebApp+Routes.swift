@@ -192,6 +192,13 @@ extension WebApp {
             let run = try self.startUpgrade(credential, vault: vault)
             return Self.redirect("/upgrades/\(run.id)")
         }
+        router.post("/items/{id}/upgrade-to-passkey") { request, context -> Response in
+            _ = try await self.form(request, context)
+            let vault = try await self.requireVault()
+            let credential = try await self.credential(context.parameters.get("id") ?? "", in: vault)
+            let run = try self.startUpgrade(credential, vault: vault, toPasskey: true)
+            return Self.redirect("/upgrades/\(run.id)")
+        }
         router.get("/upgrades/{id}") { _, context -> Response in
             _ = try await self.requireVault()
             guard let run = self.runs.run(context.parameters.get("id") ?? "") else {

@@ -17,6 +17,8 @@ final class UpgradeRun: Sendable {
 
     struct Snapshot: Sendable, Encodable {
         var id: String
+        /// `strong-password` or `passkey`.
+        var target: String
         var credential: String
         var service: String
         var user: String
@@ -32,16 +34,19 @@ final class UpgradeRun: Sendable {
     let credential: CredentialID
     let service: String
     let user: String
+    let toPasskey: Bool
     let state: Mutex<Snapshot>
 
-    init(id: String, credential: CredentialID, service: String, user: String) {
+    init(id: String, credential: CredentialID, service: String, user: String, toPasskey: Bool = false) {
         self.id = id
         self.credential = credential
         self.service = service
         self.user = user
+        self.toPasskey = toPasskey
         state = Mutex(
             Snapshot(
                 id: id,
+                target: toPasskey ? "passkey" : "strong-password",
                 credential: credential.rawValue,
                 service: service,
                 user: user,
@@ -60,6 +65,10 @@ final class UpgradeRun: Sendable {
         state.withLock { snapshot in
             snapshot.phase = Phase.done.rawValue
             switch result {
+            case .upgraded where toPasskey:
+                snapshot.outcome = "upgraded"
+                snapshot.message =
+                    "Upgraded: the account signs in with a passkey kept in Keyhaven; if the service retired the password, it is kept in the history."
             case .upgraded(_, let substituted):
                 snapshot.outcome = "upgraded"
                 snapshot.message =
@@ -112,9 +121,9 @@ struct WebUpgradeHost: ModificationHost {
 }
 
 extension WebApp {
-    /// Starts a one-tap upgrade of `credential` to a strong password on its service; returns the run
-    /// at once (the upgrade goes on in the background, on a thread of its own).
-    func startUpgrade(_ credential: Credential, vault: Vault) throws -> UpgradeRun {
+    /// Starts a one-tap upgrade of `credential` to a strong password (or a passkey) on its service;
+    /// returns the run at once (the upgrade goes on in the background, on a thread of its own).
+    func startUpgrade(_ credential: Credential, vault: Vault, toPasskey: Bool = false) throws -> UpgradeRun {
         guard credential.password != nil else {
             throw WebAppError(.badRequest, "This account has no password to upgrade.")
         }
@@ -126,7 +135,13 @@ extension WebApp {
         }
         // One upgrade per account at a time: a second click shows the one already running.
         if let running = runs.active(for: credential.id).first { return running }
-        let run = UpgradeRun(id: newID(), credential: credential.id, service: service, user: credential.user)
+        let run = UpgradeRun(
+            id: newID(),
+            credential: credential.id,
+            service: service,
+            user: credential.user,
+            toPasskey: toPasskey
+        )
         runs.add(run)
         let upgrades = UpgradeService(
             vault: vault,
@@ -141,9 +156,10 @@ extension WebApp {
             defer { executor.finish() }
             // Interrupted upgrades are settled first, as `keyhaven upgrade` does.
             _ = try? await upgrades.reconcile()
-            let result = await upgrades.upgradeToStrongPassword(credential.id, service: service) {
-                run.isCancelled
-            }
+            let result =
+                toPasskey
+                ? await upgrades.upgradeToPasskey(credential.id, service: service) { run.isCancelled }
+                : await upgrades.upgradeToStrongPassword(credential.id, service: service) { run.isCancelled }
             run.finish(result)
             try? await self.vaultChanged()
         }

@@ -99,12 +99,14 @@ extension WebAppPages {
 
     static func recommendation(_ item: AuditItem, csrf: String) -> HTML {
         let upgrade = item.actions.upgrade?.strongPassword == true
+        let passkey = item.actions.upgrade?.passkey == true
         return """
             <li data-id="\(item.id)" class="recommendation">
             <div class="row-link"><a href="/items/\(item.id)"><span class="primary">\(item.title)</span></a> <span class="muted">\(item.user.isEmpty ? "(no user name)" : item.user)</span> \(badges(item.issues.filter { $0 != .unsecured }.map(\.rawValue)))
             <p class="reason">\(recommendationReason(item))</p></div>
             <div class="actions">
-            \(upgrade ? button("Upgrade", action: "/items/\(item.id)/upgrade", csrf: csrf, id: "upgrade-\(item.id)", style: "") : "")
+            \(passkey ? button("Upgrade to passkey", action: "/items/\(item.id)/upgrade-to-passkey", csrf: csrf, id: "passkey-\(item.id)", style: "") : "")
+            \(upgrade ? button("Upgrade", action: "/items/\(item.id)/upgrade", csrf: csrf, id: "upgrade-\(item.id)", style: passkey ? "secondary" : "") : "")
             \(item.actions.changePasswordURL.map { HTML("<a class=\"button secondary\" href=\"\($0)\" target=\"_blank\" rel=\"noopener noreferrer\">Change on website</a>") } ?? "")
             \(button("Ignore", action: "/recommendations/\(item.id)/ignore", csrf: csrf, id: "ignore-\(item.id)"))
             </div></li>
@@ -125,7 +127,7 @@ extension WebAppPages {
             """
             <section class="card" id="upgrade" data-run="\(run.id)" data-phase="\(run.phase)" aria-live="polite">
             <ol class="steps">
-            <li data-state="\(stepState(done || waiting, !done && !waiting))">Asking \(run.service) for a new strong password under its rules (kept in Keyhaven's journal before it is sent, so nothing is lost)</li>
+            <li data-state="\(stepState(done || waiting, !done && !waiting))">\(run.target == "passkey" ? "Making a passkey for \(run.service) (kept in Keyhaven's journal before it is sent, so nothing is lost)" : "Asking \(run.service) for a new strong password under its rules (kept in Keyhaven's journal before it is sent, so nothing is lost)")</li>
             \(waiting || run.interfaceURL != nil ? HTML("<li data-state=\"\(stepState(done, waiting))\">\(run.service) asks you to confirm</li>") : "")
             <li data-state="\(stepState(done, false))">Result</li>
             </ol>

@@ -145,6 +145,7 @@ extension WebAppPages {
             "<li><a href=\"/upgrades/\(run.id)\">Upgrade on \(run.service) in progress</a></li>"
         }
         let upgradeAvailable = facts.audit?.actions.upgrade?.strongPassword == true
+        let passkeyAvailable = facts.audit?.actions.upgrade?.passkey == true && credential.password != nil
         return page(
             credential.content.displayTitle,
             section: .vault,
@@ -154,7 +155,7 @@ extension WebAppPages {
             <section class="card" aria-labelledby="h-account"><h2 id="h-account" class="visually-hidden">Account</h2>
             <dl class="facts">
             <dt>User name</dt><dd id="user">\(credential.user.isEmpty ? "(none)" : credential.user)</dd>
-            <dt>Password</dt><dd>\(credential.password == nil ? HTML("<span id=\"password\">No password: this account signs in with Keyhaven.</span>") : HTML("""
+            <dt>Password</dt><dd>\(credential.password == nil ? HTML("<span id=\"password\">No password: this account signs in with \(facts.passkeys.isEmpty ? "Keyhaven" : "its passkey").</span>") : HTML("""
             <span class="secret" id="password">••••••••••••</span>
             <span class="actions"><button type="button" class="secondary" id="reveal" data-reveal="\(id)" data-target="password">Reveal</button>
             <button type="button" class="secondary" id="copy" data-copy="\(id)">Copy</button></span>
@@ -166,7 +167,7 @@ extension WebAppPages {
             \(credential.notes.isEmpty ? "" : HTML("<dt>Notes</dt><dd>\(credential.notes)</dd>"))
             <dt>Modified</dt><dd>\(formatter.string(from: credential.modified))</dd>
             </dl>
-            \(upgradeAvailable ? HTML("<div class=\"actions\">\(button("Upgrade to a strong password", action: "/items/\(id)/upgrade", csrf: csrf, id: "upgrade", style: ""))</div>") : "")
+            \(upgradeAvailable || passkeyAvailable ? HTML("<div class=\"actions\">\(passkeyAvailable ? button("Upgrade to a passkey", action: "/items/\(id)/upgrade-to-passkey", csrf: csrf, id: "upgrade-passkey", style: "") : "")\(upgradeAvailable ? button("Upgrade to a strong password", action: "/items/\(id)/upgrade", csrf: csrf, id: "upgrade", style: passkeyAvailable ? "secondary" : "") : "")</div>") : "")
             </section>
             <section class="card" aria-labelledby="h-websites"><h2 id="h-websites">Websites</h2>
             <ul id="websites">\(websites.joined())</ul></section>

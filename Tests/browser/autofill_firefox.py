@@ -13,6 +13,50 @@ from marionette_driver.by import By
 from marionette_driver.marionette import Marionette
 
 
+def passkeys(h, client, wait_for):
+    """Firefox has no webAuthenticationProxy: the page-world wrapper asks Keyhaven, whose sheet
+    appears in the page; PyPI `webauthn` verifies what the page got."""
+    import base64
+    import os
+
+    import webauthn
+
+    b64 = lambda raw: base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    origin = h.other
+    client.navigate(origin + "/passkey.html")
+
+    def button(label):
+        return wait_for(lambda: client.execute_script(
+            "const s = document.querySelector('keyhaven-passkey');"
+            "return s ? [...s.shadowRoot.querySelectorAll('button')].find(b => b.textContent.split('\\n')[0] === arguments[0]"
+            " || b.firstChild && b.firstChild.textContent === arguments[0]) || null : null;", script_args=[label]),
+            what=f"{label!r} in Keyhaven's sheet in Firefox")
+
+    def outcome(what):
+        return wait_for(lambda: client.execute_script("return window.outcome"), what=what)
+
+    challenge = os.urandom(32)
+    client.execute_script("window.run('create', arguments[0])",
+                          script_args=[{"userId": "user-ff", "user": "ada", "displayName": "Ada", "challenge": b64(challenge)}])
+    button("Save passkey in Keyhaven").click()
+    created = outcome("create() in Firefox")
+    assert "ok" in created, created
+    registration = webauthn.verify_registration_response(
+        credential=created["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost")
+
+    challenge = os.urandom(32)
+    client.execute_script("window.run('get', arguments[0])", script_args=[{"challenge": b64(challenge)}])
+    button("ada").click()
+    got = outcome("get() in Firefox")
+    assert "ok" in got, got
+    verified = webauthn.verify_authentication_response(
+        credential=got["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost",
+        credential_public_key=registration.credential_public_key, credential_current_sign_count=0)
+    assert verified.new_sign_count == 1
+    # What the page got passes `instanceof PublicKeyCredential`, with an ArrayBuffer rawId.
+    assert created["isPublicKeyCredential"] and got["isPublicKeyCredential"] and got["rawIdMatches"], (created, got)
+
+
 def run(Harness):
     from autofill_browser import free_port, wait_for
 
@@ -73,6 +117,7 @@ def run(Harness):
             "if (o) { o.click(); return true; } return false;"), what="ada in Firefox's menu")
         wait_for(lambda: client.execute_script("return document.getElementById('password').value") == "ada-Secret-1",
                  what="the password filled in Firefox")
+        passkeys(h, client, wait_for)
         client.delete_session()
     finally:
         if firefox:

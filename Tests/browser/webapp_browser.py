@@ -75,11 +75,15 @@ class Harness:
         self.env = keyhaven_environment(self.dir)
         self.servers = []
         self.driver = None
-        self.shiny = subprocess.Popen([SHINY, "--port", "0", "--demo", "--stop-when-stdin-closes"], env=self.env,
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        # shiny's public origin is http://localhost:PORT: a host that can be a passkey's RP ID, so its
+        # manifest offers the upgrade to a passkey too.
+        shiny_port = free_port()
+        self.shiny_origin = f"http://localhost:{shiny_port}"
+        self.shiny = subprocess.Popen([SHINY, "--port", str(shiny_port), "--public-url", self.shiny_origin, "--demo",
+                                       "--stop-when-stdin-closes"], env=self.env, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.shiny.stdout.readline()
         assert "listening on" in line, line
-        self.shiny_origin = line.strip().split()[-1]
         self.bob_secret = self.shiny_signup("bob", BOB, totp=True)
         self.shiny_signup("alice", ALICE)
 
@@ -367,6 +371,25 @@ def upgrade(h):
     assert len(rows) == 1
 
 
+def upgrade_to_passkey(h):
+    """Security Recommendations offer shiny's upgrade to a passkey first; afterwards the vault holds
+    the passkey, the account's page lists it, and shiny no longer takes the password."""
+    h.launch_and_unlock()
+    listed = json.loads(h.keyhaven("list", "--json", password=True).stdout)
+    alice = next(c for c in listed if c["user"] == "alice")
+    h.go("/recommendations")
+    h.find(f"passkey-{alice['id']}").click()
+    wait_for(lambda: h.exists("result"), timeout=60, what="the passkey upgrade's result")
+    assert h.find("result").get_attribute("data-outcome") == "upgraded", h.text("result")
+    assert "passkey" in h.text("result")
+    passkeys = json.loads(h.keyhaven("passkey", "list", "--json", password=True).stdout)
+    assert [(p["rpId"], p["userName"]) for p in passkeys] == [("localhost", "alice")], passkeys
+    assert not h.shiny_signs_in("alice", ALICE)
+    h.find("back").click()
+    assert "signs in with its passkey" in h.text("password")
+    assert "localhost" in h.find("passkeys").text
+
+
 def step_up(h):
     h.launch_and_unlock()
     listed = json.loads(h.keyhaven("list", "--json", password=True).stdout)
@@ -622,7 +645,7 @@ def accessibility(h):
     assert not problems, "\n".join(map(str, problems))
 
 
-SCENARIOS = {f.__name__: f for f in [unlock, search, item, recommendations, upgrade, step_up, cancel, generator,
+SCENARIOS = {f.__name__: f for f in [unlock, search, item, recommendations, upgrade, upgrade_to_passkey, step_up, cancel, generator,
                                      import_preview, export, pairing, settings, lock, attacks, accessibility]}
 
 

@@ -34,6 +34,8 @@ let benchmarks: @Sendable () -> Void = {
         "https://\($0 % 2 == 0 ? "www." : "login.")site\($0 * 17 % 20_000).example/signin?next=/"
     }
 
+    passkeyBenchmarks()
+
     Benchmark("Identity query over 100,000 credentials", configuration: .init(metrics: [.wallClock])) { benchmark in
         var found = 0
         for iteration in benchmark.scaledIterations {

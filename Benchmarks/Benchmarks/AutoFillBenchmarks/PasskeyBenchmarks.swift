@@ -1,0 +1,109 @@
+import AutoFill
+import Benchmark
+import Crypto
+import Foundation
+import Passkeys
+import Vault
+
+/// Signatures per second in the agent (issue 16): a paired session's `passkey.assert` — the request
+/// a browser sends once the person chose — including the passkey's counter and last use saved to
+/// the vault (one SQLite commit each), next to the bare ES256 and Ed25519 assertions of Keyhaven's
+/// authenticator (no vault). Peers: Benchmarks/scripts/passkey_benchmark.py measures OpenSSL's
+/// ECDSA P-256 signing (PyPI `cryptography`) and the page → agent → page round trip in Chromium.
+func passkeyBenchmarks() {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keyhaven-passkeys-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let vaultURL = folder.appendingPathComponent("passkeys.sqlite")
+    try! Vault.create(
+        at: vaultURL,
+        masterPassword: "benchmark master password",
+        kdf: .random(logN: 10),
+        allowInsecureKDF: true
+    ).close()
+    let agent = AutoFillAgent(.init(vaultURL: vaultURL, allowInsecureKDF: true))
+    try! agent.unlock(masterPassword: "benchmark master password")
+
+    // Pair as the extension does.
+    let client = Curve25519.KeyAgreement.PrivateKey()
+    let (pairingRequest, agentPublic) = try! agent.beginPairing(
+        clientPublicKey: client.publicKey.rawRepresentation,
+        clientName: "Benchmark",
+        caller: "benchmark",
+        browser: "chromium"
+    )
+    let code = agent.waitForPairingCode(timeout: 5)!.code
+    let shared = try! client.sharedSecretFromKeyAgreement(
+        with: Curve25519.KeyAgreement.PublicKey(rawRepresentation: agentPublic)
+    )
+    let pairingKey = shared.hkdfDerivedSymmetricKey(
+        using: SHA256.self,
+        salt: client.publicKey.rawRepresentation + agentPublic,
+        sharedInfo: Data("keyhaven-autofill-pairing-v1".utf8),
+        outputByteCount: 32
+    )
+    let pairing = try! agent.finishPairing(
+        request: pairingRequest,
+        proof: AutoFillCrypto.proof(code: code, pairingKey: pairingKey)
+    )
+
+    // Requests as the extension sends them (the protocol's JSON, written as literals).
+    let registered = agent.handle(
+        [
+            "id": 1, "type": "passkey.register", "origin": "https://shop.example.com", "confirmed": true,
+            "options": [
+                "rp": ["id": "example.com", "name": "Example"],
+                "user": ["id": "dXNlcg", "name": "ada", "displayName": "Ada"],
+                "challenge": "AAECAwQFBgcICQoLDA0ODw", "pubKeyCredParams": [["type": "public-key", "alg": -7]],
+            ],
+        ],
+        pairingId: pairing
+    )
+    let credentialID = registered["ok"]?["responseJson"]?["id"]?.string ?? ""
+    func assert() -> Bool {
+        agent.handle(
+            [
+                "id": 2, "type": "passkey.assert", "origin": "https://shop.example.com",
+                "credentialId": .string(credentialID),
+                "options": ["rpId": "example.com", "challenge": "AAECAwQFBgcICQoLDA0ODw", "userVerification": "preferred"],
+            ],
+            pairingId: pairing
+        )["ok"] != nil
+    }
+    precondition(assert(), "the agent did not sign")
+
+    Benchmark(
+        "Passkey assertion by the agent (passkey.assert, counter saved to the vault)",
+        configuration: .init(metrics: [.wallClock, .throughput], maxDuration: .seconds(10), maxIterations: 20_000)
+    ) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(assert())
+        }
+    }
+
+    for algorithm in [-7, -8] {
+        let (passkey, _) = try! Authenticator().register(
+            CreationRequest(
+                rpID: "example.com",
+                rpName: "Example",
+                userID: [1],
+                userName: "ada",
+                userDisplayName: "Ada",
+                challenge: [1],
+                algorithms: [algorithm]
+            ),
+            origin: "https://example.com",
+            existing: [],
+            userVerified: true
+        )
+        let request = AssertionRequest(rpID: "example.com", challenge: Array(repeating: 7, count: 32))
+        let authenticator = Authenticator()
+        Benchmark(
+            "Passkey assertion, \(algorithm == -7 ? "ES256" : "Ed25519") (Authenticator, no vault)",
+            configuration: .init(metrics: [.wallClock, .throughput], maxDuration: .seconds(5), maxIterations: 100_000)
+        ) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try authenticator.authenticate(request, origin: "https://example.com", credential: passkey, userVerified: true))
+            }
+        }
+    }
+}
