@@ -99,8 +99,10 @@ public struct ChangePasswordRequest: Codable, Hashable, Sendable {
     }
 }
 
-/// `POST {endpoint}/convert-to-sign-in`.
-public struct ConvertToSignInRequest: Codable, Hashable, Sendable {
+/// `POST {endpoint}/convert-to-sign-in` and `POST {endpoint}/convert-to-passkey`: the account
+/// should stop signing in with its password — through the identity provider of the manifest's
+/// `signIn`, or with a passkey Keyhaven creates. The same fields; the path says which.
+public struct ConvertAccountRequest: Codable, Hashable, Sendable {
     public var requestId: String
     public var serviceIdentifier: String
     public var existingCredential: PasswordCredential?
@@ -121,32 +123,15 @@ public struct ConvertToSignInRequest: Codable, Hashable, Sendable {
         self.interaction = interaction
     }
 }
+
+/// `POST {endpoint}/convert-to-sign-in`.
+public typealias ConvertToSignInRequest = ConvertAccountRequest
 
 /// `POST {endpoint}/convert-to-passkey`: the account should sign in with a passkey Keyhaven creates.
 /// The service answers `needsPasskeyRegistration` with its WebAuthn creation options; Keyhaven
 /// creates the passkey (journaled before it is sent) and posts it; the service verifies and links it,
 /// and says whether the password still works (`passwordRetired`).
-public struct ConvertToPasskeyRequest: Codable, Hashable, Sendable {
-    public var requestId: String
-    public var serviceIdentifier: String
-    public var existingCredential: PasswordCredential?
-    public var userInfo: [String: String]?
-    public var interaction: Interaction
-
-    public init(
-        requestId: String,
-        serviceIdentifier: String,
-        existingCredential: PasswordCredential?,
-        userInfo: [String: String]?,
-        interaction: Interaction
-    ) {
-        self.requestId = requestId
-        self.serviceIdentifier = serviceIdentifier
-        self.existingCredential = existingCredential
-        self.userInfo = userInfo
-        self.interaction = interaction
-    }
-}
+public typealias ConvertToPasskeyRequest = ConvertAccountRequest
 
 /// `POST {endpoint}/requests/{id}/passkey-registration`: the passkey Keyhaven created for the
 /// service's options (`RegistrationResponseJSON`), or why none was (`error`).

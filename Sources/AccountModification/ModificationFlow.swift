@@ -125,26 +125,16 @@ public struct ModificationFlow: Sendable {
                     interaction: interaction
                 )
             )
-        case .convertToSignIn:
-            return .convertToSignIn(
-                ConvertToSignInRequest(
-                    requestId: requestId,
-                    serviceIdentifier: serviceIdentifier,
-                    existingCredential: existingCredential,
-                    userInfo: userInfo,
-                    interaction: interaction
-                )
+        case .convertToSignIn, .convertToPasskey:
+            let body = ConvertAccountRequest(
+                requestId: requestId,
+                serviceIdentifier: serviceIdentifier,
+                existingCredential: existingCredential,
+                userInfo: userInfo,
+                interaction: interaction
             )
-        case .convertToPasskey:
-            return .convertToPasskey(
-                ConvertToPasskeyRequest(
-                    requestId: requestId,
-                    serviceIdentifier: serviceIdentifier,
-                    existingCredential: existingCredential,
-                    userInfo: userInfo,
-                    interaction: interaction
-                )
-            )
+            if case .convertToSignIn = kind { return .convertToSignIn(body) }
+            return .convertToPasskey(body)
         }
     }
 

@@ -114,23 +114,6 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
         group.post("convert-to-passkey") { request, context in
             try await handleStart(request, kind: .convertToPasskey, from: Self.clientAddress(context))
         }
-        group.post("requests/:id/passkey-registration") { request, context -> ModificationResponse in
-            let id = context.parameters.get("id") ?? ""
-            guard let record = book.record(id) else {
-                guard let saved = recordedAnswer(id) else { throw ProtocolErrorResponse.unknownRequest }
-                return saved.response
-            }
-            guard let registration: PasskeyRegistration = await Self.decode(request) else {
-                throw ProtocolErrorResponse.invalidRequest("the body is not a passkey registration")
-            }
-            let version = await record.version
-            guard await record.deliver(registration) else {
-                if await record.isFinal { return await record.response }
-                throw ProtocolErrorResponse.invalidRequest("this request is not waiting for a passkey")
-            }
-            await record.waitForChange(after: version + 1, timeout: answerTimeout)
-            return await record.response
-        }
         group.get("requests/:id") { _, context -> ModificationResponse in
             let id = context.parameters.get("id") ?? ""
             guard let record = book.record(id) else {
@@ -159,23 +142,43 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
             return await record.response
         }
         group.post("requests/:id/sign-in-authorization") { request, context -> ModificationResponse in
-            let id = context.parameters.get("id") ?? ""
-            guard let record = book.record(id) else {
-                guard let saved = recordedAnswer(id) else { throw ProtocolErrorResponse.unknownRequest }
-                // Nothing in this process waits for an authorization: the recorded answer is final.
-                return saved.response
+            try await handOver(request, context, as: SignInAuthorization.self, what: "a sign-in authorization") {
+                await $0.deliver($1)
             }
-            guard let authorization: SignInAuthorization = await Self.decode(request) else {
-                throw ProtocolErrorResponse.invalidRequest("the body is not a sign-in authorization")
-            }
-            let version = await record.version
-            guard await record.deliver(authorization) else {
-                if await record.isFinal { return await record.response }
-                throw ProtocolErrorResponse.invalidRequest("this request is not waiting for a sign-in authorization")
-            }
-            await record.waitForChange(after: version + 1, timeout: answerTimeout)
-            return await record.response
         }
+        group.post("requests/:id/passkey-registration") { request, context -> ModificationResponse in
+            try await handOver(request, context, as: PasskeyRegistration.self, what: "a passkey") {
+                await $0.deliver($1)
+            }
+        }
+    }
+
+    /// What Keyhaven hands to a waiting extension (a sign-in authorization, a passkey): delivered,
+    /// then the answer it leads to (within ``answerTimeout``). A request this process does not hold
+    /// answers what the ledger recorded; one that waits for something else is a `400`.
+    func handOver<Body: Decodable & Sendable>(
+        _ request: Request,
+        _ context: some RequestContext,
+        as type: Body.Type,
+        what: String,
+        deliver: @Sendable (RequestRecord, Body) async -> Bool
+    ) async throws -> ModificationResponse {
+        let id = context.parameters.get("id") ?? ""
+        guard let record = book.record(id) else {
+            guard let saved = recordedAnswer(id) else { throw ProtocolErrorResponse.unknownRequest }
+            // Nothing in this process waits for it: the recorded answer is final.
+            return saved.response
+        }
+        guard let body: Body = await Self.decode(request) else {
+            throw ProtocolErrorResponse.invalidRequest("the body is not \(what)")
+        }
+        let version = await record.version
+        guard await deliver(record, body) else {
+            if await record.isFinal { return await record.response }
+            throw ProtocolErrorResponse.invalidRequest("this request is not waiting for \(what)")
+        }
+        await record.waitForChange(after: version + 1, timeout: answerTimeout)
+        return await record.response
     }
 
     // MARK: Starting requests
@@ -202,25 +205,12 @@ public struct AccountModificationKit<Extension: AccountModificationExtension>: S
                 userInfo: body.userInfo,
                 interaction: body.interaction
             )
-        case .convertToPasskey:
-            guard let body: ConvertToPasskeyRequest = await Self.decode(request) else {
-                throw .invalidRequest("the body is not a convert-to-passkey request")
+        case .convertToSignIn, .convertToPasskey:
+            guard let body: ConvertAccountRequest = await Self.decode(request) else {
+                throw .invalidRequest("the body is not a \(kind.rawValue) request")
             }
             incoming = .init(
-                kind: .convertToPasskey,
-                requestId: body.requestId,
-                serviceIdentifier: body.serviceIdentifier,
-                existingCredential: body.existingCredential,
-                newPassword: nil,
-                userInfo: body.userInfo,
-                interaction: body.interaction
-            )
-        case .convertToSignIn:
-            guard let body: ConvertToSignInRequest = await Self.decode(request) else {
-                throw .invalidRequest("the body is not a convert-to-sign-in request")
-            }
-            incoming = .init(
-                kind: .convertToSignIn,
+                kind: kind,
                 requestId: body.requestId,
                 serviceIdentifier: body.serviceIdentifier,
                 existingCredential: body.existingCredential,

@@ -25,6 +25,22 @@ public enum AutoFillCrypto {
         )
     }
 
+    /// The same key on the extension's side (what `crypto.js` computes; in-process clients — tests,
+    /// benchmarks — pair with it).
+    public static func pairingKey(
+        clientPrivateKey: Curve25519.KeyAgreement.PrivateKey,
+        agentPublicKey: Data
+    ) throws -> SymmetricKey {
+        let agent = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: agentPublicKey)
+        let shared = try clientPrivateKey.sharedSecretFromKeyAgreement(with: agent)
+        return shared.hkdfDerivedSymmetricKey(
+            using: SHA256.self,
+            salt: clientPrivateKey.publicKey.rawRepresentation + agentPublicKey,
+            sharedInfo: pairingInfo,
+            outputByteCount: 32
+        )
+    }
+
     /// The extension's proof that the person typed `code`: `HMAC-SHA256(pairingKey, "keyhaven-pair|" + code)`.
     public static func proof(code: String, pairingKey: SymmetricKey) -> Data {
         Data(HMAC<SHA256>.authenticationCode(for: Data("keyhaven-pair|\(code)".utf8), using: pairingKey))

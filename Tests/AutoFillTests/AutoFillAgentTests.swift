@@ -358,15 +358,7 @@ struct HarnessView {
             browser: "chromium"
         )
         let code = try #require(agent.waitForPairingCode(timeout: 1)).code
-        let shared = try client.sharedSecretFromKeyAgreement(
-            with: Curve25519.KeyAgreement.PublicKey(rawRepresentation: agentPublic)
-        )
-        let pairingKey = shared.hkdfDerivedSymmetricKey(
-            using: SHA256.self,
-            salt: client.publicKey.rawRepresentation + agentPublic,
-            sharedInfo: Data("keyhaven-autofill-pairing-v1".utf8),
-            outputByteCount: 32
-        )
+        let pairingKey = try AutoFillCrypto.pairingKey(clientPrivateKey: client, agentPublicKey: agentPublic)
         return try agent.finishPairing(
             request: request,
             proof: AutoFillCrypto.proof(code: code, pairingKey: pairingKey)

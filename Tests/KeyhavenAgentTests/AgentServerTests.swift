@@ -122,13 +122,7 @@ import Glibc
         ]?.string
         let agentPublicText = try #require(begun["ok"]?["agentPublicKey"]?.string)
         let agentPublic = Data(try #require(Base64URL.decode(agentPublicText)))
-        let shared = try client.sharedSecretFromKeyAgreement(with: .init(rawRepresentation: agentPublic))
-        let pairingKey = shared.hkdfDerivedSymmetricKey(
-            using: SHA256.self,
-            salt: client.publicKey.rawRepresentation + agentPublic,
-            sharedInfo: Data("keyhaven-autofill-pairing-v1".utf8),
-            outputByteCount: 32
-        )
+        let pairingKey = try AutoFillCrypto.pairingKey(clientPrivateKey: client, agentPublicKey: agentPublic)
         let proof = AutoFillCrypto.proof(code: try #require(code), pairingKey: pairingKey)
         let finished = try running.ask(
             browser,

@@ -12,14 +12,15 @@ import Vault
 struct UpgradeFaultTests {
     static let points = ["start", "after-generate", "after-journal", "after-response", "after-commit"]
 
-    @Test func sigkillAtEveryStepNeverLocksAnyoneOut() async throws {
-        let shiny = try Shiny(configuration: .init(scryptLogN: 10))
-        let (origin, server) = try await shiny.start()
-        defer { server.cancel() }
-
+    /// A vault (scrypt N=2^10) with `runs` accounts `userN` on `origin`, each also created on shiny;
+    /// the runner for `keyhaven` on it, its file, and the credential ids.
+    static func accounts(
+        _ runs: Int,
+        on shiny: Shiny,
+        origin: String
+    ) async throws -> (keyhaven: CommandRunner, vaultURL: URL, ids: [CredentialID]) {
         let directory = try TemporaryDirectory.make()
         let vaultURL = directory.appendingPathComponent("vault.sqlite")
-        let runs = 100
         var environment = ProcessInfo.processInfo.environment
         environment["KEYHAVEN_VAULT"] = vaultURL.path
         environment["KEYHAVEN_PASSWORD"] = "fault master"
@@ -27,18 +28,24 @@ struct UpgradeFaultTests {
         environment["KEYHAVEN_INSECURE_KDF"] = "1"
         let keyhaven = CommandRunner.keyhaven(environment: environment)
         #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
+        let vault = try Vault.open(at: vaultURL, masterPassword: "fault master", allowInsecureKDF: true)
+        defer { try? vault.close() }
         var ids: [CredentialID] = []
-        do {
-            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master", allowInsecureKDF: true)
-            for run in 0..<runs {
-                let password = "Password\(1000 + run)x"
-                try shiny.createAccount(user: "user\(run)", password: password)
-                ids.append(
-                    try vault.add(CredentialContent(services: [.init(origin)], user: "user\(run)", password: password))
-                )
-            }
-            try vault.close()
+        for run in 0..<runs {
+            let password = "Password\(1000 + run)x"
+            try shiny.createAccount(user: "user\(run)", password: password)
+            ids.append(try vault.add(CredentialContent(services: [.init(origin)], user: "user\(run)", password: password)))
         }
+        return (keyhaven, vaultURL, ids)
+    }
+
+    @Test func sigkillAtEveryStepNeverLocksAnyoneOut() async throws {
+        let shiny = try Shiny(configuration: .init(scryptLogN: 10))
+        let (origin, server) = try await shiny.start()
+        defer { server.cancel() }
+
+        let runs = 100
+        let (keyhaven, vaultURL, ids) = try await Self.accounts(runs, on: shiny, origin: origin)
 
         var killed = 0
         var upgraded = 0
@@ -96,27 +103,8 @@ struct UpgradeFaultTests {
         let (origin, server) = try await shiny.start()
         defer { server.cancel() }
 
-        let directory = try TemporaryDirectory.make()
-        let vaultURL = directory.appendingPathComponent("vault.sqlite")
         let runs = 102
-        var environment = ProcessInfo.processInfo.environment
-        environment["KEYHAVEN_VAULT"] = vaultURL.path
-        environment["KEYHAVEN_PASSWORD"] = "fault master"
-        environment["KEYHAVEN_INSECURE_KDF"] = "1"
-        let keyhaven = CommandRunner.keyhaven(environment: environment)
-        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
-        var ids: [CredentialID] = []
-        do {
-            let vault = try Vault.open(at: vaultURL, masterPassword: "fault master", allowInsecureKDF: true)
-            for run in 0..<runs {
-                let password = "Password\(1000 + run)x"
-                try shiny.createAccount(user: "user\(run)", password: password)
-                ids.append(
-                    try vault.add(CredentialContent(services: [.init(origin)], user: "user\(run)", password: password))
-                )
-            }
-            try vault.close()
-        }
+        let (keyhaven, vaultURL, ids) = try await Self.accounts(runs, on: shiny, origin: origin)
 
         var killed = 0
         var withPasskey = 0

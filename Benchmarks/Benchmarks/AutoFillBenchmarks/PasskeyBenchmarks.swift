@@ -32,15 +32,7 @@ func passkeyBenchmarks() {
         browser: "chromium"
     )
     let code = agent.waitForPairingCode(timeout: 5)!.code
-    let shared = try! client.sharedSecretFromKeyAgreement(
-        with: Curve25519.KeyAgreement.PublicKey(rawRepresentation: agentPublic)
-    )
-    let pairingKey = shared.hkdfDerivedSymmetricKey(
-        using: SHA256.self,
-        salt: client.publicKey.rawRepresentation + agentPublic,
-        sharedInfo: Data("keyhaven-autofill-pairing-v1".utf8),
-        outputByteCount: 32
-    )
+    let pairingKey = try! AutoFillCrypto.pairingKey(clientPrivateKey: client, agentPublicKey: agentPublic)
     let pairing = try! agent.finishPairing(
         request: pairingRequest,
         proof: AutoFillCrypto.proof(code: code, pairingKey: pairingKey)
