@@ -34,7 +34,9 @@ struct UpgradeFaultTests {
         for run in 0..<runs {
             let password = "Password\(1000 + run)x"
             try shiny.createAccount(user: "user\(run)", password: password)
-            ids.append(try vault.add(CredentialContent(services: [.init(origin)], user: "user\(run)", password: password)))
+            ids.append(
+                try vault.add(CredentialContent(services: [.init(origin)], user: "user\(run)", password: password))
+            )
         }
         return (keyhaven, vaultURL, ids)
     }

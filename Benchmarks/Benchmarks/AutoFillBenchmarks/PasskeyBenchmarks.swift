@@ -56,7 +56,9 @@ func passkeyBenchmarks() {
             [
                 "id": 2, "type": "passkey.assert", "origin": "https://shop.example.com",
                 "credentialId": .string(credentialID),
-                "options": ["rpId": "example.com", "challenge": "AAECAwQFBgcICQoLDA0ODw", "userVerification": "preferred"],
+                "options": [
+                    "rpId": "example.com", "challenge": "AAECAwQFBgcICQoLDA0ODw", "userVerification": "preferred",
+                ],
             ],
             pairingId: pairing
         )["ok"] != nil
@@ -94,7 +96,14 @@ func passkeyBenchmarks() {
             configuration: .init(metrics: [.wallClock, .throughput], maxDuration: .seconds(5), maxIterations: 100_000)
         ) { benchmark in
             for _ in benchmark.scaledIterations {
-                blackHole(try authenticator.authenticate(request, origin: "https://example.com", credential: passkey, userVerified: true))
+                blackHole(
+                    try authenticator.authenticate(
+                        request,
+                        origin: "https://example.com",
+                        credential: passkey,
+                        userVerified: true
+                    )
+                )
             }
         }
     }
