@@ -10,7 +10,7 @@ import json, os, re, subprocess, sys
 
 root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Darwin", "Musl", "Synchronization",
-          "Testing", "XCTest", "_Concurrency", "Swift", "os", "CoreFoundation", "FoundationNetworking"}
+          "Testing", "XCTest", "_Concurrency", "Swift", "os", "CoreFoundation", "FoundationNetworking", "FoundationXML"}
 
 
 def dump(path):

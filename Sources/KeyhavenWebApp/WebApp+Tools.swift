@@ -129,6 +129,7 @@ extension WebApp {
                 case .csv: ("keyhaven-export.csv", "text/csv; charset=utf-8")
                 case .bitwardenJSON: ("keyhaven-export-bitwarden.json", "application/json")
                 case .cxf: ("keyhaven-export-cxf.json", "application/json")
+                case .keepassXML: ("keyhaven-export-keepass.xml", "application/xml")
                 }
             return Response(
                 status: .ok,

@@ -23,8 +23,13 @@ struct CommandParsingTests {
         #expect(Self.parses(["upgrade", "example.com"]))
         #expect(Self.parses(["upgrade", "example.com", "--to", "sign-in", "--email", "hide"]))
         #expect(Self.parses(["upgrade", "--reconcile"]))
-        let wrongTarget = try #require(Self.refusal(["upgrade", "example.com", "--to", "passkey"]))
-        #expect(wrongTarget.contains("strong-password") && wrongTarget.contains("sign-in"), "\(wrongTarget)")
+        #expect(Self.parses(["upgrade", "example.com", "--to", "passkey"]))
+        let wrongTarget = try #require(Self.refusal(["upgrade", "example.com", "--to", "sso"]))
+        #expect(
+            wrongTarget.contains("strong-password") && wrongTarget.contains("sign-in")
+                && wrongTarget.contains("passkey"),
+            "\(wrongTarget)"
+        )
         let wrongEmail = try #require(Self.refusal(["upgrade", "example.com", "--email", "maybe"]))
         #expect(wrongEmail.contains("share") && wrongEmail.contains("hide"), "\(wrongEmail)")
         let nothing = try #require(Self.refusal(["upgrade"]))

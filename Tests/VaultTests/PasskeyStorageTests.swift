@@ -201,3 +201,109 @@ struct PasskeyTransferTests {
         #expect(ImportParser.bitwardenCredentialID(uuid).map(Exporter.bitwardenCredentialID) == uuid)
     }
 }
+
+/// KeePass 2 XML (`keepassxc-cli export --format xml`) with KeePassXC's passkey entries (issue 16).
+struct KeePassXMLTests {
+    /// A document in KeePassXC's shape: nested groups, a Recycle Bin, an entry's History, a TOTP, and
+    /// a passkey entry (`KPEX_PASSKEY_*`, the key as a PKCS#8 PEM).
+    static func document(passkey: PasskeyCredential) throws -> String {
+        let pem = PEMText.encode(try passkey.pkcs8(), label: "PRIVATE KEY")
+        return """
+            <?xml version="1.0" encoding="utf-8" standalone="yes"?>
+            <KeePassFile><Meta><Generator>KeePassXC</Generator></Meta><Root>
+            <Group><UUID>AAAAAAAAAAAAAAAAAAAAAA==</UUID><Name>Passwords</Name>
+              <Entry><UUID>AQ==</UUID><Times><CreationTime>2024-05-01T10:00:00Z</CreationTime></Times>
+                <String><Key>Title</Key><Value>Mail &amp; more</Value></String>
+                <String><Key>UserName</Key><Value>ada</Value></String>
+                <String><Key>Password</Key><Value ProtectInMemory="True">p&lt;ss</Value></String>
+                <String><Key>URL</Key><Value>https://mail.example</Value></String>
+                <String><Key>Notes</Key><Value>line 1
+            line 2</Value></String>
+                <String><Key>otp</Key><Value ProtectInMemory="True">otpauth://totp/x?secret=JBSWY3DPEHPK3PXP</Value></String>
+                <History><Entry><UUID>AQ==</UUID><String><Key>Title</Key><Value>old</Value></String>
+                  <String><Key>Password</Key><Value>old-password</Value></String></Entry></History>
+              </Entry>
+              <Group><UUID>Ag==</UUID><Name>Work</Name>
+                <Group><UUID>Aw==</UUID><Name>Shop</Name>
+                  <Entry><UUID>Ag==</UUID>
+                    <String><Key>Title</Key><Value>Shop</Value></String>
+                    <String><Key>UserName</Key><Value>bob</Value></String>
+                    <String><Key>Password</Key><Value>bob-pw</Value></String>
+                    <String><Key>URL</Key><Value>https://shop.example</Value></String>
+                  </Entry>
+                  <Entry><UUID>Aw==</UUID>
+                    <String><Key>Title</Key><Value>\(passkey.rpID)</Value></String>
+                    <String><Key>UserName</Key><Value>\(passkey.userName)</Value></String>
+                    <String><Key>Password</Key><Value></Value></String>
+                    <String><Key>URL</Key><Value>https://\(passkey.rpID)</Value></String>
+                    <String><Key>KPEX_PASSKEY_CREDENTIAL_ID</Key><Value>\(Base64URL.encode(passkey.credentialID))</Value></String>
+                    <String><Key>KPEX_PASSKEY_PRIVATE_KEY_PEM</Key><Value ProtectInMemory="True">\(pem)</Value></String>
+                    <String><Key>KPEX_PASSKEY_RELYING_PARTY</Key><Value>\(passkey.rpID)</Value></String>
+                    <String><Key>KPEX_PASSKEY_USERNAME</Key><Value>\(passkey.userName)</Value></String>
+                    <String><Key>KPEX_PASSKEY_USER_HANDLE</Key><Value>\(Base64URL.encode(passkey.userHandle))</Value></String>
+                  </Entry>
+                </Group>
+              </Group>
+              <Group><UUID>BA==</UUID><Name>Recycle Bin</Name>
+                <Entry><UUID>BA==</UUID><String><Key>Title</Key><Value>gone</Value></String>
+                  <String><Key>Password</Key><Value>x</Value></String></Entry>
+              </Group>
+            </Group></Root></KeePassFile>
+            """
+    }
+
+    @Test func keepassXCExportsImportWithFoldersTOTPAndPasskeys() throws {
+        let passkey = try PasskeyTransferTests.passkeys()[0]
+        let parsed = try ImportParser.parse(Array(try Self.document(passkey: passkey).utf8))
+        #expect(parsed.format == .keepassXML)
+        #expect(parsed.items.map(\.content.title) == ["Mail & more", "Shop"])
+        let mail = parsed.items[0].content
+        #expect(mail.user == "ada" && mail.password == "p<ss" && mail.notes == "line 1\nline 2")
+        #expect(mail.totp == "otpauth://totp/x?secret=JBSWY3DPEHPK3PXP" && mail.folder == nil)
+        #expect(parsed.items[1].content.folder == "Work/Shop")
+        #expect(parsed.skipped.map(\.reason) == ["recycle-bin"])
+        let read = try #require(parsed.passkeys.first)
+        #expect(parsed.passkeys.count == 1)
+        #expect(read.rpID == passkey.rpID && read.credentialID == passkey.credentialID)
+        #expect(read.userHandle == passkey.userHandle && read.privateKey == passkey.privateKey)
+    }
+
+    @Test func anExportReimportsToTheSameContentAndKeys() throws {
+        let test = try TestVault()
+        _ = try test.vault.add(
+            CredentialContent(
+                title: "A <b>",
+                services: [.init("https://a.example"), .init("https://login.a.example")],
+                user: "ada",
+                password: "pw&\"'",
+                notes: "n",
+                totp: "JBSWY3DPEHPK3PXP",
+                folder: "x/y"
+            )
+        )
+        let made = try PasskeyTransferTests.passkeys()
+        let data = try Exporter.export(try test.vault.list().credentials, passkeys: made, format: .keepassXML)
+        let parsed = try ImportParser.parse(Array(data))
+        #expect(parsed.format == .keepassXML && parsed.skipped.isEmpty && parsed.warnings.isEmpty)
+        let item = try #require(parsed.items.first)
+        #expect(parsed.items.count == 1)
+        #expect(item.content.title == "A <b>" && item.content.password == "pw&\"'" && item.content.folder == "x/y")
+        #expect(item.content.services.map(\.identifier) == ["https://a.example", "https://login.a.example"])
+        #expect(item.content.totp == "JBSWY3DPEHPK3PXP")
+        #expect(Set(parsed.passkeys.map(\.credentialID)) == Set(made.map(\.credentialID)))
+        for original in made {
+            let read = try #require(parsed.passkeys.first { $0.credentialID == original.credentialID })
+            #expect(read.privateKey == original.privateKey && read.algorithm == original.algorithm)
+        }
+        #expect(Exporter.carriesPasskeys(.keepassXML))
+    }
+
+    @Test func notKeePassXMLIsRefused() {
+        #expect(throws: VaultError.self) {
+            try ImportParser.parse(Array("<html><body/></html>".utf8), format: .keepassXML)
+        }
+        #expect(throws: VaultError.self) {
+            try ImportParser.parse(Array("<KeePassFile><Root>".utf8), format: .keepassXML)
+        }
+    }
+}

@@ -80,23 +80,27 @@ extension Keyhaven {
             abstract: "Export the vault (unencrypted!).",
             discussion: """
                 csv: Chrome's columns plus totp, folder and other_urls; bitwarden-json: Bitwarden's \
-                unencrypted JSON, with password history; cxf: FIDO Credential Exchange Format 1.0. \
-                Each re-imports into the same credentials. Files are created readable by you only, \
-                and never overwritten.
+                unencrypted JSON, with password history and passkeys; cxf: FIDO Credential Exchange \
+                Format 1.0, with passkeys; keepass-xml: KeePass 2 XML (keepassxc-cli import reads it), \
+                passkeys as KeePassXC's passkey entries. Each re-imports into the same credentials and \
+                keys. Files are created readable by you only, and never overwritten.
                 """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
         @Option(
             name: .long,
-            help: ArgumentHelp("csv, bitwarden-json or cxf.", valueName: "format")
+            help: ArgumentHelp(
+                "csv, bitwarden-json, cxf or keepass-xml (passkeys in all but csv).",
+                valueName: "format"
+            )
         )
         var format: String
         @Option(name: .long, help: "Write to this file instead of standard output.") var output: String?
 
         func run() async throws {
             guard let exportFormat = ExportFormat(rawValue: format) else {
-                throw ValidationError("--format must be csv, bitwarden-json or cxf")
+                throw ValidationError("--format must be csv, bitwarden-json, cxf or keepass-xml")
             }
             let output = output.map { CommandIO.current.path($0) }
             if let output, FileManager.default.fileExists(atPath: output) {
@@ -113,7 +117,7 @@ extension Keyhaven {
             let passkeys = try reporting { try vault.passkeys() }
             if !passkeys.isEmpty && !Exporter.carriesPasskeys(exportFormat) {
                 Output.error(
-                    "keyhaven: note: \(passkeys.count) passkey\(passkeys.count == 1 ? "" : "s") not exported: only --format cxf and bitwarden-json carry passkeys"
+                    "keyhaven: note: \(passkeys.count) passkey\(passkeys.count == 1 ? "" : "s") not exported: only --format cxf, bitwarden-json and keepass-xml carry passkeys"
                 )
             }
             let data = try reporting {

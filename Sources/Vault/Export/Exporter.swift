@@ -12,6 +12,8 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     case bitwardenJSON = "bitwarden-json"
     /// FIDO Credential Exchange Format 1.0.
     case cxf
+    /// KeePass 2 XML, which `keepassxc-cli import` reads; passkeys as KeePassXC's passkey entries.
+    case keepassXML = "keepass-xml"
 }
 
 public enum Exporter {
@@ -28,6 +30,7 @@ public enum Exporter {
         case .csv: return csv(credentials)
         case .bitwardenJSON: return try bitwardenJSON(credentials, history: history, passkeys: passkeys)
         case .cxf: return try cxf(credentials, passkeys: passkeys, now: now)
+        case .keepassXML: return keepassXML(credentials, passkeys: passkeys, now: now)
         }
     }
 
@@ -166,6 +169,84 @@ public enum Exporter {
         return try serialize(document)
     }
 
+    // MARK: KeePass 2 XML
+
+    /// Folders become nested groups under a root group; each passkey is an entry of its own with
+    /// KeePassXC's `KPEX_PASSKEY_*` attributes (the key as a PKCS#8 PEM), as KeePassXC stores them.
+    static func keepassXML(_ credentials: [Credential], passkeys: [PasskeyCredential], now: Date) -> Data {
+        let dates = ISO8601DateFormatter()
+        final class Group {
+            var entries: [String] = []
+            var children: [String: Group] = [:]
+        }
+        func uuid() -> String { withUnsafeBytes(of: UUID().uuid) { Data($0).base64EncodedString() } }
+        // XML reads "\r\n" as "\n": a carriage return is written as a character reference.
+        func escape(_ text: String) -> String { HTML.escape(text).replacingOccurrences(of: "\r", with: "&#13;") }
+        func string(_ key: String, _ value: String, protected: Bool = false) -> String {
+            "<String><Key>\(escape(key))</Key><Value\(protected ? " ProtectInMemory=\"True\"" : "")>\(escape(value))</Value></String>"
+        }
+        func entry(created: Date, modified: Date, _ fields: [String]) -> String {
+            "<Entry><UUID>\(uuid())</UUID><Times><CreationTime>\(dates.string(from: created))</CreationTime>"
+                + "<LastModificationTime>\(dates.string(from: modified))</LastModificationTime></Times>"
+                + fields.joined() + "</Entry>"
+        }
+        let root = Group()
+        for credential in credentials {
+            var group = root
+            for name in (credential.folder ?? "").split(separator: "/").map(String.init) where !name.isEmpty {
+                if group.children[name] == nil { group.children[name] = Group() }
+                group = group.children[name]!
+            }
+            let services = credential.services.map(\.identifier)
+            var fields = [
+                string("Title", credential.title), string("UserName", credential.user),
+                string("Password", credential.password ?? "", protected: true), string("URL", services.first ?? ""),
+                string("Notes", credential.notes),
+            ]
+            if let totp = credential.totp, !totp.isEmpty { fields.append(string("otp", totp, protected: true)) }
+            // Further sites, as KeePassXC's additional-URL attributes.
+            for (index, other) in services.dropFirst().enumerated() {
+                fields.append(string(index == 0 ? "KP2A_URL" : "KP2A_URL_\(index)", other))
+            }
+            group.entries.append(entry(created: credential.created, modified: credential.modified, fields))
+        }
+        for passkey in passkeys {
+            guard let key = try? passkey.pkcs8() else { continue }
+            root.entries.append(
+                entry(
+                    created: passkey.created,
+                    modified: passkey.lastUsed ?? passkey.created,
+                    [
+                        string("Title", passkey.rpID), string("UserName", passkey.userName),
+                        string("Password", "", protected: true), string("URL", "https://\(passkey.rpID)"),
+                        string("Notes", ""),
+                        string("KPEX_PASSKEY_CREDENTIAL_ID", Base64URL.encode(passkey.credentialID)),
+                        string(
+                            "KPEX_PASSKEY_PRIVATE_KEY_PEM",
+                            PEMText.encode(key, label: "PRIVATE KEY"),
+                            protected: true
+                        ),
+                        string("KPEX_PASSKEY_RELYING_PARTY", passkey.rpID),
+                        string("KPEX_PASSKEY_USERNAME", passkey.userName),
+                        string("KPEX_PASSKEY_USER_HANDLE", Base64URL.encode(passkey.userHandle)),
+                        string("KPEX_PASSKEY_FLAG_BE", passkey.backupEligible ? "1" : "0"),
+                        string("KPEX_PASSKEY_FLAG_BS", passkey.backedUp ? "1" : "0"),
+                    ]
+                )
+            )
+        }
+        func render(_ group: Group, name: String) -> String {
+            "<Group><UUID>\(uuid())</UUID><Name>\(escape(name))</Name>" + group.entries.joined()
+                + group.children.sorted { $0.key < $1.key }.map { render($0.value, name: $0.key) }.joined()
+                + "</Group>"
+        }
+        let document =
+            "<?xml version=\"1.0\" encoding=\"utf-8\" standalone=\"yes\"?>\n<KeePassFile><Meta><Generator>Keyhaven</Generator>"
+            + "<DatabaseName>Keyhaven export \(dates.string(from: now))</DatabaseName></Meta><Root>"
+            + render(root, name: "Keyhaven") + "</Root></KeePassFile>\n"
+        return Data(document.utf8)
+    }
+
     // MARK: CXF 1.0
 
     static func base64URL(_ data: Data) -> String { Base64URL.encode(data) }
@@ -176,7 +257,7 @@ public enum Exporter {
     }
 
     /// Whether `format` exports passkeys.
-    public static func carriesPasskeys(_ format: ExportFormat) -> Bool { format == .cxf || format == .bitwardenJSON }
+    public static func carriesPasskeys(_ format: ExportFormat) -> Bool { format != .csv }
 
     static func cxf(
         _ credentials: [Credential],

@@ -13,6 +13,8 @@ public enum ImportFormat: String, Sendable, Codable, CaseIterable {
     case lastpassCSV = "lastpass-csv"
     case cxf = "cxf-1.0-json"
     case keyhavenCSV = "keyhaven-csv"
+    /// KeePass 2 XML (`keepassxc-cli export --format xml`), with KeePassXC's passkeys.
+    case keepassXML = "keepass-xml"
 
     /// Accepts the format ids and the usual names (`chrome`, `edge`, `safari`, `1password`, …).
     public init?(name: String) {
@@ -31,6 +33,7 @@ public enum ImportFormat: String, Sendable, Codable, CaseIterable {
         case "lastpass": self = .lastpassCSV
         case "cxf", "fido-cxf", "credential-exchange": self = .cxf
         case "keyhaven", "csv": self = .keyhavenCSV
+        case "keepassxc-xml", "keepass2-xml", "xml": self = .keepassXML
         default: return nil
         }
     }
@@ -42,6 +45,10 @@ public enum ImportFormat: String, Sendable, Codable, CaseIterable {
             start += 1
         }
         guard start < bytes.count else { return nil }
+        if bytes[start] == UInt8(ascii: "<") {
+            let head = String(decoding: bytes.prefix(4096), as: UTF8.self)
+            return head.contains("<KeePassFile") ? .keepassXML : nil
+        }
         if bytes[start] == UInt8(ascii: "{") {
             let head = String(decoding: bytes.prefix(4096), as: UTF8.self)
             if head.contains("\"exporterRpId\"") || head.contains("\"accounts\"") { return .cxf }

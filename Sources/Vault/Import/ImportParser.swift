@@ -17,6 +17,7 @@ public enum ImportParser {
         switch format {
         case .bitwardenJSON: return try parseBitwardenJSON(bytes)
         case .cxf: return try parseCXF(bytes)
+        case .keepassXML: return try parseKeePassXML(bytes)
         default: return try parseCSV(bytes, format: format)
         }
     }
@@ -112,7 +113,7 @@ public enum ImportParser {
         case .onePasswordCSV: return ["Title", "Url", "Username", "Password"]
         case .keepassxcCSV: return ["Group", "Title", "Username", "Password", "URL"]
         case .lastpassCSV: return ["url", "username", "password", "name"]
-        case .bitwardenJSON, .cxf: return []
+        case .bitwardenJSON, .cxf, .keepassXML: return []
         }
     }
 
@@ -269,7 +270,7 @@ public enum ImportParser {
                     folder: grouping.isEmpty || grouping == "(none)" ? nil : grouping
                 )
             )
-        case .bitwardenJSON, .cxf:
+        case .bitwardenJSON, .cxf, .keepassXML:
             preconditionFailure("JSON formats are not CSV")
         }
     }
