@@ -9,8 +9,9 @@
 // with `publicKey` ask Keyhaven first, through relay.js and the background (which adds the origin
 // the browser gives the frame). Keyhaven's sheet appears in the page; its answer comes back as a
 // PublicKeyCredential-shaped object. When Keyhaven is locked, off or unpaired, or the person chooses
-// "another device", the browser's own create()/get() runs with the very same options. Conditional
-// requests go to the browser.
+// "another device", the browser's own create()/get() runs with the very same options.
+//
+// Conditional get (every browser): offered in Keyhaven's AutoFill menu next to the browser's own.
 (() => {
   "use strict";
   const PKC = window.PublicKeyCredential;
@@ -41,8 +42,9 @@
     };
   }
 
-  // --- create()/get() where the browser has no proxy for extensions ---
-  if (!navigator.userAgent.includes("Firefox") || !navigator.credentials) return;
+  // --- create()/get() ---
+  if (!navigator.credentials) return;
+  const firefox = navigator.userAgent.includes("Firefox");
   const container = navigator.credentials;
   const originalCreate = container.create.bind(container);
   const originalGet = container.get.bind(container);
@@ -151,6 +153,57 @@
       return credential(reply.responseJson, kind);
     };
   }
-  container.create = wrap("create", originalCreate, creationJSON);
-  container.get = wrap("get", originalGet, requestJSON);
+  // Conditional mediation (both browsers; Chromium's proxy never sees these): Keyhaven offers its
+  // passkeys in its own AutoFill menu on `autocomplete="username webauthn"` fields while the
+  // browser's own conditional request runs too — whichever the person uses answers, the other is
+  // withdrawn. Only the page's own abort ends it otherwise.
+  function conditionalGet(options) {
+    let json;
+    try {
+      json = requestJSON(options.publicKey);
+    } catch {
+      return originalGet(options);
+    }
+    const id = `${Date.now()}-${++next}`;
+    const browserAbort = new AbortController();
+    const pageSignal = options.signal;
+    const withdraw = () => window.postMessage({ __keyhaven: "passkey.conditional.withdraw", id }, target);
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const finish = (outcome) => {
+        if (settled) return;
+        settled = true;
+        waiting.delete(id);
+        outcome();
+      };
+      if (pageSignal) {
+        if (pageSignal.aborted) return reject(pageSignal.reason ?? new DOMException("Aborted", "AbortError"));
+        pageSignal.addEventListener("abort", () => {
+          browserAbort.abort(pageSignal.reason);
+          withdraw();
+          finish(() => reject(pageSignal.reason ?? new DOMException("Aborted", "AbortError")));
+        });
+      }
+      waiting.set(id, (reply) => {
+        if (!reply.responseJson) return;
+        browserAbort.abort();
+        finish(() => resolve(credential(reply.responseJson, "get")));
+      });
+      window.postMessage({ __keyhaven: "passkey.conditional", id, options: json }, target);
+      originalGet({ ...options, signal: browserAbort.signal }).then(
+        (made) => {
+          withdraw();
+          finish(() => resolve(made));
+        },
+        () => {} // the browser withdrew (or had nothing): Keyhaven's offer stands until the page aborts
+      );
+    });
+  }
+
+  const modalGet = firefox ? wrap("get", originalGet, requestJSON) : originalGet;
+  if (firefox) container.create = wrap("create", originalCreate, creationJSON);
+  container.get = function (options) {
+    if (options && options.publicKey && options.mediation === "conditional") return conditionalGet(options);
+    return modalGet(options);
+  };
 })();

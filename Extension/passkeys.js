@@ -159,6 +159,15 @@ async function handlePasskeyMessage(message, sender) {
     const signal = message.signal ?? {};
     return request({ ...signal, type: "passkey.signal", origin });
   }
+  if (message.kind === "passkey.conditional.choices" || message.kind === "passkey.conditional.assert") {
+    // A page's conditional get, answered from Keyhaven's AutoFill menu in that frame.
+    if (!sender.tab || !(await passkeysEnabled())) throw failure("userCanceled", "Passkeys are off in Keyhaven.");
+    const origin = sender.origin ?? new URL(sender.url).origin;
+    if (message.kind === "passkey.conditional.choices") {
+      return request({ type: "passkey.choices", kind: "get", options: message.options, origin });
+    }
+    return request({ type: "passkey.assert", options: message.options, origin, credentialId: String(message.credentialId ?? "") });
+  }
   if (message.kind === "passkey.page") {
     // Firefox (no proxy): the page world's create()/get(). Not Keyhaven's to answer → the browser's.
     const kind = message.call && message.call.kind;

@@ -11,6 +11,11 @@
     const data = event.data;
     if (data.__keyhaven === "passkey.signal") {
       globalThis.keyhavenAsk({ kind: "passkey.signal", signal: data.signal }).catch(() => {});
+    } else if (data.__keyhaven === "passkey.conditional" && typeof data.id === "string") {
+      // A conditional get the page started: content.js offers Keyhaven's passkeys in its menu.
+      globalThis.keyhavenConditional = { id: data.id, options: data.options };
+    } else if (data.__keyhaven === "passkey.conditional.withdraw") {
+      if (globalThis.keyhavenConditional && globalThis.keyhavenConditional.id === data.id) globalThis.keyhavenConditional = null;
     } else if (data.__keyhaven === "passkey.call" && (data.kind === "create" || data.kind === "get")) {
       // Firefox's create()/get(): the answer, or fall back to the browser's own.
       globalThis

@@ -8,6 +8,7 @@
 #   - Chromium and its driver, headless (Debian packages `chromium` and `chromium-driver`);
 #   - Firefox ESR and `marionette-driver` (Mozilla's client; the AutoFill smoke test), node (the
 #     extension's crypto against the protocol's vectors), `cryptography` (makes those vectors);
+#   - keepassxc (keepassxc-cli: the KeePass XML round trip through KeePassXC);
 #   - for scripts/test-package.sh: zsh and fish (the completion scripts must parse), dpkg-dev
 #     (dpkg-shlibdeps) and systemd (systemd-analyze checks the provider's unit).
 # Needs root and apt for the system packages (CI, a fresh Debian/Ubuntu machine); pip for the rest.
@@ -25,6 +26,8 @@ command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 # AutoFill: Firefox ESR (the extension's smoke test) and node (its crypto module against the vectors).
 command -v firefox-esr >/dev/null 2>&1 || need_apt+=(firefox-esr)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+# Passkeys: KeePassXC reads Keyhaven's KeePass XML export and writes its own for the round trip.
+command -v keepassxc-cli >/dev/null 2>&1 || need_apt+=(keepassxc)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -52,6 +52,10 @@ public enum ExternalTools {
     public static let firefoxReason: Comment =
         "needs firefox-esr and python3 marionette-driver (scripts/install-test-deps.sh installs them)"
 
+    /// KeePassXC's command line (the KeePass XML round trip).
+    public static let keepassxc: Bool = required || onPath("keepassxc-cli")
+    public static let keepassxcReason: Comment = "needs keepassxc-cli (Debian's keepassxc; scripts/install-test-deps.sh installs it)"
+
     /// python3 with its standard library only.
     public static let python3 = python(importing: [])
     public static let python3Reason: Comment = "needs python3"

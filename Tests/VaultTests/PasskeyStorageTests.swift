@@ -306,4 +306,54 @@ struct KeePassXMLTests {
             try ImportParser.parse(Array("<KeePassFile><Root>".utf8), format: .keepassXML)
         }
     }
+
+    /// Through KeePassXC itself: `keepassxc-cli import` reads Keyhaven's export into a KDBX database,
+    /// `keepassxc-cli export --format xml` writes it back, and Keyhaven reads the same credentials
+    /// and passkeys (their attributes travel through KeePassXC untouched).
+    @Test(.enabled(if: ExternalTools.keepassxc, ExternalTools.keepassxcReason))
+    func keepassXCReadsTheExportAndItsOwnExportReimports() async throws {
+        let test = try TestVault()
+        _ = try test.vault.add(
+            CredentialContent(
+                title: "Mail",
+                services: [.init("https://mail.example")],
+                user: "ada",
+                password: "p<w&\"d",
+                notes: "two\nlines",
+                totp: "otpauth://totp/Mail:ada?secret=JBSWY3DPEHPK3PXP",
+                folder: "Work/Mail"
+            )
+        )
+        let made = try PasskeyTransferTests.passkeys()
+        let directory = try TemporaryDirectory.make()
+        let xml = directory.appendingPathComponent("keyhaven.xml")
+        let database = directory.appendingPathComponent("keepassxc.kdbx")
+        try Exporter.export(try test.vault.list().credentials, passkeys: made, format: .keepassXML).write(to: xml)
+        let cli = CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"))
+        let imported = try await cli.runDetached(
+            ["keepassxc-cli", "import", "-q", "-p", "-t", "100", xml.path, database.path],
+            stdin: "kdbx secret\nkdbx secret\n"
+        )
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let exported = try await cli.runDetached(
+            ["keepassxc-cli", "export", "-q", "-f", "xml", database.path],
+            stdin: "kdbx secret\n"
+        )
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(exported.stdout.contains("<Generator>KeePassXC</Generator>") || exported.stdout.contains("KeePassFile"))
+
+        let parsed = try ImportParser.parse(Array(exported.stdout.utf8))
+        #expect(parsed.format == .keepassXML && parsed.warnings.isEmpty, "\(parsed.warnings)")
+        let item = try #require(parsed.items.first)
+        #expect(parsed.items.count == 1)
+        #expect(item.content.title == "Mail" && item.content.user == "ada" && item.content.password == "p<w&\"d")
+        #expect(item.content.notes == "two\nlines" && item.content.folder == "Work/Mail")
+        #expect(item.content.totp == "otpauth://totp/Mail:ada?secret=JBSWY3DPEHPK3PXP")
+        #expect(Set(parsed.passkeys.map(\.credentialID)) == Set(made.map(\.credentialID)))
+        for original in made {
+            let read = try #require(parsed.passkeys.first { $0.credentialID == original.credentialID })
+            #expect(read.privateKey == original.privateKey && read.userHandle == original.userHandle)
+            #expect(read.rpID == original.rpID && read.userName == original.userName)
+        }
+    }
 }
