@@ -434,6 +434,42 @@ def passkeys_on_a_plain_page(h):
     wait_for(lambda: [p["userName"] for p in passkey_list(h)] == ["ada@example.com"], what="the passkey renamed by the signal")
 
 
+def passkeys_in_the_autofill_menu(h):
+    """Conditional mediation: the page's `get({mediation: "conditional"})` (which Chromium's proxy
+    never sees) is offered in Keyhaven's AutoFill menu on the `username webauthn` field; choosing the
+    passkey answers it, verified by py_webauthn."""
+    import base64
+    import webauthn
+
+    b64 = lambda raw: base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    origin = h.other
+    h.pair()
+    h.driver.get(origin + "/passkey.html")
+    challenge = os.urandom(32)
+    run_in_page(h, "create", {"userId": "user-7", "user": "ada", "displayName": "Ada", "challenge": b64(challenge)})
+    press(h, "Save passkey in Keyhaven")
+    created = page_outcome(h, "create()")
+    registration = webauthn.verify_registration_response(
+        credential=created["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost")
+
+    h.driver.get(origin + "/passkey.html")
+    challenge = os.urandom(32)
+    run_in_page(h, "conditional", {"challenge": b64(challenge)})
+    time.sleep(0.3)
+    assert h.driver.execute_script("return window.outcome") is None  # pending until chosen
+    option = wait_for(lambda: (h.driver.find_element("id", "user").click() or True) and next(
+        (o for o in h.menu_options() if "passkey · localhost" in o.text), None), what="the passkey in the menu")
+    assert option.text.split("\n")[0] == "ada", option.text
+    option.click()
+    outcome = page_outcome(h, "the conditional get()")
+    assert "ok" in outcome, outcome
+    verified = webauthn.verify_authentication_response(
+        credential=outcome["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost",
+        credential_public_key=registration.credential_public_key, credential_current_sign_count=0)
+    assert verified.new_sign_count == 1
+    assert outcome["isPublicKeyCredential"], outcome
+
+
 def passkeys_wait_for_the_unlock(h):
     """Locked, the proxy is detached: the browser's own authenticators answer (here none: no sheet
     appears); unlocked again, Keyhaven's sheet answers, and "Use another device" stands aside."""
@@ -562,7 +598,7 @@ def shiny_passkeys_with_keyhaven(h):
 SCENARIOS = {f.__name__: f for f in [pairing, top_page, same_origin_frame, cross_site_frame, username_then_password,
                                      late_form, shadow_dom, segmented_code, generate_with_rules, save_after_signup,
                                      update_after_change, locked_then_unlock, other_passwords, revoked_pairing,
-                                     passkeys_on_a_plain_page, passkeys_wait_for_the_unlock,
+                                     passkeys_on_a_plain_page, passkeys_in_the_autofill_menu, passkeys_wait_for_the_unlock,
                                      shiny_passkeys_virtual_authenticator, shiny_passkeys_with_keyhaven]}
 
 
