@@ -226,10 +226,12 @@ async function handle(message, sender) {
       const { url, topURL } = frameURLs(sender);
       const type = message.confirmed ? "credential.prepareInterface" : "credential.provideWithoutUserInteraction";
       try {
-        return await request({
+        const filled = await request({
           type, recordIdentifier: message.recordIdentifier, url, topURL, confirmed: !!message.confirmed,
           fromCredentialList: !!message.fromCredentialList, deadlineMs: 2000,
         });
+        notePasswordFill(sender, filled.credential.user);
+        return filled;
       } catch (error) {
         if (error.code === "locked") await openUnlock(sender);
         throw error;

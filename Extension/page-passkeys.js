@@ -12,6 +12,8 @@
 // "another device", the browser's own create()/get() runs with the very same options.
 //
 // Conditional get (every browser): offered in Keyhaven's AutoFill menu next to the browser's own.
+// Conditional create (every browser): answered silently right after Keyhaven filled the account's
+// password, only when the person turned that on in the popup.
 (() => {
   "use strict";
   const PKC = window.PublicKeyCredential;
@@ -200,8 +202,30 @@
     });
   }
 
+  // Conditional create (every browser): after Keyhaven filled this account's password, and only when
+  // the person allowed it, Keyhaven makes the passkey without asking; otherwise the browser's own.
+  async function conditionalCreate(options) {
+    let json;
+    try {
+      json = creationJSON(options.publicKey);
+    } catch {
+      return originalCreate(options);
+    }
+    const id = `${Date.now()}-${++next}`;
+    const reply = await new Promise((resolve) => {
+      waiting.set(id, resolve);
+      window.postMessage({ __keyhaven: "passkey.conditionalCreate", id, options: json }, target);
+    });
+    if (!reply.responseJson) return originalCreate(options);
+    return credential(reply.responseJson, "create");
+  }
+
   const modalGet = firefox ? wrap("get", originalGet, requestJSON) : originalGet;
-  if (firefox) container.create = wrap("create", originalCreate, creationJSON);
+  const modalCreate = firefox ? wrap("create", originalCreate, creationJSON) : originalCreate;
+  container.create = function (options) {
+    if (options && options.publicKey && options.mediation === "conditional") return conditionalCreate(options);
+    return modalCreate(options);
+  };
   container.get = function (options) {
     if (options && options.publicKey && options.mediation === "conditional") return conditionalGet(options);
     return modalGet(options);

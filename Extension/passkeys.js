@@ -21,6 +21,21 @@ const DOM_ERRORS = {
   badRequest: "NotAllowedError",
 };
 
+// Conditional create: the last password Keyhaven filled in each tab (origin, user, when). A site's
+// `create({mediation: "conditional"})` for that account within five minutes makes a passkey without
+// asking — only when the person turned "Upgrade to passkeys after a password fill" on.
+const recentFills = new Map();
+const CONDITIONAL_CREATE_WINDOW = 5 * 60 * 1000;
+
+function notePasswordFill(sender, user) {
+  if (!sender.tab) return;
+  recentFills.set(sender.tab.id, { origin: sender.origin ?? new URL(sender.url).origin, user, at: Date.now() });
+}
+
+async function conditionalCreateEnabled() {
+  return (await api.storage.local.get("conditionalCreate")).conditionalCreate === true;
+}
+
 async function passkeysEnabled() {
   return (await api.storage.local.get("passkeys")).passkeys !== false;
 }
@@ -167,6 +182,25 @@ async function handlePasskeyMessage(message, sender) {
       return request({ type: "passkey.choices", kind: "get", options: message.options, origin });
     }
     return request({ type: "passkey.assert", options: message.options, origin, credentialId: String(message.credentialId ?? "") });
+  }
+  if (message.kind === "passkey.conditionalCreate") {
+    // Silent, so only when the person allowed it, right after Keyhaven filled this account's
+    // password in this very tab and origin; otherwise the browser's own conditional create runs.
+    const options = message.options ?? {};
+    const origin = sender.origin ?? (sender.url ? new URL(sender.url).origin : "");
+    const fill = sender.tab && recentFills.get(sender.tab.id);
+    const fresh = fill && fill.origin === origin && Date.now() - fill.at < CONDITIONAL_CREATE_WINDOW;
+    if (!fresh || fill.user !== options.user?.name || !agentUnlocked || !(await passkeysEnabled()) || !(await conditionalCreateEnabled())) {
+      return { fallback: true };
+    }
+    try {
+      const made = await request({ type: "passkey.register", options, origin, confirmed: true });
+      recentFills.delete(sender.tab.id);
+      return { responseJson: made.responseJson };
+    } catch (error) {
+      // Already upgraded (excluded), or anything else: the browser's own handles it.
+      return { fallback: true };
+    }
   }
   if (message.kind === "passkey.page") {
     // Firefox (no proxy): the page world's create()/get(). Not Keyhaven's to answer → the browser's.

@@ -54,5 +54,12 @@ api.storage.local.get("passkeys").then((stored) => {
   passkeys.checked = stored.passkeys !== false;
 });
 passkeys.addEventListener("change", () => api.storage.local.set({ passkeys: passkeys.checked }));
+// Conditional create (off by default): a site that asks right after Keyhaven filled its password
+// gets a passkey without a question.
+const conditionalCreate = document.getElementById("conditional-create");
+api.storage.local.get("conditionalCreate").then((stored) => {
+  conditionalCreate.checked = stored.conditionalCreate === true;
+});
+conditionalCreate.addEventListener("change", () => api.storage.local.set({ conditionalCreate: conditionalCreate.checked }));
 
 refresh();

@@ -16,6 +16,13 @@
       globalThis.keyhavenConditional = { id: data.id, options: data.options };
     } else if (data.__keyhaven === "passkey.conditional.withdraw") {
       if (globalThis.keyhavenConditional && globalThis.keyhavenConditional.id === data.id) globalThis.keyhavenConditional = null;
+    } else if (data.__keyhaven === "passkey.conditionalCreate" && typeof data.id === "string") {
+      globalThis
+        .keyhavenAsk({ kind: "passkey.conditionalCreate", options: data.options })
+        .then(
+          (reply) => window.postMessage({ __keyhaven: "passkey.reply", id: data.id, ...reply }, target),
+          () => window.postMessage({ __keyhaven: "passkey.reply", id: data.id, fallback: true }, target)
+        );
     } else if (data.__keyhaven === "passkey.call" && (data.kind === "create" || data.kind === "get")) {
       // Firefox's create()/get(): the answer, or fall back to the browser's own.
       globalThis

@@ -54,7 +54,8 @@ public enum ExternalTools {
 
     /// KeePassXC's command line (the KeePass XML round trip).
     public static let keepassxc: Bool = required || onPath("keepassxc-cli")
-    public static let keepassxcReason: Comment = "needs keepassxc-cli (Debian's keepassxc; scripts/install-test-deps.sh installs it)"
+    public static let keepassxcReason: Comment =
+        "needs keepassxc-cli (Debian's keepassxc; scripts/install-test-deps.sh installs it)"
 
     /// python3 with its standard library only.
     public static let python3 = python(importing: [])

@@ -39,7 +39,8 @@ struct AutoFillBrowserTests {
             "needs PyPI webauthn (scripts/install-test-deps.sh)"
         ),
         arguments: [
-            "passkeys_on_a_plain_page", "passkeys_in_the_autofill_menu", "passkeys_wait_for_the_unlock",
+            "passkeys_on_a_plain_page", "passkeys_in_the_autofill_menu", "passkeys_conditional_create",
+            "passkeys_wait_for_the_unlock",
             "shiny_passkeys_virtual_authenticator",
             "shiny_passkeys_with_keyhaven",
         ]

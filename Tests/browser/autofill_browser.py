@@ -470,6 +470,62 @@ def passkeys_in_the_autofill_menu(h):
     assert outcome["isPublicKeyCredential"], outcome
 
 
+CONDITIONAL_CREATE = """
+    const done = arguments[arguments.length - 1];
+    const fromB64url = (t) => Uint8Array.from(atob(t.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+    window.__cc = null;
+    navigator.credentials.create({ mediation: "conditional", publicKey: {
+      rp: { id: location.hostname, name: "Login page" },
+      user: { id: new TextEncoder().encode("user-" + arguments[0]), name: arguments[0], displayName: arguments[0] },
+      challenge: fromB64url(arguments[1]),
+      pubKeyCredParams: [{ type: "public-key", alg: -7 }],
+      authenticatorSelection: { residentKey: "required", userVerification: "preferred" },
+    } }).then((c) => { window.__cc = { ok: c.toJSON() }; }, (e) => { window.__cc = { error: e.name }; });
+    done(true);
+"""
+
+
+def passkeys_conditional_create(h):
+    """Conditional create: right after Keyhaven filled ada's password, the site's
+    `create({mediation: "conditional"})` for ada gets a passkey without a question — only with the
+    popup's switch on; for another user, or with the switch off, Keyhaven stays out."""
+    import base64
+    import webauthn
+
+    b64 = lambda raw: base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    origin = h.other
+    h.keyhaven("add", origin, "--user", "ada", "--password", "ada-Local-1", password=True)
+    h.pair()
+
+    def fill_then_ask(user):
+        h.driver.get(origin + "/login.html")
+        h.choose(h.driver.find_element("id", "user"), "ada")
+        wait_for(lambda: h.value("password") == "ada-Local-1", what="ada's password filled")
+        challenge = os.urandom(32)
+        h.driver.execute_async_script(CONDITIONAL_CREATE, user, b64(challenge))
+        return challenge
+
+    # The switch is off by default: Keyhaven does not answer.
+    fill_then_ask("ada")
+    time.sleep(1.5)
+    assert passkey_list(h) == [], "a passkey was made with conditional create switched off"
+
+    h.popup()
+    h.driver.find_element("id", "conditional-create").click()
+    # Another account than the one filled: not Keyhaven's to answer either.
+    fill_then_ask("eve")
+    time.sleep(1.5)
+    assert passkey_list(h) == [], "a passkey was made for an account Keyhaven did not fill"
+
+    challenge = fill_then_ask("ada")
+    outcome = wait_for(lambda: h.driver.execute_script("return window.__cc"), what="the conditional create()")
+    assert "ok" in outcome, outcome
+    webauthn.verify_registration_response(
+        credential=outcome["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost")
+    assert [(p["rpId"], p["userName"]) for p in passkey_list(h)] == [("localhost", "ada")]
+    assert sheet_text(h) == "", "conditional create asked the person"
+
+
 def passkeys_wait_for_the_unlock(h):
     """Locked, the proxy is detached: the browser's own authenticators answer (here none: no sheet
     appears); unlocked again, Keyhaven's sheet answers, and "Use another device" stands aside."""
@@ -598,7 +654,8 @@ def shiny_passkeys_with_keyhaven(h):
 SCENARIOS = {f.__name__: f for f in [pairing, top_page, same_origin_frame, cross_site_frame, username_then_password,
                                      late_form, shadow_dom, segmented_code, generate_with_rules, save_after_signup,
                                      update_after_change, locked_then_unlock, other_passwords, revoked_pairing,
-                                     passkeys_on_a_plain_page, passkeys_in_the_autofill_menu, passkeys_wait_for_the_unlock,
+                                     passkeys_on_a_plain_page, passkeys_in_the_autofill_menu, passkeys_conditional_create,
+                                     passkeys_wait_for_the_unlock,
                                      shiny_passkeys_virtual_authenticator, shiny_passkeys_with_keyhaven]}
 
 
