@@ -46,6 +46,14 @@ extension Keyhaven {
                 )
             )
             var idleLock: String = "15m"
+            @Option(
+                name: .long,
+                help: ArgumentHelp(
+                    "How long the unlock verifies you for passkeys that require it; after that the master password is asked again.",
+                    valueName: "duration"
+                )
+            )
+            var passkeyVerification: String = "5m"
             @Option(name: .long, help: ArgumentHelp("The socket (default: see above).", valueName: "path"))
             var socket: String?
 
@@ -53,6 +61,12 @@ extension Keyhaven {
                 guard let idle = parseDuration(idleLock) else {
                     throw Output.failure(
                         "--idle-lock \(idleLock): give a duration such as 90s, 15m or 1h",
+                        exitCode: 64
+                    )
+                }
+                guard let verification = parseDuration(passkeyVerification) else {
+                    throw Output.failure(
+                        "--passkey-verification \(passkeyVerification): give a duration such as 90s, 5m or 1h",
                         exitCode: 64
                     )
                 }
@@ -64,7 +78,8 @@ extension Keyhaven {
                     .init(
                         vaultURL: vaultURL,
                         idleLock: idle == 0 ? .infinity : idle,
-                        allowInsecureKDF: options.insecureKDF
+                        allowInsecureKDF: options.insecureKDF,
+                        verificationWindow: verification
                     )
                 )
                 let path = AgentClient.socketPath(socket)
