@@ -377,6 +377,7 @@
   // master password is never typed into a page: "Verify…" opens Keyhaven's own page for it.
 
   let passkeySheet = null;
+  const SHEET_CLICK_DELAY_MS = 400;
 
   function closePasskeySheet() {
     if (passkeySheet) passkeySheet.element.remove();
@@ -409,6 +410,7 @@
     status.setAttribute("role", "status");
     box.append(title, site);
     passkeySheet = { element, request };
+    const shownAt = performance.now();
 
     function button(text, fields, role) {
       const item = document.createElement("button");
@@ -416,7 +418,9 @@
       item.textContent = text;
       if (role) item.setAttribute("role", role);
       item.addEventListener("click", async (event) => {
-        if (!event.isTrusted) return;
+        // Real clicks only, and not in the first moments: a page cannot click for the person, nor
+        // slip the sheet under a click meant for something else (as browsers guard their prompts).
+        if (!event.isTrusted || performance.now() - shownAt < SHEET_CLICK_DELAY_MS) return;
         status.textContent = "Asking Keyhaven…";
         try {
           await ask({ kind: fields.verify ? "passkey.verify" : "passkey.answer", request, ...fields });

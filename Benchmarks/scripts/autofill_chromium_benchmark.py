@@ -13,7 +13,6 @@ the agent's part faster), chromium, chromium-driver and selenium (scripts/instal
 import pathlib
 import statistics
 import sys
-import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "Tests/browser"))
 import autofill_browser as A  # noqa: E402

@@ -18,6 +18,7 @@ def passkeys(h, client, wait_for):
     appears in the page; PyPI `webauthn` verifies what the page got."""
     import base64
     import os
+    import time
 
     import webauthn
 
@@ -26,11 +27,13 @@ def passkeys(h, client, wait_for):
     client.navigate(origin + "/passkey.html")
 
     def button(label):
-        return wait_for(lambda: client.execute_script(
+        found = wait_for(lambda: client.execute_script(
             "const s = document.querySelector('keyhaven-passkey');"
             "return s ? [...s.shadowRoot.querySelectorAll('button')].find(b => b.textContent.split('\\n')[0] === arguments[0]"
             " || b.firstChild && b.firstChild.textContent === arguments[0]) || null : null;", script_args=[label]),
             what=f"{label!r} in Keyhaven's sheet in Firefox")
+        time.sleep(0.45)  # the sheet ignores clicks in its first 400 ms
+        return found
 
     # Marionette's scripts run in a sandbox that sees the page through Xray wrappers: the page's own
     # functions and objects are reached through its own eval, with JSON in between.
