@@ -73,18 +73,18 @@ FuzzJOSE | FuzzBreachIndex)
     ;;
 FuzzImport)
     # Every import fixture, once with format detection (selector 0) and once with its format named
-    # (selectors 1…10 follow ImportFormat.allCases).
+    # (selectors 1…11 follow ImportFormat.allCases).
     max_len=16384
     python3 - "$corpus" <<'PY'
 import pathlib, sys
 out = pathlib.Path(sys.argv[1])
 formats = ["chrome-csv", "firefox-csv", "apple-passwords-csv", "bitwarden-csv", "bitwarden-json",
-           "1password8-csv", "keepassxc-csv", "lastpass-csv", "cxf-1.0-json", "keyhaven-csv"]
+           "1password8-csv", "keepassxc-csv", "lastpass-csv", "cxf-1.0-json", "keyhaven-csv", "keepass-xml"]
 by_file = {"chrome.csv": "chrome-csv", "chrome-old.csv": "chrome-csv", "firefox.csv": "firefox-csv",
            "safari.csv": "apple-passwords-csv", "bitwarden.csv": "bitwarden-csv",
            "bitwarden.json": "bitwarden-json", "1password.csv": "1password8-csv",
            "keepassxc.csv": "keepassxc-csv", "lastpass.csv": "lastpass-csv", "cxf.json": "cxf-1.0-json",
-           "broken-1000.csv": "chrome-csv"}
+           "broken-1000.csv": "chrome-csv", "keepass.xml": "keepass-xml"}
 fixtures = pathlib.Path("Tests/VaultTests/Fixtures/imports")
 for name, fmt in by_file.items():
     data = (fixtures / name).read_bytes()[:16000]

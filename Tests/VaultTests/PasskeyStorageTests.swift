@@ -305,6 +305,20 @@ struct KeePassXMLTests {
         #expect(throws: VaultError.self) {
             try ImportParser.parse(Array("<KeePassFile><Root>".utf8), format: .keepassXML)
         }
+        // Mismatched tags: refused even where the parser recovers and goes on.
+        #expect(throws: VaultError.self) {
+            try ImportParser.parse(
+                Array("<KeePassFile><Root><Group><Name>a</Nme></Group></Root></KeePassFile>".utf8),
+                format: .keepassXML
+            )
+        }
+        // Found by FuzzImport: invalid UTF-8 in a comment trapped inside Foundation's XMLParser.
+        #expect(throws: VaultError.self) {
+            try ImportParser.parse(
+                Array("<KeePassFile><!-- a".utf8) + [0xE3, 0x20] + Array(" --><Root/></KeePassFile>".utf8),
+                format: .keepassXML
+            )
+        }
     }
 
     /// Through KeePassXC itself: `keepassxc-cli import` reads Keyhaven's export into a KDBX database,

@@ -13,11 +13,16 @@ import FoundationXML
 /// user handle base64url, the key as a PKCS#8 PEM). An entry's `History` is not imported.
 extension ImportParser {
     static func parseKeePassXML(_ bytes: [UInt8]) throws(VaultError) -> ParsedImport {
+        // KeePass writes UTF-8. Checked first: Foundation's XMLParser traps on some invalid UTF-8
+        // (in a comment, found by FuzzImport) instead of reporting an error.
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw VaultError(.invalidInput, "this KeePass XML file is not valid UTF-8")
+        }
         let reader = KeePassXMLReader()
         let parser = XMLParser(data: Data(bytes))
         parser.shouldResolveExternalEntities = false
         parser.delegate = reader
-        guard parser.parse(), reader.sawKeePassFile, reader.finished else {
+        guard parser.parse(), reader.sawKeePassFile, reader.finished, !reader.malformed else {
             throw VaultError(
                 .invalidInput,
                 "not a KeePass XML export (line \(parser.lineNumber)); export again with keepassxc-cli export --format xml"
@@ -150,6 +155,10 @@ final class KeePassXMLReader: NSObject, XMLParserDelegate {
     private(set) var sawKeePassFile = false
     /// The document's end was read (a cut-off file is refused, not imported in part).
     private(set) var finished = false
+    /// The parser reported an error (it may recover and go on; the file is refused all the same).
+    private(set) var malformed = false
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) { malformed = true }
     private var path: [String] = []
     private var groups: [String] = []
     private var current: Entry?
