@@ -38,6 +38,7 @@ SHINY = os.environ.get("SHINY_BINARY") or str(pathlib.Path(KEYHAVEN).parent / "s
 SHOTS = pathlib.Path(os.environ.get("KEYHAVEN_SCREENSHOTS") or ROOT / ".build/screenshots/webapp")
 ALICE = "Password1234"
 BOB = "Welcome12345"
+VERA = ALICE  # reused: vera shows up in the recommendations
 TOTP_SECRET = "JBSWY3DPEHPK3PXP"
 
 
@@ -75,15 +76,7 @@ class Harness:
         self.env = keyhaven_environment(self.dir)
         self.servers = []
         self.driver = None
-        # shiny's public origin is http://localhost:PORT: a host that can be a passkey's RP ID, so its
-        # manifest offers the upgrade to a passkey too.
-        shiny_port = free_port()
-        self.shiny_origin = f"http://localhost:{shiny_port}"
-        self.shiny = subprocess.Popen([SHINY, "--port", str(shiny_port), "--public-url", self.shiny_origin, "--demo",
-                                       "--stop-when-stdin-closes"], env=self.env, stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.shiny.stdout.readline()
-        assert "listening on" in line, line
+        self.shiny, self.shiny_origin = self.start_shiny()
         self.bob_secret = self.shiny_signup("bob", BOB, totp=True)
         self.shiny_signup("alice", ALICE)
 
@@ -112,6 +105,20 @@ class Harness:
         self.start_browser(extension)
 
     # --- processes ---
+
+    def start_shiny(self, public_host=None):
+        """shiny as a process of its own; with `public_host` (`localhost`: a host that can be a
+        passkey's RP ID) its public origin names that host, so its manifest offers passkeys."""
+        port = free_port()
+        arguments = [SHINY, "--port", str(port), "--demo", "--stop-when-stdin-closes"]
+        if public_host:
+            arguments += ["--public-url", f"http://{public_host}:{port}"]
+        process = subprocess.Popen(arguments, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True)
+        line = process.stdout.readline()
+        assert "listening on" in line, line
+        self.servers_to_stop = getattr(self, "servers_to_stop", []) + [process]
+        return process, (f"http://{public_host}:{port}" if public_host else line.strip().split()[-1])
 
     def keyhaven(self, *args, password=False, check=True, stdin=None):
         return run_keyhaven(self.env, *args, password=password, check=check, stdin=stdin)
@@ -165,11 +172,12 @@ class Harness:
         if self.driver:
             self.driver.quit()
         self.keyhaven("agent", "stop", check=False)
-        try:
-            self.shiny.stdin.close()
-            self.shiny.wait(10)
-        except Exception:
-            self.shiny.kill()
+        for shiny in getattr(self, "servers_to_stop", []):
+            try:
+                shiny.stdin.close()
+                shiny.wait(10)
+            except Exception:
+                shiny.kill()
         for server in self.servers:
             server.shutdown()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -372,19 +380,27 @@ def upgrade(h):
 
 
 def upgrade_to_passkey(h):
-    """Security Recommendations offer shiny's upgrade to a passkey first; afterwards the vault holds
-    the passkey, the account's page lists it, and shiny no longer takes the password."""
+    """Security Recommendations offer the upgrade to a passkey first where the service's manifest
+    offers it (a shiny whose public origin is http://localhost:PORT); afterwards the vault holds the
+    passkey, the account's page lists it, and shiny no longer takes the password."""
+    _, origin = h.start_shiny(public_host="localhost")
+    h.shiny_origin, shiny_127 = origin, h.shiny_origin
+    h.shiny_signup("vera", VERA)
+    h.keyhaven("add", origin, "--user", "vera", "--password", VERA, password=True)
     h.launch_and_unlock()
     listed = json.loads(h.keyhaven("list", "--json", password=True).stdout)
-    alice = next(c for c in listed if c["user"] == "alice")
+    vera = next(c for c in listed if c["user"] == "vera")
     h.go("/recommendations")
-    h.find(f"passkey-{alice['id']}").click()
+    alice = next(c for c in listed if c["user"] == "alice")
+    assert h.exists(f"upgrade-{alice['id']}") and not h.exists(f"passkey-{alice['id']}")  # 127.0.0.1: no passkeys
+    h.find(f"passkey-{vera['id']}").click()
     wait_for(lambda: h.exists("result"), timeout=60, what="the passkey upgrade's result")
     assert h.find("result").get_attribute("data-outcome") == "upgraded", h.text("result")
     assert "passkey" in h.text("result")
     passkeys = json.loads(h.keyhaven("passkey", "list", "--json", password=True).stdout)
-    assert [(p["rpId"], p["userName"]) for p in passkeys] == [("localhost", "alice")], passkeys
-    assert not h.shiny_signs_in("alice", ALICE)
+    assert [(p["rpId"], p["userName"]) for p in passkeys] == [("localhost", "vera")], passkeys
+    assert not h.shiny_signs_in("vera", VERA)
+    h.shiny_origin = shiny_127
     h.find("back").click()
     assert "signs in with its passkey" in h.text("password")
     assert "localhost" in h.find("passkeys").text
