@@ -13,8 +13,33 @@ extension Vault {
     }
 
     /// The passkey's row id (hex): stable for one relying party and credential id.
-    public func passkeyID(_ passkey: PasskeyCredential) -> String {
+    public func passkeyID(_ passkey: PasskeyCredential) -> String { Self.passkeyID(passkey, keys: keys) }
+
+    static func passkeyID(_ passkey: PasskeyCredential, keys: VaultKeys) -> String {
         Hex.encode(keys.tag("passkey", passkey.rpID + "\u{0}" + Base64URL.encode(passkey.credentialID)))
+    }
+
+    /// Writes `passkey` (its JSON, `content`) sealed under `keys` as row `version`, replacing any
+    /// row with its id; returns that id. The one place a passkey row is written: saves, imports and
+    /// re-keying.
+    @discardableResult
+    static func writePasskeyRow(
+        _ passkey: PasskeyCredential,
+        content: Data,
+        version: Int64,
+        created: Double,
+        keys: VaultKeys,
+        _ db: Database
+    ) throws -> String {
+        let id = passkeyID(passkey, keys: keys)
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
+            arguments: [
+                id, keys.tag("passkey-rp", passkey.rpID), version,
+                try keys.seal(content, associatedData: passkeyAD(id, version: version)), created,
+            ]
+        )
+        return id
     }
 
     /// Saves `passkey`, replacing the one with the same relying party and credential id.
@@ -26,17 +51,20 @@ extension Vault {
 
     /// ``savePasskey(_:)`` inside a write (an upgrade's completion saves its passkey with the rest).
     func writePasskey(_ passkey: PasskeyCredential, _ db: Database) throws {
-        let id = passkeyID(passkey)
         var content = try JSONEncoder().encode(passkey)
         defer { content.resetBytes(in: 0..<content.count) }
-        let version =
-            (try Int64.fetchOne(db, sql: "SELECT version FROM passkey WHERE id = ?", arguments: [id]) ?? 0) + 1
-        let sealed = try keys.seal(content, associatedData: Self.passkeyAD(id, version: version))
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
-            arguments: [
-                id, keys.tag("passkey-rp", passkey.rpID), version, sealed, passkey.created.timeIntervalSince1970,
-            ]
+        let stored = try Int64.fetchOne(
+            db,
+            sql: "SELECT version FROM passkey WHERE id = ?",
+            arguments: [passkeyID(passkey)]
+        )
+        try Self.writePasskeyRow(
+            passkey,
+            content: content,
+            version: (stored ?? 0) + 1,
+            created: passkey.created.timeIntervalSince1970,
+            keys: keys,
+            db
         )
     }
 
@@ -46,10 +74,15 @@ extension Vault {
         guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM passkey WHERE id = ?", arguments: [id]) == 0 else {
             return false
         }
-        let sealed = try keys.seal(try JSONEncoder().encode(passkey), associatedData: Self.passkeyAD(id, version: 1))
-        try db.execute(
-            sql: "INSERT INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, 1, ?, ?)",
-            arguments: [id, keys.tag("passkey-rp", passkey.rpID), sealed, passkey.created.timeIntervalSince1970]
+        var content = try JSONEncoder().encode(passkey)
+        defer { content.resetBytes(in: 0..<content.count) }
+        try Self.writePasskeyRow(
+            passkey,
+            content: content,
+            version: 1,
+            created: passkey.created.timeIntervalSince1970,
+            keys: keys,
+            db
         )
         return true
     }
@@ -99,17 +132,14 @@ extension Vault {
                 let passkey = try? JSONDecoder().decode(PasskeyCredential.self, from: plaintext)
             else { continue }
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            let newID = Hex.encode(
-                newKeys.tag("passkey", passkey.rpID + "\u{0}" + Base64URL.encode(passkey.credentialID))
-            )
             try db.execute(sql: "DELETE FROM passkey WHERE id = ?", arguments: [id])
-            try db.execute(
-                sql: "INSERT INTO passkey (id, rpTag, version, sealed, created) VALUES (?, ?, ?, ?, ?)",
-                arguments: [
-                    newID, newKeys.tag("passkey-rp", passkey.rpID), version,
-                    try newKeys.seal(plaintext, associatedData: Self.passkeyAD(newID, version: version)),
-                    row["created"] as Double,
-                ]
+            try Self.writePasskeyRow(
+                passkey,
+                content: plaintext,
+                version: version,
+                created: row["created"],
+                keys: newKeys,
+                db
             )
         }
     }
