@@ -88,25 +88,20 @@ extension ImportParser {
     /// A Bitwarden `fido2Credentials` entry: `keyValue` is the key as base64url PKCS#8,
     /// `credentialId` a UUID (16 bytes) or `b64.` + base64url, numbers are strings.
     static func bitwardenPasskey(_ entry: JSONValue, dates: ISO8601DateFormatter) -> PasskeyCredential? {
-        guard let rpID = entry["rpId"]?.string?.lowercased(), !rpID.isEmpty,
-            let idText = entry["credentialId"]?.string, let id = bitwardenCredentialID(idText), !id.isEmpty,
-            let pkcs8 = entry["keyValue"]?.string.flatMap({
-                Base64URL.decode($0) ?? Data(base64Encoded: $0).map(Array.init)
-            }),
-            let key = PasskeyCredential.privateKey(pkcs8: pkcs8)
-        else { return nil }
-        let counter =
+        let counter: UInt32? =
             entry["counter"]?.string.flatMap { UInt32($0) } ?? entry["counter"]?.integer.flatMap { UInt32(exactly: $0) }
-        return PasskeyCredential(
-            rpID: rpID,
-            credentialID: id,
+        let key: [UInt8]? = entry["keyValue"]?.string.flatMap { text in
+            Base64URL.decode(text) ?? Data(base64Encoded: text).map { Array($0) }
+        }
+        return importedPasskey(
+            rpID: entry["rpId"]?.string,
+            credentialID: entry["credentialId"]?.string.flatMap(bitwardenCredentialID),
+            pkcs8: key,
             userHandle: entry["userHandle"]?.string.flatMap { Base64URL.decode($0) } ?? [],
             userName: entry["userName"]?.string ?? "",
             userDisplayName: entry["userDisplayName"]?.string ?? "",
-            algorithm: key.algorithm,
-            privateKey: key.raw,
             signCount: counter ?? 0,
-            created: entry["creationDate"]?.string.flatMap { dates.date(from: $0) } ?? Date()
+            created: entry["creationDate"]?.string.flatMap { dates.date(from: $0) }
         )
     }
 
@@ -216,21 +211,16 @@ extension ImportParser {
 
     /// A CXF `passkey` credential (its key PKCS#8, ES256 or Ed25519); nil when unreadable.
     static func cxfPasskey(_ credential: JSONValue, created: Double?) -> PasskeyCredential? {
-        guard let rpID = credential["rpId"]?.string?.lowercased(), !rpID.isEmpty,
-            let id = credential["credentialId"]?.string.flatMap({ Base64URL.decode($0) }), !id.isEmpty,
-            let handle = credential["userHandle"]?.string.flatMap({ Base64URL.decode($0) }),
-            let pkcs8 = credential["key"]?.string.flatMap({ Base64URL.decode($0) }),
-            let key = PasskeyCredential.privateKey(pkcs8: pkcs8)
-        else { return nil }
-        return PasskeyCredential(
-            rpID: rpID,
-            credentialID: id,
+        // CXF requires the user handle.
+        guard let handle = credential["userHandle"]?.string.flatMap({ Base64URL.decode($0) }) else { return nil }
+        return importedPasskey(
+            rpID: credential["rpId"]?.string,
+            credentialID: credential["credentialId"]?.string.flatMap { Base64URL.decode($0) },
+            pkcs8: credential["key"]?.string.flatMap { Base64URL.decode($0) },
             userHandle: handle,
             userName: credential["username"]?.string ?? "",
             userDisplayName: credential["userDisplayName"]?.string ?? "",
-            algorithm: key.algorithm,
-            privateKey: key.raw,
-            created: created.flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0) : nil } ?? Date()
+            created: created.flatMap { $0.isFinite ? Date(timeIntervalSince1970: $0) : nil }
         )
     }
 

@@ -100,23 +100,18 @@ extension ImportParser {
 
     /// KeePassXC's passkey attributes as a passkey; nil when unreadable.
     static func keePassPasskey(_ strings: [String: String], created: Date?) -> PasskeyCredential? {
-        guard let rpID = strings["KPEX_PASSKEY_RELYING_PARTY"]?.lowercased(), !rpID.isEmpty,
-            let id = strings["KPEX_PASSKEY_CREDENTIAL_ID"].flatMap({ Base64URL.decode($0) }), !id.isEmpty,
-            let pem = strings["KPEX_PASSKEY_PRIVATE_KEY_PEM"],
-            let pkcs8 = PEMText.decode(pem, label: "PRIVATE KEY"),
-            let key = PasskeyCredential.privateKey(pkcs8: pkcs8)
-        else { return nil }
-        return PasskeyCredential(
-            rpID: rpID,
-            credentialID: id,
+        let user = strings["KPEX_PASSKEY_USERNAME"] ?? strings["UserName"] ?? ""
+        let flag = { (name: String) in strings[name].map { $0 != "0" && $0.lowercased() != "false" } ?? true }
+        return importedPasskey(
+            rpID: strings["KPEX_PASSKEY_RELYING_PARTY"],
+            credentialID: strings["KPEX_PASSKEY_CREDENTIAL_ID"].flatMap { Base64URL.decode($0) },
+            pkcs8: strings["KPEX_PASSKEY_PRIVATE_KEY_PEM"].flatMap { PEMText.decode($0, label: "PRIVATE KEY") },
             userHandle: strings["KPEX_PASSKEY_USER_HANDLE"].flatMap { Base64URL.decode($0) } ?? [],
-            userName: strings["KPEX_PASSKEY_USERNAME"] ?? strings["UserName"] ?? "",
-            userDisplayName: strings["KPEX_PASSKEY_USERNAME"] ?? strings["UserName"] ?? "",
-            algorithm: key.algorithm,
-            privateKey: key.raw,
-            backupEligible: strings["KPEX_PASSKEY_FLAG_BE"].map { $0 != "0" && $0.lowercased() != "false" } ?? true,
-            backedUp: strings["KPEX_PASSKEY_FLAG_BS"].map { $0 != "0" && $0.lowercased() != "false" } ?? true,
-            created: created ?? Date()
+            userName: user,
+            userDisplayName: user,
+            backupEligible: flag("KPEX_PASSKEY_FLAG_BE"),
+            backedUp: flag("KPEX_PASSKEY_FLAG_BS"),
+            created: created
         )
     }
 }

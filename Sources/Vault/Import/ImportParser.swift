@@ -1,4 +1,5 @@
 import Foundation
+import Passkeys
 
 /// Reads password-manager exports into credentials: format detection, CSV dialects, JSON shapes,
 /// non-login items skipped and reported, malformed rows reported with their line numbers while every
@@ -273,5 +274,40 @@ public enum ImportParser {
         case .bitwardenJSON, .cxf, .keepassXML:
             preconditionFailure("JSON formats are not CSV")
         }
+    }
+}
+
+extension ImportParser {
+    /// A passkey read from an export, whatever the format named its fields: nil unless it has a
+    /// relying party, a credential id and a PKCS#8 key Keyhaven can use (ES256 or Ed25519). The
+    /// relying party is lower-cased.
+    static func importedPasskey(
+        rpID: String?,
+        credentialID: [UInt8]?,
+        pkcs8: [UInt8]?,
+        userHandle: [UInt8],
+        userName: String,
+        userDisplayName: String,
+        signCount: UInt32 = 0,
+        backupEligible: Bool = true,
+        backedUp: Bool = true,
+        created: Date?
+    ) -> PasskeyCredential? {
+        guard let rpID = rpID?.lowercased(), !rpID.isEmpty, let credentialID, !credentialID.isEmpty,
+            let key = pkcs8.flatMap(PasskeyCredential.privateKey(pkcs8:))
+        else { return nil }
+        return PasskeyCredential(
+            rpID: rpID,
+            credentialID: credentialID,
+            userHandle: userHandle,
+            userName: userName,
+            userDisplayName: userDisplayName,
+            algorithm: key.algorithm,
+            privateKey: key.raw,
+            signCount: signCount,
+            backupEligible: backupEligible,
+            backedUp: backedUp,
+            created: created ?? Date()
+        )
     }
 }
