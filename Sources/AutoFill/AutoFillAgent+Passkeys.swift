@@ -15,15 +15,10 @@ extension AutoFillAgent {
     /// does; a correct one renews the window.
     func userVerified(masterPassword: String?) throws(AutoFillError) -> Bool {
         if let masterPassword, !masterPassword.isEmpty {
+            let opened = try openVault(masterPassword: masterPassword)
             do {
-                try Vault.open(
-                    at: configuration.vaultURL,
-                    masterPassword: masterPassword,
-                    allowInsecureKDF: configuration.allowInsecureKDF,
-                    now: configuration.now
-                ).close()
+                try opened.close()
             } catch {
-                if error.code == .wrongPassword { throw AutoFillError(.wrongPassword, "The master password is wrong.") }
                 throw AutoFillError(.failed, "The vault could not be opened: \(error.message)")
             }
             state.withLock { $0.unlockedAt = now }
@@ -93,12 +88,7 @@ extension AutoFillAgent {
         let (credential, response) = try passkeyCall { () throws(PasskeyError) in
             try authenticator.register(request, origin: origin, existing: existing, userVerified: verified)
         }
-        do {
-            try vault.savePasskey(credential)
-        } catch {
-            throw AutoFillError(.failed, "The passkey could not be saved: \(error.message)")
-        }
-        noteOwnWrite()
+        try save([credential], in: vault, failure: "The passkey could not be saved")
         return ["responseJson": response]
     }
 
@@ -123,12 +113,7 @@ extension AutoFillAgent {
         let (updated, response) = try passkeyCall { () throws(PasskeyError) in
             try authenticator.authenticate(request, origin: origin, credential: passkey, userVerified: verified)
         }
-        do {
-            try vault.savePasskey(updated)
-        } catch {
-            throw AutoFillError(.failed, "The passkey's use could not be recorded: \(error.message)")
-        }
-        noteOwnWrite()
+        try save([updated], in: vault, failure: "The passkey's use could not be recorded")
         return ["responseJson": response]
     }
 
@@ -169,18 +154,24 @@ extension AutoFillAgent {
             }
             if passkey != before { changed.append(passkey) }
         }
-        do {
-            for passkey in changed { try vault.savePasskey(passkey) }
-        } catch {
-            throw AutoFillError(.failed, "The passkeys could not be updated: \(error.message)")
-        }
-        if !changed.isEmpty { noteOwnWrite() }
+        try save(changed, in: vault, failure: "The passkeys could not be updated")
         return ["changed": .number(Double(changed.count))]
     }
 
     var authenticator: Authenticator {
         let randomness = configuration.randomness
         return Authenticator(now: configuration.now, randomBytes: { Array(randomness.bytes($0)) })
+    }
+
+    /// Saves `passkeys` and records the vault files as the agent's own write.
+    func save(_ passkeys: [PasskeyCredential], in vault: Vault, failure: String) throws(AutoFillError) {
+        guard !passkeys.isEmpty else { return }
+        do {
+            for passkey in passkeys { try vault.savePasskey(passkey) }
+        } catch {
+            throw AutoFillError(.failed, "\(failure): \(error.message)")
+        }
+        noteOwnWrite()
     }
 
     func stored(_ vault: Vault, rpID: String) throws(AutoFillError) -> [PasskeyCredential] {

@@ -127,18 +127,7 @@ public final class AutoFillAgent: Sendable {
     /// Opens the vault with `masterPassword` (scrypt: seconds) and reads its identities.
     public func unlock(masterPassword: String) throws(AutoFillError) {
         if isUnlocked { return touch() }
-        let vault: Vault
-        do {
-            vault = try Vault.open(
-                at: configuration.vaultURL,
-                masterPassword: masterPassword,
-                allowInsecureKDF: configuration.allowInsecureKDF,
-                now: configuration.now
-            )
-        } catch {
-            if error.code == .wrongPassword { throw AutoFillError(.wrongPassword, "The master password is wrong.") }
-            throw AutoFillError(.failed, "The vault could not be opened: \(error.message)")
-        }
+        let vault = try openVault(masterPassword: masterPassword)
         let index: IdentityIndex
         let stamp = fileStamp()
         var pairings: [String: Pairing] = [:]
@@ -171,6 +160,22 @@ public final class AutoFillAgent: Sendable {
             listeners.0,
             ["event": "identities.changed", "revision": .number(Double(listeners.1)), "replaced": true]
         )
+    }
+
+    /// Opens the vault file with `masterPassword` (scrypt: seconds): the unlock, and the passkeys'
+    /// user verification.
+    func openVault(masterPassword: String) throws(AutoFillError) -> Vault {
+        do {
+            return try Vault.open(
+                at: configuration.vaultURL,
+                masterPassword: masterPassword,
+                allowInsecureKDF: configuration.allowInsecureKDF,
+                now: configuration.now
+            )
+        } catch {
+            if error.code == .wrongPassword { throw AutoFillError(.wrongPassword, "The master password is wrong.") }
+            throw AutoFillError(.failed, "The vault could not be opened: \(error.message)")
+        }
     }
 
     /// Forgets the vault and everything read from it. The pairings read at unlock stay known (a
