@@ -58,10 +58,17 @@ extension Shiny {
     /// Whether a form post comes from shiny's own page in this browser: the form's `csrf` equals
     /// the browser's cookie, and the browser does not say the post came from another site.
     func isGenuineForm(_ form: [String: String], _ request: Request) -> Bool {
+        isGenuine(request, token: form["csrf"])
+    }
+
+    /// Whether `request` comes from shiny's own page in this browser: same origin, and `token` (a
+    /// form's `csrf` field, or the `X-CSRF-Token` header of the pages' script) equal to the
+    /// browser's cookie.
+    func isGenuine(_ request: Request, token: String?) -> Bool {
         guard isSameOrigin(request), let cookie = request.cookies[Self.csrfCookie]?.value,
-            Self.isWellFormedToken(cookie), let field = form["csrf"]
+            Self.isWellFormedToken(cookie), let token
         else { return false }
-        return constantTimeEqual(field, cookie)
+        return constantTimeEqual(token, cookie)
     }
 
     /// No `Origin` (older browsers send none; the token still applies), or shiny's own public

@@ -52,10 +52,9 @@ extension Shiny {
     /// A JSON call from shiny's own page in this browser: same origin, and the CSRF header equal to
     /// the browser's cookie.
     func jsonCall(_ request: Request) async throws(ShinyAPIError) -> JSONValue {
-        guard isSameOrigin(request), let cookie = request.cookies[Self.csrfCookie]?.value,
-            Self.isWellFormedToken(cookie),
-            let header = request.headers[HTTPField.Name("X-CSRF-Token")!], constantTimeEqual(header, cookie)
-        else { throw ShinyAPIError(.forbidden, "invalid_request", "reload the page and try again") }
+        guard isGenuine(request, token: request.headers[HTTPField.Name("X-CSRF-Token")!]) else {
+            throw ShinyAPIError(.forbidden, "invalid_request", "reload the page and try again")
+        }
         guard let body = try? await request.body.collect(upTo: 64 << 10),
             let json = try? JSONValue.parse(Data(body.readableBytesView))
         else { throw ShinyAPIError.invalidRequest("the body is not JSON") }
