@@ -132,11 +132,12 @@
     if (resolve) resolve(event.data);
   });
 
-  function askKeyhaven(kind, options) {
+  /** Posts `message` (with a fresh id) to relay.js and waits for the reply with that id. */
+  function askKeyhaven(message) {
     return new Promise((resolve) => {
       const id = `${Date.now()}-${++next}`;
       waiting.set(id, resolve);
-      window.postMessage({ __keyhaven: "passkey.call", id, kind, options }, target);
+      window.postMessage({ ...message, id }, target);
     });
   }
 
@@ -149,7 +150,7 @@
       } catch {
         return original(options);
       }
-      const reply = await askKeyhaven(kind, json);
+      const reply = await askKeyhaven({ __keyhaven: "passkey.call", kind, options: json });
       if (reply.fallback) return original(options);
       if (reply.error) throw new DOMException(reply.error.message || "Keyhaven refused.", reply.error.name || "NotAllowedError");
       return credential(reply.responseJson, kind);
@@ -211,11 +212,7 @@
     } catch {
       return originalCreate(options);
     }
-    const id = `${Date.now()}-${++next}`;
-    const reply = await new Promise((resolve) => {
-      waiting.set(id, resolve);
-      window.postMessage({ __keyhaven: "passkey.conditionalCreate", id, options: json }, target);
-    });
+    const reply = await askKeyhaven({ __keyhaven: "passkey.conditionalCreate", options: json });
     if (!reply.responseJson) return originalCreate(options);
     return credential(reply.responseJson, "create");
   }
