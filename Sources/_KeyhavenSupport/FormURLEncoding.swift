@@ -3,14 +3,21 @@ import Foundation
 /// `application/x-www-form-urlencoded`, the body of every Sign in with Apple POST.
 public enum FormURLEncoding {
     /// The fields in order (`+` is a space; percent-escapes decoded). Malformed escapes keep their text.
+    /// Splits the UTF-8 bytes at `&` and the first `=`, as browsers do (splitting the `String`
+    /// went character by character, the largest part of reading a token request's form).
     public static func parse(_ body: String) -> [(name: String, value: String)] {
-        guard !body.isEmpty else { return [] }
-        return body.split(separator: "&", omittingEmptySubsequences: true).map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = decode(parts[0])
-            let value = parts.count > 1 ? decode(parts[1]) : ""
-            return (name, value)
+        var fields: [(name: String, value: String)] = []
+        var body = body
+        body.withUTF8 { bytes in
+            for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+                if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {
+                    fields.append((decode(pair[..<equals]), decode(pair[(equals + 1)...])))
+                } else {
+                    fields.append((decode(pair), ""))
+                }
+            }
         }
+        return fields
     }
 
     /// The fields as a dictionary; nil when a field appears twice (`invalid_request` at Apple).
@@ -38,20 +45,20 @@ public enum FormURLEncoding {
     /// `+` → space, `%XX` → the byte; a `%` not followed by two hex digits stays as it is. Works on
     /// UTF-8 bytes (Foundation's string replacing and percent-decoding cost more than the rest of
     /// a token request together); invalid UTF-8 becomes U+FFFD.
-    static func decode(_ text: Substring) -> String {
+    static func decode(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> String {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = Array(text.utf8)[...]
-        while let byte = iterator.popFirst() {
+        bytes.reserveCapacity(text.count)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let byte = text[index]
+            index += 1
             switch byte {
             case UInt8(ascii: "+"):
                 bytes.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
-                if iterator.count >= 2, let high = Hex.value(iterator[iterator.startIndex]),
-                    let low = Hex.value(iterator[iterator.startIndex + 1])
-                {
+                if text.endIndex - index >= 2, let high = Hex.value(text[index]), let low = Hex.value(text[index + 1]) {
                     bytes.append(high << 4 | low)
-                    iterator.removeFirst(2)
+                    index += 2
                 } else {
                     bytes.append(byte)
                 }

@@ -40,6 +40,13 @@ public struct JSONWriter {
 
     public mutating func appendString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escape, and are copied whole (byte by byte, the id_token and its
+        // response were the largest part of writing a token response).
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: text.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])

@@ -135,6 +135,15 @@ import _KeyhavenSupport
         writer.string("skipped", nil)
         let text = String(decoding: writer.finished(), as: UTF8.self)
         #expect(text == #"{"s":"a\"b\\c\n\u0001","i":42,"b":true}"#)
+        // Strings with nothing to escape are copied whole; one escape anywhere takes the slow path.
+        var plain = JSONWriter()
+        plain.string("p", "café \u{7F}/é")
+        plain.string("q", "ends with a quote\"")
+        plain.string("e", "")
+        #expect(
+            String(decoding: plain.finished(), as: UTF8.self)
+                == "{\"p\":\"café \u{7F}/é\",\"q\":\"ends with a quote\\\"\",\"e\":\"\"}"
+        )
     }
 }
 

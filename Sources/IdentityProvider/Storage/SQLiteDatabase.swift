@@ -4,10 +4,10 @@ import GRDB
 import Synchronization
 import _KeyhavenSupport
 
-/// SQLite through GRDB: a WAL `DatabasePool` for a file, a `DatabaseQueue` in memory. Everything
-/// goes through GRDB's async `read`/`write`, which run on GRDB's own dispatch queues (never on
-/// Swift's cooperative pool or NIO's event loops). GRDB serializes the writers and opens each
-/// write transaction itself (`BEGIN IMMEDIATE`, with a busy timeout against other processes).
+/// SQLite through GRDB: a WAL `DatabasePool` for a file, a `DatabaseQueue` in memory. Nothing runs
+/// on Swift's cooperative pool or NIO's event loops: writes go through GRDB's async `write` (its
+/// writer queue), reads through a few serial dispatch queues of this type (``readQueues``). GRDB
+/// serializes the writers and opens each write transaction itself (`BEGIN IMMEDIATE`, with a busy timeout against other processes).
 public final class SQLiteDatabase: SQLDatabase {
     let writer: any DatabaseWriter
     public var dialect: SQLDialect { .sqlite }
@@ -75,17 +75,37 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     /// Each statement is one GRDB `read` (a reader connection of the pool, in parallel with the
-    /// writer; in memory, the queue).
+    /// writer; in memory, the queue), run synchronously on one of ``readQueues``.
     public func read<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
         try await body(Reader(reader: writer))
     }
+
+    /// The serial queues that run reads, taken in turn: a fixed few (one per core, 2 to 4, fewer
+    /// than GRDB's 5 reader connections, so a read never waits for a connection). Under load each
+    /// queue runs read after read on the thread it already has. GRDB's own async `read` spread the
+    /// statements over its five readers' queues, where concurrent requests queued on a semaphore
+    /// and a dispatch thread was woken and parked per statement: about 4 thread switches per token
+    /// request against about 1 now, and 64–68 % against 70–77 % of the raw signing rate in
+    /// `Benchmarks/scripts/idp_token_benchmark.sh` (2 cores). The provider's reads are single
+    /// indexed lookups; a long one would delay the reads queued behind it on its queue.
+    static let readQueues = (0..<min(4, max(2, ProcessInfo.processInfo.activeProcessorCount))).map {
+        DispatchQueue(label: "keyhaven.idp.sqlite-read.\($0)")
+    }
+    static let nextReadQueue = Atomic<Int>(0)
 
     public func shutdown() async {}
 
     struct Reader: SQLConnection {
         let reader: any DatabaseReader
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-            try await reader.read { try SQLiteDatabase.run($0, sql, binds) }
+            let reader = self.reader
+            let queues = SQLiteDatabase.readQueues
+            let turn = SQLiteDatabase.nextReadQueue.wrappingAdd(1, ordering: .relaxed).oldValue
+            return try await withCheckedThrowingContinuation { continuation in
+                queues[turn % queues.count].async {
+                    continuation.resume(with: Result { try reader.read { try SQLiteDatabase.run($0, sql, binds) } })
+                }
+            }
         }
     }
 
