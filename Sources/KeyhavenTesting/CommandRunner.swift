@@ -107,8 +107,11 @@ public struct CommandRunner: Sendable {
                 group.leave()
             }.start()
         }
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
+        // A command that exits without reading its input (a missing tool's 127, an early usage
+        // error) closes the pipe: that is its result to report, not the runner's to crash on
+        // (`write(_:)` traps on EPIPE, `write(contentsOf:)` throws).
+        if !stdin.isEmpty { try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
         group.wait()
         process.waitUntilExit()
         return Result(

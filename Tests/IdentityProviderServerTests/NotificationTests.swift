@@ -16,15 +16,6 @@ import Testing
 /// every event arrives, verified, none lost.
 @Suite(.offCooperativePool)
 struct NotificationTests {
-    /// A port nothing listens on yet.
-    static func freePort() throws -> Int {
-        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).wait()
-        let port = channel.localAddress!.port!
-        try channel.close().wait()
-        return port
-    }
-
     final class Receiver: Sendable {
         let received = Mutex<[(jti: String, type: String, sub: String)]>([])
         let posts = Mutex(0)
@@ -51,7 +42,7 @@ struct NotificationTests {
     }
 
     @Test(.timeLimit(.minutes(2))) func receiverDownThenUpGetsEveryEvent() async throws {
-        let port = try Self.freePort()
+        let port = LoopbackPort.unused()
         var configuration = ProviderHarness.configuration()
         configuration.notificationRetry = RetryPolicy(base: 100, cap: 400, lease: 5_000)
         try await ProviderHarness.with(configuration, notificationURL: "http://127.0.0.1:\(port)/notifications") {

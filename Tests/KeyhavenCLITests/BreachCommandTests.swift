@@ -3,10 +3,6 @@ import Foundation
 import KeyhavenTesting
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `keyhaven breach index build | check | serve` end to end, and a plain Python `requests` client
 /// against the range server.
 struct BreachCommandTests {
@@ -70,7 +66,9 @@ struct BreachCommandTests {
         for offset in 0..<8 { full[buckets + 8 + offset] = 0xFF }
         let crafted = directory.appendingPathComponent("crafted.khbi")
         try full.write(to: crafted)
-        let serve = try keyhaven.run(["breach", "serve", "--index", crafted.path, "--port", String(Self.freePort())])
+        let serve = try keyhaven.run([
+            "breach", "serve", "--index", crafted.path, "--port", String(LoopbackPort.unused()),
+        ])
         #expect(serve.status == 1)
         #expect(serve.stderr.contains("bucket 1 starts at an impossible record"), "\(serve.stderr)")
         #expect(serve.stderr.contains("rebuild it"))
@@ -101,27 +99,10 @@ struct BreachCommandTests {
         #expect(result.stdout.isEmpty)
     }
 
-    static func freePort() -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     @Test(.enabled(if: ExternalTools.pythonClients, ExternalTools.pythonClientsReason))
     func serveAnswersPythonRequestsAndOurClient() throws {
         let index = try buildIndex()
-        let port = Self.freePort()
+        let port = LoopbackPort.unused()
         let server = Process()
         server.executableURL = keyhaven.executable
         server.arguments = ["breach", "serve", "--index", index, "--port", String(port)]
