@@ -488,7 +488,7 @@ let package = Package(
             name: "UpgradeHTTPTests",
             dependencies: [
                 "UpgradeHTTP", "AccountModification", "KeyhavenApp", "KeyhavenTesting", "SecurityRecommendations",
-                "_KeyhavenSupport", asyncHTTPClient, hummingbird, hummingbirdTesting, httpTypes,
+                "Vault", "_KeyhavenSupport", asyncHTTPClient, hummingbird, hummingbirdTesting, httpTypes,
             ],
             swiftSettings: swiftSettings
         ),

@@ -41,7 +41,8 @@ public struct WebSettings: Codable, Sendable, Equatable {
     static let kind = "web-settings"
 }
 
-/// One audit, kept until the vault or the settings change (and dropped when the agent locks), with
+/// One audit, kept until the vault or the settings change (and dropped when the agent locks; one
+/// whose sites did not all answer, only ``AuditCache/retryUnreachableAfter``), with
 /// the vault list ready to search: rows sorted by title once, each with its lower-cased text (a
 /// search is one pass of `contains`). It holds no password: the report is made without `reveal`,
 /// and the rows carry titles, user names, sites and badges.
@@ -51,9 +52,23 @@ struct AuditCache: Sendable {
     var seconds: Double
     var rows: [(row: VaultRow, text: String)]
     var passkeys: [PasskeyFacts]
+    var made: Date
 
-    init(key: String, report: AuditReport, credentials: [Credential], passkeys: [PasskeyFacts], seconds: Double) {
+    /// How long an audit whose network lookups partly failed is kept: a site that was down (or a
+    /// network that dropped) for a moment must not hide its change-password page and upgrades for
+    /// the rest of the session.
+    static let retryUnreachableAfter: TimeInterval = 60
+
+    init(
+        key: String,
+        report: AuditReport,
+        credentials: [Credential],
+        passkeys: [PasskeyFacts],
+        seconds: Double,
+        made: Date
+    ) {
         self.key = key
+        self.made = made
         self.report = report
         self.seconds = seconds
         self.passkeys = passkeys
@@ -69,6 +84,12 @@ struct AuditCache: Sendable {
         }
         .sorted { $0.order < $1.order }
         .map { ($0.row, $0.text) }
+    }
+
+    /// Whether this audit still answers for `key` at `now`.
+    func isCurrent(for key: String, at now: Date) -> Bool {
+        key == self.key
+            && (report.summary.unreachableSites == 0 || now.timeIntervalSince(made) < Self.retryUnreachableAfter)
     }
 }
 
@@ -139,7 +160,8 @@ extension WebApp {
     }
 
     /// The vault's audit under the current settings: computed once per vault revision and settings,
-    /// then served from memory (the recommendations page renders from it).
+    /// then served from memory (the recommendations page renders from it); one whose sites did not
+    /// all answer is computed again after ``AuditCache/retryUnreachableAfter``.
     func audit(_ vault: Vault) async throws -> AuditCache {
         let settings = try await settings(vault)
         // Sorted keys: without them the encoding's key order may differ between two calls.
@@ -147,7 +169,8 @@ extension WebApp {
         encoder.outputFormatting = .sortedKeys
         let settingsKey = String(decoding: try encoder.encode(settings), as: UTF8.self)
         let key = "\(agent.revision)|\(settingsKey)"
-        if let cached = state.withLock({ $0.audit }), cached.key == key { return cached }
+        let now = self.now
+        if let cached = state.withLock({ $0.audit }), cached.isCurrent(for: key, at: now) { return cached }
         let started = ContinuousClock.now
         let (listing, passkeys) = try await blocking { (try vault.list(), try vault.passkeys().map(PasskeyFacts.init)) }
         let source: SecurityAudit.BreachSource
@@ -168,7 +191,8 @@ extension WebApp {
             report: report,
             credentials: listing.credentials,
             passkeys: passkeys,
-            seconds: seconds
+            seconds: seconds,
+            made: now
         )
         state.withLock { $0.audit = cache }
         return cache

@@ -42,11 +42,10 @@ struct PasskeyFacts: Sendable, Hashable {
         shortCredentialID = String(Base64URL.encode(passkey.credentialID).prefix(10))
     }
 
-    /// The passkeys for a credential's sites: its host is the RP ID or inside it.
+    /// The passkeys of a credential's account, by the vault's one rule
+    /// (``PasskeyCredential/belongs(rpID:userName:to:)``: same site or a parent, same user).
     static func matching(_ credential: Credential, _ passkeys: [PasskeyFacts]) -> [PasskeyFacts] {
-        guard !passkeys.isEmpty else { return [] }
-        let hosts = credential.services.compactMap { ServiceOrigin(service: $0.identifier)?.host }
-        return passkeys.filter { passkey in hosts.contains { $0 == passkey.rpID || $0.hasSuffix("." + passkey.rpID) } }
+        passkeys.filter { PasskeyCredential.belongs(rpID: $0.rpID, userName: $0.userName, to: credential) }
     }
 }
 

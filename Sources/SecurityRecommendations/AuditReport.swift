@@ -149,6 +149,9 @@ public struct AuditSummary: Sendable, Encodable {
     /// `index`, `api`, or `skipped`.
     public var breachCheck: String
     /// Anything the person should know about how the audit ran (a skipped check, unreadable
-    /// records).
+    /// records, sites that could not be reached).
     public var notices: [String]
+    /// Sites (origins) whose change-password page or upgrade manifest could not be looked up for a
+    /// network error: their actions are incomplete, and a later audit asks again.
+    public var unreachableSites: Int = 0
 }

@@ -36,7 +36,8 @@ public protocol WellKnownProbe: Sendable {
 public actor ChangePasswordDiscovery {
     let probe: (any WellKnownProbe)?
     let quirks: [String: String]
-    private var cache: [String: (url: String?, source: String?)] = [:]
+    /// Per origin, for the life of this discovery (one audit).
+    private var cache: [String: (found: (url: String?, source: String?), reached: Bool)] = [:]
 
     public static let bogusPath = "/.well-known/resource-that-should-not-exist-whose-status-code-should-not-be-200"
 
@@ -58,20 +59,40 @@ public actor ChangePasswordDiscovery {
     /// The change-password URL for a credential's service, and where it came from.
     public func changePasswordURL(service identifier: String, domain: String?) async -> (url: String?, source: String?)
     {
-        if let probe, let origin = Self.origin(for: identifier) {
-            if let cached = cache[origin] { return cached.url == nil ? quirk(domain) : cached }
-            var found: (url: String?, source: String?) = (nil, nil)
-            if let bogus = await probe.get(origin + Self.bogusPath), !(200..<300).contains(bogus.status) {
-                if let answer = await probe.get(origin + "/.well-known/change-password"),
-                    (200..<300).contains(answer.status)
-                {
-                    found = (answer.finalURL, "well-known")
-                }
-            }
-            cache[origin] = found
-            if found.url != nil { return found }
+        await lookUp(service: identifier, domain: domain).found
+    }
+
+    /// ``changePasswordURL(service:domain:)``, and whether the site answered: `false` after a
+    /// network error (the answer then is the quirk alone, and a later discovery asks again).
+    public func lookUp(
+        service identifier: String,
+        domain: String?
+    ) async -> (
+        found: (url: String?, source: String?), reached: Bool
+    ) {
+        guard let probe, let origin = Self.origin(for: identifier) else { return (quirk(domain), true) }
+        let answer: (found: (url: String?, source: String?), reached: Bool)
+        if let cached = cache[origin] {
+            answer = cached
+        } else {
+            answer = await Self.probe(origin, with: probe)
+            cache[origin] = answer
         }
-        return quirk(domain)
+        return (answer.found.url == nil ? quirk(domain) : answer.found, answer.reached)
+    }
+
+    private static func probe(
+        _ origin: String,
+        with probe: any WellKnownProbe
+    ) async -> (
+        found: (url: String?, source: String?), reached: Bool
+    ) {
+        guard let bogus = await probe.get(origin + bogusPath) else { return ((nil, nil), false) }
+        guard !(200..<300).contains(bogus.status) else { return ((nil, nil), true) }  // untrustworthy codes
+        guard let answer = await probe.get(origin + "/.well-known/change-password") else { return ((nil, nil), false) }
+        guard (200..<300).contains(answer.status) else { return ((nil, nil), true) }
+        let found: (url: String?, source: String?) = (answer.finalURL, "well-known")
+        return (found, true)
     }
 
     func quirk(_ domain: String?) -> (url: String?, source: String?) {

@@ -165,24 +165,34 @@ public struct SecurityAudit: Sendable {
         let upgradeOffers = self.upgradeOffers
         let pending = services.sorted { $0.key < $1.key }
         var actionsByService: [String: AuditActions] = [:]
-        await withTaskGroup(of: (String, AuditActions).self) { group in
+        var unreachable = Set<String>()  // origins that did not answer
+        await withTaskGroup(of: (String, AuditActions, unreachableOrigin: String?).self) { group in
             var next = 0
             func schedule() {
                 guard next < pending.count else { return }
                 let (identifier, domain) = pending[next]
                 next += 1
                 group.addTask {
-                    let found = await discovery.changePasswordURL(service: identifier, domain: domain)
+                    let lookup = await discovery.lookUp(service: identifier, domain: domain)
                     let offer = await upgradeOffers?.upgradeOffer(service: identifier)
+                    let origin = ChangePasswordDiscovery.origin(for: identifier)
+                    // A site's manifest is nil (unknown) only when it could not be reached.
+                    let reached = lookup.reached && (upgradeOffers == nil || offer != nil || origin == nil)
                     return (
                         identifier,
-                        AuditActions(changePasswordURL: found.url, changePasswordSource: found.source, upgrade: offer)
+                        AuditActions(
+                            changePasswordURL: lookup.found.url,
+                            changePasswordSource: lookup.found.source,
+                            upgrade: offer
+                        ),
+                        reached ? nil : origin
                     )
                 }
             }
             for _ in 0..<8 { schedule() }
-            while let (identifier, actions) = await group.next() {
+            while let (identifier, actions, unreachableOrigin) = await group.next() {
                 actionsByService[identifier] = actions
+                if let unreachableOrigin { unreachable.insert(unreachableOrigin) }
                 progress?("actions", actionsByService.count, pending.count)
                 schedule()
             }
@@ -218,6 +228,13 @@ public struct SecurityAudit: Sendable {
         }
         lap("actions and report")
 
+        if !unreachable.isEmpty {
+            notices.append(
+                unreachable.count == 1
+                    ? "1 site could not be reached (\(unreachable.first!)): its change-password page and upgrades may be missing."
+                    : "\(unreachable.count) sites could not be reached: their change-password pages and upgrades may be missing."
+            )
+        }
         var bySeverity: [String: Int] = [:]
         for severity in AuditSeverity.allCases {
             bySeverity[severity.rawValue] = items.filter { $0.severity == severity }.count
@@ -231,7 +248,8 @@ public struct SecurityAudit: Sendable {
             unsecured: items.filter { $0.issues.contains(.unsecured) }.count,
             bySeverity: bySeverity,
             breachCheck: breachMode,
-            notices: notices
+            notices: notices,
+            unreachableSites: unreachable.count
         )
         return (AuditReport(items: items, summary: summary), timings)
     }

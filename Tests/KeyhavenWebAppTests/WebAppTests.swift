@@ -36,7 +36,10 @@ import _KeyhavenSupport
         let port: Int
         var origin: String { "http://127.0.0.1:\(port)" }
 
-        init() async throws {
+        init(
+            auditNetwork: AuditService.Network = .none,
+            now: @escaping @Sendable () -> Date = { Date() }
+        ) async throws {
             testVault = try TestVault()
             for (service, user, password) in [
                 ("https://mail.example.invalid", "ada", "Password1234"),
@@ -52,9 +55,10 @@ import _KeyhavenSupport
                 agent: agent,
                 services: .init(
                     breachSource: { _, _ in .none(reason: "tests") },
-                    auditNetwork: { _ in .none },
+                    auditNetwork: { _ in auditNetwork },
                     upgradeEnvironment: NoUpgrades()
-                )
+                ),
+                configuration: .init(now: now)
             )
             let ready = AsyncStream.makeStream(of: Int.self)
             let app = self.app
@@ -355,25 +359,31 @@ import _KeyhavenSupport
 
     @Test func passkeysShowAsABadgeAndOnTheirAccountsPage() async throws {
         let h = try await Harness()
-        let (passkey, _) = try Authenticator().register(
-            CreationRequest(
-                rpID: "bank.example.invalid",
-                rpName: "Bank",
-                userID: [1],
-                userName: "ada",
-                userDisplayName: "Ada",
-                challenge: [1]
-            ),
-            origin: "https://bank.example.invalid",
-            existing: [],
-            userVerified: true
-        )
+        func makePasskey(rpID: String, user: String) throws -> PasskeyCredential {
+            try Authenticator().register(
+                CreationRequest(
+                    rpID: rpID,
+                    rpName: "Site",
+                    userID: Array(user.utf8),
+                    userName: user,
+                    userDisplayName: user,
+                    challenge: [1]
+                ),
+                origin: "https://\(rpID)",
+                existing: [],
+                userVerified: true
+            ).credential
+        }
+        let passkey = try makePasskey(rpID: "bank.example.invalid", user: "ada")
         try h.testVault.vault.savePasskey(passkey)
+        // Another person's passkey on ada's mail site is not ada's: same site and same user, as
+        // `list --json` and the export decide.
+        try h.testVault.vault.savePasskey(try makePasskey(rpID: "mail.example.invalid", user: "grace"))
         let session = try await h.session()
         let items = try await h.request("/api/items?q=bank", headers: [("Cookie", session.cookie)])
         #expect(items.body.contains(#""passkey""#))
         let mail = try await h.request("/api/items?q=mail", headers: [("Cookie", session.cookie)])
-        #expect(!mail.body.contains(#""passkey""#))
+        #expect(mail.body.contains("mail.example.invalid") && !mail.body.contains(#""passkey""#))
         let bank = try #require(
             try h.testVault.vault.list().credentials.first { $0.primaryDomain == "bank.example.invalid" }
         )
@@ -383,6 +393,57 @@ import _KeyhavenSupport
                 && page.body.contains(String(Base64URL.encode(passkey.credentialID).prefix(10)))
         )
         #expect(!page.body.contains(Base64URL.encode(passkey.privateKey)))
+    }
+
+    /// A site that was down when the audit ran is asked again a minute later (the audit used to be
+    /// kept until the vault or the settings changed, hiding its change-password page all session);
+    /// an audit whose sites all answered is kept.
+    @Test func anAuditWithUnreachableSitesIsRedoneAMinuteLater() async throws {
+        /// Down until `up`; then a site with trustworthy status codes and a change-password page.
+        final class SiteThatComesBack: WellKnownProbe {
+            let up = Mutex(false)
+            let asked = Mutex(0)
+            func get(_ url: String) async -> ProbeResponse? {
+                asked.withLock { $0 += 1 }
+                guard up.withLock({ $0 }) else { return nil }
+                guard url.hasSuffix("/.well-known/change-password") else {
+                    return ProbeResponse(status: 404, finalURL: url)
+                }
+                let origin = url.dropLast("/.well-known/change-password".count)
+                return ProbeResponse(status: 200, finalURL: origin + "/account/password")
+            }
+        }
+        let site = SiteThatComesBack()
+        let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        let h = try await Harness(
+            auditNetwork: .init(probe: site, manifests: nil),
+            now: { clock.withLock { $0 } }
+        )
+        let vault = h.testVault.vault
+        func mailPage(_ audit: AuditCache) -> String? {
+            audit.report.items.first { $0.service == "mail.example.invalid" }?.actions.changePasswordURL
+        }
+        let first = try await h.app.audit(vault)
+        #expect(first.report.summary.unreachableSites == 2)  // mail and shop (weak, reused); bank is fine
+        #expect(first.report.summary.notices.contains { $0.contains("2 sites could not be reached") })
+        #expect(mailPage(first) == nil)
+
+        site.up.withLock { $0 = true }
+        clock.withLock { $0 += 59 }
+        let asked = site.asked.withLock { $0 }
+        #expect(mailPage(try await h.app.audit(vault)) == nil)  // still the same audit
+        #expect(site.asked.withLock { $0 } == asked)
+
+        clock.withLock { $0 += 2 }
+        let again = try await h.app.audit(vault)
+        #expect(again.report.summary.unreachableSites == 0)
+        #expect(!again.report.summary.notices.contains { $0.contains("could not be reached") })
+        #expect(mailPage(again) == "https://mail.example.invalid/account/password")
+
+        clock.withLock { $0 += 3600 }
+        let asked2 = site.asked.withLock { $0 }
+        #expect(try await h.app.audit(vault).made == again.made)
+        #expect(site.asked.withLock { $0 } == asked2)
     }
 
     @Test func theGeneratorHonoursRulesAndLength() {

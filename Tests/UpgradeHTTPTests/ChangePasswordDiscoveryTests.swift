@@ -9,6 +9,7 @@ import KeyhavenTesting
 import SecurityRecommendations
 import Testing
 import UpgradeHTTP
+import Vault
 import _KeyhavenSupport
 
 /// Change-password discovery against real local HTTP servers: one that redirects correctly, one that
@@ -90,6 +91,40 @@ struct ChangePasswordDiscoveryTests {
             #expect(
                 await Self.offers().upgradeOffer(service: origin) == UpgradeOffer(strongPassword: false, signIn: false)
             )
+        }
+    }
+
+    /// An audit names the sites it could not reach (their change-password page and upgrades are
+    /// unknown, not absent), once per site, and counts them in its summary; a site that answers is
+    /// not among them.
+    @Test func theAuditCountsSitesItCouldNotReach() async throws {
+        let app = Application(
+            router: Self.wellBehaved(),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0))
+        )
+        try await app.test(.live) { client in
+            let up = "http://127.0.0.1:\(client.port!)"
+            let closed = LoopbackPort.unused()
+            let down = "http://127.0.0.1:\(closed)"
+            let test = try TestVault()
+            for (index, service) in [up, down, down + "/other"].enumerated() {
+                try test.vault.add(
+                    CredentialContent(services: [.init(service)], user: "user\(index)", password: "Password1234")
+                )
+            }
+            let reader = HTTPManifestReader(client: Self.probe.client, timeout: .seconds(30))
+            let network = AuditService.Network(probe: Self.probe, manifests: reader)
+            let audit = AuditService(breachSource: .none(reason: "test"), network: network)
+            let report = try await audit.run(test.vault).report
+            #expect(report.summary.unreachableSites == 1)
+            #expect(
+                report.summary.notices.contains(
+                    "1 site could not be reached (\(down)): its change-password page and upgrades may be missing."
+                )
+            )
+            let reached = try #require(report.items.first { $0.service == "127.0.0.1" && $0.user == "user0" })
+            #expect(reached.actions.changePasswordURL == "\(up)/account/password")
+            #expect(reached.actions.upgrade == UpgradeOffer(strongPassword: true, signIn: false))
         }
     }
 

@@ -146,10 +146,17 @@ extension Vault {
 }
 
 extension PasskeyCredential {
-    /// Whether this passkey belongs to `credential`'s account: the relying party is one of its
-    /// sites' hosts or a parent of one, and the user names agree (or the credential has none).
-    /// `list --json` and the Bitwarden export attach passkeys to accounts by it.
+    /// Whether this passkey belongs to `credential`'s account (see
+    /// ``belongs(rpID:userName:to:)``). `list --json`, the Bitwarden export and the web app attach
+    /// passkeys to accounts by it.
     public func belongs(to credential: Credential) -> Bool {
+        Self.belongs(rpID: rpID, userName: userName, to: credential)
+    }
+
+    /// Whether a passkey for `rpID` and `userName` belongs to `credential`'s account: the relying
+    /// party is one of its sites' hosts or a parent of one, and the user names agree (or the
+    /// credential has none). For callers that keep a passkey's facts without its key.
+    public static func belongs(rpID: String, userName: String, to credential: Credential) -> Bool {
         guard userName == credential.user || credential.user.isEmpty else { return false }
         return credential.services.contains { service in
             guard let host = service.host?.lowercased() else { return false }
