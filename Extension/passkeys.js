@@ -3,13 +3,13 @@
 // page to this extension while it is attached — only while the agent is unlocked and passkeys are
 // on, so a locked Keyhaven never stands between a site and a security key. The browser itself
 // checks the rpId and reports the caller's origin (requestDetailsJson's remoteDesktopClientOverride);
-// the page never claims it. Each call opens Keyhaven's chooser (passkey.html): the person's choice
-// there is the user presence, the agent signs. Signals (PublicKeyCredential.signal*) come from the
+// the page never claims it. Each call shows Keyhaven's sheet in the calling frame (content.js): the
+// person's choice there is the user presence, the agent signs. Signals (PublicKeyCredential.signal*) come from the
 // page-world wrapper (page-passkeys.js) through the content relay, with the origin the browser gives
 // the sender.
 "use strict";
 
-const passkeyCalls = new Map(); // chooser id -> {kind, requestId, options, origin, windowId}
+const passkeyCalls = new Map(); // call id -> {kind, requestId, options, origin, tabId, frameId, page}
 let proxyAttached = false;
 let proxyDeclinedUntil = 0;
 // Whether the agent was unlocked when last heard (Firefox's page-world calls ask before using it).
@@ -82,8 +82,9 @@ function failCall(call, name, message) {
 }
 
 /** Shows the chooser: Keyhaven's sheet in the calling frame (the page keeps the focus WebAuthn
- * needs), or, when no frame of an active tab with the caller's origin and focus answers (a page
- * loaded before the extension), the chooser window. */
+ * needs). When no frame of an active tab with the caller's origin and focus shows it (a page loaded
+ * before the extension), the call fails: an answer given from a window of Keyhaven's own is refused
+ * by Chromium ("the page does not have focus"), so there is nothing else to open. */
 async function openChooser(id) {
   const call = passkeyCalls.get(id);
   if (call.frameId !== undefined) {
@@ -102,14 +103,7 @@ async function openChooser(id) {
     }
     delete call.tabId;
   }
-  const url = api.runtime.getURL(`passkey.html?request=${id}`);
-  if (api.windows) {
-    const window = await api.windows.create({ url, type: "popup", width: 440, height: 520, focused: true });
-    call.windowId = window.id;
-  } else {
-    const tab = await api.tabs.create({ url });
-    call.chooserTabId = tab.id;
-  }
+  throw new Error("Keyhaven could not show its passkey sheet in this page: reload the page and try again.");
 }
 
 function onProxyRequest(kind, info) {
@@ -127,15 +121,13 @@ function onProxyRequest(kind, info) {
   if (!origin) return failCall({ kind, requestId: info.requestId }, "NotAllowedError", "The browser gave no origin.");
   const id = crypto.randomUUID();
   passkeyCalls.set(id, { kind, requestId: info.requestId, options, origin });
-  openChooser(id).catch(() => {
+  openChooser(id).catch((error) => {
     passkeyCalls.delete(id);
-    failCall({ kind, requestId: info.requestId }, "NotAllowedError", "Keyhaven could not ask you.");
+    failCall({ kind, requestId: info.requestId }, "NotAllowedError", error && error.message ? error.message : "Keyhaven could not ask you.");
   });
 }
 
 function closeChooser(call, id) {
-  if (call.windowId !== undefined) api.windows.remove(call.windowId).catch(() => {});
-  if (call.chooserTabId !== undefined) api.tabs.remove(call.chooserTabId).catch(() => {});
   if (call.tabId !== undefined) api.tabs.sendMessage(call.tabId, { kind: "passkey.close", request: id }).catch(() => {});
 }
 
@@ -150,14 +142,6 @@ if (api.webAuthenticationProxy) {
       if (call.requestId !== requestId) continue;
       passkeyCalls.delete(id);
       closeChooser(call, id);
-    }
-  });
-  // Closing the chooser without choosing is a cancel.
-  api.windows?.onRemoved.addListener((windowId) => {
-    for (const [id, call] of passkeyCalls) {
-      if (call.windowId !== windowId) continue;
-      passkeyCalls.delete(id);
-      failCall(call, "NotAllowedError", "The person closed Keyhaven's passkey window.");
     }
   });
 }
@@ -225,11 +209,10 @@ async function handlePasskeyMessage(message, sender) {
   }
   const call = passkeyCalls.get(message.request);
   if (!call) throw failure("credentialIdentityNotFound", "This passkey request is over.");
-  // Only Keyhaven's chooser window, or Keyhaven's sheet in the calling frame of the calling tab
-  // (its origin as the browser reports it), answers a call.
-  const fromChooser = sender.url && sender.url.startsWith(api.runtime.getURL("passkey.html"));
+  // Only Keyhaven's sheet in the calling frame of the calling tab (its origin as the browser
+  // reports it) answers a call.
   const fromSheet = sender.tab && sender.tab.id === call.tabId && (sender.origin ?? new URL(sender.url).origin) === call.origin;
-  if (!fromChooser && !fromSheet) throw failure("badRequest", "Only Keyhaven's chooser answers passkey calls.");
+  if (!fromSheet) throw failure("badRequest", "Only Keyhaven's sheet in the calling page answers passkey calls.");
   if (message.kind === "passkey.verify") {
     // The master password is never typed into a page: the extension's own page asks for it.
     pendingVerify = { request: message.request, tabId: sender.tab ? sender.tab.id : null, frameId: sender.frameId ?? 0 };
