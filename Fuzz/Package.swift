@@ -14,7 +14,7 @@ let keyhaven = URL(fileURLWithPath: #filePath).deletingLastPathComponent().delet
 func fuzzTarget(_ name: String, _ product: String) -> Target {
     .executableTarget(
         name: name,
-        dependencies: [.product(name: product, package: keyhaven)],
+        dependencies: ["FuzzDriver", .product(name: product, package: keyhaven)],
         swiftSettings: [.swiftLanguageMode(.v6)]
     )
 }
@@ -25,6 +25,8 @@ let package = Package(
         .package(path: "..")
     ],
     targets: [
+        // libFuzzer's driver and the seed export, shared by every target's `main.swift`.
+        .target(name: "FuzzDriver", swiftSettings: [.swiftLanguageMode(.v6)]),
         fuzzTarget("FuzzPasswordRules", "PasswordRules"),
         fuzzTarget("FuzzPasswordStrength", "PasswordStrength"),
         // JWS and JWK parsing (id_tokens, client secrets, key sets).

@@ -47,7 +47,7 @@ export LSAN_OPTIONS="suppressions=$root/Fuzz/lsan-suppressions.txt${LSAN_OPTIONS
 # The longest input worth mutating for each target (its seeds' size).
 max_len=512
 # Seed the corpus with real inputs: the tests' fixtures, or what the target generates with
-# Keyhaven's own code (KEYHAVEN_FUZZ_SEEDS, see Fuzz/Sources/*/main.swift).
+# Keyhaven's own code (KEYHAVEN_FUZZ_SEEDS, see Fuzz/Sources/FuzzDriver/FuzzDriver.swift).
 case "$target" in
 FuzzPasswordRules)
     python3 - "$corpus" <<'PY'
