@@ -169,6 +169,27 @@ struct SignInCommandTests {
         #expect(missing.status == 1 && missing.stderr.contains("cannot read the secrets key file"), "\(missing.stderr)")
     }
 
+    /// `KEYHAVEN_IDP_SCRYPT_LOG_N` is for tests: out of range it is refused, below the default every
+    /// command says it weakens new password hashes, at the default it is silent.
+    @Test func aCheaperPasswordHashCostIsBoundedAndNeverSilent() async throws {
+        let directory = try TemporaryDirectory.make()
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_IDP_DATABASE"] = directory.appendingPathComponent("idp.sqlite").path
+        for (value, status, says) in [
+            ("4", Int32(1), "must be a whole number from 10 to 22"),
+            ("ten", 1, "must be a whole number from 10 to 22"),
+            ("10", 0, "cheaper to crack than the default 2^15"),
+        ] {
+            environment["KEYHAVEN_IDP_SCRYPT_LOG_N"] = value
+            let listed = try await CommandRunner.keyhaven(environment: environment).runDetached(["idp", "team", "list"])
+            #expect(listed.status == status, "\(value): \(listed.stderr)")
+            #expect(listed.stderr.contains(says), "\(value): \(listed.stderr)")
+        }
+        environment["KEYHAVEN_IDP_SCRYPT_LOG_N"] = "15"
+        let standard = try await CommandRunner.keyhaven(environment: environment).runDetached(["idp", "team", "list"])
+        #expect(standard.status == 0 && !standard.stderr.contains("KEYHAVEN_IDP_SCRYPT_LOG_N"), "\(standard.stderr)")
+    }
+
     @Test(.timeLimit(.minutes(3))) func operatorAndPersonCommands() async throws {
         let directory = try TemporaryDirectory.make()
         var environment = ProcessInfo.processInfo.environment

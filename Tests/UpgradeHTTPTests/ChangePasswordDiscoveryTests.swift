@@ -56,6 +56,16 @@ struct ChangePasswordDiscoveryTests {
         return router  // anything else: 404
     }
 
+    /// Serves `router` on a loopback port for the length of `body`, which gets the site's origin
+    /// (`http://127.0.0.1:PORT`).
+    static func serving(
+        _ router: Router<BasicRequestContext>,
+        _ body: @Sendable (_ origin: String) async throws -> Void
+    ) async throws {
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in try await body("http://127.0.0.1:\(client.port!)") }
+    }
+
     static func answersEverything() -> Router<BasicRequestContext> {
         let router = Router()
         router.get("**") { _, _ in "welcome" }
@@ -63,12 +73,7 @@ struct ChangePasswordDiscoveryTests {
     }
 
     @Test func trustsASiteThatRedirectsCorrectly() async throws {
-        let app = Application(
-            router: Self.wellBehaved(),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0))
-        )
-        try await app.test(.live) { client in
-            let origin = "http://127.0.0.1:\(client.port!)"
+        try await Self.serving(Self.wellBehaved()) { origin in
             let discovery = ChangePasswordDiscovery(probe: Self.probe)
             let found = await discovery.changePasswordURL(service: "\(origin)/login", domain: "127.0.0.1")
             #expect(found.url == "\(origin)/account/password")
@@ -79,12 +84,7 @@ struct ChangePasswordDiscoveryTests {
     }
 
     @Test func distrustsASiteThatAnswers200ToEverything() async throws {
-        let app = Application(
-            router: Self.answersEverything(),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0))
-        )
-        try await app.test(.live) { client in
-            let origin = "http://127.0.0.1:\(client.port!)"
+        try await Self.serving(Self.answersEverything()) { origin in
             let discovery = ChangePasswordDiscovery(probe: Self.probe)
             let found = await discovery.changePasswordURL(service: origin, domain: "127.0.0.1")
             #expect(found.url == nil)
@@ -98,12 +98,7 @@ struct ChangePasswordDiscoveryTests {
     /// unknown, not absent), once per site, and counts them in its summary; a site that answers is
     /// not among them.
     @Test func theAuditCountsSitesItCouldNotReach() async throws {
-        let app = Application(
-            router: Self.wellBehaved(),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0))
-        )
-        try await app.test(.live) { client in
-            let up = "http://127.0.0.1:\(client.port!)"
+        try await Self.serving(Self.wellBehaved()) { up in
             let closed = LoopbackPort.unused()
             let down = "http://127.0.0.1:\(closed)"
             let test = try TestVault()
@@ -204,9 +199,7 @@ struct ChangePasswordDiscoveryTests {
                 router.get("/.well-known/change-password") { _, _ in
                     Response(status: .found, headers: [.location: target])
                 }
-                let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-                try await app.test(.live) { client in
-                    let origin = "http://127.0.0.1:\(client.port!)"
+                try await Self.serving(router) { origin in
                     let response = await Self.probe.get("\(origin)/.well-known/change-password")
                     #expect(response?.status == 302, "\(target)")
                     #expect(response?.finalURL == "\(origin)/.well-known/change-password")

@@ -141,7 +141,7 @@ struct ProviderSecrets: AsyncParsableCommand {
         func run() async throws {
             let file = provider.keyFile
             let (key, created) = try provider.loadSecretsKey()
-            var configuration = provider.configuration()
+            var configuration = try provider.configuration()
             configuration.secretsKey = key
             let opened = IdentityProvider(configuration: configuration, unpreparedDatabase: try provider.openDatabase())
             let run = { () async throws -> Void in

@@ -77,11 +77,24 @@ struct ProviderOptions: ParsableArguments {
         return (data as NSString).appendingPathComponent("keyhaven/idp.sqlite")
     }
 
-    func configuration(defaultIssuer: String = "http://127.0.0.1:8090") -> ProviderConfiguration {
+    func configuration(defaultIssuer: String = "http://127.0.0.1:8090") throws -> ProviderConfiguration {
         var configuration = ProviderConfiguration(issuer: issuer ?? defaultIssuer)
         configuration.allowInsecureURLs = allowInsecureURLs
-        if let logN = CommandIO.current.environment["KEYHAVEN_IDP_SCRYPT_LOG_N"].flatMap(Int.init) {
-            configuration.passwordLogN = logN  // tests: cheaper hashes
+        // Tests: cheaper hashes. Bounded, and loud when it weakens them, so that a copied test
+        // environment cannot silently make a deployment's password hashes cheap to crack.
+        if let given = CommandIO.current.environment["KEYHAVEN_IDP_SCRYPT_LOG_N"] {
+            let standard = configuration.passwordLogN
+            guard let logN = Int(given), (10...22).contains(logN) else {
+                throw Output.failure(
+                    "KEYHAVEN_IDP_SCRYPT_LOG_N must be a whole number from 10 to 22 (the default is \(standard))"
+                )
+            }
+            if logN < standard {
+                Output.error(
+                    "keyhaven: warning: KEYHAVEN_IDP_SCRYPT_LOG_N=\(logN): new provider passwords are hashed with scrypt N=2^\(logN), cheaper to crack than the default 2^\(standard); set it only in tests"
+                )
+            }
+            configuration.passwordLogN = logN
         }
         return configuration
     }
@@ -109,7 +122,7 @@ struct ProviderOptions: ParsableArguments {
     func unprepared(
         _ configuration: ProviderConfiguration? = nil
     ) throws -> (provider: IdentityProvider, createdKey: Bool) {
-        var configuration = configuration ?? self.configuration()
+        var configuration = try configuration ?? self.configuration()
         let database = try openDatabase()
         let (key, created) = try loadSecretsKey()
         if created {
@@ -215,7 +228,7 @@ struct ProviderServe: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var configuration = provider.configuration(
+        var configuration = try provider.configuration(
             defaultIssuer: "http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)"
         )
         configuration.publicURL = publicURL
