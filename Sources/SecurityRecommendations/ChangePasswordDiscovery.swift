@@ -36,8 +36,13 @@ public protocol WellKnownProbe: Sendable {
 public actor ChangePasswordDiscovery {
     let probe: (any WellKnownProbe)?
     let quirks: [String: String]
+    /// A change-password URL and where it came from (`well-known` or `quirk`); nils when none is known.
+    public typealias Found = (url: String?, source: String?)
+    /// A lookup's answer, and whether the site answered (`false` after a network error).
+    public typealias Lookup = (found: Found, reached: Bool)
+
     /// Per origin, for the life of this discovery (one audit).
-    private var cache: [String: (found: (url: String?, source: String?), reached: Bool)] = [:]
+    private var cache: [String: Lookup] = [:]
 
     public static let bogusPath = "/.well-known/resource-that-should-not-exist-whose-status-code-should-not-be-200"
 
@@ -57,21 +62,15 @@ public actor ChangePasswordDiscovery {
     }
 
     /// The change-password URL for a credential's service, and where it came from.
-    public func changePasswordURL(service identifier: String, domain: String?) async -> (url: String?, source: String?)
-    {
+    public func changePasswordURL(service identifier: String, domain: String?) async -> Found {
         await lookUp(service: identifier, domain: domain).found
     }
 
     /// ``changePasswordURL(service:domain:)``, and whether the site answered: `false` after a
     /// network error (the answer then is the quirk alone, and a later discovery asks again).
-    public func lookUp(
-        service identifier: String,
-        domain: String?
-    ) async -> (
-        found: (url: String?, source: String?), reached: Bool
-    ) {
+    public func lookUp(service identifier: String, domain: String?) async -> Lookup {
         guard let probe, let origin = Self.origin(for: identifier) else { return (quirk(domain), true) }
-        let answer: (found: (url: String?, source: String?), reached: Bool)
+        let answer: Lookup
         if let cached = cache[origin] {
             answer = cached
         } else {
@@ -81,21 +80,16 @@ public actor ChangePasswordDiscovery {
         return (answer.found.url == nil ? quirk(domain) : answer.found, answer.reached)
     }
 
-    private static func probe(
-        _ origin: String,
-        with probe: any WellKnownProbe
-    ) async -> (
-        found: (url: String?, source: String?), reached: Bool
-    ) {
+    private static func probe(_ origin: String, with probe: any WellKnownProbe) async -> Lookup {
         guard let bogus = await probe.get(origin + bogusPath) else { return ((nil, nil), false) }
         guard !(200..<300).contains(bogus.status) else { return ((nil, nil), true) }  // untrustworthy codes
         guard let answer = await probe.get(origin + "/.well-known/change-password") else { return ((nil, nil), false) }
         guard (200..<300).contains(answer.status) else { return ((nil, nil), true) }
-        let found: (url: String?, source: String?) = (answer.finalURL, "well-known")
+        let found: Found = (answer.finalURL, "well-known")
         return (found, true)
     }
 
-    func quirk(_ domain: String?) -> (url: String?, source: String?) {
+    func quirk(_ domain: String?) -> Found {
         guard var candidate = domain?.lowercased() else { return (nil, nil) }
         while true {
             if let url = quirks[candidate] { return (url, "quirk") }

@@ -42,7 +42,7 @@ struct NotificationTests {
     }
 
     @Test(.timeLimit(.minutes(2))) func receiverDownThenUpGetsEveryEvent() async throws {
-        let port = LoopbackPort.unused()
+        let port = try LoopbackPort.unused()
         var configuration = ProviderHarness.configuration()
         configuration.notificationRetry = RetryPolicy(base: 100, cap: 400, lease: 5_000)
         try await ProviderHarness.with(configuration, notificationURL: "http://127.0.0.1:\(port)/notifications") {

@@ -67,7 +67,7 @@ struct BreachCommandTests {
         let crafted = directory.appendingPathComponent("crafted.khbi")
         try full.write(to: crafted)
         let serve = try keyhaven.run([
-            "breach", "serve", "--index", crafted.path, "--port", String(LoopbackPort.unused()),
+            "breach", "serve", "--index", crafted.path, "--port", String(try LoopbackPort.unused()),
         ])
         #expect(serve.status == 1)
         #expect(serve.stderr.contains("bucket 1 starts at an impossible record"), "\(serve.stderr)")
@@ -102,7 +102,7 @@ struct BreachCommandTests {
     @Test(.enabled(if: ExternalTools.pythonClients, ExternalTools.pythonClientsReason))
     func serveAnswersPythonRequestsAndOurClient() throws {
         let index = try buildIndex()
-        let port = LoopbackPort.unused()
+        let port = try LoopbackPort.unused()
         let server = Process()
         server.executableURL = keyhaven.executable
         server.arguments = ["breach", "serve", "--index", index, "--port", String(port)]

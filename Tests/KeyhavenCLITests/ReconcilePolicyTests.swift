@@ -18,22 +18,9 @@ struct ReconcilePolicyTests {
         let port: Int
 
         init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-            }
-            guard bound == 0, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
+            (fd, port) = try LoopbackPort.bound()
+            guard listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }  // deinit closes fd
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            self.fd = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
         }
 
         /// Whether a connection is waiting (and takes it).

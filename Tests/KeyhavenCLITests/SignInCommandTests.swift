@@ -226,7 +226,7 @@ struct SignInCommandTests {
         #expect(user.status == 0, "\(user.stderr)")
 
         // The issuer is the provider's own URL: `keyhaven idp login` accepts nothing else.
-        let providerPort = LoopbackPort.unused()
+        let providerPort = try LoopbackPort.unused()
         let providerURL = "http://127.0.0.1:\(providerPort)"
         let (provider, _) = try await Self.serve(keyhaven, issuer: providerURL, port: providerPort)
         defer { provider.terminate() }

@@ -99,7 +99,7 @@ struct ChangePasswordDiscoveryTests {
     /// not among them.
     @Test func theAuditCountsSitesItCouldNotReach() async throws {
         try await Self.serving(Self.wellBehaved()) { up in
-            let closed = LoopbackPort.unused()
+            let closed = try LoopbackPort.unused()
             let down = "http://127.0.0.1:\(closed)"
             let test = try TestVault()
             for (index, service) in [up, down, down + "/other"].enumerated() {
