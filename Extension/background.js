@@ -24,7 +24,6 @@ const sealedPending = new Map();
 let hostError = null;
 let pendingPair = null;
 let pendingRetry = null;
-const pendingSaves = new Map();
 const cache = new Map();
 
 function failure(code, reason) {
@@ -119,7 +118,8 @@ async function request(fields) {
   const id = nextId++;
   const reply = new Promise((resolve) => sealedPending.set(id, resolve));
   outbox = outbox.then(async () => {
-    const { n, sealed } = await channel.seal(encoder.encode(JSON.stringify({ v: 1, id, ...fields })));
+    // `v` and `id` last: nothing a page supplied among `fields` can set them.
+    const { n, sealed } = await channel.seal(encoder.encode(JSON.stringify({ ...fields, v: 1, id })));
     port.postMessage({ v: 1, n, sealed: C.b64url(sealed) });
   });
   await outbox;
@@ -178,19 +178,26 @@ async function status() {
   }
 }
 
-// --- what content scripts ask ---
+// --- who asks ---
+
+/** A page of this extension (the popup, the unlock and chooser pages, the in-page frame ui.html):
+ *  its origin is the extension's own, which no web page and no content script can claim. */
+function fromExtensionPage(sender) {
+  const origin = sender.origin ?? (sender.url ? new URL(sender.url).origin : "");
+  return sender.id === api.runtime.id && origin === self.location.origin;
+}
 
 function frameURLs(sender) {
   return { url: sender.url, topURL: sender.tab ? sender.tab.url : sender.url };
 }
 
-async function openUnlock(sender) {
-  pendingRetry = sender.tab ? { tabId: sender.tab.id, frameId: sender.frameId ?? 0 } : null;
+async function openUnlock(sender, retry = null) {
+  pendingRetry = retry;
   await api.tabs.create({ url: api.runtime.getURL("unlock.html") });
 }
 
-async function handle(message, sender) {
-  if (String(message.kind).startsWith("passkey.")) return handlePasskeyMessage(message, sender);
+/** What the extension's own pages ask (never a content script: those would be the page's word). */
+async function handlePage(message, sender) {
   switch (message.kind) {
     case "status":
       return status();
@@ -201,103 +208,79 @@ async function handle(message, sender) {
     case "unlock": {
       const result = await request({ type: "unlock", masterPassword: message.masterPassword });
       syncPasskeyProxy(true);
+      cache.clear();
       if (pendingRetry) {
-        const { tabId, frameId } = pendingRetry;
+        const { tabId, frameId, frameToken } = pendingRetry;
         pendingRetry = null;
-        api.tabs.sendMessage(tabId, { kind: "retryFill" }, { frameId }).catch(() => {});
+        api.tabs.sendMessage(tabId, { kind: "ui.reoffer", frameToken }, { frameId }).catch(() => {});
         if (sender.tab) api.tabs.remove(sender.tab.id).catch(() => {});
         api.tabs.update(tabId, { active: true }).catch(() => {});
       }
       return result;
     }
-    case "query": {
-      const { url, topURL } = frameURLs(sender);
-      const key = url + "\n" + (message.kinds ?? []).join(",");
-      if (!cache.has(key)) cache.set(key, request({ type: "identities.query", url, topURL, kinds: message.kinds }));
-      try {
-        return await cache.get(key);
-      } catch (error) {
-        cache.delete(key);
-        if (error.code === "locked") await openUnlock(sender);
-        throw error;
+    case "passkey.verified":
+      if (!sender.url || !sender.url.startsWith(api.runtime.getURL("unlock.html"))) {
+        throw failure("badRequest", "Only Keyhaven's unlock page verifies.");
       }
-    }
-    case "fill": {
-      const { url, topURL } = frameURLs(sender);
-      const type = message.confirmed ? "credential.prepareInterface" : "credential.provideWithoutUserInteraction";
-      try {
-        const filled = await request({
-          type, recordIdentifier: message.recordIdentifier, url, topURL, confirmed: !!message.confirmed,
-          fromCredentialList: !!message.fromCredentialList, deadlineMs: 2000,
-        });
-        notePasswordFill(sender, filled.credential.user);
-        return filled;
-      } catch (error) {
-        if (error.code === "locked") await openUnlock(sender);
-        throw error;
-      }
-    }
-    case "list": {
-      const { url, topURL } = frameURLs(sender);
-      return request({ type: "credentialList", url, topURL });
-    }
-    case "otp": {
-      const { url, topURL } = frameURLs(sender);
-      return request({ type: "oneTimeCode.provide", recordIdentifier: message.recordIdentifier, url, topURL, confirmed: !!message.confirmed });
-    }
-    case "generate":
-      return request({ type: "password.generate", url: sender.url, passwordRules: message.passwordRules || undefined });
-    case "submitted": {
-      if (!sender.tab || !message.password) return {};
-      pendingSaves.set(sender.tab.id, { url: sender.url, user: message.user ?? "", password: message.password, at: Date.now() });
-      return {};
-    }
-    case "pendingSave": {
-      const pending = sender.tab && pendingSaves.get(sender.tab.id);
-      if (!pending || Date.now() - pending.at > 60000) return { action: null };
-      const identities = await request({ type: "identities.query", url: pending.url, kinds: ["password"] });
-      const same = identities.identities.find((identity) => identity.user === pending.user && identity.match === "exact");
-      let action = "save";
-      if (same) {
-        try {
-          const current = await request({
-            type: "credential.provideWithoutUserInteraction", recordIdentifier: same.recordIdentifier,
-            url: pending.url, topURL: pending.url,
-          });
-          action = current.credential.password === pending.password ? null : "update";
-        } catch {
-          action = "update";
-        }
-      }
-      if (action === null) pendingSaves.delete(sender.tab.id);
-      return { action, user: pending.user, host: new URL(pending.url).host };
-    }
-    case "save": {
-      const pending = sender.tab && pendingSaves.get(sender.tab.id);
-      if (!pending) throw failure("failed", "Nothing to save.");
-      pendingSaves.delete(sender.tab.id);
-      cache.clear();
-      return request({ type: "credential.save", url: pending.url, user: pending.user, password: pending.password });
-    }
-    case "dismissSave":
-      if (sender.tab) pendingSaves.delete(sender.tab.id);
-      return {};
+      return verifyForPasskey(message, sender);
+    case "chooser.get":
+      return chooserContents(message, sender);
+    case "chooser.fill":
+      return chooserFill(message, sender);
+    default:
+      throw failure("badRequest", "Unknown message.");
+  }
+}
+
+/** What a content script asks on behalf of its page. None of it releases a secret: secrets go to a
+ *  frame only after the person chose in Keyhaven's own frame or page (autofill.js). */
+async function handleContent(message, sender) {
+  if (!sender.tab) throw failure("badRequest", "Only pages in a tab ask Keyhaven.");
+  switch (message.kind) {
+    case "ui.preload":
+      return preloadFrame(sender);
+    case "ui.gone":
+      return forgetFrame(String(message.frameToken ?? ""), sender);
+    case "ui.closed":
+      return closedByPage(String(message.token ?? ""), sender);
+    case "ui.focus":
+      return focusFrame(String(message.token ?? ""), sender);
+    case "menu.open":
+      return openMenu(message, sender);
+    case "submitted":
+      return noteSubmitted(message, sender);
+    case "pendingSave":
+      return offerSave(message, sender);
+    case "passkey.sheet":
+      return showPasskeySheet(message, sender);
+    case "passkey.signal":
+    case "passkey.conditionalCreate":
+    case "passkey.page":
+      return handlePasskeyMessage(message, sender);
     default:
       throw failure("badRequest", "Unknown message.");
   }
 }
 
 api.runtime.onMessage.addListener((message, sender, sendResponse) => {
-  if (sender.id !== api.runtime.id) return false;
-  handle(message, sender).then(
+  if (sender.id !== api.runtime.id || !message || typeof message.kind !== "string") return false;
+  const handler = fromExtensionPage(sender) ? handlePage : handleContent;
+  handler(message, sender).then(
     (ok) => sendResponse({ ok }),
     (error) => sendResponse({ error: error && error.code ? error : failure("failed", String(error && error.message ? error.message : error)) })
   );
   return true;
 });
 
-// The passkey authenticator (Chromium's webAuthenticationProxy, signals): passkeys.js, loaded
-// last because it uses what this file defines (Firefox lists it after this file).
+// The in-page frames (ui.js) keep a port open: what to show goes down it, the person's choice up.
+api.runtime.onConnect.addListener((port) => {
+  if (port.name === "keyhaven-ui" && fromExtensionPage(port.sender)) attachFrame(port);
+});
+
+// The in-page UI, fills and saves (autofill.js) and the passkey authenticator (Chromium's
+// webAuthenticationProxy, signals: passkeys.js), loaded last because they use what this file
+// defines (Firefox lists them after this file).
+if (typeof openMenu === "undefined" && typeof importScripts === "function") importScripts("autofill.js");
 if (typeof syncPasskeyProxy === "undefined" && typeof importScripts === "function") importScripts("passkeys.js");
 
 // A browser that starts with Keyhaven already unlocked attaches at once.

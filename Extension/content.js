@@ -1,20 +1,29 @@
-// Keyhaven AutoFill in the page: recognises username, password, new-password and one-time-code
-// fields (also in open shadow roots and in forms that appear late: focus is watched on the whole
-// document), shows Keyhaven's menu when one is focused (a `keyhaven-menu` element with an open
-// shadow root; entries have role="option" and the user name as text), fills only what the person
-// chooses, and offers to save or update a password after a form is submitted.
+// Keyhaven AutoFill in the page (isolated world): recognises username, password, new-password and
+// one-time-code fields (also in open shadow roots and in forms that appear late), and places
+// Keyhaven's own UI next to them. That UI — the AutoFill menu, the passkey sheet, the save prompt —
+// is `ui.html`, an extension-origin frame inside a closed shadow root in the top layer: the page can
+// neither read what it shows (user names, sites) nor click it (events from a page never reach
+// another origin's frame). This script never asks for a secret itself: the background runs what
+// the person chose in that frame, and sends here only what to put into the field.
+//
+// What the page can still do, and what stops it:
+// - focus a field by script: no menu until the person interacts (a real pointer press on the
+//   field, a Tab into it, ArrowDown in it: `isTrusted` events only);
+// - submit a form by script: the save prompt appears only for a password the person typed (or
+//   Keyhaven generated) and a submit right after the person's own click or key;
+// - cover, fade or move Keyhaven's frame: the frame ignores clicks in its first 400 ms and when
+//   the browser reports it occluded, and before acting the background asks here whether the frame
+//   is still shown as placed (`ui.visible`).
 (() => {
   "use strict";
   if (window.__keyhavenContent) return;
   window.__keyhavenContent = true;
 
   const api = globalThis.browser ?? globalThis.chrome;
-  const valueSetter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
-  let menu = null;
-  let menuField = null;
-  let pendingFill = null;
-
   const ask = globalThis.keyhavenAsk;
+  const valueSetter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
+  // A person's interaction counts for a focus that follows it within this time.
+  const INTERACTION_MS = 1000;
 
   // --- fields ---
 
@@ -46,6 +55,11 @@
     const after = inputs.slice(inputs.indexOf(element) + 1);
     return after.some((input) => input.type === "password") ? "username" : null;
   }
+
+  // Values Keyhaven generated into new-password fields (they may be saved like typed ones).
+  const generated = new WeakMap();
+  // The value each field last had from the person's own typing (`isTrusted` input events).
+  const typed = new WeakMap();
 
   function setValue(input, value) {
     input.focus();
@@ -79,274 +93,290 @@
     }
   }
 
-  // --- the menu ---
-
-  function closeMenu() {
-    if (menu) menu.remove();
-    menu = null;
-    menuField = null;
-  }
-
-  function showMenu(field, entries) {
-    closeMenu();
-    if (entries.length === 0) return;
-    menu = document.createElement("keyhaven-menu");
-    menuField = field;
-    const root = menu.attachShadow({ mode: "open" });
-    const rect = field.getBoundingClientRect();
-    menu.style.cssText =
-      `all: initial; position: absolute; z-index: 2147483647; left: ${rect.left + window.scrollX}px; ` +
-      `top: ${rect.bottom + window.scrollY + 2}px;`;
-    root.innerHTML =
-      "<style>" +
-      ":host{all:initial} [role=listbox]{font:14px system-ui,sans-serif;background:#fff;color:#111;border:1px solid #999;" +
-      "border-radius:8px;box-shadow:0 4px 16px rgba(0,0,0,.2);min-width:220px;padding:4px}" +
-      "[role=option],.note{display:block;padding:6px 10px;border-radius:6px;cursor:pointer}" +
-      "[role=option]:hover,[role=option]:focus{background:#e8f0fe;outline:none} .note{color:#555;cursor:default}" +
-      "small{display:block;color:#666}</style>";
-    const list = document.createElement("div");
-    list.setAttribute("role", "listbox");
-    list.setAttribute("aria-label", "Keyhaven");
-    for (const entry of entries) {
-      const item = document.createElement("div");
-      if (entry.action) {
-        item.setAttribute("role", "option");
-        item.tabIndex = -1;
-        item.addEventListener("mousedown", (event) => event.preventDefault());
-        item.addEventListener("click", () => entry.action());
-        item.addEventListener("keydown", (event) => {
-          if (event.key === "Enter") entry.action();
-        });
-      } else {
-        item.className = "note";
-      }
-      item.textContent = entry.text;
-      if (entry.detail) {
-        const small = document.createElement("small");
-        small.textContent = entry.detail;
-        item.append(small);
-      }
-      list.append(item);
-    }
-    root.append(list);
-    document.documentElement.append(menu);
-  }
-
-  function note(field, text) {
-    showMenu(field, [{ text }]);
-  }
-
-  async function choose(field, identity, confirmed, fromCredentialList = false) {
-    pendingFill = null;
-    try {
-      if (identity.kind === "oneTimeCode") {
-        const answer = await ask({ kind: "otp", recordIdentifier: identity.recordIdentifier, confirmed });
-        fillCode(field, answer.code);
-      } else {
-        const answer = await ask({
-          kind: "fill", recordIdentifier: identity.recordIdentifier, confirmed, fromCredentialList,
-        });
-        fillCredential(field, answer.credential);
-      }
-      closeMenu();
-    } catch (error) {
-      if (error.code === "userInteractionRequired" && !confirmed) {
-        // Not silently: the person confirms here, in Keyhaven's own menu.
-        showMenu(field, [
-          { text: error.localizedFailureReason },
-          { text: `Fill ${identity.user} from ${identity.serviceIdentifier}?`, action: () => choose(field, identity, true) },
-          { text: "Cancel", action: closeMenu },
-        ]);
-      } else if (error.code === "locked") {
-        pendingFill = { field, identity };
-        note(field, "Keyhaven is locked: unlock it in the tab that opened.");
-      } else {
-        note(field, error.localizedFailureReason || "Keyhaven could not fill this field.");
-      }
+  function fillGenerated(field, password) {
+    const targets = fieldsOf(scopeOf(field), "new-password");
+    if (!targets.includes(field)) targets.push(field);
+    for (const input of targets) {
+      setValue(input, password);
+      generated.set(input, password);
     }
   }
 
-  /** "Other passwords…": every password in Keyhaven, those for this page first; another site's
-   *  is filled only after the person confirms it for this page. */
-  async function otherPasswords(field) {
-    try {
-      const answer = await ask({ kind: "list" });
-      const host = location.host;
-      showMenu(field, answer.identities.map((identity) => ({
-        text: identity.user || "(no user name)",
-        detail: identity.serviceIdentifier,
-        action: () =>
-          identity.match
-            ? choose(field, identity, false)
-            : showMenu(field, [
-                { text: `Use the password saved for ${identity.serviceIdentifier} on ${host}?` },
-                { text: `Fill ${identity.user || "it"} here`, action: () => choose(field, identity, true, true) },
-                { text: "Cancel", action: closeMenu },
-              ]),
-      })));
-    } catch (error) {
-      note(field, error.localizedFailureReason || "Keyhaven could not list the passwords.");
-    }
-  }
+  // --- the person's own interactions ---
 
-  /** A passkey chosen in the menu answers the page's conditional get (the choice is the presence). */
-  async function usePasskey(field, conditional, credentialId) {
-    try {
-      const answer = await ask({ kind: "passkey.conditional.assert", options: conditional.options, credentialId });
-      if (globalThis.keyhavenConditional === conditional) globalThis.keyhavenConditional = null;
-      const target = window.location.origin === "null" ? "*" : window.location.origin;
-      window.postMessage({ __keyhaven: "passkey.reply", id: conditional.id, responseJson: answer.responseJson }, target);
-      closeMenu();
-    } catch (error) {
-      note(field, error.localizedFailureReason || "Keyhaven could not use the passkey.");
-    }
-  }
-
-  async function generate(field) {
-    try {
-      const answer = await ask({ kind: "generate", passwordRules: field.getAttribute("passwordrules") || "" });
-      for (const input of fieldsOf(scopeOf(field), "new-password")) setValue(input, answer.password);
-      if (!fieldsOf(scopeOf(field), "new-password").includes(field)) setValue(field, answer.password);
-      closeMenu();
-    } catch (error) {
-      note(field, error.localizedFailureReason || "Keyhaven could not make a password.");
-    }
-  }
-
-  async function offer(field) {
-    const kind = kindOf(field);
-    if (!kind) return;
-    const entries = [];
-    let answered = false;
-    if (kind === "new-password") entries.push({ text: "Use strong password", detail: "Generated by Keyhaven", action: () => generate(field) });
-    const conditional = globalThis.keyhavenConditional;
-    const webauthn = (field.getAttribute("autocomplete") || "").toLowerCase().split(/\s+/).includes("webauthn");
-    if (conditional && webauthn) {
-      // The page's conditional get: Keyhaven's passkeys for this site first.
-      try {
-        const choices = await ask({ kind: "passkey.conditional.choices", options: conditional.options });
-        for (const passkey of choices.passkeys) {
-          entries.push({
-            text: passkey.user || "(no user name)",
-            detail: `passkey · ${choices.rpId}`,
-            action: () => usePasskey(field, conditional, passkey.credentialId),
-          });
-        }
-      } catch {
-        // Locked, not paired, passkeys off: the password entries below say what to do.
-      }
-    }
-    try {
-      const kinds = kind === "otp" ? ["oneTimeCode"] : ["password"];
-      const answer = await ask({ kind: "query", kinds });
-      answered = true;
-      for (const identity of answer.identities) {
-        entries.push({
-          text: identity.user || "(no user name)",
-          detail: identity.kind === "oneTimeCode" ? `one-time code · ${identity.serviceIdentifier}` : identity.serviceIdentifier,
-          action: () => choose(field, identity, false),
-        });
-      }
-    } catch (error) {
-      if (kind !== "new-password") {
-        entries.push({
-          text:
-            error.code === "locked"
-              ? "Keyhaven is locked: unlock it in the tab that opened."
-              : error.code === "notPaired"
-                ? "Pair this browser: click the Keyhaven icon."
-                : error.localizedFailureReason || "Keyhaven is not available.",
-        });
-      }
-    }
-    if ((kind === "username" || kind === "password") && answered) {
-      entries.push({ text: "Other passwords…", action: () => otherPasswords(field) });
-    }
-    if (document.activeElement === field || field.getRootNode().activeElement === field) showMenu(field, entries);
-  }
+  let lastInteraction = null; // {kind: "pointer"|"key", key, path, at}
 
   function fieldOf(event) {
     const target = event.composedPath()[0];
     return target instanceof HTMLInputElement ? target : null;
   }
 
+  function noteInteraction(event, kind) {
+    if (!event.isTrusted) return;
+    lastInteraction = { kind, key: event.key, path: event.composedPath(), at: performance.now() };
+  }
+
+  function recent(interaction) {
+    return interaction && performance.now() - interaction.at <= INTERACTION_MS;
+  }
+
+  /** Whether the person (not the page's script) brought the focus to `field` just now. */
+  function personFocused(field) {
+    const interaction = lastInteraction;
+    if (!recent(interaction)) return false;
+    if (interaction.kind === "pointer") return interaction.path.includes(field);
+    return interaction.key === "Tab";
+  }
+
+  function isFocused(field) {
+    return document.activeElement === field || field.getRootNode().activeElement === field;
+  }
+
+  // --- Keyhaven's frame ---
+  // One per document: a `keyhaven-ui` element (a closed shadow root holding the extension's
+  // ui.html) in the top layer (a manual popover). Loaded ahead of time while the page has fields
+  // Keyhaven can fill, so the menu shows without waiting for a frame to load.
+
+  const HOST_STYLE = [
+    "all: initial", "display: none", "position: fixed", "margin: 0", "padding: 0", "border: 0", "inset: auto",
+    "overflow: hidden", "background: transparent", "opacity: 1", "visibility: visible", "transform: none",
+    "filter: none", "clip-path: none", "mix-blend-mode: normal", "z-index: 2147483647", "color-scheme: normal",
+  ];
+  let ui = null; // {host, frame, frameToken, shown: null | {token, placement, field, width, height}}
+  let uiPromise = null;
+  let shownAt = 0;
+
+  function style(element, declarations) {
+    element.setAttribute("style", declarations.map((declaration) => `${declaration} !important`).join("; "));
+  }
+
+  async function ensureUI() {
+    if (ui && ui.host.isConnected) return ui;
+    if (uiPromise) return uiPromise;
+    uiPromise = (async () => {
+      if (ui) {
+        ask({ kind: "ui.gone", frameToken: ui.frameToken }).catch(() => {});
+        ui = null;
+      }
+      const { frameToken, url } = await ask({ kind: "ui.preload" });
+      const host = document.createElement("keyhaven-ui");
+      const root = host.attachShadow({ mode: "closed" });
+      host.setAttribute("popover", "manual");
+      style(host, HOST_STYLE);
+      const frame = document.createElement("iframe");
+      frame.src = url;
+      frame.title = "Keyhaven";
+      frame.setAttribute("allow", "");
+      style(frame, ["all: initial", "display: block", "border: 0", "width: 100%", "height: 100%", "color-scheme: normal"]);
+      root.append(frame);
+      document.documentElement.append(host);
+      ui = { host, frame, frameToken, shown: null };
+      return ui;
+    })().finally(() => {
+      uiPromise = null;
+    });
+    return uiPromise;
+  }
+
+  function place() {
+    if (!ui || !ui.shown) return;
+    const { host } = ui;
+    const { placement, field, width, height } = ui.shown;
+    let left;
+    let top;
+    if (placement === "menu" && field && field.isConnected) {
+      const rect = field.getBoundingClientRect();
+      left = Math.max(0, Math.min(rect.left, window.innerWidth - width));
+      top = rect.bottom + 2;
+      if (top + height > window.innerHeight && rect.top - height - 2 >= 0) top = rect.top - height - 2;
+    } else {
+      left = Math.max(0, window.innerWidth - width - 12);
+      top = 12;
+    }
+    style(host, [
+      ...HOST_STYLE.filter((d) => !d.startsWith("display")),
+      "display: block", `left: ${Math.round(left)}px`, `top: ${Math.round(top)}px`, `width: ${width}px`, `height: ${height}px`,
+    ]);
+  }
+
+  function promote() {
+    // Back to the top of the top layer, above anything the page opened since.
+    try {
+      if (ui.host.matches(":popover-open")) ui.host.hidePopover();
+      ui.host.showPopover();
+    } catch {
+      // Not connected: the next show recreates it.
+    }
+  }
+
+  function showUI(token, placement, field, width, height) {
+    ui.shown = { token, placement, field, width, height };
+    place();
+    promote();
+    shownAt = performance.now();
+  }
+
+  function hideUI(token) {
+    if (!ui || !ui.shown || (token && ui.shown.token !== token)) return;
+    const closing = ui.shown.token;
+    ui.shown = null;
+    style(ui.host, HOST_STYLE);
+    try {
+      if (ui.host.matches(":popover-open")) ui.host.hidePopover();
+    } catch {
+      // already gone
+    }
+    ask({ kind: "ui.closed", token: closing }).catch(() => {});
+  }
+
+  /** Whether Keyhaven's frame is shown as placed: connected, in the top layer, not faded, moved,
+   *  shrunk or filtered by the page, and nothing the page opened in the top layer since. */
+  function uiVisible(token) {
+    if (!ui || !ui.shown || ui.shown.token !== token || !ui.host.isConnected) return false;
+    if (!ui.host.matches(":popover-open")) return false;
+    if (performance.now() - shownAt < 350) return false;
+    const computed = getComputedStyle(ui.host);
+    const rect = ui.host.getBoundingClientRect();
+    if (computed.display !== "block" || computed.visibility !== "visible" || computed.opacity !== "1") return false;
+    if (computed.filter !== "none" || computed.transform !== "none" || computed.clipPath !== "none") return false;
+    if (Math.abs(rect.width - ui.shown.width) > 1 || Math.abs(rect.height - ui.shown.height) > 1) return false;
+    for (const element of [document.documentElement, document.body]) {
+      if (!element) continue;
+      const outer = getComputedStyle(element);
+      if (outer.opacity !== "1" || outer.filter !== "none") return false;
+    }
+    if (document.fullscreenElement) return false;
+    return true;
+  }
+
+  // The page opened something in the top layer (a popover, a modal dialog) while Keyhaven's frame
+  // shows: Keyhaven goes back on top, and its click delay starts again.
+  document.addEventListener(
+    "toggle",
+    (event) => {
+      if (!ui || !ui.shown || event.target === ui.host || event.newState !== "open") return;
+      promote();
+      shownAt = performance.now();
+    },
+    true
+  );
+  window.addEventListener("scroll", place, true);
+  window.addEventListener("resize", place);
+
+  // --- the menu ---
+
+  let menuField = null;
+
+  async function offer(field) {
+    const kind = kindOf(field);
+    if (!kind) return;
+    let frame;
+    try {
+      frame = await ensureUI();
+    } catch {
+      return; // the extension is being reloaded
+    }
+    const webauthn = (field.getAttribute("autocomplete") || "").toLowerCase().split(/\s+/).includes("webauthn");
+    const conditional = webauthn ? globalThis.keyhavenConditional ?? null : null;
+    let answer;
+    try {
+      answer = await ask({
+        kind: "menu.open",
+        frameToken: frame.frameToken,
+        field: { kind, passwordRules: field.getAttribute("passwordrules") || "" },
+        conditional: conditional && { id: conditional.id, options: conditional.options },
+        ancestry: globalThis.keyhavenAncestry(),
+      });
+    } catch {
+      return;
+    }
+    if (!answer || !answer.token || !isFocused(field)) return;
+    menuField = field;
+    showUI(answer.token, "menu", field, answer.width, answer.height);
+  }
+
+  function closeMenu() {
+    if (ui && ui.shown && ui.shown.placement === "menu") hideUI();
+    menuField = null;
+  }
+
+  document.addEventListener(
+    "pointerdown",
+    (event) => {
+      noteInteraction(event, "pointer");
+      if (!event.isTrusted) return;
+      const field = fieldOf(event);
+      if (ui && ui.shown && ui.shown.placement === "menu" && field !== menuField) closeMenu();
+      // A press on a field that already has the focus (no focusin follows).
+      if (field && kindOf(field) && isFocused(field)) offer(field);
+    },
+    true
+  );
+  document.addEventListener(
+    "keydown",
+    (event) => {
+      noteInteraction(event, "key");
+      if (!event.isTrusted) return;
+      if (event.key === "Escape" && ui && ui.shown && ui.shown.placement === "menu") closeMenu();
+      const field = fieldOf(event);
+      if (event.key === "ArrowDown" && field && kindOf(field)) {
+        if (ui && ui.shown && field === menuField) {
+          event.preventDefault();
+          ui.frame.focus();
+          ask({ kind: "ui.focus", token: ui.shown.token }).catch(() => {});
+        } else {
+          offer(field);
+        }
+      }
+    },
+    true
+  );
   document.addEventListener(
     "focusin",
     (event) => {
       const field = fieldOf(event);
-      if (field && field !== menuField) offer(field);
+      if (!field || field === menuField || !kindOf(field)) return;
+      if (!event.isTrusted || !personFocused(field)) return; // focused by the page's script
+      offer(field);
     },
     true
   );
   document.addEventListener(
-    "mousedown",
+    "input",
     (event) => {
-      if (menu && event.composedPath().includes(menu)) return;
       const field = fieldOf(event);
-      if (field && field === menuField) return;
-      closeMenu();
-      if (field && (document.activeElement === field || field.getRootNode().activeElement === field)) offer(field);
+      if (event.isTrusted && field && field.type === "password") typed.set(field, field.value);
     },
     true
   );
-  document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") closeMenu();
-    if (event.key === "ArrowDown" && menu && fieldOf(event) === menuField) {
-      const first = menu.shadowRoot.querySelector("[role=option]");
-      if (first) {
-        event.preventDefault();
-        first.focus();
-      }
-    }
-  }, true);
+
+  // Loaded ahead while the page has a field Keyhaven could fill (checked at idle and as forms appear).
+  function preloadIfUseful() {
+    if (ui) return;
+    if (inputsIn(document).some((input) => kindOf(input))) ensureUI().catch(() => {});
+  }
+  preloadIfUseful();
+  let preloadScheduled = false;
+  const forms = new MutationObserver(() => {
+    if (ui) return forms.disconnect();
+    if (preloadScheduled) return;
+    preloadScheduled = true;
+    setTimeout(() => {
+      preloadScheduled = false;
+      preloadIfUseful();
+    }, 200);
+  });
+  forms.observe(document.documentElement, { childList: true, subtree: true });
 
   // --- saving after a submit ---
 
-  function showSavePrompt(offerToSave) {
-    const old = document.querySelector("keyhaven-save");
-    if (old) old.remove();
-    const prompt = document.createElement("keyhaven-save");
-    const root = prompt.attachShadow({ mode: "open" });
-    prompt.style.cssText = "all: initial; position: fixed; z-index: 2147483647; top: 12px; right: 12px;";
-    root.innerHTML =
-      "<style>div{font:14px system-ui,sans-serif;background:#fff;color:#111;border:1px solid #999;border-radius:10px;" +
-      "box-shadow:0 4px 16px rgba(0,0,0,.2);padding:12px;max-width:320px} button{margin:8px 8px 0 0;font:inherit}</style>";
-    const box = document.createElement("div");
-    box.setAttribute("role", "dialog");
-    box.setAttribute("aria-label", "Keyhaven");
-    const text = document.createElement("p");
-    text.textContent =
-      offerToSave.action === "update"
-        ? `Update the password of ${offerToSave.user || "this account"} on ${offerToSave.host} in Keyhaven?`
-        : `Save the password of ${offerToSave.user || "this account"} on ${offerToSave.host} in Keyhaven?`;
-    const yes = document.createElement("button");
-    yes.textContent = offerToSave.action === "update" ? "Update" : "Save";
-    yes.addEventListener("click", async () => {
-      try {
-        const saved = await ask({ kind: "save" });
-        text.textContent = saved.action === "updated" ? "Updated in Keyhaven." : "Saved in Keyhaven.";
-      } catch (error) {
-        text.textContent = error.localizedFailureReason || "Keyhaven could not save it.";
-      }
-      yes.remove();
-      no.remove();
-      setTimeout(() => prompt.remove(), 1500);
-    });
-    const no = document.createElement("button");
-    no.textContent = "Not now";
-    no.addEventListener("click", () => {
-      ask({ kind: "dismissSave" }).catch(() => {});
-      prompt.remove();
-    });
-    box.append(text, yes, no);
-    root.append(box);
-    document.documentElement.append(prompt);
-  }
-
   async function checkPendingSave() {
     try {
-      const pending = await ask({ kind: "pendingSave" });
-      if (pending.action) showSavePrompt(pending);
+      // Asked first without a frame: most pages have nothing to save and get no frame for it.
+      if (!ui && !(await ask({ kind: "pendingSave" })).due) return;
+      const frame = await ensureUI();
+      const pending = await ask({ kind: "pendingSave", frameToken: frame.frameToken });
+      if (pending && pending.token) showUI(pending.token, "prompt", null, pending.width, pending.height);
     } catch {
       // Locked or not paired: nothing to offer.
     }
@@ -357,15 +387,20 @@
     (event) => {
       const form = event.composedPath()[0];
       if (!(form instanceof HTMLFormElement)) return;
+      // The person's own submit: their click or key just now (a script's requestSubmit() alone is not).
+      const activated = navigator.userActivation ? navigator.userActivation.isActive : false;
+      if (!event.isTrusted || !(activated || recent(lastInteraction))) return;
       const inputs = [...form.querySelectorAll("input")];
       const fresh = inputs.filter((input) => kindOf(input) === "new-password" && input.value);
       const current = inputs.filter((input) => kindOf(input) === "password" && input.value);
-      const password = (fresh[0] ?? current[0])?.value;
-      if (!password) return;
+      const field = fresh[0] ?? current[0];
+      if (!field) return;
+      // Only a password the person typed, or one Keyhaven generated, into that very field.
+      if (typed.get(field) !== field.value && generated.get(field) !== field.value) return;
       const userField =
         inputs.find((input) => (input.getAttribute("autocomplete") || "").split(/\s+/).includes("username") && input.value) ??
         inputs.find((input) => kindOf(input) === "username" && input.value);
-      ask({ kind: "submitted", user: userField ? userField.value : "", password })
+      ask({ kind: "submitted", user: userField ? userField.value : "", password: field.value })
         .then(() => setTimeout(checkPendingSave, 300))
         .catch(() => {});
     },
@@ -373,121 +408,108 @@
   );
 
   // --- passkeys: Keyhaven's sheet for a WebAuthn call the browser handed to Keyhaven ---
-  // Choosing here is the passkey's user presence (only real clicks count: `isTrusted`). The
-  // master password is never typed into a page: "Verify…" opens Keyhaven's own page for it.
 
-  let passkeySheet = null;
-  const SHEET_CLICK_DELAY_MS = 400;
-
-  function closePasskeySheet() {
-    if (passkeySheet) passkeySheet.element.remove();
-    passkeySheet = null;
+  async function showSheet(message) {
+    const frame = await ensureUI();
+    const shown = await ask({ kind: "passkey.sheet", request: message.request, frameToken: frame.frameToken });
+    if (shown && shown.token) showUI(shown.token, "sheet", null, shown.width, shown.height);
+    return shown;
   }
 
-  async function showPasskeySheet(request) {
-    let choices;
-    try {
-      choices = await ask({ kind: "passkey.pending", request });
-    } catch {
-      return;
-    }
-    closePasskeySheet();
-    const element = document.createElement("keyhaven-passkey");
-    const root = element.attachShadow({ mode: "open" });
-    element.style.cssText = "all: initial; position: fixed; z-index: 2147483647; top: 12px; right: 12px;";
-    root.innerHTML =
-      "<style>[role=dialog]{font:14px system-ui,sans-serif;background:#fff;color:#111;border:1px solid #999;" +
-      "border-radius:10px;box-shadow:0 4px 16px rgba(0,0,0,.2);padding:12px 14px;width:300px}" +
-      "h2{font-size:15px;margin:0 0 6px} p{margin:4px 0} button{margin:8px 8px 0 0;font:inherit;padding:4px 10px}" +
-      "[role=option]{display:block;width:100%;text-align:left;margin:6px 0 0} small{display:block;color:#555}</style>";
-    const box = document.createElement("div");
-    box.setAttribute("role", "dialog");
-    box.setAttribute("aria-label", "Keyhaven passkey");
-    box.dataset.request = request;
-    const title = document.createElement("h2");
-    const site = document.createElement("p");
-    const status = document.createElement("p");
-    status.setAttribute("role", "status");
-    box.append(title, site);
-    passkeySheet = { element, request };
-    const shownAt = performance.now();
+  // --- what the background tells this frame ---
 
-    function button(text, fields, role) {
-      const item = document.createElement("button");
-      item.type = "button";
-      item.textContent = text;
-      if (role) item.setAttribute("role", role);
-      item.addEventListener("click", async (event) => {
-        // Real clicks only, and not in the first moments: a page cannot click for the person, nor
-        // slip the sheet under a click meant for something else (as browsers guard their prompts).
-        if (!event.isTrusted || performance.now() - shownAt < SHEET_CLICK_DELAY_MS) return;
-        status.textContent = "Asking Keyhaven…";
-        try {
-          await ask({ kind: fields.verify ? "passkey.verify" : "passkey.answer", request, ...fields });
-          if (!fields.verify) closePasskeySheet();
-          else status.textContent = "Verify in Keyhaven's window, then choose again here.";
-        } catch (error) {
-          status.textContent = error.localizedFailureReason || "Keyhaven could not answer.";
-          if (error.code !== "userVerificationRequired" && error.code !== "wrongPassword") {
-            setTimeout(() => passkeySheet && passkeySheet.request === request && closePasskeySheet(), 2500);
-          }
-        }
-      });
-      return item;
-    }
-
-    if (choices.kind === "create") {
-      title.textContent = "Save a passkey?";
-      site.textContent = `For ${choices.user || "your account"} on ${choices.rpId}.`;
-      if (choices.excluded) status.textContent = `Keyhaven already has a passkey for this account on ${choices.rpId}.`;
-      else box.append(button("Save passkey in Keyhaven", { confirmed: true }));
-    } else {
-      title.textContent = "Sign in with a passkey";
-      site.textContent = choices.passkeys.length
-        ? `Choose an account for ${choices.rpId}.`
-        : `Keyhaven has no passkey for ${choices.rpId}.`;
-      for (const passkey of choices.passkeys) {
-        const option = button(passkey.user || "(no user name)", { credentialId: passkey.credentialId }, "option");
-        if (passkey.displayName && passkey.displayName !== passkey.user) {
-          const small = document.createElement("small");
-          small.textContent = passkey.displayName;
-          option.append(small);
-        }
-        box.append(option);
-      }
-    }
-    if (choices.verificationRequired) {
-      const why = document.createElement("p");
-      why.textContent = "The site asks Keyhaven to verify it is you.";
-      box.append(why, button("Verify…", { verify: true }));
-    }
-    const row = document.createElement("div");
-    row.append(button("Use another device or security key", { decline: "other" }), button("Cancel", { decline: "cancel" }));
-    box.append(row, status);
-    root.append(box);
-    document.documentElement.append(element);
+  function owns(token) {
+    return ui && ui.shown && ui.shown.token === token;
   }
 
   api.runtime.onMessage.addListener((message, _sender, sendResponse) => {
-    if (message && message.kind === "retryFill" && pendingFill) {
-      const { field, identity } = pendingFill;
-      choose(field, identity, false);
-    }
-    if (message && message.kind === "passkey.show") {
-      // Only the frame that made the call: the caller's origin, and the focus WebAuthn requires.
-      if (location.origin !== message.origin) return false;
-      // Sent to every frame of the tab (the proxy names no frame): the one with the focus WebAuthn
-      // requires. A page-world call names its frame (`direct`).
-      if (!message.direct && (!document.hasFocus() || (document.activeElement && document.activeElement.tagName === "IFRAME"))) {
+    if (!message || typeof message.kind !== "string") return false;
+    switch (message.kind) {
+      case "ui.visible":
+        sendResponse({ visible: uiVisible(message.token) });
+        return false;
+      case "ui.hide":
+        sendResponse({});
+        if (owns(message.token)) {
+          const field = ui.shown.placement === "menu" ? menuField : null;
+          hideUI(message.token);
+          if (message.refocus && field) field.focus();
+          if (field) menuField = null;
+        }
+        return false;
+      case "ui.resize":
+        sendResponse({});
+        if (owns(message.token)) {
+          ui.shown.width = message.width;
+          ui.shown.height = message.height;
+          place();
+          shownAt = performance.now();
+        }
+        return false;
+      case "ui.fill": {
+        // What the person chose in Keyhaven's menu (or chooser), for the field the menu was for.
+        if (!menuField || !ui || message.frameToken !== ui.frameToken) {
+          sendResponse({ filled: false });
+          return false;
+        }
+        const field = menuField;
+        if (message.credential) fillCredential(field, message.credential);
+        else if (message.code) fillCode(field, message.code);
+        else if (message.generated) fillGenerated(field, message.generated);
+        closeMenu();
+        sendResponse({ filled: true });
         return false;
       }
-      showPasskeySheet(message.request);
-      sendResponse({ shown: true });
+      case "ui.reoffer":
+        // Keyhaven was unlocked in its own page: the menu comes back for the field that asked.
+        sendResponse({});
+        if (menuField && message.frameToken === ui?.frameToken && isFocused(menuField)) offer(menuField);
+        return false;
+      case "passkey.reply":
+        // The passkey the person chose in Keyhaven's menu answers the page's conditional get.
+        sendResponse({});
+        if (ui && message.frameToken === ui.frameToken) {
+          if (globalThis.keyhavenConditional && globalThis.keyhavenConditional.id === message.id) {
+            globalThis.keyhavenConditional = null;
+          }
+          const target = window.location.origin === "null" ? "*" : window.location.origin;
+          window.postMessage({ __keyhaven: "passkey.reply", id: message.id, responseJson: message.responseJson }, target);
+        }
+        return false;
+      case "passkey.show":
+        // Only the frame that made the call: the caller's origin, and the focus WebAuthn requires
+        // (sent to every frame of the tab when the browser names no frame; `direct` when it does).
+        if (location.origin !== message.origin) return false;
+        if (!message.direct && (!document.hasFocus() || (document.activeElement && document.activeElement.tagName === "IFRAME"))) {
+          return false;
+        }
+        showSheet(message).then(
+          (shown) => sendResponse({ shown: !!(shown && shown.token) }),
+          () => sendResponse({ shown: false })
+        );
+        return true;
+      case "passkey.frameAllows": {
+        // Firefox's page-world calls: does this frame let its child frame `frameId` use
+        // `feature` (the iframe's `allow` attribute; Permissions Policy)?
+        const frames = [...document.querySelectorAll("iframe")];
+        const element = api.runtime.getFrameId ? frames.find((candidate) => {
+          try {
+            return api.runtime.getFrameId(candidate) === message.frameId;
+          } catch {
+            return false;
+          }
+        }) : null;
+        const own = globalThis.keyhavenAncestry();
+        sendResponse(
+          element
+            ? { allow: element.getAttribute("allow") || "", src: element.src, origin: location.origin, parentFrameId: own.parentFrameId }
+            : { allow: null }
+        );
+        return false;
+      }
+      default:
+        return false;
     }
-    if (message && message.kind === "passkey.close" && passkeySheet && passkeySheet.request === message.request) {
-      closePasskeySheet();
-    }
-    return false;
   });
 
   if (window === window.top) checkPendingSave();

@@ -11,3 +11,27 @@ globalThis.keyhavenAsk = async function keyhavenAsk(message) {
   if (reply.error) throw reply.error;
   return reply.ok;
 };
+
+/** Where this frame sits: whether it is same-origin with every ancestor (WebAuthn's
+ *  sameOriginWithAncestors; a cross-origin ancestor cannot even be read) and its parent's frame id
+ *  as the browser numbers frames (for the Permissions Policy walk of passkey calls). */
+globalThis.keyhavenAncestry = function keyhavenAncestry() {
+  const api = globalThis.browser ?? globalThis.chrome;
+  let sameOriginWithAncestors = true;
+  try {
+    let current = window;
+    while (current !== current.top) {
+      current = current.parent;
+      if (current.location.origin !== window.location.origin) sameOriginWithAncestors = false;
+    }
+  } catch {
+    sameOriginWithAncestors = false;
+  }
+  let parentFrameId = null;
+  try {
+    if (window !== window.top && api.runtime.getFrameId) parentFrameId = api.runtime.getFrameId(window.parent);
+  } catch {
+    parentFrameId = null;
+  }
+  return { sameOriginWithAncestors, parentFrameId };
+};

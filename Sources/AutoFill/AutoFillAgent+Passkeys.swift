@@ -10,6 +10,29 @@ import _KeyhavenSupport
 /// shows Keyhaven's chooser — that choice is the user presence — and asks here. User verification
 /// is the agent's unlock: recent enough (``Configuration/verificationWindow``) or the master
 /// password typed again in the chooser. A new passkey is in the vault before its answer leaves.
+/// Who asks for a passkey, as the extension learned it from the browser: the calling frame's origin,
+/// the top-level origin when the frame is cross-origin with an ancestor (WebAuthn's `crossOrigin`,
+/// `topOrigin`), and whether the person made a gesture in Keyhaven's own UI for this call (user
+/// presence). Read from a request's `origin`, `crossOrigin`, `topOrigin` and `userPresent`.
+struct PasskeyCaller: Sendable, Hashable {
+    var origin: String
+    var topOrigin: String?
+    var userPresent: Bool
+
+    init(_ request: JSONValue, origin: String) throws(AutoFillError) {
+        self.origin = origin
+        if request["crossOrigin"]?.bool == true {
+            guard let top = request["topOrigin"]?.string, !top.isEmpty else {
+                throw AutoFillError(.badRequest, "topOrigin is missing for a cross-origin caller.")
+            }
+            topOrigin = top
+        } else {
+            topOrigin = nil
+        }
+        userPresent = request["userPresent"]?.bool == true
+    }
+}
+
 extension AutoFillAgent {
     /// Whether the unlock vouches for the person now, or `masterPassword` (typed in the chooser)
     /// does; a correct one renews the window.
@@ -72,34 +95,51 @@ extension AutoFillAgent {
     }
 
     /// `passkey.register`: a new passkey for the page's creation options, stored, then answered
-    /// (`RegistrationResponseJSON`). The person must have confirmed in the chooser.
+    /// (`RegistrationResponseJSON`). The person must have confirmed: with a gesture in Keyhaven's
+    /// sheet (`userPresent`), or by the setting that allows the silent conditional create (then
+    /// neither UP nor UV is set: nobody was asked).
     func registerPasskey(
         options: JSONValue,
-        origin: String,
+        caller: PasskeyCaller,
         confirmed: Bool,
         masterPassword: String?
     ) throws(AutoFillError) -> JSONValue {
         let vault = try vault()
         guard confirmed else { throw AutoFillError(.userCanceled, "The person did not confirm.") }
         let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: options) }
-        let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
+        let rpID = try passkeyCall { () throws(PasskeyError) in
+            try Authenticator.rpID(request.rpID, origin: caller.origin)
+        }
         let existing = try stored(vault, rpID: rpID)
-        let verified = try userVerified(masterPassword: masterPassword)
+        // Verification is about the person making this call: none without presence.
+        let verified = try caller.userPresent ? userVerified(masterPassword: masterPassword) : false
         let (credential, response) = try passkeyCall { () throws(PasskeyError) in
-            try authenticator.register(request, origin: origin, existing: existing, userVerified: verified)
+            try authenticator.register(
+                request,
+                origin: caller.origin,
+                topOrigin: caller.topOrigin,
+                existing: existing,
+                userVerified: verified,
+                userPresent: caller.userPresent
+            )
         }
         try save([credential], in: vault, failure: "The passkey could not be saved")
         return ["responseJson": response]
     }
 
-    /// `passkey.assert`: signs the page's challenge with the passkey the person chose.
+    /// `passkey.assert`: signs the page's challenge with the passkey the person chose — chose with a
+    /// gesture in Keyhaven's own UI: an assertion is never made without user presence.
     func assertPasskey(
         options: JSONValue,
-        origin: String,
+        caller: PasskeyCaller,
         credentialID: String,
         masterPassword: String?
     ) throws(AutoFillError) -> JSONValue {
         let vault = try vault()
+        guard caller.userPresent else {
+            throw AutoFillError(.userCanceled, "A passkey is used only after the person chooses it in Keyhaven.")
+        }
+        let origin = caller.origin
         let request = try passkeyCall { () throws(PasskeyError) in try AssertionRequest(json: options) }
         let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
         guard let id = Base64URL.decode(credentialID),
@@ -111,7 +151,14 @@ extension AutoFillAgent {
         }
         let verified = try userVerified(masterPassword: masterPassword)
         let (updated, response) = try passkeyCall { () throws(PasskeyError) in
-            try authenticator.authenticate(request, origin: origin, credential: passkey, userVerified: verified)
+            try authenticator.authenticate(
+                request,
+                origin: origin,
+                topOrigin: caller.topOrigin,
+                credential: passkey,
+                userVerified: verified,
+                userPresent: true
+            )
         }
         try save([updated], in: vault, failure: "The passkey's use could not be recorded")
         return ["responseJson": response]

@@ -57,6 +57,18 @@ extension AutoFillAgent {
         case "credentialList":
             _ = try vault()
             let url = try field("url")
+            // Every account name in the vault: only for a page the person could fill silently
+            // (https or loopback, same site as its top page). The extension asks only from its own
+            // chooser page, which the page cannot script.
+            let (frame, _) = try IdentityIndex.frame(url)
+            guard frame.isPotentiallyTrustworthy,
+                let top = ServiceOrigin.of(url: request["topURL"]?.string ?? ""), Self.sameSite(frame, top)
+            else {
+                throw AutoFillError(
+                    .userInteractionRequired,
+                    "Other passwords are offered only on a secure page that is not framed by another site."
+                )
+            }
             let (matching, _) = try queryIdentities(url: url, kinds: [.password])
             let others = state.withLock { state in
                 state.index.entries.values.filter { entry in
@@ -121,14 +133,14 @@ extension AutoFillAgent {
         case "passkey.register":
             return try registerPasskey(
                 options: request["options"] ?? .null,
-                origin: try field("origin"),
+                caller: try PasskeyCaller(request, origin: try field("origin")),
                 confirmed: request["confirmed"]?.bool == true,
                 masterPassword: request["masterPassword"]?.string
             )
         case "passkey.assert":
             return try assertPasskey(
                 options: request["options"] ?? .null,
-                origin: try field("origin"),
+                caller: try PasskeyCaller(request, origin: try field("origin")),
                 credentialID: try field("credentialId"),
                 masterPassword: request["masterPassword"]?.string
             )

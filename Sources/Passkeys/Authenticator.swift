@@ -254,28 +254,38 @@ public struct Authenticator: Sendable {
         return rpID
     }
 
-    /// `{"type", "challenge", "origin", "crossOrigin"}` in the order WebAuthn serializes them.
+    /// `{"type", "challenge", "origin", "crossOrigin"[, "topOrigin"]}` in the order WebAuthn Level 3
+    /// (§5.8.1.1) serializes them: `topOrigin` only for a caller that is cross-origin with one of its
+    /// ancestors.
     public static func clientDataJSON(
         type: String,
         challenge: [UInt8],
         origin: String,
-        crossOrigin: Bool = false
+        crossOrigin: Bool = false,
+        topOrigin: String? = nil
     ) -> [UInt8] {
         func quoted(_ text: String) -> String { String(decoding: JSONValue.string(text).encoded(), as: UTF8.self) }
-        return Array(
-            "{\"type\":\(quoted(type)),\"challenge\":\(quoted(Base64URL.encode(challenge))),\"origin\":\(quoted(origin)),\"crossOrigin\":\(crossOrigin)}"
-                .utf8
-        )
+        var text =
+            "{\"type\":\(quoted(type)),\"challenge\":\(quoted(Base64URL.encode(challenge))),\"origin\":\(quoted(origin)),\"crossOrigin\":\(crossOrigin)"
+        if crossOrigin, let topOrigin { text += ",\"topOrigin\":\(quoted(topOrigin))" }
+        return Array((text + "}").utf8)
     }
 
     /// A new passkey for `request` made from `origin`; `existing` are the vault's passkeys for the
     /// same RP ID (an excluded one makes this fail with `excluded`, the page's InvalidStateError).
     /// Returns what to store and the `PublicKeyCredential` JSON (`RegistrationResponseJSON`).
+    ///
+    /// `userPresent` is true only when the person made a gesture in Keyhaven's own UI; the silent
+    /// conditional create (WebAuthn L3 §5.1.3, `mediation: "conditional"`) passes false and the
+    /// credential carries UP=0, as Chromium's own authenticator does. `topOrigin` names the top-level
+    /// origin of a caller that is cross-origin with an ancestor frame (clientData's `crossOrigin`).
     public func register(
         _ request: CreationRequest,
         origin: String,
+        topOrigin: String? = nil,
         existing: [PasskeyCredential],
-        userVerified: Bool
+        userVerified: Bool,
+        userPresent: Bool = true
     ) throws(PasskeyError) -> (credential: PasskeyCredential, response: JSONValue) {
         let rpID = try Self.rpID(request.rpID, origin: origin)
         if existing.contains(where: { $0.rpID == rpID && request.excludeCredentials.contains($0.credentialID) }) {
@@ -307,7 +317,8 @@ public struct Authenticator: Sendable {
             lastUsed: nil
         )
         let publicKey = try credential.publicKey()
-        var flags: AuthenticatorData.Flags = [.userPresent, .backupEligible, .backedUp]
+        var flags: AuthenticatorData.Flags = [.backupEligible, .backedUp]
+        if userPresent { flags.insert(.userPresent) }
         if userVerified { flags.insert(.userVerified) }
         let authenticatorData = AuthenticatorData(
             rpIDHash: Array(SHA256.hash(data: Data(rpID.utf8))),
@@ -319,7 +330,13 @@ public struct Authenticator: Sendable {
             .init(.text("fmt"), .text("none")), .init(.text("attStmt"), .map([])),
             .init(.text("authData"), .bytes(authenticatorData)),
         ]).encoded()
-        let clientData = Self.clientDataJSON(type: "webauthn.create", challenge: request.challenge, origin: origin)
+        let clientData = Self.clientDataJSON(
+            type: "webauthn.create",
+            challenge: request.challenge,
+            origin: origin,
+            crossOrigin: topOrigin != nil,
+            topOrigin: topOrigin
+        )
         let id = JSONValue.string(Base64URL.encode(credential.credentialID))
         let response: JSONValue = [
             "id": id, "rawId": id, "type": "public-key", "authenticatorAttachment": "platform",
@@ -338,11 +355,14 @@ public struct Authenticator: Sendable {
 
     /// Signs in with `credential` (the person chose it): the assertion JSON
     /// (`AuthenticationResponseJSON`) and the credential with its counter and last use updated.
+    /// `userPresent` and `topOrigin` as for ``register(_:origin:topOrigin:existing:userVerified:userPresent:)``.
     public func authenticate(
         _ request: AssertionRequest,
         origin: String,
+        topOrigin: String? = nil,
         credential: PasskeyCredential,
-        userVerified: Bool
+        userVerified: Bool,
+        userPresent: Bool = true
     ) throws(PasskeyError) -> (credential: PasskeyCredential, response: JSONValue) {
         let rpID = try Self.rpID(request.rpID, origin: origin)
         guard credential.rpID == rpID else {
@@ -357,7 +377,8 @@ public struct Authenticator: Sendable {
         var updated = credential
         updated.signCount &+= 1
         updated.lastUsed = now()
-        var flags: AuthenticatorData.Flags = [.userPresent]
+        var flags: AuthenticatorData.Flags = []
+        if userPresent { flags.insert(.userPresent) }
         if userVerified { flags.insert(.userVerified) }
         if credential.backupEligible { flags.insert(.backupEligible) }
         if credential.backedUp { flags.insert(.backedUp) }
@@ -366,7 +387,13 @@ public struct Authenticator: Sendable {
             flags: flags,
             signCount: updated.signCount
         ).encoded()
-        let clientData = Self.clientDataJSON(type: "webauthn.get", challenge: request.challenge, origin: origin)
+        let clientData = Self.clientDataJSON(
+            type: "webauthn.get",
+            challenge: request.challenge,
+            origin: origin,
+            crossOrigin: topOrigin != nil,
+            topOrigin: topOrigin
+        )
         let signature = try credential.sign(authenticatorData + Array(SHA256.hash(data: clientData)))
         let id = JSONValue.string(Base64URL.encode(credential.credentialID))
         let response: JSONValue = [

@@ -210,9 +210,26 @@ import _KeyhavenSupport
             pairing
         )
         #expect(errorCode(unconfirmed) == "credentialIdentityNotFound")
-        let list = harness.ask(["id": 6, "type": "credentialList", "url": "https://example.com/"], pairing)
+        let list = harness.ask(
+            ["id": 6, "type": "credentialList", "url": "https://example.com/", "topURL": "https://example.com/"],
+            pairing
+        )
         #expect(list["ok"]?["identities"]?.array?.first?["user"]?.string == "ada")
         #expect(list["ok"]?["identities"]?.array?.count == 3)
+        // Every account name of the vault goes to no plain-http page and no frame of another site
+        // (review 2026-11-27 #1: "credentialList privacy").
+        for (number, url, top) in [
+            (7, "http://example.com/", "http://example.com/"),
+            (8, "https://example.com/", "https://ads.example.net/"),
+            (9, "https://example.com/", ""),
+        ] {
+            let refused = harness.ask(
+                ["id": .number(Double(number)), "type": "credentialList", "url": .string(url), "topURL": .string(top)],
+                pairing
+            )
+            #expect(errorCode(refused) == "userInteractionRequired", "\(url) in \(top)")
+            #expect(refused["ok"] == nil)
+        }
     }
 
     @Test func aCredentialReadAfterTheDeadlineNeedsInteraction() throws {

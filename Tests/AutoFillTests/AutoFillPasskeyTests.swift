@@ -67,7 +67,7 @@ import _KeyhavenSupport
         let registered = harness.ask(
             [
                 "id": 3, "type": "passkey.register", "options": creation(challenge: challenge),
-                "origin": .string(Self.origin), "confirmed": true,
+                "origin": .string(Self.origin), "confirmed": true, "userPresent": true,
             ],
             pairing
         )
@@ -83,7 +83,7 @@ import _KeyhavenSupport
             [
                 "id": 4, "type": "passkey.register",
                 "options": creation(challenge: challenge, exclude: [registration.credentialID]),
-                "origin": .string(Self.origin), "confirmed": true,
+                "origin": .string(Self.origin), "confirmed": true, "userPresent": true,
             ],
             pairing
         )
@@ -105,7 +105,7 @@ import _KeyhavenSupport
             let asserted = harness.ask(
                 [
                     "id": 6, "type": "passkey.assert", "options": request(challenge: signIn),
-                    "origin": .string(Self.origin), "credentialId": .string(offeredIDs[0]),
+                    "origin": .string(Self.origin), "userPresent": true, "credentialId": .string(offeredIDs[0]),
                 ],
                 pairing
             )
@@ -170,7 +170,7 @@ import _KeyhavenSupport
             [
                 "id": 1, "type": "passkey.register", "options": creation(challenge: [9]),
                 "origin": .string(Self.origin),
-                "confirmed": true,
+                "confirmed": true, "userPresent": true,
             ],
             pairing
         )
@@ -190,7 +190,7 @@ import _KeyhavenSupport
         func assert(_ password: String?) -> JSONValue {
             var message: [String: JSONValue] = [
                 "id": 3, "type": "passkey.assert", "options": request(challenge: [2], verification: "required"),
-                "origin": .string(Self.origin), "credentialId": .string(id),
+                "origin": .string(Self.origin), "userPresent": true, "credentialId": .string(id),
             ]
             if let password { message["masterPassword"] = .string(password) }
             return harness.ask(.object(message), pairing)
@@ -204,7 +204,7 @@ import _KeyhavenSupport
         _ = try harness.agent.vault()
         let preferred = harness.ask(
             [
-                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
+                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin), "userPresent": true,
                 "credentialId": .string(id),
             ],
             pairing
@@ -225,7 +225,7 @@ import _KeyhavenSupport
             [
                 "id": 1, "type": "passkey.register", "options": creation(challenge: [9]),
                 "origin": .string(Self.origin),
-                "confirmed": true,
+                "confirmed": true, "userPresent": true,
             ],
             pairing
         )
@@ -254,7 +254,7 @@ import _KeyhavenSupport
         #expect(try harness.testVault.vault.passkeys().first?.hidden == true)  // kept
         let hiddenAssert = harness.ask(
             [
-                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
+                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin), "userPresent": true,
                 "credentialId": .string(id),
             ],
             pairing
@@ -290,4 +290,100 @@ import _KeyhavenSupport
         )
         #expect(offered() == ["ada@example.com"])
     }
+
+    /// Review 2026-11-27 #2 and #11: an assertion is made only for a choice the person made in
+    /// Keyhaven's UI (`userPresent`); the silent conditional create is the one credential without
+    /// user presence, and then without verification too (nobody was asked), which a relying party
+    /// that requires presence refuses.
+    @Test func presenceComesOnlyFromThePersonsChoice() throws {
+        let harness = try Harness()
+        try harness.unlock()
+        let pairing = try harness.pair()
+        let challenge = Array("silent-create".utf8)
+        let silent = harness.ask(
+            [
+                "id": 1, "type": "passkey.register", "options": creation(challenge: challenge),
+                "origin": .string(Self.origin), "confirmed": true,
+            ],
+            pairing
+        )
+        let response = try #require(silent["ok"]?["responseJson"], "\(silent)")
+        let authenticatorData = try #require(
+            response["response"]?["authenticatorData"]?.string.flatMap { Base64URL.decode($0) }
+        )
+        let flags = AuthenticatorData.Flags(rawValue: authenticatorData[32])
+        #expect(!flags.contains(.userPresent))
+        #expect(!flags.contains(.userVerified))  // unlocked just now, but nobody was asked
+        #expect(flags.contains(.attestedCredentialData))
+        #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: challenge) }
+        let id = try #require(response["id"]?.string)
+
+        // No gesture, no assertion: the agent refuses instead of signing without presence.
+        let unasked = harness.ask(
+            [
+                "id": 2, "type": "passkey.assert", "options": request(challenge: [7]), "origin": .string(Self.origin),
+                "credentialId": .string(id),
+            ],
+            pairing
+        )
+        #expect(code(unasked) == "userCanceled")
+        #expect(try harness.testVault.vault.passkeys(rpID: "example.com").first?.signCount == 0)
+
+        let chosen = harness.ask(
+            [
+                "id": 3, "type": "passkey.assert", "options": request(challenge: [7]), "origin": .string(Self.origin),
+                "credentialId": .string(id), "userPresent": true,
+            ],
+            pairing
+        )
+        let assertion = try #require(chosen["ok"]?["responseJson"], "\(chosen)")
+        let signed = try #require(assertion["response"]?["authenticatorData"]?.string.flatMap { Base64URL.decode($0) })
+        #expect(AuthenticatorData.Flags(rawValue: signed[32]).contains([.userPresent, .userVerified]))
+    }
+
+    /// Review 2026-11-27 #11: a caller in a frame cross-origin with its top page is named in the
+    /// client data (`crossOrigin: true`, `topOrigin`), so the site can tell it was framed; a
+    /// cross-origin request without its top origin is malformed.
+    @Test func aCrossOriginFrameIsNamedInTheClientData() throws {
+        let harness = try Harness()
+        try harness.unlock()
+        let pairing = try harness.pair()
+        let framed = harness.ask(
+            [
+                "id": 1, "type": "passkey.register", "options": creation(challenge: [1, 2, 3]),
+                "origin": .string(Self.origin), "confirmed": true, "userPresent": true,
+                "crossOrigin": true, "topOrigin": "https://news.example.org",
+            ],
+            pairing
+        )
+        let response = try #require(framed["ok"]?["responseJson"], "\(framed)")
+        let clientDataBytes = try #require(response["response"]?["clientDataJSON"]?.string.flatMap { Base64URL.decode($0) })
+        let clientData = String(decoding: clientDataBytes, as: UTF8.self)
+        #expect(clientData.hasSuffix(#","crossOrigin":true,"topOrigin":"https://news.example.org"}"#), "\(clientData)")
+        // This site's kit accepts no framed registration.
+        #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: [1, 2, 3]) }
+
+        let malformed = harness.ask(
+            [
+                "id": 2, "type": "passkey.register", "options": creation(challenge: [4]),
+                "origin": .string(Self.origin), "confirmed": true, "userPresent": true, "crossOrigin": true,
+            ],
+            pairing
+        )
+        #expect(code(malformed) == "badRequest")
+
+        let id = try #require(response["id"]?.string)
+        let assertion = harness.ask(
+            [
+                "id": 3, "type": "passkey.assert", "options": request(challenge: [5]), "origin": .string(Self.origin),
+                "credentialId": .string(id), "userPresent": true, "crossOrigin": true, "topOrigin": "https://news.example.org",
+            ],
+            pairing
+        )
+        let signedClientData = try #require(
+            assertion["ok"]?["responseJson"]?["response"]?["clientDataJSON"]?.string.flatMap { Base64URL.decode($0) }
+        )
+        #expect(String(decoding: signedClientData, as: UTF8.self).contains(#""crossOrigin":true,"topOrigin":"#))
+    }
+
 }

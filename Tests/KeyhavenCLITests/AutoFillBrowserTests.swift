@@ -59,6 +59,49 @@ struct AutoFillBrowserTests {
     }
 }
 
+/// Hostile pages (issue 26; the attacks of the 2026-11-27 security review) against the real
+/// extension and agent: a page's script focuses, reads and clicks Keyhaven's UI, submits forms, covers
+/// the passkey sheet, frames passkey calls; each attack fails and the honest use keeps working.
+/// Driven by Tests/browser/hostile_pages.py (Chromium) and hostile_firefox.py (Firefox ESR).
+@Suite(.enabled(if: ExternalTools.browser, ExternalTools.browserReason))
+struct HostilePageBrowserTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("browser/hostile_pages.py")
+
+    static func run(_ scenario: String) async throws -> CommandRunner.Result {
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_BINARY"] = CommandRunner.keyhaven().executable.path
+        return try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"), environment: environment)
+            .runDetached(["python3", script.path, scenario])
+    }
+
+    @Test(
+        .enabled(
+            if: ExternalTools.python(importing: ["webauthn"]),
+            "needs PyPI webauthn (scripts/install-test-deps.sh)"
+        ),
+        arguments: [
+            "steal_the_vault", "forged_request_fields", "cross_site_frame", "save_prompt", "passkey_without_the_person", "covered_sheet",
+            "unserved_call_ends_at_once", "cross_origin_passkey_frame",
+        ]
+    )
+    func chromium(_ scenario: String) async throws {
+        let result = try await Self.run(scenario)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("ok \(scenario)"))
+    }
+
+    @Test(
+        .enabled(if: ExternalTools.firefox, ExternalTools.firefoxReason),
+        arguments: ["firefox_hostile_pages", "firefox_cross_origin_frames"]
+    )
+    func firefox(_ scenario: String) async throws {
+        let result = try await Self.run(scenario)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("ok \(scenario)"))
+    }
+}
+
 /// The extension's WebCrypto module against the protocol's vectors (computed with PyPI
 /// `cryptography`; the Swift side is checked in AutoFillVectorTests).
 @Suite(.enabled(if: ExternalTools.node, ExternalTools.nodeReason))

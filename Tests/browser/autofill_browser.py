@@ -23,8 +23,8 @@ import threading
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from browser_common import (KEYHAVEN, MASTER, Pages, chromium, free_port, keyhaven_environment,  # noqa: E402
-                            run_keyhaven, run_scenarios, wait_for)
+from browser_common import (KEYHAVEN, MASTER, KeyhavenFrame, Pages, chromium, free_port,  # noqa: E402
+                            keyhaven_environment, run_keyhaven, run_scenarios, wait_for)
 
 PAGES = pathlib.Path(__file__).resolve().parent / "pages"
 SHINY = os.environ.get("SHINY_BINARY") or str(pathlib.Path(KEYHAVEN).parent / "shiny")
@@ -68,7 +68,20 @@ class Harness:
         self.keyhaven("browser", "install", "--browser", "chromium", "--user-data-dir", str(self.profile))
         written = self.keyhaven("browser", "extension", "--output", str(self.extension))
         self.extension_id = written.stderr.strip().split()[-1]
+        self.overlay_extension_sources(self.extension)
         self.driver = chromium(self.env, self.profile, self.extension)
+        self.ui = KeyhavenFrame(self.driver)
+
+    @staticmethod
+    def overlay_extension_sources(directory):
+        """$KEYHAVEN_EXTENSION_DIR (for working on the extension without rebuilding keyhaven): its
+        scripts and pages replace the written ones; the manifest stays the one keyhaven wrote."""
+        source = os.environ.get("KEYHAVEN_EXTENSION_DIR")
+        if not source:
+            return
+        for path in pathlib.Path(source).iterdir():
+            if path.is_file() and path.name != "manifest.json":
+                shutil.copy(path, directory / path.name)
 
     def start_shiny(self):
         """shiny (the example service) as a process of its own, reached as http://localhost:PORT (a
@@ -120,13 +133,11 @@ class Harness:
     # --- pages ---
 
     def menu_options(self):
-        return self.driver.execute_script(
-            "const m = document.querySelector('keyhaven-menu');"
-            "return m ? [...m.shadowRoot.querySelectorAll('[role=option]')] : [];")
+        """The actionable rows of Keyhaven's frame (menu, sheet or prompt) as the person sees them."""
+        return self.ui.rows()
 
     def menu_text(self):
-        return self.driver.execute_script(
-            "const m = document.querySelector('keyhaven-menu'); return m ? m.shadowRoot.textContent : '';")
+        return self.ui.text()
 
     def choose(self, element, text):
         element.click()
@@ -242,10 +253,7 @@ def save_after_signup(h):
     h.choose(h.driver.find_element("id", "password"), "Use strong password")
     password = wait_for(lambda: h.value("password"), what="a generated password")
     h.driver.find_element("id", "submit").click()
-    button = wait_for(lambda: h.driver.execute_script(
-        "const p = document.querySelector('keyhaven-save');"
-        "return p ? [...p.shadowRoot.querySelectorAll('button')].find(b => b.textContent === 'Save') : null;"),
-        what="the save prompt")
+    button = wait_for(lambda: next((o for o in h.menu_options() if o.text == "Save"), None), what="the save prompt")
     button.click()
     wait_for(lambda: "newbie" in h.keyhaven("list").stdout, what="newbie in the vault")
     account = next(c for c in json.loads(h.keyhaven("list", "--json").stdout) if c["user"] == "newbie")
@@ -260,10 +268,7 @@ def update_after_change(h):
     h.driver.find_element("id", "current").send_keys("ada-Secret-1")
     h.driver.find_element("id", "password").send_keys("ada-Secret-2")
     h.driver.find_element("id", "submit").click()
-    button = wait_for(lambda: h.driver.execute_script(
-        "const p = document.querySelector('keyhaven-save');"
-        "return p ? [...p.shadowRoot.querySelectorAll('button')].find(b => b.textContent === 'Update') : null;"),
-        what="the update prompt")
+    button = wait_for(lambda: next((o for o in h.menu_options() if o.text == "Update"), None), what="the update prompt")
     button.click()
     wait_for(lambda: "ada-Secret-2" in h.keyhaven("show", f"{h.site}/ada", "--reveal").stdout, what="the new password")
     history = json.loads(h.keyhaven("show", f"{h.site}/ada", "--json", "--reveal").stdout).get("history", [])
@@ -301,16 +306,26 @@ def locked_then_unlock(h):
 
 
 def other_passwords(h):
+    """"Other passwords…" opens Keyhaven's chooser page: another site's password fills this page only
+    after the person confirms it there (a page the site can neither read nor click)."""
     h.pair()
     # Added by the CLI while the agent runs: the agent notices the vault changed on disk.
     h.keyhaven("add", "https://elsewhere.example", "--user", "bob", "--password", "bob-Secret-9", password=True)
     h.driver.get(h.site + "/login.html")
     h.choose(h.driver.find_element("id", "user"), "Other passwords…")
-    option = wait_for(lambda: next((o for o in h.menu_options() if o.text.startswith("bob")), None), what="bob listed")
-    option.click()
-    wait_for(lambda: "Use the password saved for https://elsewhere.example" in h.menu_text(), what="the confirmation")
+    import hostile_pages
+    page, chooser = hostile_pages.chooser_tab(h)
+    h.driver.switch_to.window(chooser)
+    wait_for(lambda: h.driver.execute_script("return document.body.dataset.state") == "ready", what="the chooser")
+    listed = [b.text for b in h.driver.find_elements("css selector", "#list button")]
+    assert listed[0].startswith("ada") and "(this site)" in listed[0], listed  # this page's first
+    next(b for b in h.driver.find_elements("css selector", "#list button") if b.text.startswith("bob")).click()
+    assert "Use the password saved for https://elsewhere.example" in h.driver.find_element("id", "question").text
+    h.driver.switch_to.window(page)
     assert h.value("password") == ""
-    next(o for o in h.menu_options() if o.text.startswith("Fill bob")).click()
+    h.driver.switch_to.window(chooser)
+    h.driver.find_element("id", "fill").click()
+    h.driver.switch_to.window(page)
     wait_for(lambda: h.value("password") == "bob-Secret-9", what="bob's password, confirmed for this page")
 
 
@@ -339,25 +354,23 @@ def page_outcome(h, what):
 
 
 def sheet(h):
-    """Keyhaven's passkey sheet in the page (an open shadow root), once it shows its choices."""
-    return wait_for(lambda: h.driver.execute_script(
-        "const s = document.querySelector('keyhaven-passkey'); return s && s.shadowRoot.querySelector('[role=dialog]');"),
-        what="Keyhaven's passkey sheet")
+    """Keyhaven's passkey sheet (its frame in the page), once it shows its choices."""
+    return wait_for(lambda: (lambda v: v if v and v["kind"] == "dialog" and v["rows"] else None)(h.ui.view()),
+                    what="Keyhaven's passkey sheet")
 
 
 def sheet_text(h):
-    return h.driver.execute_script(
-        "const s = document.querySelector('keyhaven-passkey'); return s ? s.shadowRoot.textContent : '';")
+    shown = h.ui.view()
+    return h.ui.text() if shown and shown["kind"] == "dialog" else ""
 
 
 def sheet_buttons(h):
-    return h.driver.execute_script(
-        "const s = document.querySelector('keyhaven-passkey'); return s ? [...s.shadowRoot.querySelectorAll('button')] : [];")
+    shown = h.ui.view()
+    return h.ui.rows() if shown and shown["kind"] == "dialog" else []
 
 
 def press(h, label):
     sheet(h)
-    time.sleep(0.45)  # the sheet ignores clicks in its first 400 ms (a page cannot slip it under a click)
     button = wait_for(lambda: next((b for b in sheet_buttons(h) if b.text.split("\n")[0] == label), None),
                       what=f"the button {label!r} (sheet: {sheet_text(h)!r})")
     button.click()
@@ -380,11 +393,11 @@ def passkeys_on_a_plain_page(h):
     run_in_page(h, "create", {"userId": "user-42", "user": "ada", "displayName": "Ada L.", "challenge": b64(challenge)})
     sheet(h)
     assert "Save a passkey?" in sheet_text(h) and "For ada on localhost." in sheet_text(h), sheet_text(h)
-    # The page cannot press Keyhaven's buttons for the person (a synthetic click is not trusted).
+    # The page can neither see Keyhaven's sheet (a closed root holding another origin's frame) nor
+    # press its buttons for the person.
     time.sleep(0.45)
-    h.driver.execute_script(
-        "[...document.querySelector('keyhaven-passkey').shadowRoot.querySelectorAll('button')]"
-        ".find(b => b.textContent === 'Save passkey in Keyhaven').click()")
+    assert h.driver.execute_script(
+        "const s = document.querySelector('keyhaven-ui'); return [s && s.shadowRoot, window.frames.length]") == [None, 0]
     time.sleep(0.7)
     assert h.driver.execute_script("return window.outcome") is None and passkey_list(h) == []
     press(h, "Save passkey in Keyhaven")
@@ -397,24 +410,26 @@ def passkeys_on_a_plain_page(h):
     assert [(p["rpId"], p["userName"]) for p in stored] == [("localhost", "ada")], stored
     wait_for(lambda: sheet_text(h) == "", what="the sheet gone")
 
-    # The site lists it in excludeCredentials: nothing to save, the page ends with NotAllowedError.
-    run_in_page(h, "create", {"userId": "user-42", "user": "ada", "displayName": "Ada L.", "challenge": b64(os.urandom(32)),
-                              "exclude": [outcome["ok"]["id"]]})
-    sheet(h)
-    assert "already has a passkey" in sheet_text(h), sheet_text(h)
-    assert "Save passkey in Keyhaven" not in [b.text for b in sheet_buttons(h)]
-    press(h, "Cancel")
-    assert page_outcome(h, "the excluded create()")["error"] == "NotAllowedError"
-    assert len(passkey_list(h)) == 1
+    # The site lists it in excludeCredentials: nothing to save. Cancel ends the page's call with
+    # NotAllowedError; acknowledging ("OK") with InvalidStateError (WebAuthn §6.3.2).
+    for button, error in (("Cancel", "NotAllowedError"), ("OK", "InvalidStateError")):
+        run_in_page(h, "create", {"userId": "user-42", "user": "ada", "displayName": "Ada L.",
+                                  "challenge": b64(os.urandom(32)), "exclude": [outcome["ok"]["id"]]})
+        sheet(h)
+        assert "already has a passkey" in sheet_text(h), sheet_text(h)
+        assert "Save passkey in Keyhaven" not in [b.text for b in sheet_buttons(h)]
+        press(h, button)
+        assert page_outcome(h, "the excluded create()")["error"] == error
+        assert len(passkey_list(h)) == 1
+        wait_for(lambda: sheet_text(h) == "", what="the sheet gone")
 
     sign_count = 0
     for round in (1, 2):
         challenge = os.urandom(32)
         run_in_page(h, "get", {"challenge": b64(challenge)})
         sheet(h)
-        time.sleep(0.45)
-        options = h.driver.execute_script(
-            "return [...document.querySelector('keyhaven-passkey').shadowRoot.querySelectorAll('[role=option]')]")
+        assert "Sign in with a passkey" in sheet_text(h), sheet_text(h)
+        options = [b for b in sheet_buttons(h) if b.text.split("\n")[0] not in ("Use another device or security key", "Cancel")]
         assert [o.text.split("\n")[0] for o in options] == ["ada"], [o.text for o in options]
         options[0].click()
         outcome = page_outcome(h, "the page's get()")
@@ -529,8 +544,19 @@ def passkeys_conditional_create(h):
     challenge = fill_then_ask("ada")
     outcome = wait_for(lambda: h.driver.execute_script("return window.__cc"), what="the conditional create()")
     assert "ok" in outcome, outcome
+    # Nobody was asked: no user presence (UP=0, and no UV), as Chromium's own authenticator does;
+    # an RP that requires presence refuses it.
     webauthn.verify_registration_response(
-        credential=outcome["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost")
+        credential=outcome["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost",
+        require_user_presence=False)
+    flags = base64.urlsafe_b64decode(outcome["ok"]["response"]["authenticatorData"] + "==")[32]
+    assert flags & 0x01 == 0 and flags & 0x04 == 0, f"flags {flags:#x}"
+    try:
+        webauthn.verify_registration_response(
+            credential=outcome["ok"], expected_challenge=challenge, expected_origin=origin, expected_rp_id="localhost")
+        raise AssertionError("a conditional create carried user presence")
+    except webauthn.helpers.exceptions.InvalidRegistrationResponse:
+        pass
     assert [(p["rpId"], p["userName"]) for p in passkey_list(h)] == [("localhost", "ada")]
     assert sheet_text(h) == "", "conditional create asked the person"
 

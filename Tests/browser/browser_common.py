@@ -2,6 +2,7 @@
 threaded page server, the environment of a throwaway Keyhaven, running the binary, and headless
 Chromium's options."""
 import http.server
+import json
 import os
 import pathlib
 import socket
@@ -109,3 +110,90 @@ def run_scenarios(names, scenarios, make_harness, shot_path):
             if harness:
                 harness.close()
     return 1 if failed else 0
+
+
+class KeyhavenFrame:
+    """Keyhaven's in-page UI as a test sees it in Chromium. The page cannot read it (an
+    extension-origin frame in a closed shadow root), so the test reads it the way a person sees it:
+    through DevTools, on the frame's own target; and clicks it the way a person does, with a real
+    pointer event at the row's place (WebDriver actions). `rows()` is the shown view's rows, newest
+    view first across every Keyhaven frame of the browser."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.address = driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
+
+    def _targets(self):
+        import urllib.request
+        with urllib.request.urlopen(f"http://{self.address}/json/list", timeout=5) as answer:
+            targets = json.load(answer)
+        return [t for t in targets if t.get("type") == "iframe" and "/ui.html#" in t.get("url", "")]
+
+    @staticmethod
+    def evaluate(target, expression):
+        import websocket
+        socket_ = websocket.create_connection(target["webSocketDebuggerUrl"], suppress_origin=True, timeout=5)
+        try:
+            socket_.send(json.dumps({"id": 1, "method": "Runtime.evaluate",
+                                     "params": {"expression": expression, "returnByValue": True}}))
+            while True:
+                reply = json.loads(socket_.recv())
+                if reply.get("id") == 1:
+                    return reply.get("result", {}).get("result", {}).get("value")
+        finally:
+            socket_.close()
+
+    VIEW = """JSON.stringify({
+      rendered: Number(document.body.dataset.rendered || 0),
+      kind: document.getElementById('view').getAttribute('role'),
+      rows: [...document.getElementById('view').children].map((e) => ({
+        text: (e.querySelector('.text') || e).textContent, detail: e.querySelector('small') ? e.querySelector('small').textContent : '',
+        action: e.tagName === 'BUTTON', top: e.getBoundingClientRect().top, height: e.getBoundingClientRect().height,
+        width: e.getBoundingClientRect().width }))})"""
+
+    def view(self):
+        """The most recently rendered view that has rows: {rendered, kind, rows}, or None."""
+        best = None
+        for target in self._targets():
+            try:
+                value = self.evaluate(target, self.VIEW)
+            except Exception:
+                continue
+            if not value:
+                continue
+            shown = json.loads(value)
+            if shown["rows"] and (best is None or shown["rendered"] > best["rendered"]):
+                best = shown
+        return best
+
+    def text(self):
+        shown = self.view()
+        return "\n".join(r["text"] + ("\n" + r["detail"] if r["detail"] else "") for r in shown["rows"]) if shown else ""
+
+    def rows(self):
+        shown = self.view()
+        if not shown:
+            return []
+        return [FrameRow(self, shown, row) for row in shown["rows"] if row["action"]]
+
+
+class FrameRow:
+    """An actionable row of Keyhaven's frame; `click()` is a real pointer click at its place, after
+    the frame's 400 ms guard."""
+
+    def __init__(self, frame, shown, row):
+        self.frame, self.shown, self.row = frame, shown, row
+        self.text = row["text"] + ("\n" + row["detail"] if row["detail"] else "")
+
+    def click(self):
+        from selenium.webdriver.common.action_chains import ActionChains
+        driver = self.frame.driver
+        wait = 0.45 - (time.time() * 1000 - self.shown["rendered"]) / 1000
+        if wait > 0:
+            time.sleep(wait)
+        host = wait_for(lambda: next((h for h in driver.find_elements("css selector", "keyhaven-ui")
+                                      if driver.execute_script("return arguments[0].matches(':popover-open')", h)), None),
+                        what="Keyhaven's frame in the page")
+        height = host.size["height"]
+        y = self.row["top"] + self.row["height"] / 2 - height / 2
+        ActionChains(driver).move_to_element_with_offset(host, 0, int(y)).click().perform()

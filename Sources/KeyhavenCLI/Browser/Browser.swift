@@ -51,14 +51,21 @@ enum BrowserExtension {
         var background = manifest["background"] as? [String: Any] ?? [:]
         if let worker = background["service_worker"] as? String {
             // A background script has no importScripts: what the worker imports before its own
-            // code is listed first, what it imports at its end (passkeys.js) after it.
+            // code is listed first, what it imports at its end (autofill.js, passkeys.js) after it.
             func shipped(_ names: [String]) -> [String] {
                 names.filter { name in embeddedBrowserExtension.contains { $0.path == name } }
             }
-            background["scripts"] = shipped(["crypto.js"]) + [worker] + shipped(["passkeys.js"])
+            background["scripts"] = shipped(["crypto.js"]) + [worker] + shipped(["autofill.js", "passkeys.js"])
             background["service_worker"] = nil
         }
         manifest["background"] = background
+        // `use_dynamic_url` is Chromium's (a per-session URL for the in-page frame); Firefox already
+        // gives each installation its own moz-extension:// id.
+        if let resources = manifest["web_accessible_resources"] as? [[String: Any]] {
+            manifest["web_accessible_resources"] = resources.map { entry in
+                entry.filter { $0.key != "use_dynamic_url" }
+            }
+        }
         let data = try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys])
         return embeddedBrowserExtension.map { file in
             file.path == "manifest.json" ? (file.path, String(decoding: data, as: UTF8.self) + "\n") : file
