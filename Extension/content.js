@@ -145,6 +145,10 @@
   let ui = null; // {host, frame, frameToken, shown: null | {token, placement, field, width, height}}
   let uiPromise = null;
   let shownAt = 0;
+  // When Keyhaven last went back on top after the page opened something in the top layer.
+  let raisedAt = -Infinity;
+  const SHOWN_MS = 350;
+  const RAISED_MS = 1000;
 
   function style(element, declarations) {
     element.setAttribute("style", declarations.map((declaration) => `${declaration} !important`).join("; "));
@@ -234,7 +238,7 @@
   function uiVisible(token) {
     if (!ui || !ui.shown || ui.shown.token !== token || !ui.host.isConnected) return false;
     if (!ui.host.matches(":popover-open")) return false;
-    if (performance.now() - shownAt < 350) return false;
+    if (performance.now() - shownAt < SHOWN_MS || performance.now() - raisedAt < RAISED_MS) return false;
     const computed = getComputedStyle(ui.host);
     const rect = ui.host.getBoundingClientRect();
     if (computed.display !== "block" || computed.visibility !== "visible" || computed.opacity !== "1") return false;
@@ -250,13 +254,14 @@
   }
 
   // The page opened something in the top layer (a popover, a modal dialog) while Keyhaven's frame
-  // shows: Keyhaven goes back on top, and its click delay starts again.
+  // shows: Keyhaven goes back on top, and for a second no click in it counts (a page that opens a
+  // decoy just as the person clicks gets nothing).
   document.addEventListener(
     "toggle",
     (event) => {
       if (!ui || !ui.shown || event.target === ui.host || event.newState !== "open") return;
       promote();
-      shownAt = performance.now();
+      raisedAt = performance.now();
     },
     true
   );
@@ -480,7 +485,8 @@
         // Only the frame that made the call: the caller's origin, and the focus WebAuthn requires
         // (sent to every frame of the tab when the browser names no frame; `direct` when it does).
         if (location.origin !== message.origin) return false;
-        if (!message.direct && (!document.hasFocus() || (document.activeElement && document.activeElement.tagName === "IFRAME"))) {
+        if (!message.direct && message.focused !== false &&
+            (!document.hasFocus() || (document.activeElement && document.activeElement.tagName === "IFRAME"))) {
           return false;
         }
         showSheet(message).then(

@@ -151,12 +151,16 @@ async function openChooser(id) {
     if (!reply || !reply.shown) throw new Error("Keyhaven could not show its passkey sheet in this page: reload the page and try again.");
     return;
   }
-  for (const tab of await api.tabs.query({ active: true })) {
-    try {
-      const reply = await api.tabs.sendMessage(tab.id, { kind: "passkey.show", request: id, origin: call.origin });
-      if (reply && reply.shown) return;
-    } catch {
-      // No content script in that tab.
+  // The proxy names no frame: first the frame of the caller's origin that has the focus, then (a
+  // frame the person has not clicked into yet) any frame of that origin in an active tab.
+  for (const focused of [true, false]) {
+    for (const tab of await api.tabs.query({ active: true })) {
+      try {
+        const reply = await api.tabs.sendMessage(tab.id, { kind: "passkey.show", request: id, origin: call.origin, focused });
+        if (reply && reply.shown) return;
+      } catch {
+        // No content script in that tab, or no frame of that origin.
+      }
     }
   }
   throw new Error("Keyhaven could not show its passkey sheet in this page: reload the page and try again.");

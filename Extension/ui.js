@@ -12,6 +12,7 @@
   const frameToken = location.hash.slice(1);
   const main = document.getElementById("view");
   let token = null;
+  let current = null;
   let shownAt = 0;
   let visible = true;
   let port = null;
@@ -42,6 +43,7 @@
   }
 
   function render(view) {
+    current = view;
     token = view.token;
     main.replaceChildren();
     main.setAttribute("role", view.kind === "menu" ? "listbox" : "dialog");
@@ -70,7 +72,13 @@
   function choose(event, index) {
     // Real input only, not right after the view changed, and not while covered.
     if (!event.isTrusted || !token || !port) return;
-    if (performance.now() - shownAt < CLICK_DELAY_MS || !visible) return;
+    if (performance.now() - shownAt < CLICK_DELAY_MS) return;
+    if (!visible) {
+      // Reported covered or faded: nothing happens, and the view is drawn again (the browser looks
+      // at the frame anew; the delay starts again).
+      render(current);
+      return;
+    }
     document.body.dataset.chosen = String(performance.timeOrigin + performance.now());
     port.postMessage({ type: "choose", token, index });
   }

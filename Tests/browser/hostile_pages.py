@@ -232,6 +232,7 @@ def covered_sheet(h):
     time.sleep(1.2)
     assert h.driver.execute_script("return window.outcome") is None, "a click on a faded sheet signed"
     h.driver.execute_script("document.querySelector('keyhaven-ui').setAttribute('style', window.__style)")
+    time.sleep(0.5)
     # The page opens a decoy in the top layer just before the person clicks: Keyhaven goes back on
     # top and ignores clicks for a moment.
     h.driver.execute_script(
@@ -243,7 +244,6 @@ def covered_sheet(h):
     ada.click()
     time.sleep(1.0)
     assert h.driver.execute_script("return window.outcome") is None, "a click right after a top-layer decoy signed"
-    time.sleep(0.5)
     next(b for b in A.sheet_buttons(h) if b.text.split("\n")[0] == "ada").click()
     outcome = A.page_outcome(h, "the get() after the person's click on the shown sheet")
     assert "ok" in outcome, outcome
@@ -271,7 +271,8 @@ def cross_origin_passkey_frame(h):
     allow = "publickey-credentials-create *; publickey-credentials-get *"
     h.driver.get(f"{h.site}/frame.html?src={h.other}/passkey.html&allow={allow}")
     h.driver.switch_to.frame(h.driver.find_element("id", "frame"))
-    wait_for(lambda: h.driver.find_element("id", "user"), what="the framed page")
+    # Chromium lets a cross-origin frame create a credential only right after the person's own click.
+    wait_for(lambda: h.driver.find_element("id", "user"), what="the framed page").click()
     A.run_in_page(h, "create", {"userId": "user-9", "user": "ada", "displayName": "Ada", "challenge": b64(os.urandom(32))})
     A.press(h, "Save passkey in Keyhaven")
     outcome = A.page_outcome(h, "the framed create()")
