@@ -768,7 +768,7 @@ def firefox(h):
         assert path.startswith("/s/"), path
         base = path[:-len("/unlock")]
         wait_for(lambda: not h.launch_file.exists(), what="the launch file removed once used")
-        client.find_element(By.ID, "master-password").send_keys(MASTER)
+        wait_for(lambda: client.find_element(By.ID, "master-password"), what="the master password field").send_keys(MASTER)
         client.find_element(By.ID, "unlock").click()
         wait_for(lambda: client.find_elements(By.ID, "count-credentials"), timeout=30, what="the overview in Firefox")
         client.navigate(h.origin + base + "/vault?q=bank")
@@ -782,7 +782,10 @@ def firefox(h):
         if client:
             client.delete_session()
         process.terminate()
-        process.wait(30)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 SCENARIOS = {f.__name__: f for f in [unlock, search, item, recommendations, upgrade, upgrade_to_passkey, step_up, cancel, generator,
