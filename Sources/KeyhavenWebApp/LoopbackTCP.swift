@@ -134,7 +134,8 @@ enum LoopbackTCP {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let result, let name = result.pointee.pw_name
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let result,
+            let name = result.pointee.pw_name
         else { return "uid \(uid)" }
         return "uid \(uid) (\(String(cString: name)))"
     }

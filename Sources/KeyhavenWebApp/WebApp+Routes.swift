@@ -289,7 +289,13 @@ extension WebApp {
     ) async throws -> HTML {
         let audit = try await audit(vault)
         let ignored = try await ignored(vault)
-        return Self.recommendationsPage(audit.report, ignored: ignored, expanded: expanded, session: session, flash: flash)
+        return Self.recommendationsPage(
+            audit.report,
+            ignored: ignored,
+            expanded: expanded,
+            session: session,
+            flash: flash
+        )
     }
 
     static func recommendationsPage(

@@ -54,7 +54,9 @@ struct WebAppLaunchTests {
             #!/usr/bin/env python3
             import json, os, sys, time
             time.sleep(\(seconds))
-            open(\(String(reflecting: record.path)), "w").write(json.dumps({"argv": sys.argv[1:], "env": dict(os.environ)}))
+            record = \(String(reflecting: record.path))
+            open(record + ".tmp", "w").write(json.dumps({"argv": sys.argv[1:], "env": dict(os.environ)}))
+            os.replace(record + ".tmp", record)  # whole or not at all for the reader
             """
         try Data(script.utf8).write(to: browser)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: browser.path)
@@ -130,7 +132,9 @@ struct WebAppLaunchTests {
         // --no-open writes no file and still prints a URL to paste (standard output is no argv).
         let printed = try run(["ui", "--no-open"])
         #expect(printed.status == 0 && printed.lines.first?.contains("/launch?secret=") == true)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("launch-") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("launch-") }.isEmpty
+        )
     }
 
     /// The review's attack (#3): another local user polls `/proc/*/cmdline` while the person runs
@@ -177,7 +181,10 @@ struct WebAppLaunchTests {
         #expect(launched.status == 0, "\(launched.stderr)")
         let output = OtherLocalUser.output(of: watcher)
         let found = try JSONValue.parse(Data(output.stdout.utf8))
-        #expect(found["sawBrowser"]?.bool == true, "the watcher never saw the browser: \(output.stdout)\(output.stderr)")
+        #expect(
+            found["sawBrowser"]?.bool == true,
+            "the watcher never saw the browser: \(output.stdout)\(output.stderr)"
+        )
         #expect(found["secrets"]?.array?.isEmpty == true, "a launch secret in a command line: \(output.stdout)")
         for (path, outcome) in found["files"]?.object ?? [:] {
             #expect(outcome.string == "PermissionError", "the other user read \(path): \(outcome)")

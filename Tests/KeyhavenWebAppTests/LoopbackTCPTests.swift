@@ -47,8 +47,12 @@ import Glibc
 
     @Test func theClientsOwnerIsTheOwnerOfItsEndOfTheConnection() {
         let sockets = LoopbackTCP.parse(Self.table) + LoopbackTCP.parse(Self.table6)
-        #expect(LoopbackTCP.owner(ofClient: Self.endpoint(40000), connectedTo: Self.endpoint(7447), in: sockets) == 1000)
-        #expect(LoopbackTCP.owner(ofClient: Self.endpoint(40001), connectedTo: Self.endpoint(7447), in: sockets) == 1001)
+        #expect(
+            LoopbackTCP.owner(ofClient: Self.endpoint(40000), connectedTo: Self.endpoint(7447), in: sockets) == 1000
+        )
+        #expect(
+            LoopbackTCP.owner(ofClient: Self.endpoint(40001), connectedTo: Self.endpoint(7447), in: sockets) == 1001
+        )
         // Our own end (local 7447) is not the client's; an unknown client is nobody's.
         #expect(LoopbackTCP.owner(ofClient: Self.endpoint(7447), connectedTo: Self.endpoint(40000), in: sockets) == 0)
         #expect(LoopbackTCP.owner(ofClient: Self.endpoint(40002), connectedTo: Self.endpoint(7447), in: sockets) == nil)

@@ -119,8 +119,9 @@ class Harness:
         record = self.dir / "browser-record.json"
         recorder = self.dir / "browser-recorder.py"
         recorder.write_text("#!/usr/bin/env python3\nimport json, os, sys\n"
-                            f"open({str(record)!r}, 'w').write(json.dumps({{'argv': sys.argv[1:], "
-                            "'env': dict(os.environ)}))\n")
+                            f"open({str(record)!r} + '.tmp', 'w').write(json.dumps({{'argv': sys.argv[1:], "
+                            "'env': dict(os.environ)}))\n"
+                            f"os.replace({str(record)!r} + '.tmp', {str(record)!r})\n")
         recorder.chmod(0o700)
         launched = run_keyhaven(dict(self.env, BROWSER=str(recorder)), "ui")
         url = launched.stdout.splitlines()[0]

@@ -19,8 +19,13 @@ struct WebLaunch {
     var file: URL?
 
     init(_ answer: JSONValue, port requested: Int, socketPath: String, file wanted: Bool) throws {
-        guard let url = answer["url"]?.string, let port = answer["port"]?.integer, Self.isLaunchURL(url, port: port)
-        else {
+        guard let port = answer["port"]?.integer else {
+            throw Output.failure(
+                "the agent did not say which port its web app bound (an agent of an older Keyhaven?): "
+                    + "`keyhaven agent stop`, then run `keyhaven ui` again"
+            )
+        }
+        guard let url = answer["url"]?.string, Self.isLaunchURL(url, port: port) else {
             // Never the URL itself in the message: it may carry a secret.
             throw Output.failure("the agent answered with an address that is not its web app's; nothing was opened")
         }
@@ -34,7 +39,9 @@ struct WebLaunch {
         self.port = port
         guard wanted else { return }
         guard let path = answer["launchFile"]?.string else {
-            throw Output.failure("the agent wrote no launch file; run `keyhaven ui --no-open` and open the URL yourself")
+            throw Output.failure(
+                "the agent wrote no launch file; run `keyhaven ui --no-open` and open the URL yourself"
+            )
         }
         let folder = URL(fileURLWithPath: socketPath).deletingLastPathComponent()
         if let problem = Self.problem(launchFile: path, folder: folder) {
@@ -48,7 +55,8 @@ struct WebLaunch {
         let prefix = "http://127.0.0.1:\(port)/launch?secret="
         guard (1...65535).contains(port), url.hasPrefix(prefix) else { return false }
         let secret = url.dropFirst(prefix.count)
-        return !secret.isEmpty && secret.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        return !secret.isEmpty
+            && secret.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
     /// Why `path` is not a launch file the agent wrote for us (nil when it is): a regular file
