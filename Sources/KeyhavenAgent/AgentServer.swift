@@ -32,9 +32,27 @@ public final class AgentServer: Sendable {
         public var workingDirectory: String?
     }
 
-    /// Starts the web app if needed (on the port asked for, 0: any) and returns a new launch URL
-    /// (`keyhaven ui`). Called on a connection thread: it may block until the app listens.
-    public typealias WebAppLauncher = @Sendable (_ port: Int) throws -> String
+    /// What `agent.ui` answers (`keyhaven ui`).
+    public struct WebAppLaunch: Sendable {
+        /// The one-time launch URL, `http://127.0.0.1:PORT/launch?secret=…`.
+        public var url: String
+        /// The port the web app itself bound (the URL names it).
+        public var port: Int
+        /// The private redirect file that carries the URL to a browser, when one was asked for: a
+        /// browser is given this path, never the URL, so the secret is in no process's argv.
+        public var launchFile: String?
+
+        public init(url: String, port: Int, launchFile: String?) {
+            self.url = url
+            self.port = port
+            self.launchFile = launchFile
+        }
+    }
+
+    /// Starts the web app if needed (on the port asked for, 0: any) and returns a new launch, with
+    /// a launch file when `launchFile` (`keyhaven ui`). Called on a connection thread: it may block
+    /// until the app listens.
+    public typealias WebAppLauncher = @Sendable (_ port: Int, _ launchFile: Bool) throws -> WebAppLaunch
 
     public let agent: AutoFillAgent
     public let socketPath: String
@@ -200,11 +218,15 @@ public final class AgentServer: Sendable {
             guard let launchWebApp else { throw AutoFillError(.failed, "This agent does not serve the web app.") }
             let port = request["port"]?.integer ?? 0
             guard (0...65535).contains(port) else { throw AutoFillError(.badRequest, "port must be 0…65535.") }
+            let launch: WebAppLaunch
             do {
-                return ["url": .string(try launchWebApp(port))]
+                launch = try launchWebApp(port, request["launchFile"]?.bool ?? false)
             } catch {
                 throw AutoFillError(.failed, "\(error)")
             }
+            var answer: [String: JSONValue] = ["url": .string(launch.url), "port": .number(Double(launch.port))]
+            if let file = launch.launchFile { answer["launchFile"] = .string(file) }
+            return .object(answer)
         default:
             throw AutoFillError(.badRequest, "Unknown request type.")
         }

@@ -78,15 +78,19 @@ extension WebApp {
     func addSessionRoutes(to router: Router<WebAppContext>) {
         router.get("/launch") { request, _ -> Response in
             let secret = Self.query(request)["secret"] ?? ""
-            guard let token = self.redeemLaunchSecret(secret) else {
+            guard let keys = self.redeemLaunchSecret(secret) else {
                 throw WebAppError(
                     .unauthorized,
                     "This link was used already or has expired: run `keyhaven ui` again for a new one."
                 )
             }
-            // HttpOnly: no script reads it; SameSite=Strict: no other site's page sends it.
-            let cookie = "\(self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict"
-            return Self.redirect("/", headers: [.setCookie: cookie])
+            // HttpOnly: no script reads it. SameSite=Strict: no other site's page sends it. Path: the
+            // browser sends it to this session's paths only, on no port's `/`.
+            let cookie = "\(Self.cookieName)=\(keys.token); Path=\(keys.base)/; HttpOnly; SameSite=Strict"
+            // A page that moves on, not a 303: the launch usually comes from a file (`keyhaven ui`'s
+            // redirect file), a cross-site initiator, and browsers do not send a Strict cookie along
+            // a redirect that such a navigation started. The page's own refresh is same-origin.
+            return Self.html(WebAppPages.launched(base: keys.base), headers: [.setCookie: cookie])
         }
         router.get("/assets/keyhaven.css") { _, _ in
             Response(
@@ -103,8 +107,8 @@ extension WebApp {
             )
         }
         router.get("/unlock") { _, context -> Response in
-            if self.agent.isUnlocked { return Self.redirect("/") }
-            return Self.html(WebAppPages.unlock(csrf: context.csrf, vault: self.agent.configuration.vaultURL.path))
+            if self.agent.isUnlocked { return Self.redirect(context.path("/")) }
+            return Self.html(WebAppPages.unlock(session: context.page, vault: self.agent.configuration.vaultURL.path))
         }
         router.post("/unlock") { request, context -> Response in
             let form = try await self.form(request, context)
@@ -117,20 +121,20 @@ extension WebApp {
                     ? "The master password is wrong. Nothing was unlocked." : error.reason
                 return Self.html(
                     WebAppPages.unlock(
-                        csrf: context.csrf,
+                        session: context.page,
                         vault: self.agent.configuration.vaultURL.path,
                         error: message
                     ),
                     status: .unauthorized
                 )
             }
-            return Self.redirect("/")
+            return Self.redirect(context.path("/"))
         }
         router.post("/lock") { request, context -> Response in
             _ = try await self.form(request, context)
             // The agent's "locked" event clears what the app read (see `WebApp.init`).
             try await self.blocking { self.agent.lock() }
-            return Self.redirect("/unlock")
+            return Self.redirect(context.path("/unlock"))
         }
     }
 
@@ -143,7 +147,7 @@ extension WebApp {
             return Self.html(
                 WebAppPages.overview(
                     audit.report,
-                    csrf: context.csrf,
+                    session: context.page,
                     flash: self.flash(context),
                     auditSeconds: audit.seconds
                 )
@@ -159,7 +163,7 @@ extension WebApp {
                     total: result.total,
                     matched: result.matched,
                     query: query,
-                    csrf: context.csrf,
+                    session: context.page,
                     flash: self.flash(context)
                 )
             )
@@ -183,28 +187,28 @@ extension WebApp {
                 runs: self.runs.active(for: credential.id).map(\.snapshot),
                 passkeys: PasskeyFacts.matching(credential, audit.passkeys)
             )
-            return Self.html(WebAppPages.item(facts, csrf: context.csrf, flash: self.flash(context)))
+            return Self.html(WebAppPages.item(facts, session: context.page, flash: self.flash(context)))
         }
         router.post("/items/{id}/upgrade") { request, context -> Response in
             _ = try await self.form(request, context)
             let vault = try await self.requireVault()
             let credential = try await self.credential(context.parameters.get("id") ?? "", in: vault)
             let run = try self.startUpgrade(credential, vault: vault)
-            return Self.redirect("/upgrades/\(run.id)")
+            return Self.redirect(context.path("/upgrades/\(run.id)"))
         }
         router.post("/items/{id}/upgrade-to-passkey") { request, context -> Response in
             _ = try await self.form(request, context)
             let vault = try await self.requireVault()
             let credential = try await self.credential(context.parameters.get("id") ?? "", in: vault)
             let run = try self.startUpgrade(credential, vault: vault, toPasskey: true)
-            return Self.redirect("/upgrades/\(run.id)")
+            return Self.redirect(context.path("/upgrades/\(run.id)"))
         }
         router.get("/upgrades/{id}") { _, context -> Response in
             _ = try await self.requireVault()
             guard let run = self.runs.run(context.parameters.get("id") ?? "") else {
                 throw WebAppError(.notFound, "There is no such upgrade.")
             }
-            return Self.html(WebAppPages.upgrade(run.snapshot, csrf: context.csrf))
+            return Self.html(WebAppPages.upgrade(run.snapshot, session: context.page))
         }
         router.post("/upgrades/{id}/cancel") { request, context -> Response in
             _ = try await self.form(request, context)
@@ -212,7 +216,7 @@ extension WebApp {
                 throw WebAppError(.notFound, "There is no such upgrade.")
             }
             run.cancel()
-            return Self.redirect("/upgrades/\(run.id)")
+            return Self.redirect(context.path("/upgrades/\(run.id)"))
         }
     }
 
@@ -250,7 +254,7 @@ extension WebApp {
             let page = try await self.recommendationsPage(
                 vault,
                 expanded: Self.query(request)["group"],
-                csrf: context.csrf,
+                session: context.page,
                 flash: self.flash(context)
             )
             return Self.html(page)
@@ -271,23 +275,34 @@ extension WebApp {
                         "Ignored the recommendation for \(item.title). It comes back if a new issue appears."
                     )
                 }
-                return Self.redirect("/recommendations")
+                return Self.redirect(context.path("/recommendations"))
             }
         }
     }
 
     /// The recommendations page from the kept audit (the benchmark measures this).
-    func recommendationsPage(_ vault: Vault, expanded: String?, csrf: String, flash: Flash?) async throws -> HTML {
+    func recommendationsPage(
+        _ vault: Vault,
+        expanded: String?,
+        session: WebAppPages.Session,
+        flash: Flash?
+    ) async throws -> HTML {
         let audit = try await audit(vault)
         let ignored = try await ignored(vault)
-        return Self.recommendationsPage(audit.report, ignored: ignored, expanded: expanded, csrf: csrf, flash: flash)
+        return Self.recommendationsPage(
+            audit.report,
+            ignored: ignored,
+            expanded: expanded,
+            session: session,
+            flash: flash
+        )
     }
 
     static func recommendationsPage(
         _ report: AuditReport,
         ignored: [String: IgnoredRecommendation],
         expanded: String?,
-        csrf: String,
+        session: WebAppPages.Session,
         flash: Flash?
     ) -> HTML {
         var shown: [AuditItem] = []
@@ -304,7 +319,7 @@ extension WebApp {
             ignored: hidden,
             summary: report.summary,
             expanded: expanded,
-            csrf: csrf,
+            session: session,
             flash: flash
         )
     }

@@ -4,9 +4,12 @@ public import Hummingbird
 import NIOCore
 import _KeyhavenSupport
 
-/// The app's request context: the session the cookie names, once ``WebAppGuard`` found it.
+/// The app's request context: the capability the path carried (``SessionPaths``), and the session
+/// the cookie and that capability name together, once ``WebAppGuard`` found it.
 public struct WebAppContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// The `CAPABILITY` of a request for `/s/CAPABILITY/…` (routed as `/…`).
+    var capability: String?
     var token: String?
     var session: WebApp.Session?
 
@@ -16,12 +19,53 @@ public struct WebAppContext: RequestContext {
 
     /// The session's CSRF token (empty before a session exists).
     var csrf: String { session?.csrf ?? "" }
+
+    /// What the session's pages need: its CSRF token and the base of its paths (`/s/CAPABILITY`).
+    /// Pages are only served once ``WebAppGuard`` found the session the capability belongs to.
+    var page: WebAppPages.Session {
+        WebAppPages.Session(csrf: csrf, base: capability.map { "/s/\($0)" } ?? "")
+    }
+
+    /// `path` (an app path such as `/vault`) inside the session: `/s/CAPABILITY/vault`.
+    func path(_ path: String) -> String { page.path(path) }
+}
+
+/// Routes `/s/CAPABILITY/rest` as `/rest`, with `CAPABILITY` in the context for ``WebAppGuard``
+/// (security review #5). Cookies ignore ports (RFC 6265 §8.5), so the session cookie may reach
+/// another server on 127.0.0.1; the capability does not: it is only in the app's own URLs, which no
+/// other origin reads (same-origin policy) or is told (`Referrer-Policy: same-origin` names the
+/// port too), and the cookie's `Path` is `/s/CAPABILITY/`, so browsers do not even send the cookie
+/// to `/` of another port. A session needs both.
+struct SessionPaths<Inner: HTTPResponder>: HTTPResponder where Inner.Context == WebAppContext {
+    let inner: Inner
+
+    func respond(to request: Request, context: WebAppContext) async throws -> Response {
+        guard let path = request.head.path, let (capability, rest) = Self.split(path) else {
+            return try await inner.respond(to: request, context: context)
+        }
+        var head = request.head
+        head.path = rest
+        var context = context
+        context.capability = capability
+        return try await inner.respond(to: Request(head: head, body: request.body), context: context)
+    }
+
+    /// `/s/CAPABILITY/rest?query` → (`CAPABILITY`, `/rest?query`); nil for any other path.
+    static func split(_ path: String) -> (capability: String, rest: String)? {
+        guard path.hasPrefix("/s/") else { return nil }
+        let tail = path.dropFirst(3)
+        guard let slash = tail.firstIndex(of: "/") else { return nil }
+        let capability = String(tail[..<slash])
+        guard !capability.isEmpty, capability.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        else { return nil }
+        return (capability, String(tail[slash...]))
+    }
 }
 
 /// Every request passes here first: `Host` must name this app on loopback (DNS rebinding), pages
-/// other than the launch and the style sheet and script need the session cookie, state changes
-/// need a same-origin `Origin` (and the CSRF token, checked where the body is read), and every
-/// response gets the security headers.
+/// other than the launch and the style sheet and script need the session (the cookie *and* the
+/// path's capability), state changes need a same-origin `Origin` (and the CSRF token, checked where
+/// the body is read), and every response gets the security headers.
 struct WebAppGuard: RouterMiddleware {
     let app: WebApp
 
@@ -38,7 +82,8 @@ struct WebAppGuard: RouterMiddleware {
         do {
             response = try await check(request, context: context, next: next)
         } catch let error as WebAppError where error.code == .locked && !api {
-            response = WebApp.redirect("/unlock")
+            // Only a route behind the session check says "locked": the capability is the session's.
+            response = WebApp.redirect(context.path("/unlock"))
         } catch let error as WebAppError {
             response = WebApp.errorResponse(error, api: api)
         } catch let error as HTTPError where error.status == .notFound {
@@ -67,7 +112,9 @@ struct WebAppGuard: RouterMiddleware {
         let path = request.uri.path
         if Self.publicPaths.contains(path) { return try await next(request, context) }
         var context = context
-        guard let token = request.cookies[app.cookieName]?.value, let session = app.session(token: token) else {
+        guard let token = request.cookies[WebApp.cookieName]?.value,
+            let session = app.session(token: token, capability: context.capability)
+        else {
             throw WebAppError(
                 .unauthorized,
                 "Open Keyhaven from the command line: `keyhaven ui` prints a link that lets this browser in."
@@ -101,19 +148,17 @@ extension WebAppError.Code {
 }
 
 extension WebApp {
-    /// `127.0.0.1:PORT` or `localhost:PORT` exactly.
+    /// `127.0.0.1:PORT` exactly: the only address the app hands out. Not `localhost:PORT`, which
+    /// browsers may resolve to `::1`, where another user may listen on the same port.
     func isOwnAuthority(_ authority: String?) -> Bool {
         guard let authority, let port else { return false }
-        return authority == "127.0.0.1:\(port)" || authority.lowercased() == "localhost:\(port)"
+        return authority == "127.0.0.1:\(port)"
     }
 
     /// A state change from the app's own pages: `Origin` is this app (browsers send it on every
     /// POST) and `Sec-Fetch-Site`, when sent, says same-origin.
     func isSameOrigin(_ request: Request) -> Bool {
-        guard let origin = request.headers[.origin], let port else { return false }
-        guard origin == "http://127.0.0.1:\(port)" || origin.lowercased() == "http://localhost:\(port)" else {
-            return false
-        }
+        guard let origin = request.headers[.origin], port != nil, origin == self.origin else { return false }
         if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin" { return false }
         return true
     }
@@ -128,7 +173,9 @@ extension WebApp {
         headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         // `same-origin`, not `no-referrer`: with no-referrer, browsers send `Origin: null` on the
-        // app's own form posts. Links to other sites (change-password pages) still carry no referrer.
+        // app's own form posts. An origin includes the port, so no other server on 127.0.0.1, and no
+        // other site (change-password pages), ever gets a referrer: the session's capability in
+        // the path (`/s/CAPABILITY/…`) reaches only this app.
         headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         headers[HTTPField.Name("Cross-Origin-Opener-Policy")!] = "same-origin"
         headers[HTTPField.Name("Cross-Origin-Resource-Policy")!] = "same-origin"

@@ -21,11 +21,11 @@ extension WebApp {
                 rules: query["rules"] ?? "",
                 domain: query["domain"] ?? ""
             )
-            return Self.html(WebAppPages.generator(generated, csrf: context.csrf))
+            return Self.html(WebAppPages.generator(generated, session: context.page))
         }
         router.get("/import") { _, context -> Response in
             _ = try await self.requireVault()
-            return Self.html(WebAppPages.transfer(csrf: context.csrf, flash: self.flash(context)))
+            return Self.html(WebAppPages.transfer(session: context.page, flash: self.flash(context)))
         }
         router.post("/import") { request, context -> Response in
             let vault = try await self.requireVault()
@@ -38,7 +38,7 @@ extension WebApp {
             }
             guard let file = form["file"], !file.body.isEmpty else {
                 return Self.html(
-                    WebAppPages.transfer(csrf: context.csrf, flash: nil, error: "Choose a file to import."),
+                    WebAppPages.transfer(session: context.page, flash: nil, error: "Choose a file to import."),
                     status: .badRequest
                 )
             }
@@ -59,7 +59,7 @@ extension WebApp {
             } catch let error as VaultError {
                 return Self.html(
                     WebAppPages.transfer(
-                        csrf: context.csrf,
+                        session: context.page,
                         flash: nil,
                         error: "Nothing was imported: \(error.message)"
                     ),
@@ -72,7 +72,7 @@ extension WebApp {
                 state.previews = state.previews.filter { now.timeIntervalSince($0.value.created) < 3600 }
                 state.previews[id] = preview
             }
-            return Self.html(WebAppPages.importPreview(id: id, preview, csrf: context.csrf))
+            return Self.html(WebAppPages.importPreview(id: id, preview, session: context.page))
         }
         router.post("/import/{id}/confirm") { request, context -> Response in
             _ = try await self.form(request, context)
@@ -88,13 +88,13 @@ extension WebApp {
                 "Imported \(report.imported) credentials; \(report.duplicatesMerged) were in the vault already."
                     + (report.passkeys > 0 ? " \(report.passkeys) passkeys added." : "")
             )
-            return Self.redirect("/vault")
+            return Self.redirect(context.path("/vault"))
         }
         router.post("/import/{id}/cancel") { request, context -> Response in
             _ = try await self.form(request, context)
             _ = self.state.withLock { $0.previews.removeValue(forKey: context.parameters.get("id") ?? "") }
             self.say(context, "Cancelled: nothing was imported.")
-            return Self.redirect("/import")
+            return Self.redirect(context.path("/import"))
         }
         router.post("/export") { request, context -> Response in
             let form = try await self.form(request, context)
@@ -105,7 +105,7 @@ extension WebApp {
             guard form["understood"] == "1" else {
                 return Self.html(
                     WebAppPages.transfer(
-                        csrf: context.csrf,
+                        session: context.page,
                         flash: nil,
                         error: "Confirm that you understand the file holds your passwords unencrypted."
                     ),
@@ -148,7 +148,7 @@ extension WebApp {
                 WebAppPages.pairing(
                     pairings: pairings.sorted { $0.created > $1.created },
                     code: code,
-                    csrf: context.csrf,
+                    session: context.page,
                     flash: self.flash(context)
                 )
             )
@@ -159,7 +159,7 @@ extension WebApp {
             let id = context.parameters.get("id") ?? ""
             try await self.blocking { try self.agent.revokePairing(id) }
             self.say(context, "Revoked: that browser can no longer fill from Keyhaven.")
-            return Self.redirect("/pairing")
+            return Self.redirect(context.path("/pairing"))
         }
         router.get("/settings") { _, context -> Response in
             let vault = try await self.requireVault()
@@ -168,7 +168,7 @@ extension WebApp {
                 WebAppPages.settings(
                     settings,
                     idleLockMinutes: self.idleLockMinutes,
-                    csrf: context.csrf,
+                    session: context.page,
                     flash: self.flash(context)
                 )
             )
@@ -182,7 +182,7 @@ extension WebApp {
                     WebAppPages.settings(
                         settings,
                         idleLockMinutes: self.idleLockMinutes,
-                        csrf: context.csrf,
+                        session: context.page,
                         flash: nil,
                         error: message
                     ),
@@ -209,7 +209,7 @@ extension WebApp {
                 try self.agent.setIdleLock(minutes == 0 ? .infinity : TimeInterval(minutes * 60))
             }
             self.say(context, "Saved.")
-            return Self.redirect("/settings")
+            return Self.redirect(context.path("/settings"))
         }
     }
 

@@ -16,12 +16,16 @@ import _KeyhavenSupport
 /// 127.0.0.1 and calling the same use cases as the CLI (``AuditService``, ``UpgradeService``,
 /// ``ImportService``) on the agent's unlocked vault.
 ///
-/// Security model (docs/web-app.md): only loopback is bound; every request's `Host` must be this
-/// very `127.0.0.1:PORT` or `localhost:PORT` (DNS rebinding); a browser gets in only through a
-/// one-time launch secret (``launchURL()``) exchanged for an HttpOnly, SameSite=Strict session
-/// cookie; every state change carries the session's CSRF token and a same-origin `Origin`; the
-/// Content-Security-Policy allows no inline script and no framing. Nothing secret is ever in a URL
-/// after the launch, in a log or in an error page. The app locks with the agent.
+/// Security model (docs/web-app.md): only loopback is bound, and connections from processes of
+/// another user are closed before a byte is read (``SameUserOnly``); every request's `Host` must be
+/// this very `127.0.0.1:PORT` (DNS rebinding); a browser gets in only through a one-time launch
+/// secret (``launch(redirectFileIn:)``, handed to the browser in a private file, never on a command
+/// line) exchanged for a session that needs *two* things on every request: an HttpOnly,
+/// SameSite=Strict cookie and a capability in the path (`/s/CAPABILITY/…`) that only the app's own
+/// pages carry. Cookies ignore ports, so a cookie that reaches another server on 127.0.0.1 opens
+/// nothing by itself. Every state change carries the session's CSRF token and a same-origin
+/// `Origin`; the Content-Security-Policy allows no inline script and no framing. Nothing secret is
+/// in a log or an error page. The app locks with the agent.
 ///
 /// Blocking work (the vault's synchronous SQLite, scrypt at unlock) runs on a thread pool of its own
 /// (``blocking(_:)``), never on an event loop or Swift's cooperative pool; upgrades run on a
@@ -77,6 +81,8 @@ public final class WebApp: Sendable {
     }
 
     struct Session: Sendable {
+        /// SHA-256 of the capability in the session's paths (`/s/CAPABILITY/…`).
+        var capability: Data
         var csrf: String
         var lastSeen: Date
         /// A message shown once on the next page ("Imported 3 credentials.").
@@ -88,10 +94,16 @@ public final class WebApp: Sendable {
         var kind: String
     }
 
+    /// An unused launch secret: when it expires, and the redirect file that carries it, if any.
+    struct PendingLaunch: Sendable {
+        var expiry: Date
+        var file: URL?
+    }
+
     struct State: Sendable {
         var port: Int?
-        /// SHA-256 of each unused launch secret → its expiry.
-        var launchSecrets: [Data: Date] = [:]
+        /// SHA-256 of each unused launch secret → its expiry and file.
+        var launches: [Data: PendingLaunch] = [:]
         /// SHA-256 of each session token → the session.
         var sessions: [Data: Session] = [:]
         var previews: [String: ImportPreview] = [:]
@@ -131,7 +143,8 @@ public final class WebApp: Sendable {
     /// The port the app listens on, once it does.
     public var port: Int? { state.withLock { $0.port } }
 
-    /// The origin pages are served from.
+    /// The origin pages are served from. Only `127.0.0.1`, never `localhost`: browsers may resolve
+    /// `localhost` to `::1`, where another user can listen on the same port.
     var origin: String { "http://127.0.0.1:\(port ?? 0)" }
 
     // MARK: Serving
@@ -139,8 +152,22 @@ public final class WebApp: Sendable {
     /// Starts listening on 127.0.0.1:`port` (0: any free port) unless already listening, and returns
     /// the bound port. Blocks the calling thread until the socket is bound: call it from a thread of
     /// the agent's own, never from async code.
+    ///
+    /// - Throws: ``WebAppError`` `.cannotListen` when the app already listens on another port than
+    ///   the one asked for, or when the port is taken: the message says by whom when it can be
+    ///   learned (another user, or which program of ours), so nobody is sent to a server that is
+    ///   not this app.
     public func startBlocking(port requested: Int) throws -> Int {
-        if let port { return port }
+        if let port {
+            guard requested == 0 || requested == port else {
+                throw WebAppError(
+                    .cannotListen,
+                    "The web app already listens on 127.0.0.1:\(port), not \(requested): leave out --port, "
+                        + "or stop the agent (`keyhaven agent stop`) to move it."
+                )
+            }
+            return port
+        }
         let ready = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Int, any Error>?>(nil)
         let task = Task<Void, any Error> {
@@ -163,6 +190,9 @@ public final class WebApp: Sendable {
             }
             return bound
         case .failure(let error):
+            if requested != 0, let holder = LoopbackTCP.describeHolder(ofPort: requested) {
+                throw WebAppError(.cannotListen, holder)
+            }
             throw WebAppError(.cannotListen, "The web app cannot listen on 127.0.0.1:\(requested): \(error)")
         case nil:
             throw WebAppError(.cannotListen, "The web app stopped before it listened.")
@@ -175,7 +205,10 @@ public final class WebApp: Sendable {
         // Requests are never logged: URLs of the launch carry a secret.
         logger.logLevel = .critical
         let app = Application(
-            router: router(),
+            // `/s/CAPABILITY/…` is routed as `/…` with the capability in the context (``SessionPaths``).
+            responder: SessionPaths(inner: router().buildResponder()),
+            // A process of another user gets its connection closed before it is read.
+            server: .http1(configuration: .init(additionalChannelHandlers: [SameUserOnly()])),
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "keyhaven"),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? port
@@ -187,48 +220,118 @@ public final class WebApp: Sendable {
         try await app.runService()
     }
 
-    /// Stops serving (the agent is stopping).
+    /// Stops serving (the agent is stopping); unused launch files are removed.
     public func stop() {
-        let task = state.withLock { state -> Task<Void, any Error>? in
-            defer { state.server = nil }
-            return state.server
+        let (task, launches) = state.withLock { state -> (Task<Void, any Error>?, [PendingLaunch]) in
+            defer {
+                state.server = nil
+                state.launches = [:]
+            }
+            return (state.server, Array(state.launches.values))
         }
         task?.cancel()
+        for case let file? in launches.map(\.file) { LaunchFile.remove(file) }
     }
 
     // MARK: Launch secrets and sessions
 
-    /// A new one-time launch URL (`/launch?secret=…`); the secret is good for one browser, once,
-    /// within ``Configuration/launchLifetime``.
-    public func launchURL() -> String {
+    /// A launch: the URL that lets one browser in once, and the private redirect file that carries
+    /// it to the browser (when one was asked for).
+    public struct Launch: Sendable {
+        /// `http://127.0.0.1:PORT/launch?secret=…`.
+        public var url: String
+        /// A 0600 HTML file that sends the browser to ``url``: what `keyhaven ui` opens, so the
+        /// secret is in no process's argv or environment (security review #3). It is removed once
+        /// the secret is used or expired.
+        public var file: URL?
+    }
+
+    /// A new one-time launch (`/launch?secret=…`): the secret is good for one browser, once, within
+    /// ``Configuration/launchLifetime``. With `folder` (the agent's private runtime folder), the URL
+    /// is also written into a redirect file there (``LaunchFile``) for the browser to open.
+    public func launch(redirectFileIn folder: URL? = nil) throws -> Launch {
         let secret = Base64URL.encode(Data(configuration.randomBytes(32)))
-        let expiry = now.addingTimeInterval(configuration.launchLifetime)
-        state.withLock { state in
-            let now = self.now
-            state.launchSecrets = state.launchSecrets.filter { $0.value > now }
-            state.launchSecrets[Self.digest(secret)] = expiry
-        }
-        return "\(origin)/launch?secret=\(secret)"
-    }
-
-    /// Exchanges a launch secret for a new session token (nil when unknown, used or expired).
-    func redeemLaunchSecret(_ secret: String) -> String? {
+        let url = "\(origin)/launch?secret=\(secret)"
+        let file = try folder.map { try LaunchFile.write(url: url, in: $0, name: newID()) }
         let key = Self.digest(secret)
-        let token = Base64URL.encode(Data(configuration.randomBytes(32)))
-        let csrf = Base64URL.encode(Data(configuration.randomBytes(24)))
-        return state.withLock { state -> String? in
-            // Looked up by digest: the comparison never touches the secret itself.
-            guard let expiry = state.launchSecrets.removeValue(forKey: key), expiry > now else { return nil }
-            state.sessions[Self.digest(token)] = Session(csrf: csrf, lastSeen: now)
-            return token
+        let lifetime = configuration.launchLifetime
+        expireLaunches()
+        state.withLock { $0.launches[key] = PendingLaunch(expiry: now.addingTimeInterval(lifetime), file: file) }
+        if file != nil {
+            // The file goes when the secret expires, even if nobody asks the app anything meanwhile.
+            Task.detached { [weak self] in
+                try? await Task.sleep(for: .seconds(lifetime))
+                self?.endLaunch(key)
+            }
         }
+        return Launch(url: url, file: file)
     }
 
-    /// The session a cookie names, touched; nil when unknown or idle too long.
-    func session(token: String) -> Session? {
+    /// A new one-time launch URL without a file (`keyhaven ui --no-open`, the demo, tests).
+    public func launchURL() -> String {
+        // Without a folder nothing is written, so nothing can fail.
+        (try? launch().url) ?? ""
+    }
+
+    /// Forgets launch secrets that expired, and removes their files.
+    func expireLaunches() {
+        let expired = state.withLock { state -> [PendingLaunch] in
+            let now = self.now
+            let expired = state.launches.filter { $0.value.expiry <= now }
+            for key in expired.keys { state.launches[key] = nil }
+            return Array(expired.values)
+        }
+        for case let file? in expired.map(\.file) { LaunchFile.remove(file) }
+    }
+
+    /// Forgets one launch secret (used, or its time is up) and removes its file.
+    func endLaunch(_ key: Data) {
+        let ended = state.withLock { $0.launches.removeValue(forKey: key) }
+        if let file = ended?.file { LaunchFile.remove(file) }
+    }
+
+    /// A session's two halves: the cookie's token and the capability in its paths.
+    struct SessionKeys: Sendable {
+        var token: String
+        var capability: String
+        /// `/s/CAPABILITY`: what every page's links and the app's redirects start with.
+        var base: String { "/s/\(capability)" }
+    }
+
+    /// Exchanges a launch secret for a new session (nil when unknown, used or expired); its
+    /// redirect file is removed either way once the secret is known.
+    func redeemLaunchSecret(_ secret: String) -> SessionKeys? {
+        expireLaunches()
+        let key = Self.digest(secret)
+        let keys = SessionKeys(
+            token: Base64URL.encode(Data(configuration.randomBytes(32))),
+            capability: Base64URL.encode(Data(configuration.randomBytes(32)))
+        )
+        let csrf = Base64URL.encode(Data(configuration.randomBytes(24)))
+        let (redeemed, launch) = state.withLock { state -> (Bool, PendingLaunch?) in
+            // Looked up by digest: the comparison never touches the secret itself.
+            guard let launch = state.launches.removeValue(forKey: key) else { return (false, nil) }
+            guard launch.expiry > now else { return (false, launch) }
+            state.sessions[Self.digest(keys.token)] = Session(
+                capability: Self.digest(keys.capability),
+                csrf: csrf,
+                lastSeen: now
+            )
+            return (true, launch)
+        }
+        if let file = launch?.file { LaunchFile.remove(file) }
+        return redeemed ? keys : nil
+    }
+
+    /// The session that both the cookie's token and the path's capability name, touched; nil when
+    /// either is missing or wrong, or the session was idle too long. The cookie alone (which
+    /// browsers send to every port of 127.0.0.1) opens nothing.
+    func session(token: String, capability: String?) -> Session? {
+        guard let capability else { return nil }
         let key = Self.digest(token)
+        let given = Self.digest(capability)
         return state.withLock { state -> Session? in
-            guard var session = state.sessions[key] else { return nil }
+            guard var session = state.sessions[key], constantTimeEqual(given, session.capability) else { return nil }
             guard now.timeIntervalSince(session.lastSeen) < configuration.sessionIdle else {
                 state.sessions[key] = nil
                 return nil
@@ -251,8 +354,9 @@ public final class WebApp: Sendable {
         }
     }
 
-    /// The session cookie's name: one per port, so two apps on one machine do not share it.
-    var cookieName: String { "keyhaven_session_\(port ?? 0)" }
+    /// The session cookie's name. Its `Path` is the session's own `/s/CAPABILITY/`, so two apps on
+    /// one machine never share it, and the browser sends it to no other path of any port.
+    static let cookieName = "keyhaven_session"
 
     static func digest(_ text: String) -> Data { Data(SHA256.hash(data: Data(text.utf8))) }
 

@@ -51,7 +51,7 @@ extension WebAppPages {
         ignored: [AuditItem],
         summary: AuditSummary,
         expanded: String? = nil,
-        csrf: String,
+        session: Session,
         flash: WebApp.Flash?
     ) -> HTML {
         let groups = AuditSeverity.allCases.filter { $0 != .none }.compactMap { severity -> HTML? in
@@ -62,13 +62,13 @@ extension WebAppPages {
             let more =
                 shown.count < members.count
                 ? HTML(
-                    "<p><a id=\"more-\(severity.rawValue)\" href=\"/recommendations?group=\(severity.rawValue)#group-\(severity.rawValue)\">Show all \(members.count)</a></p>"
+                    "<p><a id=\"more-\(severity.rawValue)\" href=\"\(session.path("/recommendations?group=\(severity.rawValue)#group-\(severity.rawValue)"))\">Show all \(members.count)</a></p>"
                 )
                 : ""
             return """
                 <section class="severity \(severity.rawValue)" aria-labelledby="h-\(severity.rawValue)" id="group-\(severity.rawValue)">
                 <h2 id="h-\(severity.rawValue)">\(severity.title) <span class="muted">(\(members.count))</span></h2>
-                <ul class="list">\(shown.map { recommendation($0, csrf: csrf) }.joined())</ul>
+                <ul class="list">\(shown.map { recommendation($0, session: session) }.joined())</ul>
                 \(more)
                 </section>
                 """
@@ -76,20 +76,20 @@ extension WebAppPages {
         let ignoredRows = ignored.map { item -> HTML in
             """
             <li data-id="\(item.id)"><span><span class="primary">\(item.title)</span> <span class="muted">\(item.user)</span></span>
-            \(button("Show again", action: "/recommendations/\(item.id)/restore", csrf: csrf))</li>
+            \(button("Show again", action: "/recommendations/\(item.id)/restore", session: session))</li>
             """
         }
         return page(
             "Security Recommendations",
             section: .recommendations,
-            csrf: csrf,
+            session: session,
             flash: flash,
             """
             <p id="summary">\(summary.withIssues == 0 ? "No known issues among \(summary.credentials) passwords." : "\(items.count) of \(summary.credentials) passwords need attention, most urgent first.")</p>
             \(summary.notices.map { HTML("<p class=\"notice warning\">\($0)</p>") }.joined())
             \(groups.joined())
             \(ignored.isEmpty ? "" : HTML("<details class=\"card\" id=\"ignored\"><summary>Ignored (\(ignored.count))</summary><ul class=\"list\">\(ignoredRows.joined())</ul></details>"))
-            <p class="muted">Breach check: \(breachWords(summary.breachCheck)). The same report as <code>keyhaven audit --json</code>: <a href="/api/audit">/api/audit</a>.</p>
+            <p class="muted">Breach check: \(breachWords(summary.breachCheck)). The same report as <code>keyhaven audit --json</code>: <a href="\(session.path("/api/audit"))">/api/audit</a>.</p>
             """
         )
     }
@@ -97,32 +97,32 @@ extension WebAppPages {
     /// Items shown per severity group before "Show all".
     static let groupLimit = 100
 
-    static func recommendation(_ item: AuditItem, csrf: String) -> HTML {
+    static func recommendation(_ item: AuditItem, session: Session) -> HTML {
         let upgrade = item.actions.upgrade?.strongPassword == true
         let passkey = item.actions.upgrade?.passkey == true
         return """
             <li data-id="\(item.id)" class="recommendation">
-            <div class="row-link"><a href="/items/\(item.id)"><span class="primary">\(item.title)</span></a> <span class="muted">\(item.user.isEmpty ? "(no user name)" : item.user)</span> \(badges(item.issues.filter { $0 != .unsecured }.map(\.rawValue)))
+            <div class="row-link"><a href="\(session.path("/items/\(item.id)"))"><span class="primary">\(item.title)</span></a> <span class="muted">\(item.user.isEmpty ? "(no user name)" : item.user)</span> \(badges(item.issues.filter { $0 != .unsecured }.map(\.rawValue)))
             <p class="reason">\(recommendationReason(item))</p></div>
             <div class="actions">
-            \(passkey ? button("Upgrade to passkey", action: "/items/\(item.id)/upgrade-to-passkey", csrf: csrf, id: "passkey-\(item.id)", style: "") : "")
-            \(upgrade ? button("Upgrade", action: "/items/\(item.id)/upgrade", csrf: csrf, id: "upgrade-\(item.id)", style: passkey ? "secondary" : "") : "")
+            \(passkey ? button("Upgrade to passkey", action: "/items/\(item.id)/upgrade-to-passkey", session: session, id: "passkey-\(item.id)", style: "") : "")
+            \(upgrade ? button("Upgrade", action: "/items/\(item.id)/upgrade", session: session, id: "upgrade-\(item.id)", style: passkey ? "secondary" : "") : "")
             \(item.actions.changePasswordURL.map { HTML("<a class=\"button secondary\" href=\"\($0)\" target=\"_blank\" rel=\"noopener noreferrer\">Change on website</a>") } ?? "")
-            \(button("Ignore", action: "/recommendations/\(item.id)/ignore", csrf: csrf, id: "ignore-\(item.id)"))
+            \(button("Ignore", action: "/recommendations/\(item.id)/ignore", session: session, id: "ignore-\(item.id)"))
             </div></li>
             """
     }
 
     // MARK: Upgrade progress
 
-    static func upgrade(_ run: UpgradeRun.Snapshot, csrf: String) -> HTML {
+    static func upgrade(_ run: UpgradeRun.Snapshot, session: Session) -> HTML {
         let done = run.phase == UpgradeRun.Phase.done.rawValue
         let waiting = run.phase == UpgradeRun.Phase.waitingForPerson.rawValue
         let stepState = { (reached: Bool, active: Bool) -> String in reached ? "done" : active ? "active" : "todo" }
         return page(
             "Upgrade \(run.user.isEmpty ? run.service : "\(run.user) on \(run.service)")",
             section: .recommendations,
-            csrf: csrf,
+            session: session,
             headExtra: done ? "" : HTML("<noscript><meta http-equiv=\"refresh\" content=\"2\"></noscript>"),
             """
             <section class="card" id="upgrade" data-run="\(run.id)" data-phase="\(run.phase)" aria-live="polite">
@@ -132,7 +132,7 @@ extension WebAppPages {
             <li data-state="\(stepState(done, false))">Result</li>
             </ol>
             \(waiting && !done ? HTML("<p class=\"notice warning\" id=\"confirm\">\(run.service) asks you to confirm on its own page. <a id=\"service-page\" href=\"\(run.interfaceURL ?? "")\" target=\"_blank\" rel=\"noopener noreferrer\">Open \(run.service)'s page</a>, then come back here.</p>") : "")
-            \(done ? HTML("<p class=\"notice \(run.outcome == "upgraded" ? "ok" : "error")\" id=\"result\" data-outcome=\"\(run.outcome ?? "")\">\(run.message ?? "")</p><p><a href=\"/items/\(run.credential)\" id=\"back\">Back to the password</a> · <a href=\"/recommendations\">Security Recommendations</a></p>") : HTML("<div class=\"actions\">\(button(run.cancelRequested ? "Cancelling…" : "Cancel", action: "/upgrades/\(run.id)/cancel", csrf: csrf, id: "cancel"))</div>"))
+            \(done ? HTML("<p class=\"notice \(run.outcome == "upgraded" ? "ok" : "error")\" id=\"result\" data-outcome=\"\(run.outcome ?? "")\">\(run.message ?? "")</p><p><a href=\"\(session.path("/items/\(run.credential)"))\" id=\"back\">Back to the password</a> · <a href=\"\(session.path("/recommendations"))\">Security Recommendations</a></p>") : HTML("<div class=\"actions\">\(button(run.cancelRequested ? "Cancelling…" : "Cancel", action: "/upgrades/\(run.id)/cancel", session: session, id: "cancel"))</div>"))
             </section>
             """
         )

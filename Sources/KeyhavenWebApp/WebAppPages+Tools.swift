@@ -26,10 +26,10 @@ extension WebAppPages {
         var suggestions: [String]
     }
 
-    static func generator(_ generated: Generated, csrf: String) -> HTML {
+    static func generator(_ generated: Generated, session: Session) -> HTML {
         """
-        \(page("Generator", section: .generator, csrf: csrf, """
-        <form method="get" action="/generator" class="card" id="generator-form">
+        \(page("Generator", section: .generator, session: session, """
+        <form method="get" action="\(session.path("/generator"))" class="card" id="generator-form">
         <label for="length">Length</label>
         <input id="length" name="length" type="number" min="8" max="100" value="\(generated.length)" placeholder="Apple's format: 20 characters">
         <p class="field-hint">Leave empty for Apple's format (xxxxxx-xxxxxx-xxxxxx).</p>
@@ -60,29 +60,29 @@ extension WebAppPages {
 
     // MARK: Import and export
 
-    static func transfer(csrf: String, flash: WebApp.Flash?, error: String? = nil) -> HTML {
+    static func transfer(session: Session, flash: WebApp.Flash?, error: String? = nil) -> HTML {
         let formats = ImportFormat.allCases.map { HTML("<option value=\"\($0.rawValue)\">\($0.rawValue)</option>") }
         let exports = ExportFormat.allCases.map { HTML("<option value=\"\($0.rawValue)\">\($0.rawValue)</option>") }
         return page(
             "Import & export",
             section: .transfer,
-            csrf: csrf,
+            session: session,
             flash: flash,
             """
             \(error.map { HTML("<p class=\"notice error\" id=\"import-error\" role=\"alert\">\($0)</p>") } ?? "")
-            <form method="post" action="/import" enctype="multipart/form-data" class="card" aria-labelledby="h-import">
+            <form method="post" action="\(session.path("/import"))" enctype="multipart/form-data" class="card" aria-labelledby="h-import">
             <h2 id="h-import">Import</h2>
             <p class="muted">An export of Chrome, Firefox, Apple Passwords, Bitwarden, 1Password, KeePassXC, LastPass or a FIDO CXF file. You see what would change before anything is written.</p>
-            \(csrfField(csrf))
+            \(csrfField(session.csrf))
             <label for="import-file">File</label>
             <input id="import-file" name="file" type="file" required>
             <label for="import-format">Format</label>
             <select id="import-format" name="format"><option value="">Detect automatically</option>\(formats.joined())</select>
             <div class="actions"><button type="submit" id="preview-import">Preview</button></div>
             </form>
-            <form method="post" action="/export" class="card" aria-labelledby="h-export">
+            <form method="post" action="\(session.path("/export"))" class="card" aria-labelledby="h-export">
             <h2 id="h-export">Export</h2>
-            \(csrfField(csrf))
+            \(csrfField(session.csrf))
             <label for="export-format">Format</label>
             <select id="export-format" name="format">\(exports.joined())</select>
             <label class="check"><input type="checkbox" id="export-understood" name="understood" value="1" required> I understand the file holds my passwords unencrypted.</label>
@@ -92,7 +92,7 @@ extension WebAppPages {
         )
     }
 
-    static func importPreview(id: String, _ preview: ImportPreview, csrf: String) -> HTML {
+    static func importPreview(id: String, _ preview: ImportPreview, session: Session) -> HTML {
         let items = preview.parsed.items.prefix(200).map { item -> HTML in
             let site = item.content.services.first?.identifier ?? ""
             return
@@ -104,7 +104,7 @@ extension WebAppPages {
         return page(
             "Import preview",
             section: .transfer,
-            csrf: csrf,
+            session: session,
             """
             <section class="card" id="preview">
             <p>\(preview.fileName): \(preview.report.format.rawValue).</p>
@@ -116,8 +116,8 @@ extension WebAppPages {
             </ul>
             \(problems.isEmpty ? "" : HTML("<h2>Problems</h2><ul id=\"preview-problems\">\(problems.joined())</ul>"))
             <div class="actions">
-            \(button("Import \(preview.report.imported) credentials", action: "/import/\(id)/confirm", csrf: csrf, id: "confirm-import", style: ""))
-            \(button("Cancel", action: "/import/\(id)/cancel", csrf: csrf, id: "cancel-import"))
+            \(button("Import \(preview.report.imported) credentials", action: "/import/\(id)/confirm", session: session, id: "confirm-import", style: ""))
+            \(button("Cancel", action: "/import/\(id)/cancel", session: session, id: "cancel-import"))
             </div></section>
             <h2>In the file</h2>
             <ul class="list" id="preview-items">\(items.joined())</ul>
@@ -130,7 +130,7 @@ extension WebAppPages {
     static func pairing(
         pairings: [AutoFillAgent.Pairing],
         code: (code: String, name: String)?,
-        csrf: String,
+        session: Session,
         flash: WebApp.Flash?
     )
         -> HTML
@@ -140,19 +140,19 @@ extension WebAppPages {
         let rows = pairings.map { pairing -> HTML in
             """
             <tr><td>\(pairing.name)</td><td>\(pairing.browser)</td><td>\(formatter.string(from: pairing.created))</td><td>\(pairing.lastUsed.map { formatter.string(from: $0) } ?? "—")</td>
-            <td>\(button("Revoke", action: "/pairing/\(pairing.id)/revoke", csrf: csrf, id: "revoke-\(pairing.id)", style: "danger"))</td></tr>
+            <td>\(button("Revoke", action: "/pairing/\(pairing.id)/revoke", session: session, id: "revoke-\(pairing.id)", style: "danger"))</td></tr>
             """
         }
         return page(
             "Browsers",
             section: .pairing,
-            csrf: csrf,
+            session: session,
             flash: flash,
             """
             <section class="card" aria-labelledby="h-pair"><h2 id="h-pair">Pair a browser</h2>
             <p>Install Keyhaven's extension (<code>keyhaven browser install</code>) and click <strong>Pair</strong> in it. Its 6-digit code appears here; type it into the extension.</p>
             <div id="pairing" aria-live="polite">\(code.map { HTML("<p class=\"pairing-code\" id=\"pairing-code\">\($0.code)</p><p class=\"muted\" id=\"pairing-client\">for \($0.name)</p>") } ?? HTML("<p class=\"muted\" id=\"pairing-waiting\">Waiting for a browser to ask…</p>"))</div>
-            <noscript><p><a href="/pairing">Reload</a> after clicking Pair.</p></noscript>
+            <noscript><p><a href="\(session.path("/pairing"))">Reload</a> after clicking Pair.</p></noscript>
             </section>
             <section class="card" aria-labelledby="h-paired"><h2 id="h-paired">Paired browsers</h2>
             \(rows.isEmpty ? HTML("<p class=\"muted\" id=\"no-pairings\">None yet.</p>") : HTML("<table id=\"pairings\"><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Browser</th><th scope=\"col\">Paired</th><th scope=\"col\">Last used</th><th scope=\"col\"><span class=\"visually-hidden\">Actions</span></th></tr></thead><tbody>\(rows.joined())</tbody></table>"))
@@ -166,7 +166,7 @@ extension WebAppPages {
     static func settings(
         _ settings: WebSettings,
         idleLockMinutes: Int,
-        csrf: String,
+        session: Session,
         flash: WebApp.Flash?,
         error: String? = nil
     )
@@ -178,12 +178,12 @@ extension WebAppPages {
         return page(
             "Settings",
             section: .settings,
-            csrf: csrf,
+            session: session,
             flash: flash,
             """
             \(error.map { HTML("<p class=\"notice error\" id=\"settings-error\" role=\"alert\">\($0)</p>") } ?? "")
-            <form method="post" action="/settings" class="card">
-            \(csrfField(csrf))
+            <form method="post" action="\(session.path("/settings"))" class="card">
+            \(csrfField(session.csrf))
             <label for="idle-lock">Lock after this many idle minutes</label>
             <input id="idle-lock" name="idleLockMinutes" type="number" min="0" max="1440" value="\(idleLockMinutes)">
             <p class="field-hint">0 never locks. The agent and every browser lock together.</p>

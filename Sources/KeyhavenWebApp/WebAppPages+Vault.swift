@@ -61,9 +61,9 @@ extension WebAppPages {
             "<span class=\"badges\">\(names.map { HTML("<span class=\"badge \($0)\">\(badgeWords[$0] ?? $0)</span>") }.joined())</span>"
     }
 
-    static func row(_ row: VaultRow) -> HTML {
+    static func row(_ row: VaultRow, session: Session) -> HTML {
         """
-        <li data-id="\(row.id)"><a class="row-link" href="/items/\(row.id)"><span class="primary">\(row.title)</span><br><span class="muted">\(row.user.isEmpty ? "(no user name)" : row.user)\(row.site.isEmpty || row.site == row.title ? "" : " · \(row.site)")</span></a>
+        <li data-id="\(row.id)"><a class="row-link" href="\(session.path("/items/\(row.id)"))"><span class="primary">\(row.title)</span><br><span class="muted">\(row.user.isEmpty ? "(no user name)" : row.user)\(row.site.isEmpty || row.site == row.title ? "" : " · \(row.site)")</span></a>
         <span class="row-facts">\(badges(row.badges))\(meter(row.strengthScore))</span></li>
         """
     }
@@ -73,7 +73,7 @@ extension WebAppPages {
         total: Int,
         matched: Int,
         query: String,
-        csrf: String,
+        session: Session,
         flash: WebApp.Flash?
     )
         -> HTML
@@ -81,16 +81,16 @@ extension WebAppPages {
         page(
             "Passwords",
             section: .vault,
-            csrf: csrf,
+            session: session,
             flash: flash,
             """
-            <form method="get" action="/vault" role="search" class="card">
+            <form method="get" action="\(session.path("/vault"))" role="search" class="card">
             <label for="search">Search passwords</label>
             <input id="search" name="q" type="search" value="\(query)" placeholder="Site, user name, notes…" autocomplete="off">
             <noscript><button type="submit">Search</button></noscript>
             </form>
             <p class="muted" id="result-count" aria-live="polite">\(countWords(shown: rows.count, matched: matched, total: total))</p>
-            <ul class="list" id="vault-list">\(rows.map(row).joined())</ul>
+            <ul class="list" id="vault-list">\(rows.map { row($0, session: session) }.joined())</ul>
             """
         )
     }
@@ -113,7 +113,7 @@ extension WebAppPages {
         var passkeys: [PasskeyFacts] = []
     }
 
-    static func item(_ facts: ItemFacts, csrf: String, flash: WebApp.Flash?) -> HTML {
+    static func item(_ facts: ItemFacts, session: Session, flash: WebApp.Flash?) -> HTML {
         let credential = facts.credential
         let id = credential.id.rawValue
         let formatter = ISO8601DateFormatter()
@@ -141,14 +141,14 @@ extension WebAppPages {
             "<li>Upgrade on \(entry.service) started \(formatter.string(from: entry.started)) — not confirmed yet; the next upgrade asks the service again.</li>"
         }
         let running = facts.runs.map { run -> HTML in
-            "<li><a href=\"/upgrades/\(run.id)\">Upgrade on \(run.service) in progress</a></li>"
+            "<li><a href=\"\(session.path("/upgrades/\(run.id)"))\">Upgrade on \(run.service) in progress</a></li>"
         }
         let upgradeAvailable = facts.audit?.actions.upgrade?.strongPassword == true
         let passkeyAvailable = facts.audit?.actions.upgrade?.passkey == true && credential.password != nil
         return page(
             credential.content.displayTitle,
             section: .vault,
-            csrf: csrf,
+            session: session,
             flash: flash,
             """
             <section class="card" aria-labelledby="h-account"><h2 id="h-account" class="visually-hidden">Account</h2>
@@ -166,7 +166,7 @@ extension WebAppPages {
             \(credential.notes.isEmpty ? "" : HTML("<dt>Notes</dt><dd>\(credential.notes)</dd>"))
             <dt>Modified</dt><dd>\(formatter.string(from: credential.modified))</dd>
             </dl>
-            \(upgradeAvailable || passkeyAvailable ? HTML("<div class=\"actions\">\(passkeyAvailable ? button("Upgrade to a passkey", action: "/items/\(id)/upgrade-to-passkey", csrf: csrf, id: "upgrade-passkey", style: "") : "")\(upgradeAvailable ? button("Upgrade to a strong password", action: "/items/\(id)/upgrade", csrf: csrf, id: "upgrade", style: passkeyAvailable ? "secondary" : "") : "")</div>") : "")
+            \(upgradeAvailable || passkeyAvailable ? HTML("<div class=\"actions\">\(passkeyAvailable ? button("Upgrade to a passkey", action: "/items/\(id)/upgrade-to-passkey", session: session, id: "upgrade-passkey", style: "") : "")\(upgradeAvailable ? button("Upgrade to a strong password", action: "/items/\(id)/upgrade", session: session, id: "upgrade", style: passkeyAvailable ? "secondary" : "") : "")</div>") : "")
             </section>
             <section class="card" aria-labelledby="h-websites"><h2 id="h-websites">Websites</h2>
             <ul id="websites">\(websites.joined())</ul></section>

@@ -6,6 +6,17 @@ import _KeyhavenSupport
 /// element ids are stable (the browser tests use them). Pages read without JavaScript; `app.js`
 /// adds the live parts (reveal, copy, one-time codes, search as you type, strength, progress).
 enum WebAppPages {
+    /// What a session's pages need: its CSRF token, and the base of its paths (`/s/CAPABILITY`,
+    /// security review #5). Every link, form and redirect of the app goes through ``path(_:)``, so
+    /// a page of the app leads only to pages of the same session.
+    struct Session: Sendable {
+        var csrf: String
+        var base: String
+
+        /// `path` (an app path such as `/vault`) inside the session: `/s/CAPABILITY/vault`.
+        func path(_ path: String) -> String { base + path }
+    }
+
     enum Section: String, CaseIterable {
         case overview, vault, recommendations, generator, transfer, pairing, settings
 
@@ -34,12 +45,12 @@ enum WebAppPages {
         }
     }
 
-    static func head(_ title: String, csrf: String?, extra: HTML = "") -> HTML {
+    static func head(_ title: String, session: Session?, extra: HTML = "") -> HTML {
         """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="color-scheme" content="light dark">
-        \(csrf.map { HTML("<meta name=\"csrf-token\" content=\"\($0)\">") } ?? "")
+        \(session.map { HTML("<meta name=\"csrf-token\" content=\"\($0.csrf)\"><meta name=\"keyhaven-base\" content=\"\($0.base)\">") } ?? "")
         <title>\(title) · Keyhaven</title>
         \(DesignSystem.link)
         <script type="module" src="/assets/app.js"></script>
@@ -52,24 +63,24 @@ enum WebAppPages {
     static func page(
         _ title: String,
         section: Section?,
-        csrf: String,
+        session: Session,
         flash: WebApp.Flash? = nil,
         headExtra: HTML = "",
         _ body: HTML
     ) -> HTML {
         let links = Section.allCases.map { item in
             HTML(
-                "<li><a class=\"nav\" id=\"nav-\(item.rawValue)\" href=\"\(item.path)\"\(item == section ? HTML(" aria-current=\"page\"") : "")>\(item.title)</a></li>"
+                "<li><a class=\"nav\" id=\"nav-\(item.rawValue)\" href=\"\(session.path(item.path))\"\(item == section ? HTML(" aria-current=\"page\"") : "")>\(item.title)</a></li>"
             )
         }
         return """
-            \(head(title, csrf: csrf, extra: headExtra))
+            \(head(title, session: session, extra: headExtra))
             <body><a class="skip" href="#main">Skip to content</a>
             <div class="app">
             <nav class="sidebar" aria-label="Keyhaven">
-            <a class="brand" href="/">\(logo) Keyhaven</a>
+            <a class="brand" href="\(session.path("/"))">\(logo) Keyhaven</a>
             <ul>\(links.joined())</ul>
-            <form method="post" action="/lock">\(csrfField(csrf))<button class="secondary" id="lock" type="submit">Lock</button></form>
+            <form method="post" action="\(session.path("/lock"))">\(csrfField(session.csrf))<button class="secondary" id="lock" type="submit">Lock</button></form>
             </nav>
             <main class="content" id="main">
             <h1>\(title)</h1>
@@ -89,37 +100,55 @@ enum WebAppPages {
         HTML("<input type=\"hidden\" name=\"csrf\" value=\"\(token)\">")
     }
 
-    /// A small form with one button (POST, CSRF token included).
+    /// A small form with one button (POST to the app path `action`, CSRF token included).
     static func button(
         _ label: String,
         action: String,
-        csrf: String,
+        session: Session,
         id: String? = nil,
         style: String = "secondary"
     )
         -> HTML
     {
         """
-        <form class="inline" method="post" action="\(action)">\(csrfField(csrf))<button type="submit" class="\(style)"\(id.map { HTML(" id=\"\($0)\"") } ?? "")>\(label)</button></form>
+        <form class="inline" method="post" action="\(session.path(action))">\(csrfField(session.csrf))<button type="submit" class="\(style)"\(id.map { HTML(" id=\"\($0)\"") } ?? "")>\(label)</button></form>
         """
     }
 
     // MARK: Unlock and errors
 
-    static func unlock(csrf: String, vault: String, error: String? = nil) -> HTML {
+    static func unlock(session: Session, vault: String, error: String? = nil) -> HTML {
         """
-        \(head("Unlock", csrf: csrf))
+        \(head("Unlock", session: session))
         <body class="sheet-page"><main class="sheet" id="main">
         <p class="brand">\(logo) Keyhaven</p>
         <h1>Unlock Keyhaven</h1>
         <p class="muted">Vault <code>\(vault)</code></p>
         \(error.map { HTML("<p class=\"notice error\" id=\"error\" role=\"alert\">\($0)</p>") } ?? "")
-        <form method="post" action="/unlock">
-        \(csrfField(csrf))
+        <form method="post" action="\(session.path("/unlock"))">
+        \(csrfField(session.csrf))
         <label for="master-password">Master password</label>
         <input id="master-password" name="masterPassword" type="password" autocomplete="current-password" required autofocus>
         <button id="unlock" type="submit">Unlock</button>
         </form>
+        </main></body></html>
+        """
+    }
+
+    /// What `/launch` answers: the session's cookie is set with it, and the page moves on to the
+    /// session's overview by itself (a same-origin navigation, which carries the Strict cookie), or
+    /// with a click.
+    static func launched(base: String) -> HTML {
+        """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="color-scheme" content="light dark">
+        <meta http-equiv="refresh" content="0;url=\(base)/">
+        <title>Opening Keyhaven</title>
+        \(DesignSystem.link)
+        </head>
+        <body class="sheet-page"><main class="sheet" id="main">
+        <p class="brand">\(logo) Keyhaven</p>
+        <p><a id="continue" href="\(base)/">Continue to Keyhaven</a></p>
         </main></body></html>
         """
     }
@@ -131,7 +160,7 @@ enum WebAppPages {
 
     // MARK: Overview
 
-    static func overview(_ report: AuditReport, csrf: String, flash: WebApp.Flash?, auditSeconds: Double) -> HTML {
+    static func overview(_ report: AuditReport, session: Session, flash: WebApp.Flash?, auditSeconds: Double) -> HTML {
         let summary = report.summary
         let scores = (0...4).map { score in report.items.filter { $0.strengthScore == score }.count }
         let issues: [(String, String, Int)] = [
@@ -142,14 +171,14 @@ enum WebAppPages {
         return page(
             "Overview",
             section: .overview,
-            csrf: csrf,
+            session: session,
             flash: flash,
             """
             <div class="grid">
             <section class="card" aria-labelledby="h-total"><h2 id="h-total" class="visually-hidden">Passwords</h2>
             <p class="stat" id="count-credentials">\(summary.credentials)</p><p class="muted">passwords in the vault</p></section>
             <section class="card" aria-labelledby="h-issues"><h2 id="h-issues" class="visually-hidden">With issues</h2>
-            <p class="stat" id="count-issues">\(summary.withIssues)</p><p class="muted">need your attention · <a href="/recommendations">Security Recommendations</a></p></section>
+            <p class="stat" id="count-issues">\(summary.withIssues)</p><p class="muted">need your attention · <a href="\(session.path("/recommendations"))">Security Recommendations</a></p></section>
             <section class="card"><h2 class="visually-hidden">Healthy</h2>
             <p class="stat" id="count-healthy">\(healthy)</p><p class="muted">with no known issue</p></section>
             </div>

@@ -1,13 +1,15 @@
 /// `/assets/app.js`: the app's only script, a plain module (no framework, no build step) that adds
-/// the live parts to pages that read fine without it. It talks to `/api/…` with the session's
-/// CSRF token (from the page's `<meta name="csrf-token">`) and writes text only through
-/// `textContent`, never as markup.
+/// the live parts to pages that read fine without it. It talks to the session's `/api/…` (under the
+/// base of its paths, `<meta name="keyhaven-base">`) with the session's CSRF token (from the page's
+/// `<meta name="csrf-token">`) and writes text only through `textContent`, never as markup.
 enum WebAppScript {
     static let source = #"""
         const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
+        // `/s/CAPABILITY`: the session's paths (the cookie alone opens nothing).
+        const base = document.querySelector('meta[name="keyhaven-base"]')?.content ?? "";
 
         async function api(path, options = {}) {
-          const response = await fetch(path, {
+          const response = await fetch(base + path, {
             credentials: "same-origin",
             ...options,
             headers: { "X-CSRF-Token": csrf, ...(options.headers ?? {}) },
@@ -108,7 +110,7 @@ enum WebAppScript {
               if (asked !== latest) return;
               list.replaceChildren(...body.items.map((row) => {
                 const details = (row.user || "(no user name)") + (row.site && row.site !== row.title ? ` · ${row.site}` : "");
-                const link = element("a", { class: "row-link", href: `/items/${encodeURIComponent(row.id)}` },
+                const link = element("a", { class: "row-link", href: `${base}/items/${encodeURIComponent(row.id)}` },
                   element("span", { class: "primary" }, row.title), element("br"), element("span", { class: "muted" }, details));
                 const facts = element("span", { class: "row-facts" });
                 if (row.badges.length) {
@@ -127,7 +129,7 @@ enum WebAppScript {
               count.textContent = body.matched === body.total
                 ? `${body.total} passwords`
                 : `${body.matched} of ${body.total} passwords match`;
-              history.replaceState(null, "", search.value ? `/vault?q=${encodeURIComponent(search.value)}` : "/vault");
+              history.replaceState(null, "", `${base}/vault` + (search.value ? `?q=${encodeURIComponent(search.value)}` : ""));
             }, 60);
           });
         }

@@ -20,12 +20,22 @@ struct WebAppBrowserTests {
         ]
     )
     func scenario(_ scenario: String) async throws {
+        try await Self.run(scenario)
+    }
+
+    /// The launch file and the session in Firefox ESR too (Marionette).
+    @Test(.enabled(if: ExternalTools.firefox, ExternalTools.firefoxReason))
+    func firefox() async throws {
+        try await Self.run("firefox")
+    }
+
+    static func run(_ scenario: String) async throws {
         var environment = ProcessInfo.processInfo.environment
         let keyhaven = CommandRunner.keyhaven().executable
         environment["KEYHAVEN_BINARY"] = keyhaven.path
         environment["SHINY_BINARY"] = keyhaven.deletingLastPathComponent().appendingPathComponent("shiny").path
         let result = try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"), environment: environment)
-            .runDetached(["python3", Self.script.path, scenario])
+            .runDetached(["python3", script.path, scenario])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("ok \(scenario)"))
     }

@@ -92,16 +92,31 @@ import _KeyhavenSupport
             return Reply(status: Int(response.status.code), headers: response.headers, body: String(buffer: collected))
         }
 
-        /// Launches a session: the cookie header and the CSRF token.
-        func session(unlock: Bool = true) async throws -> (cookie: String, csrf: String) {
+        /// A browser's session: the cookie header, the CSRF token, and the base of its paths.
+        struct Session {
+            var cookie: String
+            var csrf: String
+            /// `/s/CAPABILITY`.
+            var base: String
+
+            func with(csrf: String) -> Session { Session(cookie: cookie, csrf: csrf, base: base) }
+            func rebased(_ base: String) -> Session { Session(cookie: cookie, csrf: csrf, base: base) }
+        }
+
+        /// Launches a session as a browser does: the launch page sets the cookie and leads on to the
+        /// session's paths.
+        func session(unlock: Bool = true) async throws -> Session {
             let launch = app.launchURL()
             let reply = try await request(String(launch.dropFirst(origin.count)))
             let setCookie = try #require(reply.headers.first(name: "Set-Cookie"))
             let cookie = String(setCookie.split(separator: ";")[0])
+            let link = try #require(Self.continueLink(in: reply.body))
+            #expect(link.hasPrefix("/s/") && link.hasSuffix("/"))
+            var session = Session(cookie: cookie, csrf: "", base: String(link.dropLast()))
             if unlock { try agent.unlock(masterPassword: testVault.masterPassword) }
-            let page = try await request(unlock ? "/settings" : "/unlock", headers: [("Cookie", cookie)])
-            let csrf = try #require(Self.csrf(in: page.body))
-            return (cookie, csrf)
+            let page = try await get(unlock ? "/settings" : "/unlock", session)
+            session.csrf = try #require(Self.csrf(in: page.body))
+            return session
         }
 
         static func csrf(in page: String) -> String? {
@@ -109,16 +124,32 @@ import _KeyhavenSupport
             return String(page[range.upperBound...].prefix { $0 != "\"" })
         }
 
+        /// Where the launch page leads (`/s/CAPABILITY/`).
+        static func continueLink(in page: String) -> String? {
+            guard let range = page.range(of: #"id="continue" href=""#) else { return nil }
+            return String(page[range.upperBound...].prefix { $0 != "\"" })
+        }
+
+        /// `GET` of the app path `path` in the session (its base, its cookie).
+        func get(
+            _ path: String,
+            _ session: Session,
+            headers: [(String, String)] = [],
+            host: String? = nil
+        ) async throws -> Reply {
+            try await request(session.base + path, headers: [("Cookie", session.cookie)] + headers, host: host)
+        }
+
         func post(
             _ path: String,
-            _ session: (cookie: String, csrf: String),
+            _ session: Session,
             fields: [(String, String)] = [],
             origin: String? = nil
         )
             async throws -> Reply
         {
             try await request(
-                path,
+                session.base + path,
                 method: .POST,
                 headers: [
                     ("Cookie", session.cookie), ("Origin", origin ?? self.origin),
@@ -129,27 +160,80 @@ import _KeyhavenSupport
         }
     }
 
-    @Test func theLaunchSecretLetsOneBrowserInOnceWithAStrictHttpOnlyCookie() async throws {
+    @Test func theLaunchSecretLetsOneBrowserInOnceWithACookieScopedToTheSessionsPaths() async throws {
         let h = try await Harness()
         let launch = h.app.launchURL()
         #expect(launch.hasPrefix("http://127.0.0.1:\(h.port)/launch?secret="))
         let path = String(launch.dropFirst(h.origin.count))
         let first = try await h.request(path)
-        #expect(first.status == 303)
-        #expect(first.headers.first(name: "Location") == "/")
+        // A page that moves on by itself (a same-origin navigation carries the Strict cookie; a
+        // redirect started from the launch file, a cross-site initiator, would not).
+        #expect(first.status == 200)
+        let link = try #require(Harness.continueLink(in: first.body))
+        #expect(link.hasPrefix("/s/") && link.hasSuffix("/") && link.count > 40)
+        #expect(first.body.contains(#"<meta http-equiv="refresh" content="0;url=\#(link)">"#))
         let cookie = try #require(first.headers.first(name: "Set-Cookie"))
-        #expect(cookie.hasPrefix("keyhaven_session_\(h.port)="))
-        #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/"))
+        #expect(cookie.hasPrefix("keyhaven_session="))
+        #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        #expect(cookie.contains("; Path=\(link);"), "the cookie goes to the session's paths only")
         let again = try await h.request(path)
         #expect(again.status == 401)
         #expect(again.headers.first(name: "Set-Cookie") == nil)
         #expect(try await h.request("/launch?secret=made-up").status == 401)
-        // Without the cookie nothing but the launch and the assets answers.
+        // Without the cookie nothing but the launch and the assets answers, capability or not.
         let refused = try await h.request("/vault")
         #expect(refused.status == 401)
         #expect(refused.body.contains("keyhaven ui"))
+        #expect(try await h.request(link + "vault").status == 401)
         #expect(try await h.request("/api/audit").status == 401)
         #expect(try await h.request("/assets/keyhaven.css").status == 200)
+        // With both, the session's pages answer (the agent is locked: its unlock page).
+        let jar = String(cookie.split(separator: ";")[0])
+        let unlock = try await h.request(link + "unlock", headers: [("Cookie", jar)])
+        #expect(unlock.status == 200 && unlock.body.contains(#"action="\#(link)unlock""#))
+    }
+
+    /// Security review #5: cookies ignore ports, so the session cookie can reach another server on
+    /// 127.0.0.1, whose owner replays it. The cookie alone opens no page and no API, whatever the
+    /// Host, the path or the headers; only the app's own pages carry the other half (the capability).
+    @Test func aLeakedSessionCookieAloneOpensNothing() async throws {
+        let h = try await Harness()
+        let session = try await h.session()
+        let bank = try #require(
+            try h.testVault.vault.list().credentials.first { $0.primaryDomain == "bank.example.invalid" }
+        )
+        let paths = [
+            "/", "/vault", "/vault?q=bank", "/items/\(bank.id.rawValue)", "/recommendations", "/settings", "/pairing",
+            "/import", "/api/audit", "/api/items", "/api/items/\(bank.id.rawValue)/password", "/api/status",
+        ]
+        let other = try LoopbackPort.unused()
+        let wrong = "/s/" + String(repeating: "A", count: 43)
+        for host in ["127.0.0.1:\(h.port)", "localhost:\(h.port)", "127.0.0.1:\(other)", "attacker.example"] {
+            for prefix in ["", wrong, session.base.uppercased()] {
+                for path in paths {
+                    let reply = try await h.request(
+                        prefix + path,
+                        headers: [("Cookie", session.cookie), ("X-CSRF-Token", session.csrf)],
+                        host: host
+                    )
+                    #expect([401, 403].contains(reply.status), "\(host) \(prefix)\(path): \(reply.status)")
+                    #expect(!reply.body.contains("k7#Qv!p2Lx9@wZr4Tm") && !reply.body.contains("bank.example"))
+                    #expect(!reply.body.contains("csrf-token") && reply.headers.first(name: "Set-Cookie") == nil)
+                }
+            }
+        }
+        // A state change with the cookie (and even the CSRF token) but no capability changes nothing.
+        let lock = try await h.post("/lock", session.with(csrf: session.csrf).rebased(""))
+        #expect(lock.status == 401 && h.agent.isUnlocked)
+        // The capability alone (an address seen over a shoulder, in a history) opens nothing either.
+        #expect(try await h.request(session.base + "/api/items").status == 401)
+        // Together they do.
+        let read = try await h.get(
+            "/api/items/\(bank.id.rawValue)/password",
+            session,
+            headers: [("X-CSRF-Token", session.csrf)]
+        )
+        #expect(read.status == 200 && read.body.contains("k7#Qv!p2Lx9@wZr4Tm"))
     }
 
     @Test func aLaunchSecretExpires() async throws {
@@ -173,22 +257,60 @@ import _KeyhavenSupport
         #expect(app.redeemLaunchSecret(fresh) == nil)
     }
 
+    /// Security review #3: the launch URL reaches the browser in a private file, never as an
+    /// argument; the file is removed once its secret is used or expired.
+    @Test func theLaunchFileIsPrivateAndGoesOnceUsedOrExpired() async throws {
+        let clock = TestClock()
+        let testVault = try TestVault()
+        let folder = try TemporaryDirectory.make().appendingPathComponent("run")
+        try PrivateFile.createDirectory(at: folder)
+        let app = WebApp(
+            agent: AutoFillAgent(.init(vaultURL: testVault.url, allowInsecureKDF: true)),
+            services: .init(
+                breachSource: { _, _ in .none(reason: "") },
+                auditNetwork: { _ in .none },
+                upgradeEnvironment: NoUpgrades()
+            ),
+            configuration: .init(now: clock.now, launchLifetime: 60)
+        )
+        let used = try app.launch(redirectFileIn: folder)
+        let file = try #require(used.file)
+        #expect(file.deletingLastPathComponent().path == folder.path)
+        #expect(file.lastPathComponent.hasPrefix("launch-") && file.lastPathComponent.hasSuffix(".html"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let page = try String(contentsOf: file, encoding: .utf8)
+        #expect(page.contains(#"<meta http-equiv="refresh" content="0;url=\#(used.url)">"#))
+        #expect(page.contains(#"<a href="\#(used.url)">"#))
+        let secret = String(used.url.split(separator: "=").last ?? "")
+        #expect(app.redeemLaunchSecret(secret) != nil)
+        #expect(!FileManager.default.fileExists(atPath: file.path), "a used launch file is removed")
+        // One nobody used goes when it expires…
+        let expired = try #require(try app.launch(redirectFileIn: folder).file)
+        clock.advance(by: 61)
+        app.expireLaunches()
+        #expect(!FileManager.default.fileExists(atPath: expired.path), "an expired launch file is removed")
+        // …and when the app stops.
+        let unused = try #require(try app.launch(redirectFileIn: folder).file)
+        app.stop()
+        #expect(!FileManager.default.fileExists(atPath: unused.path))
+        // Never into a folder others can enter.
+        let open = folder.appendingPathComponent("open")
+        try FileManager.default.createDirectory(at: open, withIntermediateDirectories: false)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: open.path)
+        #expect(throws: WebAppError.self) { try app.launch(redirectFileIn: open) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: open.path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["open"])
+    }
+
     @Test func onlyThisAppsOwnHostIsAnswered() async throws {
         let h = try await Harness()
         let session = try await h.session()
-        let rebound = try await h.request(
-            "/api/audit",
-            headers: [("Cookie", session.cookie)],
-            host: "attacker.example:\(h.port)"
-        )
-        #expect(rebound.status == 403)
-        #expect(
-            try await h.request("/api/audit", headers: [("Cookie", session.cookie)], host: "127.0.0.1:1").status == 403
-        )
-        #expect(
-            try await h.request("/api/audit", headers: [("Cookie", session.cookie)], host: "localhost:\(h.port)").status
-                == 200
-        )
+        #expect(try await h.get("/api/audit", session, host: "attacker.example:\(h.port)").status == 403)
+        #expect(try await h.get("/api/audit", session, host: "127.0.0.1:1").status == 403)
+        // Not `localhost`: browsers may resolve it to ::1, where another user may listen.
+        #expect(try await h.get("/api/audit", session, host: "localhost:\(h.port)").status == 403)
+        #expect(try await h.get("/api/audit", session, host: "127.0.0.1:\(h.port)").status == 200)
     }
 
     @Test func stateChangesNeedTheSameOriginAndTheCSRFToken() async throws {
@@ -196,18 +318,19 @@ import _KeyhavenSupport
         let session = try await h.session()
         #expect(try await h.post("/lock", session, origin: "http://attacker.example").status == 403)
         #expect(try await h.post("/lock", session, origin: "null").status == 403)
+        #expect(try await h.post("/lock", session, origin: "http://localhost:\(h.port)").status == 403)
         let noOrigin = try await h.request(
-            "/lock",
+            session.base + "/lock",
             method: .POST,
             headers: [("Cookie", session.cookie), ("Content-Type", "application/x-www-form-urlencoded")],
             body: "csrf=\(session.csrf)"
         )
         #expect(noOrigin.status == 403)
-        #expect(try await h.post("/lock", (session.cookie, "wrong")).status == 403)
+        #expect(try await h.post("/lock", session.with(csrf: "wrong")).status == 403)
         #expect(h.agent.isUnlocked)
         let locked = try await h.post("/lock", session)
         #expect(locked.status == 303)
-        #expect(locked.headers.first(name: "Location") == "/unlock")
+        #expect(locked.headers.first(name: "Location") == session.base + "/unlock")
         #expect(!h.agent.isUnlocked)
     }
 
@@ -215,7 +338,7 @@ import _KeyhavenSupport
         let h = try await Harness()
         let session = try await h.session()
         for path in ["/", "/vault", "/no-such-page", "/api/audit", "/assets/app.js", "/launch?secret=x"] {
-            let reply = try await h.request(path, headers: [("Cookie", session.cookie)])
+            let reply = try await h.get(path, session)
             let policy = reply.headers.first(name: "Content-Security-Policy") ?? ""
             #expect(policy.contains("frame-ancestors 'none'"), "\(path)")
             #expect(policy.contains("script-src 'self'") && !policy.contains("unsafe-inline"), "\(path)")
@@ -223,16 +346,16 @@ import _KeyhavenSupport
             #expect(reply.headers.first(name: "Cache-Control") != nil, "\(path)")
         }
         // Pages load no inline script and nothing from elsewhere.
-        let page = try await h.request("/", headers: [("Cookie", session.cookie)])
+        let page = try await h.get("/", session)
         #expect(!page.body.contains("<script>") && !page.body.contains("https://"))
     }
 
     @Test func aWrongMasterPasswordUnlocksNothing() async throws {
         let h = try await Harness()
         let session = try await h.session(unlock: false)
-        let locked = try await h.request("/vault", headers: [("Cookie", session.cookie)])
-        #expect(locked.status == 303 && locked.headers.first(name: "Location") == "/unlock")
-        #expect(try await h.request("/api/audit", headers: [("Cookie", session.cookie)]).status == 423)
+        let locked = try await h.get("/vault", session)
+        #expect(locked.status == 303 && locked.headers.first(name: "Location") == session.base + "/unlock")
+        #expect(try await h.get("/api/audit", session).status == 423)
         let wrong = try await h.post("/unlock", session, fields: [("masterPassword", "not it")])
         #expect(wrong.status == 401)
         #expect(wrong.body.contains("The master password is wrong"))
@@ -246,7 +369,7 @@ import _KeyhavenSupport
     @Test func theAuditAPIIsTheReportTheCLIPrints() async throws {
         let h = try await Harness()
         let session = try await h.session()
-        let reply = try await h.request("/api/audit", headers: [("Cookie", session.cookie)])
+        let reply = try await h.get("/api/audit", session)
         #expect(reply.status == 200)
         let outcome = try await AuditService(breachSource: .none(reason: "tests"), network: .none).run(
             h.testVault.vault
@@ -256,7 +379,7 @@ import _KeyhavenSupport
         encoder.dateEncodingStrategy = .iso8601
         #expect(reply.body == String(decoding: try encoder.encode(outcome.report), as: UTF8.self))
         // The page groups the same items by severity.
-        let page = try await h.request("/recommendations", headers: [("Cookie", session.cookie)])
+        let page = try await h.get("/recommendations", session)
         #expect(page.body.contains(#"id="group-reused-and-weak""#))
         #expect(page.body.components(separatedBy: #"class="recommendation""#).count - 1 == 2)
     }
@@ -269,13 +392,13 @@ import _KeyhavenSupport
         )
         let ignored = try await h.post("/recommendations/\(mail.id.rawValue)/ignore", session)
         #expect(ignored.status == 303)
-        var page = try await h.request("/recommendations", headers: [("Cookie", session.cookie)])
+        var page = try await h.get("/recommendations", session)
         #expect(page.body.components(separatedBy: #"class="recommendation""#).count - 1 == 1)
         #expect(page.body.contains(#"id="ignored""#))
         // Kept in the vault: another app on the same vault still hides it.
         #expect(try h.testVault.reopen().agentRecords(kind: "ignored-recommendation").count == 1)
         _ = try await h.post("/recommendations/\(mail.id.rawValue)/restore", session)
-        page = try await h.request("/recommendations", headers: [("Cookie", session.cookie)])
+        page = try await h.get("/recommendations", session)
         #expect(page.body.components(separatedBy: #"class="recommendation""#).count - 1 == 2)
     }
 
@@ -290,11 +413,11 @@ import _KeyhavenSupport
             )
         )
         let session = try await h.session()
-        let all = try await h.request("/api/items", headers: [("Cookie", session.cookie)])
+        let all = try await h.get("/api/items", session)
         #expect(all.body.contains(#""total" : 4"#))
-        let found = try await h.request("/api/items?q=SHOP", headers: [("Cookie", session.cookie)])
+        let found = try await h.get("/api/items?q=SHOP", session)
         #expect(found.body.contains(#""matched" : 1"#))
-        let page = try await h.request("/vault?q=evil", headers: [("Cookie", session.cookie)])
+        let page = try await h.get("/vault?q=evil", session)
         #expect(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!page.body.contains("<script>alert") && !page.body.contains("<img src=x>"))
     }
@@ -306,12 +429,12 @@ import _KeyhavenSupport
             try h.testVault.vault.list().credentials.first { $0.primaryDomain == "bank.example.invalid" }
         )
         let path = "/api/items/\(bank.id.rawValue)/password"
-        #expect(try await h.request(path, headers: [("Cookie", session.cookie)]).status == 403)
-        let read = try await h.request(path, headers: [("Cookie", session.cookie), ("X-CSRF-Token", session.csrf)])
+        #expect(try await h.get(path, session).status == 403)
+        let read = try await h.get(path, session, headers: [("X-CSRF-Token", session.csrf)])
         #expect(read.status == 200)
         #expect(read.body.contains("k7#Qv!p2Lx9@wZr4Tm"))
         // The item page itself never carries the password.
-        let item = try await h.request("/items/\(bank.id.rawValue)", headers: [("Cookie", session.cookie)])
+        let item = try await h.get("/items/\(bank.id.rawValue)", session)
         #expect(item.status == 200 && !item.body.contains("k7#Qv!p2Lx9@wZr4Tm"))
     }
 
@@ -325,7 +448,7 @@ import _KeyhavenSupport
             + "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"chrome.csv\"\r\nContent-Type: text/csv\r\n\r\n\(csv)\r\n"
             + "--\(boundary)\r\nContent-Disposition: form-data; name=\"format\"\r\n\r\n\r\n--\(boundary)--\r\n"
         let preview = try await h.request(
-            "/import",
+            session.base + "/import",
             method: .POST,
             headers: [
                 ("Cookie", session.cookie), ("Origin", h.origin),
@@ -349,12 +472,12 @@ import _KeyhavenSupport
     @Test func theAppForgetsWhatItReadFromTheVaultWhenTheAgentLocks() async throws {
         let h = try await Harness()
         let session = try await h.session()
-        #expect(try await h.request("/api/audit", headers: [("Cookie", session.cookie)]).status == 200)
+        #expect(try await h.get("/api/audit", session).status == 200)
         #expect(h.app.state.withLock { $0.audit != nil })
         h.agent.lock()  // as the idle lock or `keyhaven lock` would
         #expect(h.app.state.withLock { $0.audit == nil && $0.previews.isEmpty })
-        let page = try await h.request("/vault", headers: [("Cookie", session.cookie)])
-        #expect(page.status == 303 && page.headers.first(name: "Location") == "/unlock")
+        let page = try await h.get("/vault", session)
+        #expect(page.status == 303 && page.headers.first(name: "Location") == session.base + "/unlock")
     }
 
     @Test func passkeysShowAsABadgeAndOnTheirAccountsPage() async throws {
@@ -380,14 +503,14 @@ import _KeyhavenSupport
         // `list --json` and the export decide.
         try h.testVault.vault.savePasskey(try makePasskey(rpID: "mail.example.invalid", user: "grace"))
         let session = try await h.session()
-        let items = try await h.request("/api/items?q=bank", headers: [("Cookie", session.cookie)])
+        let items = try await h.get("/api/items?q=bank", session)
         #expect(items.body.contains(#""passkey""#))
-        let mail = try await h.request("/api/items?q=mail", headers: [("Cookie", session.cookie)])
+        let mail = try await h.get("/api/items?q=mail", session)
         #expect(mail.body.contains("mail.example.invalid") && !mail.body.contains(#""passkey""#))
         let bank = try #require(
             try h.testVault.vault.list().credentials.first { $0.primaryDomain == "bank.example.invalid" }
         )
-        let page = try await h.request("/items/\(bank.id.rawValue)", headers: [("Cookie", session.cookie)])
+        let page = try await h.get("/items/\(bank.id.rawValue)", session)
         #expect(
             page.body.contains(#"id="passkeys""#)
                 && page.body.contains(String(Base64URL.encode(passkey.credentialID).prefix(10)))

@@ -4,9 +4,11 @@
     Tests/browser/webapp_browser.py SCENARIO [SCENARIO…]     (or `all`)
 
 Each scenario gets a fresh vault, shiny (the example service, as a process of its own, with alice's
-password-only account and bob's authenticator-protected one), an agent started by `keyhaven ui
---no-open`, and a fresh headless Chromium profile (Debian `chromium` + `chromium-driver`, PyPI
-`selenium`). The binaries are $KEYHAVEN_BINARY and $SHINY_BINARY (default .build/debug/…).
+password-only account and bob's authenticator-protected one), an agent started by `keyhaven ui` with
+$BROWSER set to a recorder (it keeps the argv and environment the browser would get: the path of a
+private launch file, and no launch secret anywhere), and a fresh headless Chromium profile (Debian
+`chromium` + `chromium-driver`, PyPI `selenium`) that opens that file as the person's browser would.
+The binaries are $KEYHAVEN_BINARY and $SHINY_BINARY (default .build/debug/…).
 
 Screenshots of every page, light and dark, go to $KEYHAVEN_SCREENSHOTS (default
 .build/screenshots/webapp). Exit status 0 when every scenario passed; WebAppBrowserTests (Swift)
@@ -21,6 +23,7 @@ import json
 import os
 import pathlib
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -52,9 +55,13 @@ def totp(secret, at=None):
 
 
 def serve_html(body):
-    """Serves one page (an attacker's site) on http://localhost:PORT/."""
+    """Serves one page (an attacker's site) on http://localhost:PORT/; `server.seen` keeps each
+    request's path and Cookie header."""
+    seen = []
+
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            seen.append((self.path, self.headers.get("Cookie")))
             data = body.encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
@@ -66,12 +73,13 @@ def serve_html(body):
             pass
 
     server = Pages(("127.0.0.1", free_port()), Handler)
+    server.seen = seen
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://localhost:{server.server_address[1]}"
 
 
 class Harness:
-    def __init__(self, extension=False):
+    def __init__(self, extension=False, chromium=True):
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="keyhaven-webapp-"))
         self.env = keyhaven_environment(self.dir)
         self.servers = []
@@ -97,12 +105,47 @@ class Harness:
         self.index = self.dir / "pwned.khbi"
         self.keyhaven("breach", "index", "build", str(lines), "--output", str(self.index))
 
-        launched = self.keyhaven("ui", "--no-open")
-        self.url = launched.stdout.splitlines()[0]
-        assert self.url.startswith("http://127.0.0.1:") and "/launch?secret=" in self.url, launched.stdout
+        self.launch_page, self.url = self.launch()
         self.origin = self.url.split("/launch")[0]
         self.port = int(self.origin.rsplit(":", 1)[1])
-        self.start_browser(extension)
+        self.base = None  # /s/CAPABILITY, the session's paths: known once the browser is in
+        if chromium:
+            self.start_browser(extension)
+
+    def launch(self):
+        """`keyhaven ui` as the person runs it, with $BROWSER a recorder of the argv and environment
+        the browser gets: one argument, the file:// URL of a private (0600, in the 0700 runtime
+        folder) page that leads to the launch URL, and the launch secret nowhere in either."""
+        record = self.dir / "browser-record.json"
+        recorder = self.dir / "browser-recorder.py"
+        recorder.write_text("#!/usr/bin/env python3\nimport json, os, sys\n"
+                            f"open({str(record)!r} + '.tmp', 'w').write(json.dumps({{'argv': sys.argv[1:], "
+                            "'env': dict(os.environ)}))\n"
+                            f"os.replace({str(record)!r} + '.tmp', {str(record)!r})\n")
+        recorder.chmod(0o700)
+        launched = run_keyhaven(dict(self.env, BROWSER=str(recorder)), "ui")
+        url = launched.stdout.splitlines()[0]
+        assert url.startswith("http://127.0.0.1:") and "/launch?secret=" in url, launched.stdout
+        recorded = json.loads(wait_for(lambda: record.exists() and record.read_text(), what="the browser's argv"))
+        secret = url.split("secret=", 1)[1]
+        assert len(recorded["argv"]) == 1 and recorded["argv"][0].startswith("file:///"), recorded["argv"]
+        assert secret not in json.dumps(recorded) and "secret=" not in json.dumps(recorded), "a secret in argv/env"
+        page = pathlib.Path(urllib.parse.unquote(urllib.parse.urlparse(recorded["argv"][0]).path))
+        assert page.parent == self.dir / "run/keyhaven", page
+        assert stat.S_IMODE(page.stat().st_mode) == 0o600, oct(page.stat().st_mode)
+        assert stat.S_IMODE(page.parent.stat().st_mode) == 0o700, oct(page.parent.stat().st_mode)
+        assert url in page.read_text()
+        self.launch_file = page
+        return recorded["argv"][0], url
+
+    def landed(self):
+        """After the launch: the browser is in the session (its unlock page), `base` is the
+        session's path, and the launch file is gone."""
+        wait_for(lambda: self.driver.current_url.endswith("/unlock"), what="the unlock page")
+        path = urllib.parse.urlparse(self.driver.current_url).path
+        assert path.startswith("/s/") and path.endswith("/unlock"), path
+        self.base = path[:-len("/unlock")]
+        wait_for(lambda: not self.launch_file.exists(), what="the launch file removed once used")
 
     # --- processes ---
 
@@ -196,11 +239,11 @@ class Harness:
         return bool(self.driver.find_elements(By.ID, element_id))
 
     def go(self, path):
-        self.driver.get(self.origin + path)
+        self.driver.get(self.origin + self.base + path)
 
     def launch_and_unlock(self):
-        self.driver.get(self.url)
-        wait_for(lambda: self.driver.current_url.endswith("/unlock"), what="the unlock page")
+        self.driver.get(self.launch_page)
+        self.landed()
         self.find("master-password").send_keys(MASTER)
         self.find("unlock").click()
         wait_for(lambda: self.exists("count-credentials"), timeout=30, what="the overview")
@@ -239,7 +282,8 @@ class Harness:
         return self.driver.execute_async_script(
             "const [path, method, body, headers, done] = arguments;"
             "const csrf = document.querySelector('meta[name=csrf-token]').content;"
-            "fetch(path, {method, body, headers: {'X-CSRF-Token': csrf, ...headers}})"
+            "const base = document.querySelector('meta[name=keyhaven-base]').content;"
+            "fetch(base + path, {method, body, headers: {'X-CSRF-Token': csrf, ...headers}})"
             ".then(async r => done({status: r.status, text: await r.text()}))"
             ".catch(e => done({status: 0, text: String(e)}));",
             path, method, body, headers or {})
@@ -261,8 +305,8 @@ class Harness:
 def unlock(h):
     vault = pathlib.Path(h.env["KEYHAVEN_VAULT"])
     before = hashlib.sha256(vault.read_bytes()).hexdigest()
-    h.driver.get(h.url)
-    wait_for(lambda: h.driver.current_url.endswith("/unlock"), what="the unlock page")
+    h.driver.get(h.launch_page)
+    h.landed()
     label = h.driver.find_element("css selector", "label[for=master-password]").text
     assert label == "Master password", label
     h.shot("unlock")
@@ -579,44 +623,77 @@ def attacks(h):
     h.launch_and_unlock()
     cookie = h.cookie()
     jar = f"{cookie['name']}={cookie['value']}"
+    host = {"Host": f"127.0.0.1:{h.port}"}
+    # The cookie is scoped to the session's paths: HttpOnly, Strict, and no `Path=/`.
+    assert cookie["httpOnly"] and cookie.get("sameSite") == "Strict" and cookie["path"] == h.base + "/", cookie
     # No access without the launch secret: no cookie, a used secret, a made-up one.
-    status, _, body = h.raw("GET", "/vault", {"Host": f"127.0.0.1:{h.port}"})
+    status, _, body = h.raw("GET", "/vault", host)
+    assert status == 401 and "keyhaven ui" in body, (status, body[:200])
+    status, _, body = h.raw("GET", h.base + "/vault", host)
     assert status == 401 and "keyhaven ui" in body, (status, body[:200])
     path = h.url.split(h.origin)[1]
-    status, headers, _ = h.raw("GET", path, {"Host": f"127.0.0.1:{h.port}"})
+    status, headers, _ = h.raw("GET", path, host)
     assert status == 401 and "Set-Cookie" not in headers, (status, headers)
-    status, _, _ = h.raw("GET", "/launch?secret=AAAA", {"Host": f"127.0.0.1:{h.port}"})
+    status, _, _ = h.raw("GET", "/launch?secret=AAAA", host)
     assert status == 401
-    # A forged Host (DNS rebinding), even with the cookie.
-    status, _, body = h.raw("GET", "/api/audit", {"Host": f"attacker.example:{h.port}", "Cookie": jar})
+    # Cookies ignore ports (security review #5): another server on 127.0.0.1 that the browser
+    # visits gets no session cookie (its Path is the session's), and the cookie itself, replayed
+    # by another client with any Host, opens no page and no API, secrets included.
+    server, site = serve_html("<p>another server on 127.0.0.1</p>")
+    h.servers.append(server)
+    other = f"http://127.0.0.1:{server.server_address[1]}"
+    h.driver.get(other + "/")
+    h.driver.get(other + "/vault")
+    assert server.seen and not any(c and "keyhaven_session" in c for _, c in server.seen), server.seen
+    listed = json.loads(h.keyhaven("list", "--json", password=True).stdout)
+    bank = next(c for c in listed if "bank" in c["services"][0])
+    secret_paths = ["/", "/vault", f"/items/{bank['id']}", "/settings", "/api/audit", "/api/items",
+                    f"/api/items/{bank['id']}/password", "/api/status"]
+    for replay_host in (f"127.0.0.1:{h.port}", f"localhost:{h.port}", f"127.0.0.1:{server.server_address[1]}",
+                        f"attacker.example:{h.port}"):
+        for prefix in ("", "/s/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"):
+            for secret_path in secret_paths:
+                status, _, body = h.raw("GET", prefix + secret_path,
+                                        {"Host": replay_host, "Cookie": jar, "X-CSRF-Token": "x"})
+                assert status in (401, 403), (replay_host, prefix + secret_path, status)
+                assert "k7#Qv!p2Lx9@wZr4Tm" not in body and "bank.example" not in body and "alice" not in body, body
+    # A forged Host (DNS rebinding), even with the cookie and the capability.
+    status, _, body = h.raw("GET", h.base + "/api/audit", {"Host": f"attacker.example:{h.port}", "Cookie": jar})
     assert status == 403, status
-    # A cross-site POST: from another site's page in the same browser (SameSite=Strict, Origin, CSRF)…
-    server, site = serve_html(f"""<form id=f method=post action="{h.origin}/lock"><input name=csrf value=x></form>
+    status, _, body = h.raw("GET", h.base + "/api/audit", {"Host": f"localhost:{h.port}", "Cookie": jar})
+    assert status == 403, status
+    # The honest use still works: cookie and capability together.
+    status, _, body = h.raw("GET", h.base + "/api/items", dict(host, Cookie=jar))
+    assert status == 200 and "bank.example" in body, status
+    # A cross-site POST: from another site's page in the same browser (SameSite=Strict, Origin, CSRF),
+    # even one that knows the session's paths…
+    server, site = serve_html(f"""<form id=f method=post action="{h.origin}{h.base}/lock"><input name=csrf value=x></form>
         <script>document.getElementById('f').submit()</script>""")
     h.servers.append(server)
     h.driver.get(site)
     time.sleep(1.5)
     assert h.agent_state() == "unlocked", "a cross-site form locked the agent"
-    # …and directly with the cookie and the right CSRF token but a foreign Origin.
+    # …and directly with the cookie, the capability and the right CSRF token but a foreign Origin.
     h.go("/settings")
     csrf = h.find("settings").find_element("name", "csrf").get_attribute("value") if h.exists("settings") else \
         h.driver.find_element("name", "csrf").get_attribute("value")
     form = urllib.parse.urlencode({"csrf": csrf})
-    status, _, _ = h.raw("POST", "/lock", {"Host": f"127.0.0.1:{h.port}", "Cookie": jar, "Origin": site,
-                                           "Content-Type": "application/x-www-form-urlencoded"}, form)
+    status, _, _ = h.raw("POST", h.base + "/lock", dict(host, Cookie=jar, Origin=site,
+                                                        **{"Content-Type": "application/x-www-form-urlencoded"}), form)
     assert status == 403 and h.agent_state() == "unlocked", status
-    status, _, _ = h.raw("POST", "/lock", {"Host": f"127.0.0.1:{h.port}", "Cookie": jar, "Origin": h.origin,
-                                           "Content-Type": "application/x-www-form-urlencoded"}, "csrf=wrong")
+    status, _, _ = h.raw("POST", h.base + "/lock", dict(host, Cookie=jar, Origin=h.origin,
+                                                        **{"Content-Type": "application/x-www-form-urlencoded"}),
+                         "csrf=wrong")
     assert status == 403 and h.agent_state() == "unlocked", status
     # Framing: another site's iframe gets nothing.
-    server, site = serve_html(f'<iframe id=frame src="{h.origin}/vault" width=800 height=600></iframe>')
+    server, site = serve_html(f'<iframe id=frame src="{h.origin}{h.base}/vault" width=800 height=600></iframe>')
     h.servers.append(server)
     h.driver.get(site)
     time.sleep(1.5)
     h.driver.switch_to.frame(h.driver.find_element("id", "frame"))
     assert not h.driver.find_elements("id", "nav-vault"), "the app rendered inside another site's frame"
     h.driver.switch_to.default_content()
-    status, headers, _ = h.raw("GET", "/", {"Host": f"127.0.0.1:{h.port}", "Cookie": jar})
+    status, headers, _ = h.raw("GET", h.base + "/", dict(host, Cookie=jar))
     csp = headers.get("Content-Security-Policy", "")
     assert "frame-ancestors 'none'" in csp and "'unsafe-inline'" not in csp and headers.get("X-Frame-Options") == "DENY"
     # Nothing secret in what the app printed or logged.
@@ -661,12 +738,64 @@ def accessibility(h):
     assert not problems, "\n".join(map(str, problems))
 
 
+def firefox(h):
+    """The launch in Firefox ESR (Mozilla's Marionette client, no geckodriver): the launch file
+    leads to the session's unlock page, the session works, the file goes, and another server on
+    127.0.0.1 that Firefox visits gets no session cookie."""
+    import socket
+    from marionette_driver.by import By
+    from marionette_driver.marionette import Marionette
+
+    profile = h.dir / "firefox-profile"
+    profile.mkdir()
+    port = free_port()
+    (profile / "user.js").write_text(f'user_pref("marionette.port", {port});\n'
+                                     'user_pref("browser.shell.checkDefaultBrowser", false);\n'
+                                     'user_pref("datareporting.policy.dataSubmissionEnabled", false);\n')
+    process = subprocess.Popen(["firefox-esr", "--headless", "--marionette", "--no-remote", "--profile", str(profile)],
+                               env=h.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = None
+    try:
+        def listening():
+            with socket.socket() as probe:
+                return probe.connect_ex(("127.0.0.1", port)) == 0
+
+        wait_for(listening, timeout=30, what="Marionette's port")
+        client = Marionette(host="127.0.0.1", port=port)
+        client.start_session()
+        client.navigate(h.launch_page)
+        wait_for(lambda: client.get_url().endswith("/unlock"), what="the unlock page in Firefox")
+        path = urllib.parse.urlparse(client.get_url()).path
+        assert path.startswith("/s/"), path
+        base = path[:-len("/unlock")]
+        wait_for(lambda: not h.launch_file.exists(), what="the launch file removed once used")
+        wait_for(lambda: client.find_element(By.ID, "master-password"), what="the master password field").send_keys(MASTER)
+        client.find_element(By.ID, "unlock").click()
+        wait_for(lambda: client.find_elements(By.ID, "count-credentials"), timeout=30, what="the overview in Firefox")
+        client.navigate(h.origin + base + "/vault?q=bank")
+        wait_for(lambda: "bank.example.invalid" in client.find_element(By.ID, "vault-list").text,
+                 what="the vault list in Firefox")
+        server, _ = serve_html("<p>another server on 127.0.0.1</p>")
+        h.servers.append(server)
+        client.navigate(f"http://127.0.0.1:{server.server_address[1]}/")
+        assert server.seen and not any(c and "keyhaven_session" in c for _, c in server.seen), server.seen
+    finally:
+        if client:
+            client.delete_session()
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 SCENARIOS = {f.__name__: f for f in [unlock, search, item, recommendations, upgrade, upgrade_to_passkey, step_up, cancel, generator,
-                                     import_preview, export, pairing, settings, lock, attacks, accessibility]}
+                                     import_preview, export, pairing, settings, lock, attacks, accessibility, firefox]}
 
 
 def main(names):
-    return run_scenarios(names, SCENARIOS, lambda name: Harness(extension=(name == "pairing")),
+    return run_scenarios(names, SCENARIOS,
+                         lambda name: Harness(extension=(name == "pairing"), chromium=(name != "firefox")),
                          lambda name: SHOTS / f"failed-{name}.png")
 
 

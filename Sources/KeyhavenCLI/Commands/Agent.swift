@@ -113,9 +113,12 @@ extension Keyhaven {
                         }
                         return (status, io.standardOutput, io.standardError)
                     },
-                    launchWebApp: { port in
-                        _ = try web.startBlocking(port: port)
-                        return web.launchURL()
+                    launchWebApp: { port, withFile in
+                        let bound = try web.startBlocking(port: port)
+                        // The launch file goes into the agent's private runtime folder, the socket's.
+                        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+                        let launch = try web.launch(redirectFileIn: withFile ? folder : nil)
+                        return .init(url: launch.url, port: bound, launchFile: launch.file?.path)
                     }
                 )
                 do {

@@ -15,22 +15,33 @@ extension Keyhaven {
             discussion: """
                 The agent serves the app on 127.0.0.1 (it is started in the background when none runs; \
                 `keyhaven agent stop` ends it). The first line of standard output is the app's URL: it \
-                carries a one-time secret that lets one browser in (it becomes an HttpOnly, \
-                SameSite=Strict cookie) and expires after 5 minutes unused; run `keyhaven ui` again for \
-                another. The browser opens unless --no-open ($BROWSER, else xdg-open). The app asks for \
-                the master password itself; with --password-stdin or $KEYHAVEN_PASSWORD the agent is \
-                unlocked first (exit status 2 when the password is wrong).
+                carries a one-time secret that lets one browser in and expires after 5 minutes unused; \
+                run `keyhaven ui` again for another. Unless --no-open, a browser ($BROWSER, else \
+                xdg-open) is given not that URL but a private file (0600, in the agent's runtime \
+                folder) that leads to it, so the secret is in no command line other users can read; \
+                the file is removed once used or expired. The browser's session needs both an \
+                HttpOnly cookie and the capability in its address (/s/…), so the cookie alone, which \
+                browsers send to every port of 127.0.0.1, opens nothing. The app asks for the master \
+                password itself; with --password-stdin or $KEYHAVEN_PASSWORD the agent is unlocked \
+                first (exit status 2 when the password is wrong).
+
+                Best leave out --port: any free port is chosen. A fixed port can be taken by another \
+                user while the agent is not running; `keyhaven ui` then refuses it and says who holds \
+                it, rather than send you to a server that may not be Keyhaven.
 
                 Examples:
                   keyhaven ui
-                  keyhaven ui --port 7447 --no-open
+                  keyhaven ui --no-open
                 """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
         @Option(
             name: .long,
-            help: ArgumentHelp("The port (default: any free one; the first `ui` chooses).", valueName: "port")
+            help: ArgumentHelp(
+                "The port (default and best: any free one; the first `ui` chooses). A port another program holds is refused.",
+                valueName: "port"
+            )
         )
         var port: Int = 0
         @Flag(name: .customLong("no-open"), help: "Print the URL only; do not open a browser.") var noOpen = false
@@ -64,18 +75,25 @@ extension Keyhaven {
                 let password = try options.masterPassword()
                 _ = try AgentClient.request(connection, "agent.unlock", ["masterPassword": .string(password)])
             }
-            let answer = try AgentClient.request(connection, "agent.ui", ["port": .number(Double(port))])
-            guard let url = answer["url"]?.string else { throw Output.failure("the agent gave no URL") }
+            // A launch file only for a browser we start (it is written for nobody else).
+            let opens = !noOpen && browserOpener() != nil
+            let answer = try AgentClient.request(
+                connection,
+                "agent.ui",
+                ["port": .number(Double(port)), "launchFile": .bool(opens)]
+            )
+            let launch = try WebLaunch(answer, port: port, socketPath: AgentClient.socketPath(socket), file: opens)
             if json {
                 let started: JSONValue = started.map { .number(Double($0)) } ?? .null
                 print(
                     String(
-                        decoding: JSONValue.object(["url": .string(url), "agentStarted": started]).encoded(),
+                        decoding: JSONValue.object(["url": .string(launch.url), "agentStarted": started]).encoded(),
                         as: UTF8.self
                     )
                 )
             } else {
-                print(url)
+                // Standard output is the person's, not a command line: the URL may be pasted from it.
+                print(launch.url)
             }
             if let started {
                 Output.error(
@@ -83,10 +101,8 @@ extension Keyhaven {
                         + "it keeps running — `keyhaven agent stop` ends it"
                 )
             }
-            if !noOpen && url.hasPrefix("http://127.0.0.1:") {
-                if !openInBrowser(url) {
-                    Output.error("keyhaven: no browser to open (set $BROWSER); open the URL above yourself")
-                }
+            if !noOpen, launch.file.map({ openInBrowser($0.absoluteString) }) != true {
+                Output.error("keyhaven: no browser to open (set $BROWSER); open the URL above yourself")
             }
         }
 

@@ -23,20 +23,37 @@ struct TerminalHost: ModificationHost {
 }
 
 /// Opens `url` with `$BROWSER`, else `xdg-open` when a display is there; false when neither is.
-/// `url` must start with `http://` or `https://` (checked by callers), so no opener reads it as an
-/// option.
+/// `url` must start with `http://`, `https://` or `file://` (checked by callers), so no opener reads
+/// it as an option. It becomes an argument, which every local user can read in `/proc/PID/cmdline`:
+/// never give it a secret (`keyhaven ui` gives it the path of a private launch file instead). The
+/// browser's environment is ours without the variables that hold secrets (``browserEnvironment(_:)``).
 @discardableResult
 func openInBrowser(_ url: String) -> Bool {
     let environment = CommandIO.current.environment
-    let hasDisplay = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
-    let opener = environment["BROWSER"].flatMap { $0.isEmpty ? nil : $0 } ?? (hasDisplay ? "xdg-open" : nil)
-    guard let opener else { return false }
+    guard let opener = browserOpener() else { return false }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [opener, url]
+    process.environment = browserEnvironment(environment)
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     return (try? process.run()) != nil
+}
+
+/// What opens a browser: `$BROWSER`, else `xdg-open` when a display is there; nil when neither is.
+func browserOpener() -> String? {
+    let environment = CommandIO.current.environment
+    let hasDisplay = environment["DISPLAY"] != nil || environment["WAYLAND_DISPLAY"] != nil
+    return environment["BROWSER"].flatMap { $0.isEmpty ? nil : $0 } ?? (hasDisplay ? "xdg-open" : nil)
+}
+
+/// `environment` for a browser we start: without Keyhaven's variables that hold a secret
+/// (`KEYHAVEN_PASSWORD`, `KEYHAVEN_NEW_PASSWORD`, `KEYHAVEN_IDP_PASSWORD`, …), which a browser has
+/// no use for and would keep in its `environ`, and pass on to every process it starts.
+func browserEnvironment(_ environment: [String: String]) -> [String: String] {
+    environment.filter { name, _ in
+        !(name.hasPrefix("KEYHAVEN_") && (name.contains("PASSWORD") || name.contains("SECRET")))
+    }
 }
 
 /// Ctrl-C during an upgrade cancels the request on the service instead of killing Keyhaven; a
