@@ -109,28 +109,58 @@ import Glibc
             ]?["code"]?.string == "notPaired"
         )
 
-        let client = Curve25519.KeyAgreement.PrivateKey()
-        let begun = try running.ask(
+        // An extension from before CPace (protocol 1) is told to update.
+        let old = try running.ask(
             browser,
             [
                 "v": 1, "id": 4, "type": "pair.begin", "clientName": "Chromium",
-                "clientPublicKey": .string(Base64URL.encode(client.publicKey.rawRepresentation)),
+                "clientPublicKey": .string(Base64URL.encode(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation)),
             ]
         )
+        #expect(old["error"]?["code"]?.string == "badRequest")
+        #expect(old["error"]?["localizedFailureReason"]?.string?.contains("Update the extension") == true)
+        #expect(try running.ask(browser, ["v": 1, "id": 4, "type": "hello"])["ok"]?["protocol"] == 2)
+
+        let pairingNonce = Data(repeating: 5, count: 16)
+        let begun = try running.ask(
+            browser,
+            [
+                "v": 2, "id": 4, "type": "pair.begin",
+                "clientNonce": .string(Base64URL.encode(pairingNonce)),
+            ]
+        )
+        #expect(begun["v"] == 2 && begun["ok"]?["suite"]?.string == "CPACE-X25519-SHA512")
         let code = try running.ask(cli, ["v": 1, "id": 2, "type": "agent.pairCode", "timeoutSeconds": 5])["ok"]?[
             "code"
         ]?.string
-        let agentPublicText = try #require(begun["ok"]?["agentPublicKey"]?.string)
-        let agentPublic = Data(try #require(Base64URL.decode(agentPublicText)))
-        let pairingKey = try AutoFillCrypto.pairingKey(clientPrivateKey: client, agentPublicKey: agentPublic)
-        let proof = AutoFillCrypto.proof(code: try #require(code), pairingKey: pairingKey)
+        func decoded(_ name: String) throws -> Data {
+            Data(try #require(Base64URL.decode(try #require(begun["ok"]?[name]?.string))))
+        }
+        let request = try #require(begun["ok"]?["pairingRequest"]?.string)
+        // The caller and browser are the host.hello's, which the host took from its command line.
+        let client = try PairingExchange(
+            role: .extensionSide,
+            context: PairingContext(
+                code: try #require(code),
+                request: request,
+                browser: "chromium",
+                caller: "chrome-extension://x/",
+                clientNonce: pairingNonce,
+                agentNonce: try decoded("agentNonce")
+            ),
+            scalar: Data(repeating: 9, count: 32)
+        )
+        let keys = try client.keys(otherShare: try decoded("agentShare"))
+        let pairingKey = keys.pairingKey
         let finished = try running.ask(
             browser,
             [
-                "v": 1, "id": 5, "type": "pair.finish", "pairingRequest": begun["ok"]!["pairingRequest"]!,
-                "proof": .string(Base64URL.encode(proof)),
+                "v": 2, "id": 5, "type": "pair.finish", "pairingRequest": .string(request),
+                "clientShare": .string(Base64URL.encode(client.share)),
+                "clientConfirm": .string(Base64URL.encode(keys.clientConfirm)),
             ]
         )
+        #expect(finished["ok"]?["agentConfirm"]?.string == Base64URL.encode(keys.agentConfirm))
         let pairingId = try #require(finished["ok"]?["pairingId"]?.string)
         let clientNonce = Data(repeating: 7, count: 16)
         let opened = try running.ask(
