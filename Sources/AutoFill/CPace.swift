@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 public import Foundation
 
 /// CPace, the balanced PAKE of draft-irtf-cfrg-cpace-21, cipher suite CPACE-X25519-SHA512: the

@@ -134,7 +134,8 @@ import Glibc
             "code"
         ]?.string
         func decoded(_ name: String) throws -> Data {
-            Data(try #require(Base64URL.decode(try #require(begun["ok"]?[name]?.string))))
+            let text = try #require(begun["ok"]?[name]?.string)
+            return Data(try #require(Base64URL.decode(text)))
         }
         let request = try #require(begun["ok"]?["pairingRequest"]?.string)
         // The caller and browser are the host.hello's, which the host took from its command line.
