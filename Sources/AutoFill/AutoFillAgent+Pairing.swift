@@ -151,7 +151,10 @@ extension AutoFillAgent {
         case .missing:
             throw AutoFillError(.notPaired, "The pairing request expired or was refused: start pairing again.")
         case .noTry:
-            throw AutoFillError(.badRequest, "No pairing try is under way: send pair.begin with this pairingRequest first.")
+            throw AutoFillError(
+                .badRequest,
+                "No pairing try is under way: send pair.begin with this pairingRequest first."
+            )
         case .wrong(let left):
             throw AutoFillError(
                 .userCanceled,

@@ -60,7 +60,11 @@ import _KeyhavenSupport
         #expect(Self.hex(context.sid) == pairing.sid)
         #expect(Self.hex(CPace.generator(prs: context.prs, ci: context.ci, sid: context.sid)) == pairing.generator)
         let agent = try PairingExchange(role: .agent, context: context, scalar: Self.bytes(pairing.agentScalar))
-        let client = try PairingExchange(role: .extensionSide, context: context, scalar: Self.bytes(pairing.clientScalar))
+        let client = try PairingExchange(
+            role: .extensionSide,
+            context: context,
+            scalar: Self.bytes(pairing.clientScalar)
+        )
         #expect(Self.hex(agent.share) == pairing.agentShare)
         #expect(Self.hex(client.share) == pairing.clientShare)
         for keys in [try agent.keys(otherShare: client.share), try client.keys(otherShare: agent.share)] {
@@ -86,7 +90,11 @@ import _KeyhavenSupport
             variants.append(other)
         }
         for other in variants {
-            let client = try PairingExchange(role: .extensionSide, context: other, scalar: Self.bytes(pairing.clientScalar))
+            let client = try PairingExchange(
+                role: .extensionSide,
+                context: other,
+                scalar: Self.bytes(pairing.clientScalar)
+            )
             let keys = try client.keys(otherShare: agent.share)
             #expect(try agent.keys(otherShare: client.share).clientConfirm != keys.clientConfirm)
             #expect(Self.hex(keys.agentConfirm) != pairing.agentConfirm)

@@ -96,7 +96,9 @@ import _KeyhavenSupport
         #expect(Self.hex(Field25519(littleEndian: [UInt8](hash)).littleEndian) == vector.u)
         #expect(Self.hex(CPace.mapToCurve(Data(hash))) == vector.g)
         #expect(
-            Self.hex(CPace.generator(prs: Self.bytes(vector.PRS), ci: Self.bytes(vector.CI), sid: Self.bytes(vector.sid)))
+            Self.hex(
+                CPace.generator(prs: Self.bytes(vector.PRS), ci: Self.bytes(vector.CI), sid: Self.bytes(vector.sid))
+            )
                 == vector.g
         )
     }

@@ -56,7 +56,11 @@ import _KeyhavenSupport
         func finish(_ agent: AutoFillAgent) -> AutoFillError? {
             do {
                 let keys = try side.keys(otherShare: offer.agentShare)
-                _ = try agent.finishPairing(request: offer.request, clientShare: side.share, clientConfirm: keys.clientConfirm)
+                _ = try agent.finishPairing(
+                    request: offer.request,
+                    clientShare: side.share,
+                    clientConfirm: keys.clientConfirm
+                )
                 return nil
             } catch {
                 return error
@@ -112,7 +116,10 @@ import _KeyhavenSupport
         #expect(second.offer.agentShare != first.offer.agentShare && second.offer.agentNonce != first.offer.agentNonce)
         #expect(second.finish(agent) == AutoFillError(.userCanceled, "The pairing code is wrong (1 more try)."))
         let third = try Try(view, code: "222222", request: first.offer.request)
-        #expect(third.finish(agent) == AutoFillError(.userCanceled, "The pairing code was wrong 3 times: start pairing again."))
+        #expect(
+            third.finish(agent)
+                == AutoFillError(.userCanceled, "The pairing code was wrong 3 times: start pairing again.")
+        )
         // Gone: no fourth try, even with the right code.
         #expect(throws: AutoFillError.self) { try Try(view, code: Self.code, request: first.offer.request) }
         #expect(try agent.pairings().isEmpty)
@@ -157,7 +164,12 @@ import _KeyhavenSupport
 
         // Protocol 1 (until this change): the relay runs X25519 with the extension under its own
         // key, and the extension proves the code with HMAC(pairingKey, "keyhaven-pair|" + code).
-        func legacyKey(_ own: Curve25519.KeyAgreement.PrivateKey, _ other: Data, clientPublic: Data, agentPublic: Data)
+        func legacyKey(
+            _ own: Curve25519.KeyAgreement.PrivateKey,
+            _ other: Data,
+            clientPublic: Data,
+            agentPublic: Data
+        )
             throws -> SymmetricKey
         {
             try own.sharedSecretFromKeyAgreement(with: .init(rawRepresentation: other)).hkdfDerivedSymmetricKey(
@@ -172,12 +184,19 @@ import _KeyhavenSupport
         }
         let relayKey = Curve25519.KeyAgreement.PrivateKey()
         let extensionKey = Curve25519.KeyAgreement.PrivateKey()
-        let (extensionPublic, relayPublic) = (extensionKey.publicKey.rawRepresentation, relayKey.publicKey.rawRepresentation)
+        let (extensionPublic, relayPublic) = (
+            extensionKey.publicKey.rawRepresentation, relayKey.publicKey.rawRepresentation
+        )
         let sentProof = legacyProof(
             real,
             try legacyKey(extensionKey, relayPublic, clientPublic: extensionPublic, agentPublic: relayPublic)
         )
-        let relaysKey = try legacyKey(relayKey, extensionPublic, clientPublic: extensionPublic, agentPublic: relayPublic)
+        let relaysKey = try legacyKey(
+            relayKey,
+            extensionPublic,
+            clientPublic: extensionPublic,
+            agentPublic: relayPublic
+        )
         let legacyConfirmed = Self.candidates(real, guess).filter {
             constantTimeEqual(legacyProof($0, relaysKey), sentProof)
         }

@@ -114,7 +114,9 @@ import Glibc
             browser,
             [
                 "v": 1, "id": 4, "type": "pair.begin", "clientName": "Chromium",
-                "clientPublicKey": .string(Base64URL.encode(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation)),
+                "clientPublicKey": .string(
+                    Base64URL.encode(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation)
+                ),
             ]
         )
         #expect(old["error"]?["code"]?.string == "badRequest")
