@@ -64,6 +64,12 @@ extension AutoFillAgent {
             state.requests = state.requests.filter { $0.value.expires > now }
             state.lastActivity = now
             if continued == nil {
+                // A bounded number of open requests: the oldest goes first.
+                while state.requests.count >= Self.openRequestsAllowed,
+                    let oldest = state.requests.values.min(by: { $0.expires < $1.expires })
+                {
+                    state.requests[oldest.id] = nil
+                }
                 state.requests[request.id] = request
             } else if state.requests[request.id] == nil {
                 return false  // refused or expired meanwhile
@@ -126,6 +132,7 @@ extension AutoFillAgent {
     ) throws(AutoFillError) -> (pairingId: String, agentConfirm: Data) {
         enum Outcome {
             case missing
+            case notShown
             case noTry
             case wrong(left: Int)
             case right(PairingRequest, PairingKeys)
@@ -135,6 +142,9 @@ extension AutoFillAgent {
                 state.requests[id] = nil
                 return .missing
             }
+            // Only a code the person was shown can be typed: a process that makes requests in a
+            // loop gets no guess at all (this is checked before anything about the code).
+            guard request.shown else { return .notShown }
             // One confirmation per try: the agent's scalar is used once, whatever the outcome.
             guard let attempt = request.attempt else { return .noTry }
             request.attempt = nil
@@ -150,6 +160,11 @@ extension AutoFillAgent {
         switch outcome {
         case .missing:
             throw AutoFillError(.notPaired, "The pairing request expired or was refused: start pairing again.")
+        case .notShown:
+            throw AutoFillError(
+                .failed,
+                "Nobody was shown this pairing code yet: run `keyhaven browser pair` to see it, then type it."
+            )
         case .noTry:
             throw AutoFillError(
                 .badRequest,

@@ -95,6 +95,7 @@ public final class AutoFillAgent: Sendable {
     static let pairingKind = "browser-pairing"
     static let pairingLifetime: TimeInterval = 5 * 60
     static let wrongCodesAllowed = 3
+    static let openRequestsAllowed = 8
 
     public let configuration: Configuration
     let state: Mutex<State>

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KeyhavenTesting
+import Synchronization
 import Testing
 import _KeyhavenSupport
 
@@ -126,6 +127,7 @@ import _KeyhavenSupport
         // A new request pairs; so does a second try after one wrong code.
         _ = try view.pairing()
         let wrong = try Try(view, code: "999999")
+        #expect(agent.waitForPairingCode(timeout: 1) != nil)
         #expect(wrong.finish(agent)?.code == .userCanceled)
         #expect(try Try(view, code: Self.code, request: wrong.offer.request).finish(agent) == nil)
         #expect(try agent.pairings().count == 2)
@@ -136,10 +138,12 @@ import _KeyhavenSupport
         let agent = harness.agent
         let view = HarnessView(agent: agent)
         let late = try Try(view, code: Self.code)
+        #expect(agent.waitForPairingCode(timeout: 1) != nil)
         harness.clock.advance(by: 5 * 60 + 1)
         #expect(late.finish(agent)?.code == .notPaired)
 
         let asked = try Try(view, code: "000000")
+        #expect(agent.waitForPairingCode(timeout: 1) != nil)
         #expect(asked.finish(agent)?.code == .userCanceled)
         let stranger = HarnessView(agent: agent, browser: "firefox", caller: "someone@else")
         #expect(throws: AutoFillError.self) { try Try(stranger, code: Self.code, request: asked.offer.request) }
@@ -149,6 +153,27 @@ import _KeyhavenSupport
         }
         try harness.unlock()
         #expect(throws: AutoFillError.self) { try Try(view, code: Self.code, request: asked.offer.request) }
+    }
+
+    @Test func aCodeNobodyWasShownTakesNoGuessesAndRequestsStayFew() throws {
+        let harness = try Self.harness()
+        let agent = harness.agent
+        let view = HarnessView(agent: agent)
+        // A process that makes requests and never shows their codes gets no guess, right or wrong.
+        let unseen = try Try(view, code: Self.code)
+        #expect(unseen.finish(agent)?.code == .failed)
+        #expect(try agent.pairings().isEmpty)
+        // Once `keyhaven browser pair` showed the code, the same try (not spent) pairs.
+        #expect(agent.waitForPairingCode(timeout: 1)?.code == Self.code)
+        #expect(unseen.finish(agent) == nil)
+        // Requests made in a loop push out the oldest: at most 8 stay open.
+        let first = try Try(view, code: Self.code)
+        for _ in 0..<8 {
+            harness.clock.advance(by: 1)
+            _ = try agent.beginPairing(clientNonce: Self.random(16), caller: "test", browser: "chromium")
+        }
+        #expect(throws: AutoFillError.self) { try Try(view, code: Self.code, request: first.offer.request) }
+        #expect(agent.state.withLock { $0.requests.count } == 8)
     }
 
     /// The candidate codes of the offline searches below: the real one, the relay's guess and 200
@@ -292,6 +317,7 @@ import _KeyhavenSupport
         let claimedFirefox = HarnessView(agent: agent, browser: "firefox", caller: "test")
         let nonce = Self.random(16)
         let offer = try agent.beginPairing(clientNonce: nonce, caller: "test", browser: claimedFirefox.browser)
+        #expect(agent.waitForPairingCode(timeout: 1) != nil)
         let chromium = try PairingExchange(
             role: .extensionSide,
             context: PairingContext(
