@@ -136,32 +136,87 @@ async function request(fields) {
 
 // --- pairing (the popup) ---
 
+// Pairing is protocol 2 (docs/autofill-protocol.md §2.2): CPace from the code the agent shows, with
+// the agent's share in pair.begin's reply, ours and our tag in pair.finish, and the agent's tag
+// back, so a relay in the middle learns nothing it could test a code against. Each try (each code
+// typed) is a fresh run; the agent counts the wrong ones (3 per request, 5 minutes).
+
+/** Who we are as the native host sees it (its command line): part of CPace's channel identifier. */
+function callerIdentity() {
+  return BROWSER === "firefox" ? api.runtime.id : api.runtime.getURL("");
+}
+
+/** pair.begin: a new request (the agent shows a code), or another try of `request`. */
+async function startPairingTry(request) {
+  const clientNonce = crypto.getRandomValues(new Uint8Array(16));
+  const begun = await sendClear({
+    v: 2,
+    type: "pair.begin",
+    clientNonce: C.b64url(clientNonce),
+    ...(request ? { pairingRequest: request } : {}),
+  });
+  if (begun.error) {
+    if (begun.error.code === "notPaired") pendingPair = null;
+    throw begun.error;
+  }
+  return {
+    request: begun.ok.pairingRequest,
+    clientNonce,
+    agentNonce: C.fromB64url(begun.ok.agentNonce),
+    agentShare: C.fromB64url(begun.ok.agentShare),
+  };
+}
+
 async function beginPairing() {
   if (!port) connect();
   const hello = await sendClear({ type: "hello", extensionVersion: api.runtime.getManifest().version, browser: BROWSER });
   if (hello.error) throw hello.error;
-  const keys = await C.generateKeyPair();
-  const begun = await sendClear({
-    type: "pair.begin",
-    clientPublicKey: C.b64url(keys.publicKey),
-    clientName: BROWSER === "firefox" ? "Firefox" : "Chromium",
-  });
-  if (begun.error) throw begun.error;
-  pendingPair = { keys, request: begun.ok.pairingRequest, agentPublicKey: C.fromB64url(begun.ok.agentPublicKey) };
+  if (!(hello.ok.protocol >= 2)) {
+    throw failure("failed", "Keyhaven's agent is older than this extension: update keyhaven, restart its agent, and pair again.");
+  }
+  pendingPair = await startPairingTry(null);
   return { started: true };
 }
 
 async function finishPairing(code) {
   if (!pendingPair) throw failure("notPaired", "Start pairing again.");
-  const key = await C.pairingKey(pendingPair.keys.privateKey, pendingPair.keys.publicKey, pendingPair.agentPublicKey);
-  const proof = await C.proof(code.replace(/\s+/g, ""), key);
-  const finished = await sendClear({ type: "pair.finish", pairingRequest: pendingPair.request, proof: C.b64url(proof) });
+  // After a wrong code the agent wants a new try (a fresh share) for the next guess.
+  const attempt = pendingPair.agentShare ? pendingPair : await startPairingTry(pendingPair.request);
+  pendingPair = { request: attempt.request }; // this try is spent, whatever the answer
+  let keys;
+  try {
+    keys = await C.pairingResponse(
+      {
+        code: code.replace(/\s+/g, ""),
+        request: attempt.request,
+        browser: BROWSER,
+        caller: callerIdentity(),
+        clientNonce: attempt.clientNonce,
+        agentNonce: attempt.agentNonce,
+      },
+      attempt.agentShare,
+    );
+  } catch {
+    pendingPair = null;
+    throw failure("failed", "Keyhaven's agent sent an invalid pairing message: start pairing again.");
+  }
+  const finished = await sendClear({
+    v: 2,
+    type: "pair.finish",
+    pairingRequest: attempt.request,
+    clientShare: C.b64url(keys.clientShare),
+    clientConfirm: C.b64url(keys.clientConfirm),
+  });
   if (finished.error) {
     if (finished.error.code === "notPaired") pendingPair = null;
     throw finished.error;
   }
   pendingPair = null;
-  await api.storage.local.set({ pairing: { id: finished.ok.pairingId, key: C.b64url(key) } });
+  // The agent's tag shows it ran CPace with the same code: a stand-in that did not know it cannot make one.
+  if (!C.equal(C.fromB64url(String(finished.ok.agentConfirm ?? "")), keys.agentConfirm)) {
+    throw failure("failed", "The agent that answered could not prove it showed this code, so nothing was paired: start pairing again.");
+  }
+  await api.storage.local.set({ pairing: { id: finished.ok.pairingId, key: C.b64url(keys.pairingKey) } });
   channel = null;
   status().then((state) => syncPasskeyProxy(state.state === "unlocked"));
   return { paired: true, pairingId: finished.ok.pairingId };

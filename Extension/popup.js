@@ -44,6 +44,8 @@ codeForm.addEventListener("submit", async (event) => {
     await refresh();
   } catch (error) {
     status.textContent = error.localizedFailureReason || "Pairing failed.";
+    // A wrong code leaves the request open for another try; otherwise pairing starts over (Pair).
+    if (error.code !== "userCanceled" || /3 times/.test(error.localizedFailureReason || "")) codeForm.hidden = true;
   }
 });
 

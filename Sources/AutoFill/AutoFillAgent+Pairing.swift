@@ -5,42 +5,98 @@ import Vault
 import _KeyhavenSupport
 
 extension AutoFillAgent {
-    /// `pair.begin`: a fresh agent key and a 6-digit code shown only to the person.
+    /// The agent's side of a pairing try: which request, and the agent's nonce and CPace share.
+    public struct PairingOffer: Sendable, Equatable {
+        public var request: String
+        public var agentNonce: Data
+        public var agentShare: Data
+    }
+
+    /// `pair.begin`: one pairing try. Without `request`, a new request and its 6-digit code, shown only
+    /// to the person; with it, another try of that request (same code) after a wrong one. Each try
+    /// has a fresh agent scalar and nonce.
     public func beginPairing(
-        clientPublicKey: Data,
-        clientName: String,
+        clientNonce: Data,
+        request continued: String? = nil,
         caller: String,
         browser: String
-    ) throws(AutoFillError) -> (request: String, agentPublicKey: Data) {
+    ) throws(AutoFillError) -> PairingOffer {
         guard isUnlocked else { throw AutoFillError(.locked, "Unlock Keyhaven to pair a browser.") }
-        guard clientPublicKey.count == 32 else { throw AutoFillError(.badRequest, "clientPublicKey must be 32 bytes.") }
-        let agentKey = configuration.randomness.agentKey()
-        let pairingKey: SymmetricKey
-        do {
-            pairingKey = try AutoFillCrypto.pairingKey(agentPrivateKey: agentKey, clientPublicKey: clientPublicKey)
-        } catch {
-            throw AutoFillError(.badRequest, "clientPublicKey is not an X25519 key.")
+        guard clientNonce.count == 16 else { throw AutoFillError(.badRequest, "clientNonce must be 16 bytes.") }
+        let request: PairingRequest
+        if let continued {
+            let found = state.withLock { state -> PairingRequest? in
+                guard let request = state.requests[continued], request.expires > now else { return nil }
+                return request
+            }
+            guard let found else {
+                throw AutoFillError(.notPaired, "The pairing request expired or was refused: start pairing again.")
+            }
+            guard found.caller == caller, found.browser == browser else {
+                throw AutoFillError(.notPaired, "That pairing request belongs to another browser: start pairing again.")
+            }
+            request = found
+        } else {
+            request = PairingRequest(
+                id: Base64URL.encode(configuration.randomness.bytes(12)),
+                code: configuration.randomness.code(),
+                name: Self.displayName(browser: browser),
+                caller: caller,
+                browser: browser,
+                expires: now.addingTimeInterval(Self.pairingLifetime)
+            )
         }
-        let request = PairingRequest(
-            id: Base64URL.encode(configuration.randomness.bytes(12)),
-            agentKey: agentKey,
-            pairingKey: pairingKey,
-            code: configuration.randomness.code(),
-            name: String(clientName.prefix(100)),
-            caller: caller,
-            browser: browser,
-            expires: now.addingTimeInterval(Self.pairingLifetime)
+        let agentNonce = configuration.randomness.bytes(16)
+        let attempt = try PairingExchange(
+            role: .agent,
+            context: PairingContext(
+                code: request.code,
+                request: request.id,
+                browser: request.browser,
+                caller: request.caller,
+                clientNonce: clientNonce,
+                agentNonce: agentNonce
+            ),
+            scalar: configuration.randomness.bytes(32)
         )
-        state.withLock { state in
+        let stored = state.withLock { state -> Bool in
             let now = self.now
             state.requests = state.requests.filter { $0.value.expires > now }
-            state.requests[request.id] = request
             state.lastActivity = now
+            if continued == nil {
+                // A bounded number of open requests: the oldest goes first.
+                while state.requests.count >= Self.openRequestsAllowed,
+                    let oldest = state.requests.values.min(by: { $0.expires < $1.expires })
+                {
+                    state.requests[oldest.id] = nil
+                }
+                state.requests[request.id] = request
+            } else if state.requests[request.id] == nil {
+                return false  // refused or expired meanwhile
+            }
+            // One try at a time: a new one replaces the one under way (which then counts for nothing).
+            state.requests[request.id]?.attempt = attempt
+            return true
         }
-        requestSignal.lock()
-        requestSignal.broadcast()
-        requestSignal.unlock()
-        return (request.id, agentKey.publicKey.rawRepresentation)
+        guard stored else {
+            throw AutoFillError(.notPaired, "The pairing request expired or was refused: start pairing again.")
+        }
+        if continued == nil {
+            requestSignal.lock()
+            requestSignal.broadcast()
+            requestSignal.unlock()
+        }
+        return PairingOffer(request: request.id, agentNonce: agentNonce, agentShare: attempt.share)
+    }
+
+    /// How a pairing is named in `keyhaven browser pairings`: from the browser the native host
+    /// reported (its command line, written by the browser), not from what the extension says.
+    static func displayName(browser: String) -> String {
+        switch browser {
+        case "chromium": "Chromium"
+        case "firefox": "Firefox"
+        default: String(browser.prefix(100))
+        }
     }
 
     /// The code of the newest pairing request not shown yet, waiting up to `timeout` for one
@@ -64,43 +120,70 @@ extension AutoFillAgent {
         }
     }
 
-    /// `pair.finish`: checks the proof of the code and stores the pairing sealed in the vault.
-    public func finishPairing(request id: String, proof: Data) throws(AutoFillError) -> String {
+    /// `pair.finish`: the extension's share and its confirmation of the try under way. A wrong
+    /// confirmation (a wrong code, or anything that is not the extension that saw this request)
+    /// ends the try and counts against the request's 3; the right one stores the pairing sealed in
+    /// the vault and gives the agent's own confirmation, so the extension knows it reached the agent
+    /// that showed the code.
+    public func finishPairing(
+        request id: String,
+        clientShare: Data,
+        clientConfirm: Data
+    ) throws(AutoFillError) -> (pairingId: String, agentConfirm: Data) {
         enum Outcome {
             case missing
+            case notShown
+            case noTry
             case wrong(left: Int)
-            case right(PairingRequest)
+            case right(PairingRequest, PairingKeys)
         }
         let outcome = state.withLock { state -> Outcome in
             guard var request = state.requests[id], request.expires > now else {
                 state.requests[id] = nil
                 return .missing
             }
-            guard AutoFillCrypto.verify(proof: proof, code: request.code, pairingKey: request.pairingKey) else {
+            // Only a code the person was shown can be typed: a process that makes requests in a
+            // loop gets no guess at all (this is checked before anything about the code).
+            guard request.shown else { return .notShown }
+            // One confirmation per try: the agent's scalar is used once, whatever the outcome.
+            guard let attempt = request.attempt else { return .noTry }
+            request.attempt = nil
+            let keys = try? attempt.keys(otherShare: clientShare)
+            guard let keys, constantTimeEqual(clientConfirm, keys.clientConfirm) else {
                 request.wrongCodes += 1
                 state.requests[id] = request.wrongCodes >= Self.wrongCodesAllowed ? nil : request
                 return .wrong(left: Self.wrongCodesAllowed - request.wrongCodes)
             }
             state.requests[id] = nil
-            return .right(request)
+            return .right(request, keys)
         }
         switch outcome {
         case .missing:
             throw AutoFillError(.notPaired, "The pairing request expired or was refused: start pairing again.")
+        case .notShown:
+            throw AutoFillError(
+                .failed,
+                "Nobody was shown this pairing code yet: run `keyhaven browser pair` to see it, then type it."
+            )
+        case .noTry:
+            throw AutoFillError(
+                .badRequest,
+                "No pairing try is under way: send pair.begin with this pairingRequest first."
+            )
         case .wrong(let left):
             throw AutoFillError(
                 .userCanceled,
                 left > 0
-                    ? "The pairing code is wrong (\(left) more tries)."
+                    ? "The pairing code is wrong (\(left) more \(left == 1 ? "try" : "tries"))."
                     : "The pairing code was wrong 3 times: start pairing again."
             )
-        case .right(let request):
+        case .right(let request, let keys):
             let pairing = Pairing(
                 id: "p-" + Base64URL.encode(configuration.randomness.bytes(9)),
                 name: request.name,
                 caller: request.caller,
                 browser: request.browser,
-                key: request.pairingKey.withUnsafeBytes { Data($0) },
+                key: keys.pairingKey.withUnsafeBytes { Data($0) },
                 created: now
             )
             let vault = try self.vault()
@@ -118,7 +201,7 @@ extension AutoFillAgent {
             }
             noteOwnWrite()
             state.withLock { $0.pairings[pairing.id] = pairing }
-            return pairing.id
+            return (pairing.id, keys.agentConfirm)
         }
     }
 

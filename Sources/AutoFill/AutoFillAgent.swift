@@ -1,4 +1,3 @@
-public import Crypto
 public import Foundation
 import OneTimeCodes
 import PasswordRules
@@ -60,8 +59,6 @@ public final class AutoFillAgent: Sendable {
 
     struct PairingRequest {
         var id: String
-        var agentKey: Curve25519.KeyAgreement.PrivateKey
-        var pairingKey: SymmetricKey
         var code: String
         var name: String
         var caller: String
@@ -69,6 +66,8 @@ public final class AutoFillAgent: Sendable {
         var expires: Date
         var wrongCodes = 0
         var shown = false
+        /// The try under way: the agent's side of one CPace run, used for one confirmation.
+        var attempt: PairingExchange?
     }
 
     struct State {
@@ -96,6 +95,7 @@ public final class AutoFillAgent: Sendable {
     static let pairingKind = "browser-pairing"
     static let pairingLifetime: TimeInterval = 5 * 60
     static let wrongCodesAllowed = 3
+    static let openRequestsAllowed = 8
 
     public let configuration: Configuration
     let state: Mutex<State>
@@ -326,18 +326,16 @@ public final class AutoFillAgent: Sendable {
 
 /// Where the agent's randomness comes from (tests fix it).
 public struct AutoFillRandomness: Sendable {
+    /// Random bytes: ids, nonces, and the agent's CPace scalars.
     public var bytes: @Sendable (Int) -> Data
-    public var agentKey: @Sendable () -> Curve25519.KeyAgreement.PrivateKey
     /// A uniform 6-digit code.
     public var code: @Sendable () -> String
 
     public init(
         bytes: @escaping @Sendable (Int) -> Data,
-        agentKey: @escaping @Sendable () -> Curve25519.KeyAgreement.PrivateKey,
         code: @escaping @Sendable () -> String
     ) {
         self.bytes = bytes
-        self.agentKey = agentKey
         self.code = code
     }
 
@@ -346,7 +344,6 @@ public struct AutoFillRandomness: Sendable {
             var generator = SystemRandomNumberGenerator()
             return Data((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         },
-        agentKey: { Curve25519.KeyAgreement.PrivateKey() },
         code: {
             var generator = SystemRandomNumberGenerator()
             return String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))

@@ -32,10 +32,12 @@ final class BrowserConnection: Sendable {
                 continue
             }
             let id = message["id"] ?? .null
+            // The pairing messages are protocol 2's (CPace); the rest of the protocol is unchanged.
+            let version: JSONValue = message["v"]?.integer == 2 ? 2 : 1
             let reply: JSONValue
             do {
                 let (ok, opened) = try clear(message)
-                reply = ["v": 1, "id": id, "ok": ok]
+                reply = ["v": version, "id": id, "ok": ok]
                 if let opened {
                     // The reply to session.open goes out in the clear, before anything sealed.
                     guard (try? connection.send(reply)) != nil else { return }
@@ -46,7 +48,7 @@ final class BrowserConnection: Sendable {
                     continue
                 }
             } catch {
-                reply = ["v": 1, "id": id, "error": error.json]
+                reply = ["v": version, "id": id, "error": error.json]
             }
             guard (try? connection.send(reply)) != nil else { return }
         }
@@ -64,25 +66,39 @@ final class BrowserConnection: Sendable {
         case "hello":
             return (
                 [
-                    "protocol": 1, "agentVersion": .string(server.version),
+                    "protocol": .number(Double(Self.protocolVersion)), "agentVersion": .string(server.version),
                     "state": agent.isUnlocked ? "unlocked" : "locked",
                 ],
                 nil
             )
         case "pair.begin":
-            let (request, publicKey) = try agent.beginPairing(
-                clientPublicKey: try bytes("clientPublicKey"),
-                clientName: message["clientName"]?.string ?? browser,
+            try Self.requireProtocol2(message)
+            let offer = try agent.beginPairing(
+                clientNonce: try bytes("clientNonce"),
+                request: message["pairingRequest"]?.string,
                 caller: caller,
                 browser: browser
             )
-            return (["pairingRequest": .string(request), "agentPublicKey": .string(Base64URL.encode(publicKey))], nil)
+            return (
+                [
+                    "pairingRequest": .string(offer.request),
+                    "agentNonce": .string(Base64URL.encode(offer.agentNonce)),
+                    "agentShare": .string(Base64URL.encode(offer.agentShare)),
+                    "suite": "CPACE-X25519-SHA512",
+                ],
+                nil
+            )
         case "pair.finish":
+            try Self.requireProtocol2(message)
             guard let request = message["pairingRequest"]?.string else {
                 throw AutoFillError(.badRequest, "pairingRequest is missing.")
             }
-            let id = try agent.finishPairing(request: request, proof: try bytes("proof"))
-            return (["pairingId": .string(id)], nil)
+            let (id, agentConfirm) = try agent.finishPairing(
+                request: request,
+                clientShare: try bytes("clientShare"),
+                clientConfirm: try bytes("clientConfirm")
+            )
+            return (["pairingId": .string(id), "agentConfirm": .string(Base64URL.encode(agentConfirm))], nil)
         case "session.open":
             guard let pairingId = message["pairingId"]?.string else {
                 throw AutoFillError(.badRequest, "pairingId is missing.")
@@ -94,6 +110,22 @@ final class BrowserConnection: Sendable {
             return (["agentNonce": .string(Base64URL.encode(agentNonce))], (channel, pairingId))
         default:
             throw AutoFillError(.notPaired, "Open a session first (pair this browser with Keyhaven).")
+        }
+    }
+
+    /// The protocol `hello` announces: 2 since pairing is CPace (docs/autofill-protocol.md §2.2).
+    static let protocolVersion = 2
+
+    /// An extension from before protocol 2 pairs with an X25519 key and an HMAC of the code, which a
+    /// relay could test offline: it is told to update rather than answered.
+    static func requireProtocol2(_ message: JSONValue) throws(AutoFillError) {
+        guard message["v"]?.integer == 2, message["clientPublicKey"] == nil else {
+            throw AutoFillError(
+                .badRequest,
+                "This Keyhaven extension is older than Keyhaven's agent: it pairs with protocol 1, and the agent "
+                    + "pairs with protocol 2 only. Update the extension (`keyhaven browser extension --output DIR`, "
+                    + "then reload it in the browser) and pair again."
+            )
         }
     }
 

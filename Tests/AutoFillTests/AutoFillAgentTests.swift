@@ -102,37 +102,6 @@ import _KeyhavenSupport
         #expect(next.status()["idleLockSeconds"]?.number == 0)
     }
 
-    @Test func pairingNeedsTheCodeAndThreeWrongCodesEndTheRequest() throws {
-        let harness = try Harness()
-        try harness.unlock()
-        let client = Curve25519.KeyAgreement.PrivateKey()
-        let (request, _) = try harness.agent.beginPairing(
-            clientPublicKey: client.publicKey.rawRepresentation,
-            clientName: "X",
-            caller: "c",
-            browser: "b"
-        )
-        let wrongKey = SymmetricKey(size: .bits256)
-        for _ in 0..<3 {
-            #expect(throws: AutoFillError.self) {
-                try harness.agent.finishPairing(
-                    request: request,
-                    proof: AutoFillCrypto.proof(code: "000000", pairingKey: wrongKey)
-                )
-            }
-        }
-        // The request is gone: even the right proof is refused now.
-        do {
-            _ = try harness.agent.finishPairing(request: request, proof: Data(count: 32))
-            Issue.record("a request survived three wrong codes")
-        } catch {
-            #expect(error.code == .notPaired)
-        }
-        #expect(try harness.agent.pairings().isEmpty)
-        let pairing = try harness.pair()
-        #expect(try harness.agent.pairings().map(\.id) == [pairing])
-    }
-
     @Test func pairingsAreSealedInTheVaultAndSurviveARestartAndRevokingEndsThem() throws {
         let harness = try Harness()
         try harness.unlock()
@@ -363,23 +332,44 @@ import _KeyhavenSupport
     }
 }
 
-/// Pairs with an agent the way the extension does (X25519, HKDF, the code's proof).
+/// Pairs with an agent the way the extension does (background.js): `pair.begin` with a fresh
+/// nonce, the code the agent shows, CPace as the responder, `pair.finish` with its tag; and checks
+/// the agent's tag as the extension does.
 struct HarnessView {
     let agent: AutoFillAgent
-    func pair() throws -> String {
-        let client = Curve25519.KeyAgreement.PrivateKey()
-        let (request, agentPublic) = try agent.beginPairing(
-            clientPublicKey: client.publicKey.rawRepresentation,
-            clientName: "Test",
-            caller: "test",
-            browser: "chromium"
+    var browser = "chromium"
+    var caller = "test"
+
+    static func random(_ count: Int) -> Data { Data((0..<count).map { _ in UInt8.random(in: .min ... .max) }) }
+
+    func pair() throws -> String { try pairing().id }
+
+    /// One try with `code` (the one the agent shows when nil), on a new request or another try of
+    /// `request`: the pairing id and the key the extension keeps.
+    func pairing(code: String? = nil, request: String? = nil) throws -> (id: String, key: SymmetricKey) {
+        let clientNonce = Self.random(16)
+        let offer = try agent.beginPairing(clientNonce: clientNonce, request: request, caller: caller, browser: browser)
+        let typed = try code ?? #require(agent.waitForPairingCode(timeout: 1)).code
+        let client = try PairingExchange(
+            role: .extensionSide,
+            context: PairingContext(
+                code: typed,
+                request: offer.request,
+                browser: browser,
+                caller: caller,
+                clientNonce: clientNonce,
+                agentNonce: offer.agentNonce
+            ),
+            scalar: Self.random(32)
         )
-        let code = try #require(agent.waitForPairingCode(timeout: 1)).code
-        let pairingKey = try AutoFillCrypto.pairingKey(clientPrivateKey: client, agentPublicKey: agentPublic)
-        return try agent.finishPairing(
-            request: request,
-            proof: AutoFillCrypto.proof(code: code, pairingKey: pairingKey)
+        let keys = try client.keys(otherShare: offer.agentShare)
+        let (id, agentConfirm) = try agent.finishPairing(
+            request: offer.request,
+            clientShare: client.share,
+            clientConfirm: keys.clientConfirm
         )
+        #expect(agentConfirm == keys.agentConfirm, "the agent's tag shows it holds the same key")
+        return (id, keys.pairingKey)
     }
 }
 

@@ -45,13 +45,4 @@ import Testing
         let other = try browser.seal(Data("secret".utf8))
         #expect(throws: AutoFillError.self) { try stranger.open(counter: 1, sealed: other.sealed) }
     }
-
-    @Test func theProofBindsTheCodeToThePairingKey() {
-        let key = SymmetricKey(size: .bits256)
-        let proof = AutoFillCrypto.proof(code: "492817", pairingKey: key)
-        #expect(AutoFillCrypto.verify(proof: proof, code: "492817", pairingKey: key))
-        #expect(!AutoFillCrypto.verify(proof: proof, code: "492818", pairingKey: key))
-        #expect(!AutoFillCrypto.verify(proof: proof, code: "492817", pairingKey: SymmetricKey(size: .bits256)))
-        #expect(!AutoFillCrypto.verify(proof: proof.dropLast(), code: "492817", pairingKey: key))
-    }
 }

@@ -6,19 +6,27 @@ import _KeyhavenSupport
 
 @testable import AutoFill
 
-/// The handshake and sealed frames against fixed vectors that PyPI `cryptography` computed
-/// (scripts/gen-autofill-vectors.py); the extension's crypto.js is checked against the same file.
+/// The pairing (CPace), the session key and sealed frames against fixed vectors that PyPI
+/// `cryptography` and Python's integers computed (scripts/gen-autofill-vectors.py, which first checks
+/// itself against the draft's vectors); the extension's crypto.js is checked against the same file.
 @Suite struct AutoFillVectorTests {
     struct Vectors: Decodable {
-        struct Frame: Decodable {
-            var direction: Int
-            var counter: UInt64
-            var plaintext: String
-            var sealed: String
+        struct Pairing: Decodable {
+            var code, pairingRequest, browser, caller, clientNonce, agentNonce, agentScalar, clientScalar: String
+            var prs, ci, sid, generator, agentShare, clientShare, isk, agentConfirm, clientConfirm, pairingKey: String
         }
-        var clientPrivateKey, agentPrivateKey, clientPublicKey, agentPublicKey, pairingKey: String
-        var code, proof, clientNonce, agentNonce, sessionKey: String
-        var frames: [Frame]
+        struct Session: Decodable {
+            struct Frame: Decodable {
+                var direction: Int
+                var counter: UInt64
+                var plaintext: String
+                var sealed: String
+            }
+            var pairingKey, clientNonce, agentNonce, sessionKey: String
+            var frames: [Frame]
+        }
+        var pairing: Pairing
+        var session: Session
     }
 
     static func bytes(_ hex: String) -> Data { Data(Hex.decode(hex)!) }
@@ -33,20 +41,68 @@ import _KeyhavenSupport
         vectors = try JSONDecoder().decode(Vectors.self, from: Data(contentsOf: url))
     }
 
-    @Test func theAgentDerivesThePairingKeyAndChecksTheProof() throws {
-        let agent = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: Self.bytes(vectors.agentPrivateKey))
-        #expect(Self.hex(agent.publicKey.rawRepresentation) == vectors.agentPublicKey)
-        let key = try AutoFillCrypto.pairingKey(
-            agentPrivateKey: agent,
-            clientPublicKey: Self.bytes(vectors.clientPublicKey)
+    var context: PairingContext {
+        let pairing = vectors.pairing
+        return PairingContext(
+            code: pairing.code,
+            request: pairing.pairingRequest,
+            browser: pairing.browser,
+            caller: pairing.caller,
+            clientNonce: Self.bytes(pairing.clientNonce),
+            agentNonce: Self.bytes(pairing.agentNonce)
         )
-        #expect(key.withUnsafeBytes { Self.hex($0) } == vectors.pairingKey)
-        #expect(Self.hex(AutoFillCrypto.proof(code: vectors.code, pairingKey: key)) == vectors.proof)
-        #expect(AutoFillCrypto.verify(proof: Self.bytes(vectors.proof), code: vectors.code, pairingKey: key))
-        #expect(!AutoFillCrypto.verify(proof: Self.bytes(vectors.proof), code: "492818", pairingKey: key))
+    }
+
+    @Test func bothSidesOfThePairingDeriveTheVectorsKeysAndTags() throws {
+        let pairing = vectors.pairing
+        #expect(Self.hex(context.prs) == pairing.prs)
+        #expect(Self.hex(context.ci) == pairing.ci)
+        #expect(Self.hex(context.sid) == pairing.sid)
+        #expect(Self.hex(CPace.generator(prs: context.prs, ci: context.ci, sid: context.sid)) == pairing.generator)
+        let agent = try PairingExchange(role: .agent, context: context, scalar: Self.bytes(pairing.agentScalar))
+        let client = try PairingExchange(
+            role: .extensionSide,
+            context: context,
+            scalar: Self.bytes(pairing.clientScalar)
+        )
+        #expect(Self.hex(agent.share) == pairing.agentShare)
+        #expect(Self.hex(client.share) == pairing.clientShare)
+        for keys in [try agent.keys(otherShare: client.share), try client.keys(otherShare: agent.share)] {
+            #expect(Self.hex(keys.agentConfirm) == pairing.agentConfirm)
+            #expect(Self.hex(keys.clientConfirm) == pairing.clientConfirm)
+            #expect(keys.pairingKey.withUnsafeBytes { Self.hex($0) } == pairing.pairingKey)
+        }
+        #expect(pairing.pairingKey == vectors.session.pairingKey)
+    }
+
+    @Test func anyOtherCodeOrPartyGivesOtherTags() throws {
+        let pairing = vectors.pairing
+        let agent = try PairingExchange(role: .agent, context: context, scalar: Self.bytes(pairing.agentScalar))
+        var variants: [PairingContext] = []
+        for change in 0..<4 {
+            var other = context
+            switch change {
+            case 0: other.code = "492818"
+            case 1: other.browser = "firefox"
+            case 2: other.caller = "chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"
+            default: other.request = "another-request"
+            }
+            variants.append(other)
+        }
+        for other in variants {
+            let client = try PairingExchange(
+                role: .extensionSide,
+                context: other,
+                scalar: Self.bytes(pairing.clientScalar)
+            )
+            let keys = try client.keys(otherShare: agent.share)
+            #expect(try agent.keys(otherShare: client.share).clientConfirm != keys.clientConfirm)
+            #expect(Self.hex(keys.agentConfirm) != pairing.agentConfirm)
+        }
     }
 
     @Test func sessionsSealAndOpenTheVectorsFrames() throws {
+        let vectors = self.vectors.session
         let session = AutoFillCrypto.sessionKey(
             pairingKey: SymmetricKey(data: Self.bytes(vectors.pairingKey)),
             clientNonce: Self.bytes(vectors.clientNonce),

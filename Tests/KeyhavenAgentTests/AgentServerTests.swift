@@ -109,28 +109,61 @@ import Glibc
             ]?["code"]?.string == "notPaired"
         )
 
-        let client = Curve25519.KeyAgreement.PrivateKey()
-        let begun = try running.ask(
+        // An extension from before CPace (protocol 1) is told to update.
+        let old = try running.ask(
             browser,
             [
                 "v": 1, "id": 4, "type": "pair.begin", "clientName": "Chromium",
-                "clientPublicKey": .string(Base64URL.encode(client.publicKey.rawRepresentation)),
+                "clientPublicKey": .string(
+                    Base64URL.encode(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation)
+                ),
             ]
         )
+        #expect(old["error"]?["code"]?.string == "badRequest")
+        #expect(old["error"]?["localizedFailureReason"]?.string?.contains("Update the extension") == true)
+        #expect(try running.ask(browser, ["v": 1, "id": 4, "type": "hello"])["ok"]?["protocol"] == 2)
+
+        let pairingNonce = Data(repeating: 5, count: 16)
+        let begun = try running.ask(
+            browser,
+            [
+                "v": 2, "id": 4, "type": "pair.begin",
+                "clientNonce": .string(Base64URL.encode(pairingNonce)),
+            ]
+        )
+        #expect(begun["v"] == 2 && begun["ok"]?["suite"]?.string == "CPACE-X25519-SHA512")
         let code = try running.ask(cli, ["v": 1, "id": 2, "type": "agent.pairCode", "timeoutSeconds": 5])["ok"]?[
             "code"
         ]?.string
-        let agentPublicText = try #require(begun["ok"]?["agentPublicKey"]?.string)
-        let agentPublic = Data(try #require(Base64URL.decode(agentPublicText)))
-        let pairingKey = try AutoFillCrypto.pairingKey(clientPrivateKey: client, agentPublicKey: agentPublic)
-        let proof = AutoFillCrypto.proof(code: try #require(code), pairingKey: pairingKey)
+        func decoded(_ name: String) throws -> Data {
+            let text = try #require(begun["ok"]?[name]?.string)
+            return Data(try #require(Base64URL.decode(text)))
+        }
+        let request = try #require(begun["ok"]?["pairingRequest"]?.string)
+        // The caller and browser are the host.hello's, which the host took from its command line.
+        let client = try PairingExchange(
+            role: .extensionSide,
+            context: PairingContext(
+                code: try #require(code),
+                request: request,
+                browser: "chromium",
+                caller: "chrome-extension://x/",
+                clientNonce: pairingNonce,
+                agentNonce: try decoded("agentNonce")
+            ),
+            scalar: Data(repeating: 9, count: 32)
+        )
+        let keys = try client.keys(otherShare: try decoded("agentShare"))
+        let pairingKey = keys.pairingKey
         let finished = try running.ask(
             browser,
             [
-                "v": 1, "id": 5, "type": "pair.finish", "pairingRequest": begun["ok"]!["pairingRequest"]!,
-                "proof": .string(Base64URL.encode(proof)),
+                "v": 2, "id": 5, "type": "pair.finish", "pairingRequest": .string(request),
+                "clientShare": .string(Base64URL.encode(client.share)),
+                "clientConfirm": .string(Base64URL.encode(keys.clientConfirm)),
             ]
         )
+        #expect(finished["ok"]?["agentConfirm"]?.string == Base64URL.encode(keys.agentConfirm))
         let pairingId = try #require(finished["ok"]?["pairingId"]?.string)
         let clientNonce = Data(repeating: 7, count: 16)
         let opened = try running.ask(
@@ -177,6 +210,102 @@ import Glibc
         let (_, box) = try channel.seal(Data(#"{"v":1,"id":10,"type":"state"}"#.utf8))
         try browser.send(["v": 1, "n": 1, "sealed": .string(Base64URL.encode(box))] as JSONValue)
         #expect(try browser.receive() == nil)
+    }
+
+    /// Review 2026-11-27 #9, over the socket: a relay (any process of the user) poses as the browser
+    /// host, starts pairing, and sits between the person's extension and the agent. It cannot use
+    /// the extension's reply, each of its own guesses costs a try, and after three it has nothing.
+    @Test func aRelayOnTheSocketGetsThreeOnlineGuessesAndNoPairing() throws {
+        let running = try Running()
+        let cli = try running.connect()
+        _ = try running.ask(
+            cli,
+            ["v": 1, "id": 1, "type": "agent.unlock", "masterPassword": .string(running.testVault.masterPassword)]
+        )
+        let relay = try running.connect()
+        try relay.send(
+            ["v": 1, "type": "host.hello", "caller": "chrome-extension://x/", "browser": "chromium"] as JSONValue
+        )
+        func begin(_ id: Int, request: String? = nil) throws -> (nonce: Data, ok: JSONValue) {
+            let nonce = Data((0..<16).map { _ in UInt8.random(in: .min ... .max) })
+            var message: JSONValue = [
+                "v": 2, "id": .number(Double(id)), "type": "pair.begin",
+                "clientNonce": .string(Base64URL.encode(nonce)),
+            ]
+            if let request, case .object(var members) = message {
+                members["pairingRequest"] = .string(request)
+                message = .object(members)
+            }
+            return (nonce, try #require(try running.ask(relay, message)["ok"]))
+        }
+        func data(_ value: JSONValue?) throws -> Data {
+            let text = try #require(value?.string)
+            return Data(try #require(Base64URL.decode(text)))
+        }
+        let first = try begin(1)
+        let request = try #require(first.ok["pairingRequest"]?.string)
+        // The person runs `keyhaven browser pair` and types the code into their extension, whose
+        // messages went to the relay; the relay answered them with a share made from its guess.
+        let code = try #require(
+            try running.ask(cli, ["v": 1, "id": 2, "type": "agent.pairCode", "timeoutSeconds": 5])["ok"]?["code"]?
+                .string
+        )
+        let guess = code == "000000" ? "000001" : "000000"
+        let context = PairingContext(
+            code: guess,
+            request: request,
+            browser: "chromium",
+            caller: "chrome-extension://x/",
+            clientNonce: Data(repeating: 1, count: 16),
+            agentNonce: Data(repeating: 2, count: 16)
+        )
+        let relaySide = try PairingExchange(role: .agent, context: context, scalar: Data(repeating: 3, count: 32))
+        var typed = context
+        typed.code = code
+        let extensionSide = try PairingExchange(
+            role: .extensionSide,
+            context: typed,
+            scalar: Data(repeating: 4, count: 32)
+        )
+        let extensionConfirm = try extensionSide.keys(otherShare: relaySide.share).clientConfirm
+        func finish(_ id: Int, share: Data, confirm: Data) throws -> JSONValue {
+            try running.ask(
+                relay,
+                [
+                    "v": 2, "id": .number(Double(id)), "type": "pair.finish", "pairingRequest": .string(request),
+                    "clientShare": .string(Base64URL.encode(share)),
+                    "clientConfirm": .string(Base64URL.encode(confirm)),
+                ]
+            )
+        }
+        // Forwarded, the extension's reply belongs to its run with the relay: a wrong try.
+        let forwarded = try finish(3, share: extensionSide.share, confirm: extensionConfirm)
+        #expect(forwarded["error"]?["localizedFailureReason"]?.string == "The pairing code is wrong (2 more tries).")
+        // Its own guesses, one per try.
+        for (index, candidate) in ["111111", "222222", "333333"].filter({ $0 != code }).prefix(2).enumerated() {
+            let next = try begin(4 + 2 * index, request: request)
+            var guessed = typed
+            guessed.code = candidate
+            guessed.clientNonce = next.nonce
+            guessed.agentNonce = try data(next.ok["agentNonce"])
+            let side = try PairingExchange(
+                role: .extensionSide,
+                context: guessed,
+                scalar: Data(repeating: 5, count: 32)
+            )
+            let keys = try side.keys(otherShare: try data(next.ok["agentShare"]))
+            let answer = try finish(5 + 2 * index, share: side.share, confirm: keys.clientConfirm)
+            #expect(answer["error"]?["code"]?.string == "userCanceled")
+        }
+        let gone = try running.ask(
+            relay,
+            [
+                "v": 2, "id": 9, "type": "pair.begin", "clientNonce": .string(Base64URL.encode(Data(count: 16))),
+                "pairingRequest": .string(request),
+            ]
+        )
+        #expect(gone["error"]?["code"]?.string == "notPaired")
+        #expect(try running.ask(cli, ["v": 1, "id": 3, "type": "agent.pairings"])["ok"] == [])
     }
 
     @Test func aFrameOverOneMebibyteEndsTheConnection() throws {

@@ -212,7 +212,7 @@ struct AgentCommandTests {
             ["browser-host", "/x/dev.keyhaven.autofill.json", "autofill@keyhaven.dev"],
             stdin: frames([#"{"v":1,"id":1,"type":"hello"}"#])
         )
-        #expect(replies(firefox.stdout).first?.contains(#""protocol":1"#) == true)
+        #expect(replies(firefox.stdout).first?.contains(#""protocol":2"#) == true)
     }
 
     @Test func installWritesTheHostManifestWhereEachBrowserReadsIt() throws {

@@ -102,8 +102,8 @@ struct HostilePageBrowserTests {
     }
 }
 
-/// The extension's WebCrypto module against the protocol's vectors (computed with PyPI
-/// `cryptography`; the Swift side is checked in AutoFillVectorTests).
+/// The extension's crypto.js against the draft's CPace vectors and the protocol's own (computed with
+/// PyPI `cryptography`; the Swift side is checked in CPaceTests and AutoFillVectorTests).
 @Suite(.enabled(if: ExternalTools.node, ExternalTools.nodeReason))
 struct ExtensionCryptoTests {
     @Test func cryptoJSReproducesTheVectors() async throws {
@@ -113,5 +113,6 @@ struct ExtensionCryptoTests {
             .runDetached(["node", script.path])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("ok frame 2/2 sealed"))
+        #expect(result.stdout.contains("ok draft ISK_IR") && result.stdout.contains("ok pairing clientConfirm"))
     }
 }

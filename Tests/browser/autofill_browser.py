@@ -113,7 +113,7 @@ class Harness:
         self.driver.get(f"chrome-extension://{self.extension_id}/popup.html")
         return wait_for(lambda: self.driver.find_element("id", "status").text not in ("", "…"), what="the popup's state")
 
-    def pair(self):
+    def pair(self, wrong_first=False):
         from selenium.webdriver.common.by import By
 
         self.popup()
@@ -126,6 +126,13 @@ class Harness:
         code = codes["code"]
         field = self.driver.find_element(By.CSS_SELECTOR, "label[for=code]")
         assert field.text == "Pairing code", field.text
+        if wrong_first:  # a wrong code counts, and the same request takes another try
+            wrong = "%06d" % ((int(code) + 1) % 1_000_000)
+            self.driver.find_element(By.ID, "code").send_keys(wrong)
+            self.driver.find_element(By.ID, "confirm").click()
+            wait_for(lambda: "wrong (2 more tries)" in self.driver.find_element(By.ID, "status").text,
+                     what="the wrong code counted in the popup")
+            self.driver.find_element(By.ID, "code").clear()
         self.driver.find_element(By.ID, "code").send_keys(code)
         self.driver.find_element(By.ID, "confirm").click()
         wait_for(lambda: "Paired" in self.driver.find_element(By.ID, "status").text, what="Paired in the popup")
@@ -152,9 +159,10 @@ class Harness:
 # --- scenarios ---
 
 def pairing(h):
-    h.pair()
+    h.pair(wrong_first=True)
     pairings = json.loads(h.keyhaven("browser", "pairings", "--json").stdout)
     assert len(pairings) == 1 and pairings[0]["browser"] == "chromium", pairings
+    assert pairings[0]["name"] == "Chromium", pairings
 
 
 def top_page(h):

@@ -23,20 +23,27 @@ func passkeyBenchmarks() {
     let agent = AutoFillAgent(.init(vaultURL: vaultURL, allowInsecureKDF: true))
     try! agent.unlock(masterPassword: "benchmark master password")
 
-    // Pair as the extension does.
-    let client = Curve25519.KeyAgreement.PrivateKey()
-    let (pairingRequest, agentPublic) = try! agent.beginPairing(
-        clientPublicKey: client.publicKey.rawRepresentation,
-        clientName: "Benchmark",
-        caller: "benchmark",
-        browser: "chromium"
-    )
+    // Pair as the extension does (CPace with the code the agent shows).
+    let clientNonce = Data((0..<16).map { _ in UInt8.random(in: .min ... .max) })
+    let offer = try! agent.beginPairing(clientNonce: clientNonce, caller: "benchmark", browser: "chromium")
     let code = agent.waitForPairingCode(timeout: 5)!.code
-    let pairingKey = try! AutoFillCrypto.pairingKey(clientPrivateKey: client, agentPublicKey: agentPublic)
-    let pairing = try! agent.finishPairing(
-        request: pairingRequest,
-        proof: AutoFillCrypto.proof(code: code, pairingKey: pairingKey)
+    let client = try! PairingExchange(
+        role: .extensionSide,
+        context: PairingContext(
+            code: code,
+            request: offer.request,
+            browser: "chromium",
+            caller: "benchmark",
+            clientNonce: clientNonce,
+            agentNonce: offer.agentNonce
+        ),
+        scalar: Data((0..<32).map { _ in UInt8.random(in: .min ... .max) })
     )
+    let pairing = try! agent.finishPairing(
+        request: offer.request,
+        clientShare: client.share,
+        clientConfirm: client.keys(otherShare: offer.agentShare).clientConfirm
+    ).pairingId
 
     // Requests as the extension sends them (the protocol's JSON, written as literals).
     let registered = agent.handle(

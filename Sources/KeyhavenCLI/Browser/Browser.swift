@@ -241,7 +241,9 @@ extension Keyhaven {
                 abstract: "Wait for the extension to ask for pairing and print the code to type into it.",
                 discussion: """
                     Click Pair in Keyhaven's extension (before or after running this); the code is valid \
-                    for 5 minutes and 3 tries. --json prints {"code": "123456", "clientName": …}.
+                    for 5 minutes and 3 tries. Pairing is CPace: nothing between the browser and the \
+                    agent can test a code offline. --json prints {"code": "123456", "clientName": \
+                    "Chromium"|"Firefox"} (the browser the native host reported).
                     """
             )
             @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
