@@ -69,16 +69,21 @@
     document.body.dataset.rendered = String(performance.timeOrigin + shownAt);
   }
 
-  function choose(event, index) {
+  async function choose(event, index) {
     // Real input only, not right after the view changed, and not while covered.
     if (!event.isTrusted || !token || !port) return;
     if (performance.now() - shownAt < CLICK_DELAY_MS) return;
+    const chosenToken = token;
     if (!visible) {
-      // Reported covered or faded: nothing happens, and the view is drawn again (the browser looks
-      // at the frame anew; the delay starts again).
-      render(current);
-      return;
+      // The last report said covered or faded — possibly a stale one from before the frame was
+      // shown: the browser looks again now.
+      visible = await freshVisibility();
+      if (!visible) {
+        render(current); // nothing happens, and the delay starts again
+        return;
+      }
     }
+    if (token !== chosenToken || !port) return;
     document.body.dataset.chosen = String(performance.timeOrigin + performance.now());
     port.postMessage({ type: "choose", token, index });
   }
@@ -116,6 +121,28 @@
 
   // Chromium reports whether the frame is really visible (not occluded, faded or transformed by
   // the page); other browsers leave it to the checks the background asks content.js to make.
+  const tracksVisibility = "isVisible" in (globalThis.IntersectionObserverEntry?.prototype ?? {});
+
+  /** A new measurement (a new observer's first report) of whether the frame is visible now. */
+  function freshVisibility() {
+    if (!tracksVisibility) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (value) => {
+        if (done) return;
+        done = true;
+        observer.disconnect();
+        resolve(value);
+      };
+      const observer = new IntersectionObserver((entries) => finish(entries[entries.length - 1].isVisible === true), {
+        trackVisibility: true,
+        delay: 100,
+      });
+      observer.observe(document.body);
+      setTimeout(() => finish(false), 600);
+    });
+  }
+
   try {
     const observer = new IntersectionObserver(
       (entries) => {
