@@ -78,9 +78,13 @@ try:
     A.press(h, "Save passkey in Keyhaven")
     assert "ok" in A.page_outcome(h, "create()")
 
-    keyhaven = []
+    keyhaven, showing, answering = [], [], []
     for index in range(rounds + 1):
         h.driver.get(page)
+        # Keyhaven's frame loads with the page (it has a field Keyhaven fills); a person's click on
+        # "Sign in with a passkey" comes later than that.
+        A.wait_for(lambda: h.driver.execute_script("return !!document.querySelector('keyhaven-ui')"), what="the frame")
+        time.sleep(0.3)
         h.driver.execute_script(INSTRUMENT, {"challenge": b64(os.urandom(32))})
         A.sheet(h)
         next(b for b in A.sheet_buttons(h) if b.text.split("\n")[0] == "ada").click()
@@ -92,6 +96,8 @@ try:
             print(f"first round: {elapsed:.1f} ms")
             continue
         keyhaven.append(elapsed)
+        showing.append(frame["rendered"] - t["call"])
+        answering.append(t["done"] - frame["chosen"])
 
     # The peer: Chromium's own authenticator (Keyhaven locked, so its proxy is detached).
     from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
@@ -116,6 +122,7 @@ try:
 
     print(f"{rounds} passkey sign-ins, a page load each:")
     print(f"  Keyhaven (page → agent → page, the person's choice excluded): {summary(keyhaven)}")
+    print(f"    of which call → sheet rendered: {summary(showing)}; choice → answer: {summary(answering)}")
     print(f"  Chromium's virtual authenticator (no UI):                     {summary(chromium)}")
     print(f"  ratio of p50s: {statistics.median(keyhaven) / statistics.median(chromium):.2f}× Chromium's own")
     print(f"OpenSSL ECDSA P-256 signatures per second (PyPI cryptography, one core): "
