@@ -126,21 +126,19 @@ async function endCall(id, name, message, { fallback = false } = {}) {
   await failCall(call, name, message);
 }
 
-/** Asks the agent what the sheet will show — before anything is shown: a call the agent refuses
- *  (an RP ID it does not serve, a locked vault) ends at once — then shows Keyhaven's sheet in the
- *  calling frame. When no frame of an active tab with the caller's origin and focus can show it
- *  (a page loaded before the extension), the call fails: an answer given from a window of
- *  Keyhaven's own is refused by Chromium ("the page does not have focus"). */
+/** Asks the agent what the sheet will show and, meanwhile, finds the calling frame; the sheet
+ *  shows only once the agent answered: a call the agent refuses (an RP ID it does not serve, a
+ *  locked vault) ends at once and shows nothing. When no frame of an active tab with the caller's
+ *  origin can show the sheet (a page loaded before the extension), the call fails: an answer given
+ *  from a window of Keyhaven's own is refused by Chromium ("the page does not have focus"). */
 async function openChooser(id) {
   const call = passkeyCalls.get(id);
-  try {
-    call.choices = await request({ type: "passkey.choices", kind: call.kind, options: call.options, ...callerFields(call) });
-  } catch (error) {
-    await endCall(id, DOM_ERRORS[error.code] ?? "NotAllowedError", error.localizedFailureReason ?? "Keyhaven does not serve this call.", {
+  call.choices = request({ type: "passkey.choices", kind: call.kind, options: call.options, ...callerFields(call) });
+  call.choices.catch((error) =>
+    endCall(id, DOM_ERRORS[error.code] ?? "NotAllowedError", error.localizedFailureReason ?? "Keyhaven does not serve this call.", {
       fallback: true,
-    });
-    return;
-  }
+    })
+  );
   const timeout = Math.min(CALL_TIMEOUT_MAX, Math.max(CALL_TIMEOUT_MIN, Number(call.options.timeout) || CALL_TIMEOUT_DEFAULT));
   call.timer = setTimeout(() => endCall(id, "NotAllowedError", "The passkey request timed out."), timeout);
   if (call.frameId !== undefined) {
@@ -148,6 +146,7 @@ async function openChooser(id) {
     const reply = await api.tabs
       .sendMessage(call.tabId, { kind: "passkey.show", request: id, origin: call.origin, direct: true }, { frameId: call.frameId })
       .catch(() => null);
+    if (!passkeyCalls.has(id)) return; // refused by the agent meanwhile
     if (!reply || !reply.shown) throw new Error("Keyhaven could not show its passkey sheet in this page: reload the page and try again.");
     return;
   }
@@ -155,6 +154,7 @@ async function openChooser(id) {
   // frame the person has not clicked into yet) any frame of that origin in an active tab.
   for (const focused of [true, false]) {
     for (const tab of await api.tabs.query({ active: true })) {
+      if (!passkeyCalls.has(id)) return;
       try {
         const reply = await api.tabs.sendMessage(tab.id, { kind: "passkey.show", request: id, origin: call.origin, focused });
         if (reply && reply.shown) return;
@@ -163,6 +163,7 @@ async function openChooser(id) {
       }
     }
   }
+  if (!passkeyCalls.has(id)) return;
   throw new Error("Keyhaven could not show its passkey sheet in this page: reload the page and try again.");
 }
 
@@ -318,6 +319,14 @@ async function showPasskeySheet(message, sender) {
     throw failure("badRequest", "Only the calling frame shows this passkey request.");
   }
   frameOf(String(message.frameToken ?? ""), sender);
+  if (call.session && uiSessions.has(call.session.token)) throw failure("badRequest", "This passkey request already shows.");
+  // What to show: the agent's answer, asked for when the call came (a refusal ended the call).
+  try {
+    call.choices = await call.choices;
+  } catch {
+    throw failure("credentialIdentityNotFound", "This passkey request is over.");
+  }
+  if (passkeyCalls.get(String(message.request)) !== call) throw failure("credentialIdentityNotFound", "This passkey request is over.");
   if (call.session && uiSessions.has(call.session.token)) throw failure("badRequest", "This passkey request already shows.");
   call.tabId = sender.tab.id;
   call.frameId = sender.frameId ?? 0;
