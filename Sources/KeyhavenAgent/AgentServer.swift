@@ -2,7 +2,7 @@ public import AutoFill
 import Foundation
 import Synchronization
 public import Vault
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 #if canImport(Glibc)
 import Glibc

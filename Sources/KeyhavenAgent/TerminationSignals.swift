@@ -20,12 +20,12 @@ public enum TerminationSignals {
     /// The signals ``watch(_:handler:)`` takes by default.
     public static let standard: [Int32] = [SIGTERM, SIGINT, SIGHUP]
 
-    /// Calls `handler` with the signal's number, on a thread of its own, each time one of `signals`
-    /// arrives. Once per process.
+    /// Calls `handler` with the signal's number and how many of `signals` have arrived so far (1
+    /// the first time), on a thread of its own, each time one of them arrives. Once per process.
     /// - Throws: ``AgentError`` when the pipe or the handler cannot be installed.
     public static func watch(
         _ signals: [Int32] = standard,
-        handler: @escaping @Sendable (Int32) -> Void
+        handler: @escaping @Sendable (_ signal: Int32, _ count: Int) -> Void
     ) throws {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
@@ -40,12 +40,14 @@ public enum TerminationSignals {
             sigemptyset(&mask)
             for number in signals { sigaddset(&mask, number) }
             pthread_sigmask(SIG_UNBLOCK, &mask, nil)
+            var received = 0
             while true {
                 var byte: UInt8 = 0
                 let count = read(reader, &byte, 1)
                 if count < 0 && errno == EINTR { continue }
                 guard count == 1 else { return }
-                handler(Int32(byte))
+                received += 1
+                handler(Int32(byte), received)
             }
         }
         thread.start()

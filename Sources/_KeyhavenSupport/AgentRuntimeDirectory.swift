@@ -281,7 +281,8 @@ public struct AgentRuntimeDirectory: Sendable, Hashable, CustomStringConvertible
 
     // MARK: Paths
 
-    static let advice =
+    /// What to do when the folder is refused (the end of every message).
+    public static let advice =
         "set XDG_RUNTIME_DIR to your own runtime folder (normally /run/user/UID), or KEYHAVEN_AGENT_SOCKET to a "
         + "socket path in a folder only you can write"
 

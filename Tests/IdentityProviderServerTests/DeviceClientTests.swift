@@ -7,6 +7,7 @@ import IdentityProviderServer
 import IdentityProviderTestSupport
 import Logging
 import NIOCore
+import NIOHTTP1
 import OneTimeCodes
 import Synchronization
 import Testing

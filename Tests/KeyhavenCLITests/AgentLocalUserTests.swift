@@ -163,7 +163,10 @@ struct AgentLocalUserTests {
     /// arguments, and `ui`, `agent status`, `browser-host` and completion likewise; each refusal
     /// names the other uid and the path. The real agent refuses to start there. The fake agent
     /// receives not one byte.
-    @Test(.enabled(if: asAnotherUser, asAnotherUserReason), arguments: Squat.allCases)
+    @Test(
+        .enabled(if: AgentLocalUserTests.asAnotherUser, AgentLocalUserTests.asAnotherUserReason),
+        arguments: AgentLocalUserTests.Squat.allCases
+    )
     func anotherUsersAgentGetsNeitherThePasswordNorACommand(squat: Squat) throws {
         try makeVault()
         var extra: [String: String] = [:]
@@ -314,7 +317,7 @@ struct AgentLocalUserTests {
 
         init(_ runner: CommandRunner, directory: URL, socket: String, extra: [String: String]) throws {
             errors = directory.appendingPathComponent("agent-\(UUID().uuidString).err")
-            FileManager.default.createFile(atPath: errors.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
             process.executableURL = runner.executable
             process.arguments = ["agent", "--idle-lock", "1h"]
             process.environment = runner.environment.merging(extra) { $1 }

@@ -3,7 +3,6 @@ import AutoFill
 import Foundation
 import KeyhavenAgent
 import KeyhavenWebApp
-import Synchronization
 import Vault
 import _KeyhavenSupport
 
@@ -137,15 +136,9 @@ extension Keyhaven {
                 signal(SIGPIPE, SIG_IGN)
                 // A logout, `kill`, Ctrl-C or `systemctl --user stop`: lock, remove the socket, end
                 // (security review #12). A second signal while stopping ends the process at once.
-                let stopping = Mutex(false)
                 do {
-                    try TerminationSignals.watch { number in
-                        let again = stopping.withLock { was in
-                            let before = was
-                            was = true
-                            return before
-                        }
-                        if again {
+                    try TerminationSignals.watch { number, count in
+                        if count > 1 {
                             agent.lock()
                             _exit(128 + number)
                         }

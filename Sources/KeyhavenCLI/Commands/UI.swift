@@ -196,10 +196,10 @@ enum Spawn {
         posix_spawn_file_actions_adddup2(&actions, logDescriptor, 2)
         // Nothing else of ours: a pipe the caller reads to its end must not stay open in the agent.
         // (glibc's addclosefrom_np is not visible to Swift; the open descriptors are listed instead.)
-        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
+        let inherited = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
             Int32($0)
         }
-        for descriptor in open
+        for descriptor in inherited
         where descriptor > 2 && descriptor != logDescriptor && fcntl(descriptor, F_GETFD) != -1 {
             posix_spawn_file_actions_addclose(&actions, descriptor)
         }
