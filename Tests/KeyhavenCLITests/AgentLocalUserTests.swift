@@ -152,8 +152,10 @@ struct AgentLocalUserTests {
             ((try? String(contentsOf: connections, encoding: .utf8)) ?? "").split(separator: "\n").count
         }
 
+        /// SIGKILL: a process Foundation starts inherits the signal mask of the test's thread,
+        /// where SIGTERM is blocked.
         func stop() {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
