@@ -14,7 +14,9 @@ extension IdentityProvider {
     /// A browser that signed in to this account before carries a known-device cookie
     /// (``rememberDevice(_:)``); passed as `knownDevice`, its attempts count against the device's own
     /// counter instead of the account's, so a stranger who locks the account (for unknown devices)
-    /// does not lock its owner out.
+    /// does not lock its owner out. A Keyhaven installation that holds a current device token of
+    /// this account (``createDeviceToken(_:name:)``; `keyhaven idp login` sends it when it signs in
+    /// again) passes it as `deviceToken` and is exempt in exactly the same way.
     /// - Throws: ``ProviderError`` `.invalidCredentials` (the same for an unknown address and a wrong
     ///   password), `.secondFactorRequired` when the password was right and a code is needed,
     ///   `.tooManyAttempts` with the seconds to wait, or `.unavailable`.
@@ -23,9 +25,11 @@ extension IdentityProvider {
         password: String,
         code: String?,
         from address: String? = nil,
-        knownDevice: String? = nil
+        knownDevice: String? = nil,
+        deviceToken: String? = nil
     ) async throws -> Authentication {
-        let device = try await knownDeviceHash(knownDevice, email: email)
+        var device = try await knownDeviceHash(knownDevice, email: email)
+        if device == nil { device = try await deviceTokenHash(deviceToken, email: email) }
         let keys = try await throttleKeys(email: email, address: address, device: device)
         try await chargeAttempt(keys)
         do {
@@ -163,6 +167,15 @@ extension IdentityProvider {
             let user = try await user(email: email), constantTimeEqual(owner.userId, user.id)
         else { return nil }
         return owner.hash
+    }
+
+    /// The device counter's name for `token` when it is a current (not revoked) device token of the
+    /// account `email`.
+    func deviceTokenHash(_ token: String?, email: String) async throws -> String? {
+        guard let token, token.hasPrefix("kd_"), token.utf8.count <= 128, let owner = try await device(token),
+            let user = try await user(email: email), constantTimeEqual(owner.userId, user.id)
+        else { return nil }
+        return "device-token|" + Self.hash(token)
     }
 
     /// The person a known-device cookie belongs to (looked up by its SHA-256, which is then compared

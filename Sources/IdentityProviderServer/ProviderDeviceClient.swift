@@ -98,12 +98,19 @@ public struct ProviderDeviceClient: Sendable {
     }
 
     /// Signs Keyhaven in: a device token for the person.
+    ///
+    /// The body is JSON (`Content-Type: application/json`, the only type the provider reads there).
+    /// `deviceToken`, the token this Keyhaven already holds for the provider (signing in again), is
+    /// sent as `Authorization: Bearer`: when it is a current token of that account, the provider
+    /// counts this sign-in on the device's own counter, so a stranger who locked the account does
+    /// not lock this Keyhaven out.
     public func login(
         baseURL: String,
         email: String,
         password: String,
         code: String?,
-        name: String
+        name: String,
+        deviceToken: String? = nil
     ) async throws -> (
         token: String, email: String
     ) {
@@ -119,6 +126,7 @@ public struct ProviderDeviceClient: Sendable {
         let body = try await call(
             .POST,
             baseURL + "/keyhaven/v1/login",
+            bearer: deviceToken,
             json: Body(email: email, password: password, code: code, name: name)
         )
         guard let answer = try? JSONDecoder().decode([String: String].self, from: Data(body)),

@@ -49,15 +49,19 @@ extension ProviderServer {
     func addDeviceRoutes(to router: Router<ProviderRequestContext>) {
         let provider = self.provider
         router.post("/keyhaven/v1/login") { request, context in
+            if let refusal = self.deviceLoginRefusal(request) { return refusal }
             guard let body = await Self.decode(LoginBody.self, request) else {
                 return Self.error(.invalidRequest("Expected {email, password, code?, name?}."))
             }
             do {
+                // A Keyhaven that holds a device token of this account (signing in again) counts
+                // on its own counter, as a browser with a known-device cookie does.
                 let authentication = try await provider.authenticate(
                     email: body.email,
                     password: body.password,
                     code: body.code,
-                    from: self.clientAddress(request, context)
+                    from: self.clientAddress(request, context),
+                    deviceToken: Self.bearer(request)
                 )
                 let token = try await provider.createDeviceToken(authentication, name: body.name ?? "Keyhaven")
                 let email = try await provider.email(userId: authentication.userId) ?? body.email
@@ -164,6 +168,35 @@ extension ProviderServer {
             try await provider.revokeDeviceToken(token)
             return Self.json(.ok, ["status": "signed out"])
         }
+    }
+
+    /// Why `/keyhaven/v1/login` refuses a request before reading it, or nil (security review #7).
+    ///
+    /// The device login is for programs (`keyhaven idp login`), never for a web page, and a page
+    /// must not be able to spend the account's sign-in attempts (a lockout): only
+    /// `Content-Type: application/json` is read — a page can send that cross-site only after a
+    /// CORS preflight, which this provider never grants — so `text/plain` and form posts get 415
+    /// and are not counted; a request a browser marks as cross-site (`Sec-Fetch-Site` other than
+    /// `same-origin` or `none`, or an `Origin` that is not the provider's) gets 403.
+    func deviceLoginRefusal(_ request: Request) -> Response? {
+        let mediaType = request.headers[.contentType]?.split(separator: ";").first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard mediaType == "application/json" else {
+            return Self.error(
+                OAuthError(
+                    "invalid_request",
+                    "The device login reads only Content-Type: application/json.",
+                    status: 415
+                )
+            )
+        }
+        let site = HTTPField.Name("Sec-Fetch-Site").flatMap { request.headers[$0] }?.lowercased()
+        guard site == nil || site == "same-origin" || site == "none", isSameOrigin(request) else {
+            return Self.error(
+                OAuthError("invalid_request", "The device login is not for web pages of other sites.", status: 403)
+            )
+        }
+        return nil
     }
 
     static func outcome(_ action: () async throws -> Void) async throws -> Response {

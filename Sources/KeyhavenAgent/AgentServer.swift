@@ -2,7 +2,7 @@ public import AutoFill
 import Foundation
 import Synchronization
 public import Vault
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -55,31 +55,52 @@ public final class AgentServer: Sendable {
     public typealias WebAppLauncher = @Sendable (_ port: Int, _ launchFile: Bool) throws -> WebAppLaunch
 
     public let agent: AutoFillAgent
-    public let socketPath: String
+    /// The socket's folder, checked before the agent listens (``AgentRuntimeDirectory``).
+    public let runtimeDirectory: AgentRuntimeDirectory
+    public var socketPath: String { runtimeDirectory.socketPath }
     let runCommand: CommandRunner?
     let launchWebApp: WebAppLauncher?
     let version: String
-    let listener = Mutex<Int32>(-1)
+    /// The listening descriptor and the inode of the socket file it made.
+    let listener = Mutex<(descriptor: Int32, inode: ino_t)>((-1, 0))
     let stopped = Mutex(false)
 
     public init(
+        agent: AutoFillAgent,
+        runtimeDirectory: AgentRuntimeDirectory,
+        version: String,
+        runCommand: CommandRunner?,
+        launchWebApp: WebAppLauncher? = nil
+    ) {
+        self.agent = agent
+        self.runtimeDirectory = runtimeDirectory
+        self.version = version
+        self.runCommand = runCommand
+        self.launchWebApp = launchWebApp
+    }
+
+    /// An agent on a socket path chosen by its caller (``AgentRuntimeDirectory/Kind/chosen``).
+    public convenience init(
         agent: AutoFillAgent,
         socketPath: String,
         version: String,
         runCommand: CommandRunner?,
         launchWebApp: WebAppLauncher? = nil
     ) {
-        self.agent = agent
-        self.socketPath = socketPath
-        self.version = version
-        self.runCommand = runCommand
-        self.launchWebApp = launchWebApp
+        self.init(
+            agent: agent,
+            runtimeDirectory: AgentRuntimeDirectory(chosenSocket: socketPath),
+            version: version,
+            runCommand: runCommand,
+            launchWebApp: launchWebApp
+        )
     }
 
-    /// Binds the socket (throws when another agent answers there).
+    /// Checks the socket's folder and binds the socket (throws when the folder is not the
+    /// person's own or another agent answers there).
     public func bind() throws {
-        let fd = try UnixSocket.listen(at: socketPath)
-        listener.withLock { $0 = fd }
+        let bound = try UnixSocket.listen(at: runtimeDirectory)
+        listener.withLock { $0 = bound }
     }
 
     /// Accepts connections until ``stop()``; call from a thread of its own. Starts the idle timer.
@@ -91,7 +112,7 @@ public final class AgentServer: Sendable {
             }
         }
         timer.start()
-        let fd = listener.withLock { $0 }
+        let fd = listener.withLock { $0.descriptor }
         while !stopped.withLock({ $0 }) {
             let client = accept(fd, nil, nil)
             if client < 0 {
@@ -118,10 +139,14 @@ public final class AgentServer: Sendable {
                 return was
             })
         else { return }
-        // The socket goes first: once the listener closes, the process may end at any moment.
-        unlink(socketPath)
+        // The socket goes first: once the listener closes, the process may end at any moment. Only
+        // the socket this agent made is removed (not one a later agent put there).
+        let (fd, inode) = listener.withLock { $0 }
+        var info = stat()
+        if fd >= 0, lstat(socketPath, &info) == 0, info.st_ino == inode, info.st_mode & S_IFMT == S_IFSOCK {
+            unlink(socketPath)
+        }
         agent.lock()
-        let fd = listener.withLock { $0 }
         if fd >= 0 {
             shutdown(fd, Int32(SHUT_RDWR))
             close(fd)

@@ -90,14 +90,12 @@ public final class FrameConnection: @unchecked Sendable {
     }
 }
 
-/// Unix socket helpers: the agent's directory and socket, with the peer's uid.
+/// Unix socket helpers: the agent's socket in its checked folder (``AgentRuntimeDirectory``), with
+/// the peer's uid checked on both sides.
 public enum UnixSocket {
-    /// `$XDG_RUNTIME_DIR/keyhaven/agent.sock` (else `/tmp/keyhaven-UID/agent.sock`).
+    /// Where the agent's socket is for this environment (see ``AgentRuntimeDirectory``).
     public static func defaultPath(environment: [String: String]) -> String {
-        let base =
-            environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }.map { "\($0)/keyhaven" }
-            ?? "/tmp/keyhaven-\(getuid())"
-        return base + "/agent.sock"
+        AgentRuntimeDirectory.locate(socket: nil, environment: environment).socketPath
     }
 
     static func address(_ path: String) throws -> sockaddr_un {
@@ -106,7 +104,10 @@ public enum UnixSocket {
         let bytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard bytes.count < capacity else {
-            throw AgentError("the socket path is too long (\(bytes.count) bytes, at most \(capacity - 1)): \(path)")
+            throw AgentError(
+                "the socket path is too long (\(bytes.count) bytes, at most \(capacity - 1)): \(path); "
+                    + AgentRuntimeDirectory.advice
+            )
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
@@ -115,8 +116,43 @@ public enum UnixSocket {
         return address
     }
 
+    /// Connects to the agent at `location` once its folder passed ``AgentRuntimeDirectory/verify(create:)``
+    /// (nothing is created); nil when the folder or the socket is missing or nothing listens.
+    ///
+    /// - Throws: ``AgentRuntimeDirectoryError`` for a folder that is not the person's own, or
+    ///   ``AgentError`` from ``connect(to:)-(String)``: nothing has been sent then.
+    public static func connect(to location: AgentRuntimeDirectory) throws -> FrameConnection? {
+        guard try location.verify(create: false) else { return nil }
+        return try connect(to: location.socketPath)
+    }
+
     /// Connects to the socket at `path`; nil when nothing listens there.
+    ///
+    /// Before anything can be sent, the socket must be a socket of the person's own (`lstat`), and
+    /// the process that accepted the connection must run as the person (`SO_PEERCRED`), so a
+    /// master password or a command never goes to another user's program posing as the agent
+    /// (security review #6).
+    /// - Throws: ``AgentError`` naming the path and the other uid.
     public static func connect(to path: String) throws -> FrameConnection? {
+        var info = stat()
+        if lstat(path, &info) != 0 {
+            let code = errno
+            if code == ENOENT { return nil }
+            throw AgentError("cannot inspect \(path): \(String(cString: strerror(code)))")
+        }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            throw AgentError(
+                "\(path) is not a socket (someone put a file or a link there?): Keyhaven sends nothing to it; "
+                    + "remove it (rm \(path)) and start `keyhaven agent` again"
+            )
+        }
+        guard info.st_uid == getuid() else {
+            throw AgentError(
+                "\(path) belongs to uid \(info.st_uid), not to you (uid \(getuid())): another user may be posing "
+                    + "as your agent, so Keyhaven sent it nothing. Have it removed (its owner or root: rm \(path)), "
+                    + "or \(AgentRuntimeDirectory.advice)"
+            )
+        }
         var address = try address(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
@@ -130,6 +166,16 @@ public enum UnixSocket {
             close(fd)
             if code == ENOENT || code == ECONNREFUSED { return nil }
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+        }
+        let peer = peerUID(fd)
+        guard peer == getuid() else {
+            close(fd)
+            let who = peer.map { "uid \($0)" } ?? "a process whose uid cannot be read"
+            throw AgentError(
+                "the program answering on \(path) runs as \(who), not as you (uid \(getuid())): another user may "
+                    + "be posing as your agent, so Keyhaven sent it nothing. Have the socket removed (its owner "
+                    + "or root: rm \(path)), or \(AgentRuntimeDirectory.advice)"
+            )
         }
         return FrameConnection(socket: fd)
     }
@@ -151,35 +197,26 @@ public enum UnixSocket {
         return credentials.uid
     }
 
-    /// Creates the socket's directory (0700, refusing one that is not ours or is open to others),
-    /// removes a stale socket (nothing answers), binds (0600 from the first moment: umask 077
-    /// around the bind) and listens.
-    static func listen(at path: String) throws -> Int32 {
-        let directory = (path as NSString).deletingLastPathComponent
-        // Missing parents ($XDG_RUNTIME_DIR not made yet) are made private too.
-        let parent = (directory as NSString).deletingLastPathComponent
-        if !parent.isEmpty, !FileManager.default.fileExists(atPath: parent) {
-            try? FileManager.default.createDirectory(
-                atPath: parent,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
+    /// Checks (and creates) the socket's folder (``AgentRuntimeDirectory/verify(create:)``: the
+    /// person's own, 0700, no link, nothing above it that others can write), removes a stale socket
+    /// of the person's own (nothing answers), binds (0600 from the first moment: umask 077 around
+    /// the bind) and listens. A file that is not a socket, or another user's socket, is refused.
+    ///
+    /// - Returns: the listening descriptor and the socket file's inode (``AgentServer`` removes the
+    ///   socket when it stops only while that inode is still there).
+    static func listen(at location: AgentRuntimeDirectory) throws -> (descriptor: Int32, inode: ino_t) {
+        do throws(AgentRuntimeDirectoryError) {
+            try location.verify(create: true)
+        } catch {
+            throw AgentError("cannot listen on \(location.socketPath): \(error.message)")
         }
-        if mkdir(directory, 0o700) != 0, errno != EEXIST {
-            throw AgentError("cannot create \(directory): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        guard lstat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw AgentError("\(directory) is not a directory")
-        }
-        guard info.st_uid == getuid() else { throw AgentError("\(directory) belongs to another user") }
-        if info.st_mode & 0o077 != 0 {
-            guard chmod(directory, 0o700) == 0 else { throw AgentError("cannot make \(directory) private") }
-        }
+        let path = location.socketPath
         if let existing = try connect(to: path) {
             existing.shutdownBoth()
             throw AgentError("an agent is already running on \(path)")
         }
+        // Nothing answers: a socket of ours left by an agent that was killed (`connect` refused
+        // anything else).
         unlink(path)
         var address = try address(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -196,11 +233,12 @@ public enum UnixSocket {
             throw AgentError("cannot listen on \(path): \(String(cString: strerror(errno)))")
         }
         chmod(path, 0o600)
-        guard Glibc.listen(fd, 16) == 0 else {
+        var info = stat()
+        guard lstat(path, &info) == 0, Glibc.listen(fd, 16) == 0 else {
             close(fd)
             throw AgentError("cannot listen on \(path): \(String(cString: strerror(errno)))")
         }
-        return fd
+        return (fd, info.st_ino)
     }
 }
 

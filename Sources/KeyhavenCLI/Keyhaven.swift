@@ -84,7 +84,7 @@ extension Keyhaven {
             var command = try parseAsRoot(arguments)
             // An unlocked agent holds the vault: it runs the vault commands it can for us.
             if let vaultCommand = command as? any ParsableCommandWithVault,
-                let status = AgentClient.forward(
+                let status = try AgentClient.forward(
                     vaultCommand,
                     arguments: arguments ?? Array(CommandLine.arguments.dropFirst())
                 )

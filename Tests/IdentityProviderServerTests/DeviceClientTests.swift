@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -6,6 +7,7 @@ import IdentityProviderServer
 import IdentityProviderTestSupport
 import Logging
 import NIOCore
+import NIOHTTP1
 import OneTimeCodes
 import Synchronization
 import Testing
@@ -99,6 +101,127 @@ struct DeviceClientTests {
         }
     }
 
+    /// Security review #7: any web page could post `text/plain` (a CORS-simple request) to
+    /// `/keyhaven/v1/login` with wrong passwords and lock the account's device login. Now only
+    /// `application/json` is read: other types get 415 and spend none of the account's attempts;
+    /// a post a browser marks cross-site gets 403. The person's own JSON login still works after
+    /// six of each, while six wrong JSON guesses do lock it (the counter is real).
+    @Test func theDeviceLoginReadsOnlyJSONSoNoPageCanLockIt() async throws {
+        try await ProviderHarness.with { harness in
+            let url = harness.baseURL + "/keyhaven/v1/login"
+            let wrong = #"{"email":"\#(harness.email)","password":"a page's guess"}"#
+            let right = #"{"email":"\#(harness.email)","password":"\#(harness.password)"}"#
+            let attacks: [(type: String?, body: String, headers: [(String, String)], status: Int)] = [
+                ("text/plain", wrong, [("Origin", "http://evil.example")], 415),
+                ("text/plain;charset=UTF-8", wrong, [], 415),
+                ("application/x-www-form-urlencoded", "email=\(harness.email)&password=guess", [], 415),
+                ("multipart/form-data; boundary=x", wrong, [], 415),
+                (nil, wrong, [], 415),
+                ("application/json", wrong, [("Origin", "http://evil.example")], 403),
+                ("application/json", wrong, [("Origin", "null")], 403),
+                ("application/json", wrong, [("Sec-Fetch-Site", "cross-site")], 403),
+                ("application/json", wrong, [("Sec-Fetch-Site", "same-site")], 403),
+            ]
+            for attack in attacks {
+                for _ in 0..<6 {
+                    let answer = try await Self.post(url, type: attack.type, attack.body, headers: attack.headers)
+                    #expect(answer.status == attack.status, "\(attack.type ?? "no type") \(attack.headers)")
+                    #expect(answer.body.contains(#""error":"invalid_request""#), "\(answer.body)")
+                    #expect(answer.type == "application/json")
+                }
+            }
+            // None of those counted: the person signs in (a browser's own same-origin post too).
+            let own = try await Self.post(url, type: "application/json; charset=utf-8", right, headers: [])
+            #expect(own.status == 200, "\(own.body)")
+            #expect(own.body.contains("device_token"))
+            let sameOrigin = [("Origin", harness.baseURL), ("Sec-Fetch-Site", "same-origin")]
+            #expect(try await Self.post(url, type: "application/json", right, headers: sameOrigin).status == 200)
+
+            // Six wrong JSON guesses are counted: the account's device login is locked.
+            for _ in 0..<6 { _ = try await Self.post(url, type: "application/json", wrong, headers: []) }
+            let locked = try await Self.post(url, type: "application/json", right, headers: [])
+            #expect(locked.status == 429 && locked.body.contains("too_many_attempts"))
+        }
+    }
+
+    /// Security review #7, second half: a Keyhaven that holds a device token of the account (it
+    /// signs in again with `keyhaven idp login`, which sends the token it holds) is exempt from the
+    /// account's lockout exactly as a browser with a `kh_device` cookie is; an unknown device, a
+    /// revoked token and another person's token are not.
+    @Test func aKeyhavenWithADeviceTokenSignsInWhileTheAccountIsLocked() async throws {
+        try await ProviderHarness.with { harness in
+            let client = ProviderDeviceClient()
+            @Sendable func login(_ password: String, token: String? = nil) async throws -> String {
+                try await client.login(
+                    baseURL: harness.baseURL,
+                    email: harness.email,
+                    password: password,
+                    code: nil,
+                    name: "laptop",
+                    deviceToken: token
+                ).token
+            }
+            let laptop = try await login(harness.password)
+            let old = try await login(harness.password)
+            try await harness.provider.revokeDeviceToken(old)
+            _ = try await harness.provider.createUser(email: "grace@example.com", password: "grace's password")
+            let graces = try await client.login(
+                baseURL: harness.baseURL,
+                email: "grace@example.com",
+                password: "grace's password",
+                code: nil,
+                name: "grace's"
+            ).token
+
+            // A stranger's wrong guesses lock the account for unknown devices.
+            for _ in 0..<5 {
+                await #expect(throws: ProviderDeviceClient.Failure(.invalidCredentials, "")) {
+                    try await login("a stranger's guess")
+                }
+            }
+            await #expect(throws: ProviderDeviceClient.Failure(.tooManyAttempts, "")) {
+                try await login(harness.password)
+            }
+            // The laptop's Keyhaven, with its token, signs in again (and gets a new token).
+            let again = try await login(harness.password, token: laptop)
+            #expect(!again.isEmpty && again != laptop)
+            // A revoked token, another person's, and a made-up one are unknown devices.
+            for token in [old, graces, "kd_" + String(repeating: "A", count: 43)] {
+                await #expect(throws: ProviderDeviceClient.Failure(.tooManyAttempts, "")) {
+                    try await login(harness.password, token: token)
+                }
+            }
+            // The device has a counter of its own: wrong guesses with the token lock the device.
+            for _ in 0..<5 {
+                await #expect(throws: ProviderDeviceClient.Failure(.invalidCredentials, "")) {
+                    try await login("x", token: laptop)
+                }
+            }
+            await #expect(throws: ProviderDeviceClient.Failure(.tooManyAttempts, "")) {
+                try await login(harness.password, token: laptop)
+            }
+        }
+    }
+
+    /// A raw post to the provider, as a page or a script could send it.
+    static func post(
+        _ url: String,
+        type: String?,
+        _ body: String,
+        headers: [(String, String)]
+    ) async throws -> (status: Int, type: String?, body: String) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        if let type { request.headers.add(name: "Content-Type", value: type) }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await RawHTTP.client.execute(request, timeout: .seconds(30))
+        return (
+            Int(response.status.code), response.headers.first(name: "Content-Type"),
+            String(buffer: try await response.body.collect(upTo: 1 << 16))
+        )
+    }
+
     typealias URLFromOrigin = @Sendable (String) -> String
 
     /// What a server was asked (`METHOD /path`).
@@ -132,8 +255,12 @@ struct DeviceClientTests {
                     body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(document)))
                 )
             }
-            router.post("/keyhaven/v1/login") { _, _ in
-                Response(
+            router.post("/keyhaven/v1/login") { request, _ in
+                // As the real provider: JSON only (so the client is seen to send it).
+                guard request.headers[.contentType] == "application/json" else {
+                    return Response(status: .unsupportedMediaType)
+                }
+                return Response(
                     status: .ok,
                     headers: [.contentType: "application/json"],
                     body: .init(byteBuffer: ByteBuffer(string: #"{"device_token":"device-token"}"#))

@@ -341,7 +341,14 @@ extension Keyhaven {
             guard BrowserExtension.allowedCallers(environment: environment).contains(caller) else {
                 throw refuse("originNotAllowed", "This native host serves Keyhaven's own extension only.")
             }
-            guard let agent = try? AgentClient.connect() else {
+            let reached: FrameConnection?
+            do {
+                reached = try AgentClient.connect()
+            } catch let failure as CommandFailure {
+                // Another user's socket or folder: nothing was sent, and the extension says why.
+                throw refuse("failed", failure.message.prefix(1).uppercased() + failure.message.dropFirst() + ".")
+            }
+            guard let agent = reached else {
                 throw refuse("locked", "Keyhaven's agent is not running: run `keyhaven agent`.")
             }
             try agent.send(

@@ -1,6 +1,5 @@
 import ArgumentParser
 import AutoFill
-import Dispatch
 import Foundation
 import KeyhavenAgent
 import KeyhavenWebApp
@@ -18,10 +17,13 @@ extension Keyhaven {
             discussion: """
                 `keyhaven agent` (= `keyhaven agent start`) runs in the foreground and serves the \
                 AutoFill protocol (docs/autofill-protocol.md) and the CLI on a Unix socket: \
-                $KEYHAVEN_AGENT_SOCKET, else $XDG_RUNTIME_DIR/keyhaven/agent.sock (directory 0700, \
-                socket 0600, only processes of your own user are answered). It starts locked: \
-                `keyhaven unlock` unlocks it; it locks again after --idle-lock without a request, on \
-                `keyhaven lock`, and when it stops. While it is unlocked, the vault commands run in it \
+                $KEYHAVEN_AGENT_SOCKET, else $XDG_RUNTIME_DIR/keyhaven/agent.sock, else \
+                $XDG_STATE_HOME/keyhaven/run/agent.sock (~/.local/state/…; the folder must be yours, \
+                0700 and no link, or the agent and every client refuse it; socket 0600; only processes \
+                of your own user are answered, and clients talk only to an agent of their own user). \
+                It starts locked: `keyhaven unlock` unlocks it; it locks again after --idle-lock \
+                without a request, on `keyhaven lock`, and when it stops (`keyhaven agent stop`, \
+                SIGTERM, SIGINT or SIGHUP). While it is unlocked, the vault commands run in it \
                 without asking for the master password (`init`, `passwd` and an `add` that would \
                 ask for the new password on the terminal still open the vault themselves).
 
@@ -82,13 +84,14 @@ extension Keyhaven {
                         verificationWindow: verification
                     )
                 )
-                let path = AgentClient.socketPath(socket)
+                let location = AgentClient.location(socket)
+                let path = location.socketPath
                 let executable = CommandIO.current.executable
                 // `keyhaven ui`: the web app, started on the first request for it.
                 let web = WebApp(agent: agent, services: .http(environment: CommandIO.current.environment))
                 let server = AgentServer(
                     agent: agent,
-                    socketPath: path,
+                    runtimeDirectory: location,
                     version: KeyhavenVersion.current,
                     runCommand: {
                         command,
@@ -131,13 +134,23 @@ extension Keyhaven {
                         + (idle == 0 ? "no idle lock" : "locks after \(idleLock) idle")
                         + "); `keyhaven unlock` unlocks it"
                 )
-                signal(SIGINT, SIG_IGN)
-                signal(SIGTERM, SIG_IGN)
-                let sources = [SIGINT, SIGTERM].map { number in
-                    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                    source.setEventHandler { server.stop() }
-                    source.resume()
-                    return source
+                // A client that hangs up while it is answered must not end the agent (the write fails
+                // with EPIPE instead).
+                signal(SIGPIPE, SIG_IGN)
+                // A logout, `kill`, Ctrl-C or `systemctl --user stop`: lock, remove the socket, end
+                // (security review #12). A second signal while stopping ends the process at once.
+                do {
+                    try TerminationSignals.watch { number, count in
+                        if count > 1 {
+                            agent.lock()
+                            _exit(128 + number)
+                        }
+                        Output.error("keyhaven agent: signal \(number): locking and stopping")
+                        server.stop()
+                    }
+                } catch {
+                    server.stop()
+                    throw Output.failure("\(error)")
                 }
                 await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                     let thread = Thread {
@@ -146,7 +159,6 @@ extension Keyhaven {
                     }
                     thread.start()
                 }
-                _ = sources
                 web.stop()
                 Output.error("keyhaven agent: stopped")
             }

@@ -81,6 +81,9 @@ struct ProviderLogin: AsyncParsableCommand {
         let password =
             try CommandIO.current.environment["KEYHAVEN_IDP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
             ?? Terminal.askSecret("Password at \(issuer): ")
+        // Signing in again: the token held so far proves this is a known device (the provider
+        // then counts the attempt on the device's own counter, not the account's).
+        let previous = try? vault.providerSession(issuer: issuer)
         var oneTimeCode = code
         var result: (token: String, email: String)?
         while result == nil {
@@ -90,7 +93,8 @@ struct ProviderLogin: AsyncParsableCommand {
                     email: address,
                     password: password,
                     code: oneTimeCode,
-                    name: name
+                    name: name,
+                    deviceToken: previous?.baseURL == baseURL ? previous?.deviceToken : nil
                 )
             } catch let failure as ProviderDeviceClient.Failure where failure.code == .secondFactorRequired {
                 guard oneTimeCode == nil else { throw Output.failure(failure.message) }
@@ -112,6 +116,10 @@ struct ProviderLogin: AsyncParsableCommand {
             )
         } catch {
             throw Output.vaultFailure(error)
+        }
+        // The token it replaces is revoked (best effort: it is forgotten here either way).
+        if let replaced = previous, replaced.deviceToken != result.token {
+            try? await client.logout(replaced)
         }
         print("Signed in to \(issuer) as \(result.email).")
     }

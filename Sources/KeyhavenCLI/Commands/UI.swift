@@ -106,7 +106,8 @@ extension Keyhaven {
             }
         }
 
-        /// `keyhaven agent start` in a session of its own, its output in `agent.log` beside the socket.
+        /// `keyhaven agent start` in a session of its own, its output in `agent.log` beside the socket
+        /// (in the checked folder, never through a link), with an environment cleared of secrets.
         func startAgent() throws -> Int32 {
             let vaultURL = options.url(global: root.vault)
             guard FileManager.default.fileExists(atPath: vaultURL.path) else {
@@ -115,13 +116,25 @@ extension Keyhaven {
             guard let executable = CommandIO.current.executable?.path else {
                 throw Output.failure("cannot find the keyhaven executable to start the agent")
             }
-            let socketPath = AgentClient.socketPath(socket)
-            let directory = (socketPath as NSString).deletingLastPathComponent
-            try? PrivateFile.createDirectory(at: URL(fileURLWithPath: directory))
-            let log = (directory as NSString).appendingPathComponent("agent.log")
-            var arguments = [executable, "agent", "start", "--vault", vaultURL.path, "--socket", socketPath]
+            let location = AgentClient.location(socket)
+            do throws(AgentRuntimeDirectoryError) {
+                try location.verify(create: true)
+            } catch {
+                throw Output.failure("cannot start the agent: \(error.message)")
+            }
+            var arguments = [executable, "agent", "start", "--vault", vaultURL.path]
+            // The agent finds the same socket from the environment it keeps; a chosen one is passed on.
+            if let socket, !socket.isEmpty { arguments += ["--socket", location.socketPath] }
             if options.insecureKDF { arguments.append("--insecure-kdf") }
-            return try Spawn.detached(arguments, log: log, environment: CommandIO.current.environment)
+            do {
+                return try Spawn.detached(
+                    arguments,
+                    log: location.file(named: "agent.log").path,
+                    environment: Spawn.agentEnvironment(CommandIO.current.environment)
+                )
+            } catch {
+                throw Output.failure("cannot start the agent: \(error)")
+            }
         }
 
         func waitForAgent() async throws -> FrameConnection? {
@@ -141,26 +154,86 @@ enum Spawn {
         var description: String
     }
 
+    /// What the agent keeps of the caller's environment (security review #8): where things are
+    /// (home, XDG folders, the socket, the vault), locale and time zone, the display for nothing
+    /// secret, and `KEYHAVEN_*` settings. Never a password, a token or a key: `KEYHAVEN_PASSWORD`
+    /// (and every variable whose name says PASSWORD, PASSPHRASE, SECRET, TOKEN, CREDENTIAL or
+    /// KEY_FILE) is dropped, and so is everything not named here (cloud keys, proxies with
+    /// credentials, `SSH_AUTH_SOCK`). Forwarded vault commands bring their own environment.
+    static func agentEnvironment(_ environment: [String: String]) -> [String: String] {
+        let kept: Set<String> = [
+            "HOME", "USER", "LOGNAME", "PATH", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "NO_COLOR",
+            "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "LD_LIBRARY_PATH", "SSL_CERT_FILE",
+            "SSL_CERT_DIR",
+        ]
+        let secret = ["PASSWORD", "PASSPHRASE", "SECRET", "TOKEN", "CREDENTIAL", "KEY_FILE", "PRIVATE"]
+        return environment.filter { name, _ in
+            let upper = name.uppercased()
+            guard !secret.contains(where: { upper.contains($0) }) else { return false }
+            return kept.contains(name) || name.hasPrefix("LC_") || name.hasPrefix("XDG_")
+                || name.hasPrefix("KEYHAVEN_")
+        }
+    }
+
+    /// Starts `arguments` detached, its standard output and error appended to `log`.
+    ///
+    /// The log is opened here with `O_NOFOLLOW` and mode 0600 and must be a regular file of ours
+    /// with one link, so a link or file someone planted at that path is refused, not written
+    /// through (security review #6).
     static func detached(_ arguments: [String], log: String, environment: [String: String]) throws -> Int32 {
+        let logDescriptor = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+        guard logDescriptor >= 0 else {
+            let code = errno
+            if code == ELOOP {
+                throw Failure(
+                    description: "\(log) is a symbolic link; Keyhaven does not write through it: remove it "
+                        + "(rm \(log)) and run this again"
+                )
+            }
+            throw Failure(description: "cannot open \(log): \(String(cString: strerror(code)))")
+        }
+        defer { close(logDescriptor) }
+        var info = stat()
+        guard fstat(logDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid(),
+            info.st_nlink == 1
+        else {
+            throw Failure(
+                description: "\(log) is not a plain file of yours (another user's, a device or a hard link?): "
+                    + "remove it (rm \(log)) and run this again"
+            )
+        }
+        fchmod(logDescriptor, 0o600)
+        _ = fcntl(logDescriptor, F_SETFL, O_APPEND)  // blocking again (O_NONBLOCK kept a planted FIFO from hanging the open)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_adddup2(&actions, logDescriptor, 1)
+        posix_spawn_file_actions_adddup2(&actions, logDescriptor, 2)
         // Nothing else of ours: a pipe the caller reads to its end must not stay open in the agent.
         // (glibc's addclosefrom_np is not visible to Swift; the open descriptors are listed instead.)
-        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
+        let inherited = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
             Int32($0)
         }
-        for descriptor in open where descriptor > 2 && fcntl(descriptor, F_GETFD) != -1 {
+        for descriptor in inherited
+        where descriptor > 2 && descriptor != logDescriptor && fcntl(descriptor, F_GETFD) != -1 {
             posix_spawn_file_actions_addclose(&actions, descriptor)
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // POSIX_SPAWN_SETSID (glibc 2.26+; not imported into Swift as a constant).
-        posix_spawnattr_setflags(&attributes, 0x80)
+        // POSIX_SPAWN_SETSID (glibc 2.26+; not imported into Swift as a constant), and no signal
+        // blocked or ignored because the calling thread had it so (Swift's threads block most):
+        // the agent must see SIGTERM, SIGINT and SIGHUP (POSIX_SPAWN_SETSIGMASK 0x08,
+        // POSIX_SPAWN_SETSIGDEF 0x04).
+        posix_spawnattr_setflags(&attributes, 0x80 | 0x08 | 0x04)
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -7,20 +7,25 @@ import _KeyhavenSupport
 /// The CLI's side of `keyhaven agent`: finds its socket, sends `agent.*` requests, and runs vault
 /// commands through an unlocked agent instead of opening the vault itself.
 enum AgentClient {
-    /// `$KEYHAVEN_AGENT_SOCKET`, else `$XDG_RUNTIME_DIR/keyhaven/agent.sock`.
-    static func socketPath(_ override: String? = nil) -> String {
-        let environment = CommandIO.current.environment
-        if let override, !override.isEmpty { return override }
-        if let path = environment["KEYHAVEN_AGENT_SOCKET"], !path.isEmpty { return path }
-        return UnixSocket.defaultPath(environment: environment)
+    /// Where the agent's socket is: `override` (`--socket`), `$KEYHAVEN_AGENT_SOCKET`,
+    /// `$XDG_RUNTIME_DIR/keyhaven/agent.sock`, else `$XDG_STATE_HOME/keyhaven/run/agent.sock`
+    /// (``AgentRuntimeDirectory``).
+    static func location(_ override: String? = nil) -> AgentRuntimeDirectory {
+        AgentRuntimeDirectory.locate(socket: override, environment: CommandIO.current.environment)
     }
 
-    /// A connection to the running agent; nil when none runs.
+    /// The socket's path (see ``location(_:)``).
+    static func socketPath(_ override: String? = nil) -> String {
+        location(override).socketPath
+    }
+
+    /// A connection to the running agent; nil when none runs. The socket's folder is checked
+    /// first, then the socket and the peer's uid: every refusal happens before anything is sent.
     static func connect(_ socket: String? = nil) throws -> FrameConnection? {
         do {
-            return try UnixSocket.connect(to: socketPath(socket))
+            return try UnixSocket.connect(to: location(socket))
         } catch {
-            throw Output.failure("cannot reach the agent at \(socketPath(socket)): \(error)")
+            throw Output.failure("refusing the agent socket \(socketPath(socket)): \(error)")
         }
     }
 
@@ -78,11 +83,24 @@ enum AgentClient {
 
     /// Runs `arguments` in the agent when it is unlocked for the vault the command names and the
     /// command is one it runs; nil to run it here. Prints what the agent's run printed.
-    static func forward(_ command: any ParsableCommandWithVault, arguments: [String]) -> Int32? {
+    ///
+    /// - Throws: a failure when the agent's socket is not the person's own (nothing was sent):
+    ///   the command does not quietly run here instead, so the person learns of it.
+    static func forward(_ command: any ParsableCommandWithVault, arguments: [String]) throws -> Int32? {
         guard command.forwardable,
             CommandIO.current.isProcess,
-            CommandIO.current.environment["KEYHAVEN_NO_AGENT"] != "1",
-            let connection = try? connect(),
+            CommandIO.current.environment["KEYHAVEN_NO_AGENT"] != "1"
+        else { return nil }
+        let reached: FrameConnection?
+        do {
+            reached = try connect()
+        } catch let failure as CommandFailure {
+            throw Output.failure(
+                failure.message + " (KEYHAVEN_NO_AGENT=1 runs the command without the agent)",
+                exitCode: failure.exitCode
+            )
+        }
+        guard let connection = reached,
             let status = try? request(connection, "agent.status"),
             status["state"]?.string == "unlocked",
             let path = status["vault"]?.string,
