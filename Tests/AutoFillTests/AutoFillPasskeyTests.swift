@@ -204,7 +204,8 @@ import _KeyhavenSupport
         _ = try harness.agent.vault()
         let preferred = harness.ask(
             [
-                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin), "userPresent": true,
+                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
+                "userPresent": true,
                 "credentialId": .string(id),
             ],
             pairing
@@ -254,7 +255,8 @@ import _KeyhavenSupport
         #expect(try harness.testVault.vault.passkeys().first?.hidden == true)  // kept
         let hiddenAssert = harness.ask(
             [
-                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin), "userPresent": true,
+                "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
+                "userPresent": true,
                 "credentialId": .string(id),
             ],
             pairing
@@ -357,7 +359,9 @@ import _KeyhavenSupport
             pairing
         )
         let response = try #require(framed["ok"]?["responseJson"], "\(framed)")
-        let clientDataBytes = try #require(response["response"]?["clientDataJSON"]?.string.flatMap { Base64URL.decode($0) })
+        let clientDataBytes = try #require(
+            response["response"]?["clientDataJSON"]?.string.flatMap { Base64URL.decode($0) }
+        )
         let clientData = String(decoding: clientDataBytes, as: UTF8.self)
         #expect(clientData.hasSuffix(#","crossOrigin":true,"topOrigin":"https://news.example.org"}"#), "\(clientData)")
         // This site's kit accepts no framed registration.
@@ -376,7 +380,8 @@ import _KeyhavenSupport
         let assertion = harness.ask(
             [
                 "id": 3, "type": "passkey.assert", "options": request(challenge: [5]), "origin": .string(Self.origin),
-                "credentialId": .string(id), "userPresent": true, "crossOrigin": true, "topOrigin": "https://news.example.org",
+                "credentialId": .string(id), "userPresent": true, "crossOrigin": true,
+                "topOrigin": "https://news.example.org",
             ],
             pairing
         )

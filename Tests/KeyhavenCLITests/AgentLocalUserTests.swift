@@ -41,7 +41,8 @@ struct AgentLocalUserTests {
         keyhaven = CommandRunner.keyhaven(environment: environment)
     }
 
-    func run(_ arguments: [String], stdin: String = "", _ extra: [String: String] = [:]) throws -> CommandRunner.Result {
+    func run(_ arguments: [String], stdin: String = "", _ extra: [String: String] = [:]) throws -> CommandRunner.Result
+    {
         try keyhaven.run(arguments, stdin: stdin, extraEnvironment: extra)
     }
 

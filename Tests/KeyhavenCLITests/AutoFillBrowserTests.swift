@@ -81,7 +81,8 @@ struct HostilePageBrowserTests {
             "needs PyPI webauthn (scripts/install-test-deps.sh)"
         ),
         arguments: [
-            "steal_the_vault", "forged_request_fields", "cross_site_frame", "save_prompt", "passkey_without_the_person", "covered_sheet",
+            "steal_the_vault", "forged_request_fields", "cross_site_frame", "save_prompt", "passkey_without_the_person",
+            "covered_sheet",
             "unserved_call_ends_at_once", "cross_origin_passkey_frame",
         ]
     )

@@ -203,7 +203,8 @@ enum Spawn {
             )
         }
         fchmod(logDescriptor, 0o600)
-        _ = fcntl(logDescriptor, F_SETFL, O_APPEND)  // blocking again (O_NONBLOCK kept a planted FIFO from hanging the open)
+        // Blocking again (O_NONBLOCK kept a planted FIFO from hanging the open).
+        _ = fcntl(logDescriptor, F_SETFL, O_APPEND)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
