@@ -416,7 +416,9 @@ async function offerSave(message, sender) {
   const action = await saveAction(sender.tab.id);
   if (!action) return { due: false };
   if (!message.frameToken) return { due: true };
-  frameOf(String(message.frameToken), sender);
+  const frame = frameOf(String(message.frameToken), sender);
+  // A passkey sheet showing here stays; the prompt can come with the next page.
+  if (frame.session && frame.session.kind === "sheet") return { due: false };
   const pending = pendingSaves.get(sender.tab.id);
   const origin = new URL(pending.url).origin;
   savePrompts.get(origin).push(Date.now());

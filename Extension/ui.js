@@ -47,6 +47,7 @@
     token = view.token;
     main.replaceChildren();
     main.setAttribute("role", view.kind === "menu" ? "listbox" : "dialog");
+    main.dataset.kind = view.kind;
     main.setAttribute("aria-label", view.label || "Keyhaven");
     view.rows.forEach((item, index) => {
       let element;

@@ -364,18 +364,18 @@ def page_outcome(h, what):
 
 def sheet(h):
     """Keyhaven's passkey sheet (its frame in the page), once it shows its choices."""
-    return wait_for(lambda: (lambda v: v if v and v["kind"] == "dialog" and v["rows"] else None)(h.ui.view()),
+    return wait_for(lambda: (lambda v: v if v and v["kind"] == "sheet" and v["rows"] else None)(h.ui.view()),
                     what="Keyhaven's passkey sheet")
 
 
 def sheet_text(h):
     shown = h.ui.view()
-    return h.ui.text() if shown and shown["kind"] == "dialog" else ""
+    return h.ui.text() if shown and shown["kind"] == "sheet" else ""
 
 
 def sheet_buttons(h):
     shown = h.ui.view()
-    return h.ui.rows() if shown and shown["kind"] == "dialog" else []
+    return h.ui.rows() if shown and shown["kind"] == "sheet" else []
 
 
 def press(h, label):

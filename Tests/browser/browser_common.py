@@ -145,7 +145,7 @@ class KeyhavenFrame:
 
     VIEW = """JSON.stringify({
       rendered: Number(document.body.dataset.rendered || 0),
-      kind: document.getElementById('view').getAttribute('role'),
+      kind: document.getElementById('view').dataset.kind || '',
       rows: [...document.getElementById('view').children].map((e) => ({
         text: (e.querySelector('.text') || e).textContent, detail: e.querySelector('small') ? e.querySelector('small').textContent : '',
         action: e.tagName === 'BUTTON', top: e.getBoundingClientRect().top, height: e.getBoundingClientRect().height,
