@@ -31,6 +31,7 @@ let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
 let nioHTTP1: Target.Dependency = .product(name: "NIOHTTP1", package: "swift-nio")
 let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+let nioFoundationCompat: Target.Dependency = .product(name: "NIOFoundationCompat", package: "swift-nio")
 let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swift-service-lifecycle")
 
 // MARK: - Targets
@@ -224,8 +225,8 @@ let package = Package(
         .target(
             name: "AutoFill",
             dependencies: [
-                "Vault", "PasswordRules", "OneTimeCodes", "SecurityRecommendations", "Passkeys", "_KeyhavenSupport",
-                crypto,
+                "KeyhavenApp", "Vault", "PasswordRules", "OneTimeCodes", "SecurityRecommendations", "Passkeys",
+                "_KeyhavenSupport", crypto,
             ],
             swiftSettings: swiftSettings
         ),
@@ -233,7 +234,7 @@ let package = Package(
         // browser sessions and the CLI's requests.
         .target(
             name: "KeyhavenAgent",
-            dependencies: ["AutoFill", "Vault", "_KeyhavenSupport"],
+            dependencies: ["AutoFill", "KeyhavenApp", "Vault", "_KeyhavenSupport", nioCore, nioPosix, nioFoundationCompat],
             swiftSettings: swiftSettings
         ),
         // Passkeys (WebAuthn) without HTTP: CBOR, COSE keys, authenticator data, attestation `none`,

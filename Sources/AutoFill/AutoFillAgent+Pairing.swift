@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import KeyhavenApp
 import Synchronization
 import Vault
 import _KeyhavenSupport
@@ -59,10 +60,10 @@ extension AutoFillAgent {
             ),
             scalar: configuration.randomness.bytes(32)
         )
+        touch()
         let stored = state.withLock { state -> Bool in
             let now = self.now
             state.requests = state.requests.filter { $0.value.expires > now }
-            state.lastActivity = now
             if continued == nil {
                 // A bounded number of open requests: the oldest goes first.
                 while state.requests.count >= Self.openRequestsAllowed,
@@ -81,11 +82,6 @@ extension AutoFillAgent {
         guard stored else {
             throw AutoFillError(.notPaired, "The pairing request expired or was refused: start pairing again.")
         }
-        if continued == nil {
-            requestSignal.lock()
-            requestSignal.broadcast()
-            requestSignal.unlock()
-        }
         return PairingOffer(request: request.id, agentNonce: agentNonce, agentShare: attempt.share)
     }
 
@@ -100,11 +96,9 @@ extension AutoFillAgent {
     }
 
     /// The code of the newest pairing request not shown yet, waiting up to `timeout` for one
-    /// (`keyhaven browser pair`). Nil when none came.
-    public func waitForPairingCode(timeout: TimeInterval) -> (code: String, name: String)? {
+    /// (`keyhaven browser pair`). Nil when none came. Waits without holding the session's thread.
+    public func waitForPairingCode(timeout: TimeInterval) async -> (code: String, name: String)? {
         let deadline = Date().addingTimeInterval(timeout)
-        requestSignal.lock()
-        defer { requestSignal.unlock() }
         while true {
             let found = state.withLock { state -> (String, String)? in
                 let now = self.now
@@ -116,7 +110,8 @@ extension AutoFillAgent {
                 return (newest.code, newest.name)
             }
             if let found { return found }
-            if !requestSignal.wait(until: deadline) { return nil }
+            if Date() >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(50))
         }
     }
 
@@ -213,10 +208,8 @@ extension AutoFillAgent {
         -> (agentNonce: Data, channel: SessionChannel)
     {
         guard clientNonce.count == 16 else { throw AutoFillError(.badRequest, "clientNonce must be 16 bytes.") }
-        let pairing = state.withLock { state -> Pairing? in
-            state.lastActivity = now
-            return state.pairings[pairingId]
-        }
+        touch()
+        let pairing = state.withLock { $0.pairings[pairingId] }
         guard let pairing else {
             throw AutoFillError(
                 isUnlocked || hasBeenUnlocked ? .notPaired : .locked,
@@ -235,7 +228,7 @@ extension AutoFillAgent {
     }
 
     /// Whether the vault was unlocked since the agent started (pairings are known only then).
-    var hasBeenUnlocked: Bool { state.withLock { $0.revision > 0 } }
+    var hasBeenUnlocked: Bool { state.withLock { $0.pairingsRead } }
 
     /// Whether the pairing is known (false when revoked, or while locked).
     public func isPaired(_ pairingId: String) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import KeyhavenApp
 import Passkeys
 import Synchronization
 import Vault
@@ -37,19 +38,12 @@ extension AutoFillAgent {
     /// Whether the unlock vouches for the person now, or `masterPassword` (typed in the chooser)
     /// does; a correct one renews the window.
     func userVerified(masterPassword: String?) throws(AutoFillError) -> Bool {
-        if let masterPassword, !masterPassword.isEmpty {
-            let opened = try openVault(masterPassword: masterPassword)
-            do {
-                try opened.close()
-            } catch {
-                throw AutoFillError(.failed, "The vault could not be opened: \(error.message)")
-            }
-            state.withLock { $0.unlockedAt = now }
-            return true
-        }
-        return state.withLock { state in
-            guard let unlockedAt = state.unlockedAt else { return false }
-            return now.timeIntervalSince(unlockedAt) <= configuration.verificationWindow
+        do {
+            return try onSession { try $0.userVerified(masterPassword: masterPassword) }
+        } catch let error as SessionError {
+            throw AutoFillError(error)
+        } catch {
+            throw AutoFillError(.failed, "\(error)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import KeyhavenApp
 import OneTimeCodes
 import PasswordRules
 import Synchronization
@@ -32,13 +33,12 @@ extension AutoFillAgent {
         }
         switch type {
         case "state":
-            return state.withLock { state in
-                [
-                    "state": .string(state.vault == nil ? "locked" : "unlocked"),
-                    "revision": .number(Double(state.revision)),
-                    "supportsIncrementalUpdates": true,
-                ]
-            }
+            let status = onSession { $0.status() }
+            return [
+                "state": .string(status.unlocked ? "unlocked" : "locked"),
+                "revision": .number(Double(status.revision)),
+                "supportsIncrementalUpdates": true,
+            ]
         case "unlock":
             try unlock(masterPassword: try field("masterPassword"))
             return ["state": "unlocked"]
@@ -162,11 +162,8 @@ extension AutoFillAgent {
     ) throws(AutoFillError)
         -> ([CredentialIdentity], Int)
     {
-        refreshIfChangedOnDisk()
-        let (index, revision) = state.withLock { state in
-            state.lastActivity = now
-            return (state.index, state.revision)
-        }
+        _ = try vault()  // counts as activity; the identities are read again when the vault changed
+        let (index, revision) = state.withLock { ($0.index, $0.indexRevision) }
         return (try index.query(url: url, kinds: kinds), revision)
     }
 
@@ -260,9 +257,8 @@ extension AutoFillAgent {
         guard let saved = try? vault.credential(record) else {
             return ["recordIdentifier": .string(record.rawValue), "action": .string(action)]
         }
-        let (listeners, revision, identity) = state.withLock { state in
+        let (revision, identity) = state.withLock { state in
             state.index.insert(saved)
-            state.revision += 1
             let entry = state.index.entries[record]
             let identity = CredentialIdentity(
                 recordIdentifier: record.rawValue,
@@ -272,10 +268,9 @@ extension AutoFillAgent {
                 rank: entry.map { state.index.rank($0) } ?? 0,
                 match: nil
             )
-            return (state.listeners, state.revision, identity)
+            return (state.indexRevision, identity)
         }
         broadcast(
-            listeners,
             [
                 "event": "identities.changed", "revision": .number(Double(revision)), "saved": [identity.json],
                 "removed": [],

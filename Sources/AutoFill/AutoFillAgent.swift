@@ -1,45 +1,29 @@
 public import Foundation
+public import KeyhavenApp
 import OneTimeCodes
 import PasswordRules
 import Synchronization
-public import Vault
+import Vault
 public import _KeyhavenSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The agent's heart: holds the unlocked vault (the only process that does), locks after an idle
-/// time, keeps browser pairings, and answers the AutoFill protocol's requests
-/// (docs/autofill-protocol.md) under its matching and fill policy. Free of sockets and threads:
-/// ``KeyhavenAgent`` serves it; tests call it directly with an injected clock and randomness.
-///
-/// Every method is synchronous and may run scrypt or SQLite: call it from a thread of its own
-/// (the agent's connection threads), never from Swift's cooperative pool or an event loop.
-public final class AutoFillAgent: Sendable {
+/// The browser's side of Keyhaven (docs/autofill-protocol.md): answers the AutoFill protocol's
+/// requests under its matching and fill policy, keeps browser pairings, and pushes events to paired
+/// browsers. The unlocked vault is the ``KeyhavenSession``'s: this actor runs on the session's own
+/// executor (so its synchronous vault calls stay off the cooperative pool, and it reaches the
+/// session's state without a hop), reads the vault only through it, and follows its events (unlock,
+/// lock, changes made by any front end or another process) to keep its identities current. Free of
+/// sockets and threads: ``KeyhavenAgent`` serves it; tests call it directly with an injected clock
+/// and randomness.
+public actor AutoFillAgent {
     public struct Configuration: Sendable {
-        public var vaultURL: URL
-        /// Locks after this long without a request (15 minutes by default).
-        public var idleLock: TimeInterval
-        public var allowInsecureKDF: Bool
-        /// How long the unlock counts as user verification for passkeys (`userVerification:
-        /// required`); after it the chooser asks for the master password (5 minutes by default).
-        public var verificationWindow: TimeInterval
         public var now: @Sendable () -> Date
         public var randomness: AutoFillRandomness
 
-        public init(
-            vaultURL: URL,
-            idleLock: TimeInterval = 15 * 60,
-            allowInsecureKDF: Bool = false,
-            verificationWindow: TimeInterval = 5 * 60,
-            now: @escaping @Sendable () -> Date = { Date() },
-            randomness: AutoFillRandomness = .system
-        ) {
-            self.vaultURL = vaultURL
-            self.idleLock = idleLock
-            self.allowInsecureKDF = allowInsecureKDF
-            self.verificationWindow = verificationWindow
+        public init(now: @escaping @Sendable () -> Date = { Date() }, randomness: AutoFillRandomness = .system) {
             self.now = now
             self.randomness = randomness
         }
@@ -71,20 +55,14 @@ public final class AutoFillAgent: Sendable {
     }
 
     struct State {
-        var vault: Vault?
         var index = IdentityIndex([Credential]())
+        /// The session's revision the index was read at (-1: not read).
+        var indexRevision = -1
         var pairings: [String: Pairing] = [:]
+        var pairingsRead = false
         var requests: [String: PairingRequest] = [:]
-        var lastActivity: Date
-        var unlockedAt: Date?
-        var revision = 0
         var listeners: [Int: Listener] = [:]
         var nextListener = 0
-        /// The vault files' modification times and sizes when the identities were last read.
-        var fileStamp: [Int64] = []
-        /// The idle lock in force: the configuration's, or the one saved in the vault
-        /// (``setIdleLock(_:)``), read at unlock.
-        var idleLock: TimeInterval
     }
 
     struct Listener {
@@ -97,212 +75,180 @@ public final class AutoFillAgent: Sendable {
     static let wrongCodesAllowed = 3
     static let openRequestsAllowed = 8
 
-    public let configuration: Configuration
+    /// The unlocked Keyhaven this adapter serves.
+    public nonisolated let session: KeyhavenSession
+    public nonisolated let configuration: Configuration
     let state: Mutex<State>
-    /// Signalled when a pairing request appears (``waitForPairingCode(timeout:)``).
-    let requestSignal = NSCondition()
 
-    public init(_ configuration: Configuration) {
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
+
+    public init(session: KeyhavenSession, configuration: Configuration = .init()) {
+        self.session = session
         self.configuration = configuration
-        state = Mutex(State(lastActivity: configuration.now(), idleLock: configuration.idleLock))
+        state = Mutex(State())
+        Task { [weak self] in await self?.followSession() }
+    }
+
+    /// A session of its own for `vaultURL` (tests, and callers that need nothing else).
+    public init(
+        vaultURL: URL,
+        idleLock: TimeInterval = 15 * 60,
+        allowInsecureKDF: Bool = false,
+        verificationWindow: TimeInterval = 5 * 60,
+        now: @escaping @Sendable () -> Date = { Date() },
+        randomness: AutoFillRandomness = .system
+    ) {
+        self.init(
+            session: KeyhavenSession(
+                .init(
+                    vaultURL: vaultURL,
+                    idleLock: idleLock,
+                    allowInsecureKDF: allowInsecureKDF,
+                    verificationWindow: verificationWindow,
+                    now: now
+                )
+            ),
+            configuration: .init(now: now, randomness: randomness)
+        )
     }
 
     var now: Date { configuration.now() }
 
+    /// The session, reached synchronously: this actor runs on the session's executor.
+    func onSession<T: Sendable>(_ body: (isolated KeyhavenSession) throws -> T) rethrows -> T {
+        try session.assumeIsolated(body)
+    }
+
     // MARK: Locking
 
-    public var isUnlocked: Bool { state.withLock { $0.vault != nil } }
+    public var isUnlocked: Bool { onSession { $0.isUnlocked } }
 
-    /// The unlocked vault, for the agent's own commands (``KeyhavenAgent`` runs vault commands with
-    /// it); counts as activity.
-    public func vault() throws(AutoFillError) -> Vault {
-        let vault = state.withLock { state -> Vault? in
-            state.lastActivity = now
-            return state.vault
+    /// The unlocked vault (counts as activity), the session's; the identities are read again when
+    /// the vault changed since they were read.
+    func vault() throws(AutoFillError) -> Vault {
+        let vault: Vault
+        do {
+            vault = try onSession { session in try session.withVault { $0 } }
+        } catch {
+            throw AutoFillError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")
         }
-        guard let vault else { throw AutoFillError(.locked, "Keyhaven is locked: run `keyhaven unlock`.") }
+        refreshIndex()
         return vault
     }
 
-    /// Opens the vault with `masterPassword` (scrypt: seconds) and reads its identities.
+    /// Unlocks the session with `masterPassword` (scrypt: seconds) and reads its identities and pairings.
     public func unlock(masterPassword: String) throws(AutoFillError) {
-        if isUnlocked { return touch() }
-        let vault = try openVault(masterPassword: masterPassword)
-        let index: IdentityIndex
-        let stamp = fileStamp()
-        var pairings: [String: Pairing] = [:]
-        var savedIdleLock: TimeInterval?
         do {
-            // Pairings come from the vault: one revoked by another process while locked is gone.
-            index = IdentityIndex(try vault.list().credentials)
-            for record in try vault.agentRecords(kind: Self.pairingKind) {
-                if let pairing = try? JSONDecoder().decode(Pairing.self, from: record.content) {
-                    pairings[pairing.id] = pairing
-                }
-            }
-            savedIdleLock = try Self.savedIdleLock(vault)
+            try onSession { try $0.unlock(masterPassword: masterPassword) }
+        } catch let error as SessionError {
+            throw AutoFillError(error)
         } catch {
-            throw AutoFillError(.failed, "The vault could not be read: \(error.message)")
+            throw AutoFillError(.failed, "\(error)")
         }
-        let listeners = state.withLock { state in
-            state.vault = vault
-            state.index = index
-            state.pairings = pairings
-            state.unlockedAt = now
-            state.lastActivity = now
-            state.revision += 1
-            state.fileStamp = stamp
-            if let savedIdleLock { state.idleLock = savedIdleLock }
-            return (state.listeners, state.revision)
-        }
-        broadcast(listeners.0, ["event": "state", "state": "unlocked"])
-        broadcast(
-            listeners.0,
-            ["event": "identities.changed", "revision": .number(Double(listeners.1)), "replaced": true]
-        )
+        refreshIndex()
     }
 
-    /// Opens the vault file with `masterPassword` (scrypt: seconds): the unlock, and the passkeys'
-    /// user verification.
-    func openVault(masterPassword: String) throws(AutoFillError) -> Vault {
-        do {
-            return try Vault.open(
-                at: configuration.vaultURL,
-                masterPassword: masterPassword,
-                allowInsecureKDF: configuration.allowInsecureKDF,
-                now: configuration.now
-            )
-        } catch {
-            if error.code == .wrongPassword { throw AutoFillError(.wrongPassword, "The master password is wrong.") }
-            throw AutoFillError(.failed, "The vault could not be opened: \(error.message)")
-        }
-    }
-
-    /// Forgets the vault and everything read from it. The pairings read at unlock stay known (a
-    /// paired browser may still open a session, to ask for the unlock), but nothing else is
-    /// answered until the next unlock.
+    /// Locks the session. The pairings read at unlock stay known (a paired browser may still open a
+    /// session, to ask for the unlock), but nothing else is answered until the next unlock.
     public func lock() {
-        let (vault, listeners, revision) = state.withLock { state in
-            let vault = state.vault
-            state.vault = nil
-            state.index = IdentityIndex([Credential]())
-            state.requests = [:]
-            state.unlockedAt = nil
-            if vault != nil { state.revision += 1 }
-            return (vault, state.listeners, state.revision)
-        }
-        guard let vault else { return }
-        try? vault.close()
-        broadcast(listeners, ["event": "state", "state": "locked"])
-        broadcast(listeners, ["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+        onSession { $0.lock() }
+        forgetUnlockedState()
     }
 
-    /// Locks when the idle time has passed; the agent calls it every second.
-    public func tick() {
-        let idle = state.withLock { state in
-            state.vault != nil && now.timeIntervalSince(state.lastActivity) >= state.idleLock
+    func forgetUnlockedState() {
+        state.withLock { state in
+            state.index = IdentityIndex([Credential]())
+            state.indexRevision = -1
+            state.requests = [:]
         }
-        if idle { lock() }
     }
 
     func touch() {
-        state.withLock { $0.lastActivity = now }
+        onSession { $0.touch() }
+    }
+
+    /// After a write of the agent's own: the session notices it (revision, events), and the
+    /// identities are read again.
+    func noteOwnWrite() {
+        onSession { $0.refresh() }
+        refreshIndex()
+    }
+
+    /// Reads the identities (and, the first time, the pairings) again when the session's revision
+    /// moved since they were read; looks for other processes' changes first (two `stat` calls).
+    func refreshIndex() {
+        let (revision, vault) = onSession { session -> (Int, Vault?) in
+            session.refresh()
+            return (session.currentRevision, session.isUnlocked ? try? session.withVault { $0 } : nil)
+        }
+        guard let vault, state.withLock({ $0.indexRevision }) != revision else { return }
+        guard let credentials = try? vault.list().credentials else { return }
+        var pairings: [String: Pairing]?
+        if !state.withLock({ $0.pairingsRead }) {
+            // Pairings come from the vault: one revoked by another process while locked is gone.
+            var found: [String: Pairing] = [:]
+            for record in (try? vault.agentRecords(kind: Self.pairingKind)) ?? [] {
+                if let pairing = try? JSONDecoder().decode(Pairing.self, from: record.content) {
+                    found[pairing.id] = pairing
+                }
+            }
+            pairings = found
+        }
+        state.withLock { state in
+            let used = state.index.lastUsed
+            state.index = IdentityIndex(credentials)
+            state.index.lastUsed = used
+            state.indexRevision = revision
+            if let pairings {
+                state.pairings = pairings
+                state.pairingsRead = true
+            }
+        }
+    }
+
+    /// Follows the session's events: identities read again, browsers told.
+    func followSession() async {
+        for await event in await session.events() {
+            switch event {
+            case .unlocked(let revision):
+                // A new unlock reads the pairings again (another process may have revoked one).
+                state.withLock { $0.pairingsRead = false }
+                refreshIndex()
+                broadcast(["event": "state", "state": "unlocked"])
+                broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+            case .locked(let revision):
+                forgetUnlockedState()
+                broadcast(["event": "state", "state": "locked"])
+                broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+            case .changed(let revision):
+                refreshIndex()
+                broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+            }
+        }
     }
 
     /// `{state, revision, identities, pairings, idleLockSeconds, lockInSeconds}` for `keyhaven agent status`.
     public func status() -> JSONValue {
-        state.withLock { state in
-            var object: [String: JSONValue] = [
-                "state": .string(state.vault == nil ? "locked" : "unlocked"),
-                "vault": .string(configuration.vaultURL.path),
-                "revision": .number(Double(state.revision)),
-                "idleLockSeconds": .number(state.idleLock.isFinite ? state.idleLock.rounded() : 0),
-            ]
-            if state.vault != nil {
+        let status = onSession { $0.status() }
+        var object: [String: JSONValue] = [
+            "state": .string(status.unlocked ? "unlocked" : "locked"),
+            "vault": .string(status.vaultPath),
+            "revision": .number(Double(status.revision)),
+            "idleLockSeconds": .number(status.idleLock.isFinite ? status.idleLock.rounded() : 0),
+        ]
+        if status.unlocked {
+            refreshIndex()
+            state.withLock { state in
                 object["identities"] = .number(Double(state.index.count))
                 object["pairings"] = .number(Double(state.pairings.count))
-                let left = state.idleLock - now.timeIntervalSince(state.lastActivity)
-                object["lockInSeconds"] = .number(max(0, left).rounded())
             }
-            return .object(object)
+            object["lockInSeconds"] = .number((status.lockIn ?? 0).rounded())
         }
+        return .object(object)
     }
 
-    /// Tells the agent that the vault changed under it (a command it ran, or another process —
-    /// ``refreshIfChangedOnDisk()``): identities are re-read and browsers told.
-    public func vaultChanged() {
-        let stamp = fileStamp()
-        guard let vault = state.withLock({ $0.vault }), let credentials = try? vault.list().credentials else { return }
-        let (listeners, revision) = state.withLock { state in
-            let used = state.index.lastUsed
-            state.index = IdentityIndex(credentials)
-            state.index.lastUsed = used
-            state.revision += 1
-            state.fileStamp = stamp
-            return (state.listeners, state.revision)
-        }
-        broadcast(listeners, ["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
-    }
-
-    /// The vault file's and its write-ahead log's modification times (nanoseconds) and sizes: they
-    /// change with every commit, whichever process made it.
-    func fileStamp() -> [Int64] {
-        let path = configuration.vaultURL.path
-        return [path, path + "-wal"].flatMap { file -> [Int64] in
-            var info = stat()
-            guard stat(file, &info) == 0 else { return [0, 0] }
-            return [Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec), Int64(info.st_size)]
-        }
-    }
-
-    /// Re-reads the identities when another process (`keyhaven add`, `edit`, `import`) changed the
-    /// vault since they were read; cheap when nothing did (two `stat` calls).
-    public func refreshIfChangedOnDisk() {
-        let changed = state.withLock { state in state.vault != nil && state.fileStamp != fileStamp() }
-        if changed { vaultChanged() }
-    }
-
-    /// Records the files as they are after the agent's own write (its index is already up to date).
-    func noteOwnWrite() {
-        let stamp = fileStamp()
-        state.withLock { $0.fileStamp = stamp }
-    }
-
-    /// Grows with every unlock, lock and change of the vault's credentials: caches of what was read
-    /// from the vault (the web app's audit) are keyed by it.
-    public var revision: Int { state.withLock { $0.revision } }
-
-    // MARK: Idle lock
-
-    static let settingsKind = "agent-settings"
-
-    /// The idle lock in force (seconds; infinity: never).
-    public var idleLock: TimeInterval { state.withLock { $0.idleLock } }
-
-    /// Changes the idle lock now and keeps it in the vault (sealed, read at every unlock), so it
-    /// holds for the next agent too. `.infinity` never locks.
-    public func setIdleLock(_ seconds: TimeInterval) throws(AutoFillError) {
-        guard seconds > 0 else { throw AutoFillError(.badRequest, "The idle lock must be longer than 0 seconds.") }
-        let vault = try vault()
-        let content = Data(#"{"idleLockSeconds":\#(seconds.isFinite ? Int(seconds) : 0)}"#.utf8)
-        do {
-            try vault.saveAgentRecord(
-                AgentRecord(id: Self.settingsKind, kind: Self.settingsKind, content: content, created: now)
-            )
-        } catch {
-            throw AutoFillError(.failed, "The setting could not be saved: \(error.message)")
-        }
-        noteOwnWrite()
-        state.withLock { $0.idleLock = seconds }
-    }
-
-    /// The idle lock saved in `vault`, if any (0 means never).
-    static func savedIdleLock(_ vault: Vault) throws(VaultError) -> TimeInterval? {
-        guard let record = try vault.agentRecords(kind: settingsKind).last,
-            let seconds = (try? JSONValue.parse(record.content))?["idleLockSeconds"]?.number
-        else { return nil }
-        return seconds == 0 ? .infinity : seconds
-    }
+    /// The session's revision (grows with every unlock, lock and change of the vault).
+    public var revision: Int { onSession { $0.currentRevision } }
 
     // MARK: Listeners (events pushed on browser connections)
 
@@ -319,8 +265,20 @@ public final class AutoFillAgent: Sendable {
         _ = state.withLock { $0.listeners.removeValue(forKey: handle) }
     }
 
-    func broadcast(_ listeners: [Int: Listener], _ event: JSONValue) {
-        for listener in listeners.values { listener.send(event) }
+    func broadcast(_ event: JSONValue) {
+        for listener in state.withLock({ Array($0.listeners.values) }) { listener.send(event) }
+    }
+}
+
+extension AutoFillError {
+    /// The session's refusal in the protocol's words.
+    init(_ error: SessionError) {
+        switch error.code {
+        case .wrongPassword: self.init(.wrongPassword, "The master password is wrong.")
+        case .locked: self.init(.locked, error.message)
+        case .badRequest: self.init(.badRequest, error.message)
+        default: self.init(.failed, error.message)
+        }
     }
 }
 
@@ -354,7 +312,9 @@ public struct AutoFillRandomness: Sendable {
 extension AutoFillAgent {
     /// The hosts of the unlocked vault's credentials, sorted (shell completion of site names).
     public func sites() -> [String] {
-        state.withLock { state in
+        guard isUnlocked else { return [] }
+        refreshIndex()
+        return state.withLock { state in
             Set(state.index.entries.values.flatMap { $0.services.compactMap(\.host) }).sorted()
         }
     }

@@ -1,5 +1,9 @@
 public import AutoFill
 import Foundation
+import KeyhavenApp
+import NIOCore
+import NIOFoundationCompat
+import NIOPosix
 import Synchronization
 public import Vault
 public import _KeyhavenSupport
@@ -10,13 +14,16 @@ import Glibc
 import Darwin
 #endif
 
-/// `keyhaven agent`: serves an ``AutoFillAgent`` on a Unix socket (0700 directory, 0600 socket,
-/// peer uid checked), one thread per connection, and locks it when idle.
+/// `keyhaven agent`: serves an ``AutoFillAgent`` (and its ``KeyhavenSession``) on a Unix socket
+/// (0700 directory, 0600 socket, peer uid checked), and locks it when idle.
 ///
 /// A connection is either a browser's (its first frame is the browser host's `host.hello`; then
 /// the AutoFill protocol, sealed after `session.open`) or the CLI's (`agent.*` requests in the
 /// clear: unlock, lock, status, pairing codes, pairings, and vault commands run with the unlocked
 /// vault). Only processes of the agent's own user can connect at all.
+///
+/// Connections are NIO channels on the shared event loop group, each served by a task of its own;
+/// nothing here blocks a thread: the vault's work runs on the session's executor.
 public final class AgentServer: Sendable {
     /// Runs a `keyhaven` vault command in-process with the agent's unlocked vault:
     /// `(arguments, environment, standard input, vault) → (exit status, standard output, standard error)`.
@@ -50,9 +57,8 @@ public final class AgentServer: Sendable {
     }
 
     /// Starts the web app if needed (on the port asked for, 0: any) and returns a new launch, with
-    /// a launch file when `launchFile` (`keyhaven ui`). Called on a connection thread: it may block
-    /// until the app listens.
-    public typealias WebAppLauncher = @Sendable (_ port: Int, _ launchFile: Bool) throws -> WebAppLaunch
+    /// a launch file when `launchFile` (`keyhaven ui`).
+    public typealias WebAppLauncher = @Sendable (_ port: Int, _ launchFile: Bool) async throws -> WebAppLaunch
 
     public let agent: AutoFillAgent
     /// The socket's folder, checked before the agent listens (``AgentRuntimeDirectory``).
@@ -63,7 +69,8 @@ public final class AgentServer: Sendable {
     let version: String
     /// The listening descriptor and the inode of the socket file it made.
     let listener = Mutex<(descriptor: Int32, inode: ino_t)>((-1, 0))
-    let stopped = Mutex(false)
+    /// Stopped, and the listening channel while it serves.
+    let running = Mutex<(stopped: Bool, channel: (any Channel)?)>((false, nil))
 
     public init(
         agent: AutoFillAgent,
@@ -103,42 +110,47 @@ public final class AgentServer: Sendable {
         listener.withLock { $0 = bound }
     }
 
-    /// Accepts connections until ``stop()``; call from a thread of its own. Starts the idle timer.
-    public func serve() {
-        let timer = Thread { [self] in
-            while !self.stopped.withLock({ $0 }) {
-                Thread.sleep(forTimeInterval: 1)
-                self.agent.tick()
-            }
-        }
-        timer.start()
+    /// Serves connections until ``stop()``, and locks the session when it has been idle too long.
+    public func serve() async throws {
         let fd = listener.withLock { $0.descriptor }
-        while !stopped.withLock({ $0 }) {
-            let client = accept(fd, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                break
+        guard fd >= 0 else { throw AgentError("the agent's socket is not bound") }
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(fd) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
+                    try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
             }
-            guard UnixSocket.peerUID(client) == getuid() else {
-                close(client)
-                continue
+        let alreadyStopped = running.withLock { state -> Bool in
+            state.channel = server.channel
+            return state.stopped
+        }
+        if alreadyStopped { try? await server.channel.close() }
+        let session = agent.session
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask {
+                while !self.running.withLock({ $0.stopped }) {
+                    try? await Task.sleep(for: .seconds(1))
+                    await session.tick()
+                }
             }
-            let connection = FrameConnection(socket: client)
-            let thread = Thread { [self] in self.serve(connection) }
-            thread.stackSize = 1 << 20
-            thread.start()
+            try await server.executeThenClose { connections in
+                for try await connection in connections {
+                    group.addTask { await self.serve(connection) }
+                }
+            }
+            running.withLock { $0.stopped = true }
         }
     }
 
-    /// Stops accepting, locks the vault and removes the socket.
-    public func stop() {
-        guard
-            !stopped.withLock({
-                let was = $0
-                $0 = true
-                return was
-            })
-        else { return }
+    /// Stops accepting, locks the session and removes the socket.
+    public func stop() async {
+        let channel = running.withLock { state -> (any Channel)? in
+            guard !state.stopped else { return nil }
+            state.stopped = true
+            return state.channel
+        }
         // The socket goes first: once the listener closes, the process may end at any moment. Only
         // the socket this agent made is removed (not one a later agent put there).
         let (fd, inode) = listener.withLock { $0 }
@@ -146,35 +158,65 @@ public final class AgentServer: Sendable {
         if fd >= 0, lstat(socketPath, &info) == 0, info.st_ino == inode, info.st_mode & S_IFMT == S_IFSOCK {
             unlink(socketPath)
         }
-        agent.lock()
-        if fd >= 0 {
-            shutdown(fd, Int32(SHUT_RDWR))
+        await agent.lock()
+        if let channel {
+            try? await channel.close()
+        } else if fd >= 0 {
             close(fd)
         }
     }
 
     // MARK: Connections
 
-    func serve(_ connection: FrameConnection) {
-        guard let first = try? connection.receive(), let message = try? JSONValue.parse(first) else { return }
-        if message["type"]?.string == "host.hello" {
-            BrowserConnection(server: self, connection: connection, hello: message).run()
-        } else {
+    func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        // Only processes of the agent's own user (the folder's mode already says so; the peer's
+        // uid is checked anyway).
+        guard await Self.peerUID(connection.channel) == getuid() else {
+            try? await connection.channel.close()
+            return
+        }
+        try? await connection.executeThenClose { inbound, outbound in
+            var frames = inbound.makeAsyncIterator()
+            guard let first = try await frames.next(), let message = try? JSONValue.parse(Data(buffer: first)) else {
+                return
+            }
+            if message["type"]?.string == "host.hello" {
+                try await BrowserConnection(server: self, hello: message).run(&frames, outbound)
+                return
+            }
             var next: JSONValue? = message
             while let request = next {
-                let reply = answerCLI(request)
-                guard (try? connection.send(reply)) != nil else { return }
-                guard let frame = try? connection.receive(), let parsed = try? JSONValue.parse(frame) else { return }
+                let reply = await answerCLI(request)
+                try await outbound.write(ByteBuffer(bytes: reply.encoded()))
+                guard let frame = try await frames.next(), let parsed = try? JSONValue.parse(Data(buffer: frame)) else {
+                    return
+                }
                 next = parsed
             }
         }
     }
 
+    /// The uid of the process at the other end (`SO_PEERCRED`: Linux's `struct ucred`, pid, uid and
+    /// gid), nil when it cannot be read.
+    static func peerUID(_ channel: any Channel) async -> uid_t? {
+        struct PeerCredentials: Sendable {
+            var pid: Int32 = 0
+            var uid: UInt32 = 0
+            var gid: UInt32 = 0
+        }
+        guard let provider = channel as? any SocketOptionProvider else { return nil }
+        let credentials: PeerCredentials? = try? await provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET),
+            name: SocketOptionName(17)  // SO_PEERCRED
+        ).get()
+        return credentials?.uid
+    }
+
     /// One CLI request (`agent.*`), answered with `{ok}` or `{error}`.
-    func answerCLI(_ request: JSONValue) -> JSONValue {
+    func answerCLI(_ request: JSONValue) async -> JSONValue {
         let id = request["id"] ?? .null
         do {
-            return ["v": 1, "id": id, "ok": try cliAnswer(request)]
+            return ["v": 1, "id": id, "ok": try await cliAnswer(request)]
         } catch let error as AutoFillError {
             return ["v": 1, "id": id, "error": error.json]
         } catch {
@@ -182,10 +224,10 @@ public final class AgentServer: Sendable {
         }
     }
 
-    func cliAnswer(_ request: JSONValue) throws -> JSONValue {
+    func cliAnswer(_ request: JSONValue) async throws -> JSONValue {
         switch request["type"]?.string ?? "" {
         case "agent.status":
-            var status = agent.status()
+            var status = await agent.status()
             if case .object(var members) = status {
                 members["agentVersion"] = .string(version)
                 members["socket"] = .string(socketPath)
@@ -197,21 +239,23 @@ public final class AgentServer: Sendable {
             guard let password = request["masterPassword"]?.string, !password.isEmpty else {
                 throw AutoFillError(.badRequest, "masterPassword is missing.")
             }
-            try agent.unlock(masterPassword: password)
+            try await agent.unlock(masterPassword: password)
             return ["state": "unlocked"]
         case "agent.lock":
-            agent.lock()
+            await agent.lock()
             return ["state": "locked"]
         case "agent.stop":
-            Thread { [self] in
-                Thread.sleep(forTimeInterval: 0.1)
-                stop()
-            }.start()
+            Task {
+                try? await Task.sleep(for: .milliseconds(100))
+                await self.stop()
+            }
             return ["state": "stopped"]
         case "agent.pairCode":
-            _ = try agent.vault()
+            guard await agent.isUnlocked else {
+                throw AutoFillError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")
+            }
             let timeout = request["timeoutSeconds"]?.number ?? 120
-            guard let (code, name) = agent.waitForPairingCode(timeout: timeout) else {
+            guard let (code, name) = await agent.waitForPairingCode(timeout: timeout) else {
                 throw AutoFillError(
                     .userCanceled,
                     "No browser asked to pair within \(Int(timeout)) seconds: click Pair in Keyhaven's browser extension."
@@ -221,7 +265,7 @@ public final class AgentServer: Sendable {
         case "agent.pairings":
             let formatter = ISO8601DateFormatter()
             return .array(
-                try agent.pairings().map { pairing in
+                try await agent.pairings().map { pairing in
                     [
                         "id": .string(pairing.id), "name": .string(pairing.name), "caller": .string(pairing.caller),
                         "browser": .string(pairing.browser),
@@ -233,19 +277,19 @@ public final class AgentServer: Sendable {
             guard let id = request["pairingId"]?.string else {
                 throw AutoFillError(.badRequest, "pairingId is missing.")
             }
-            try agent.revokePairing(id)
+            try await agent.revokePairing(id)
             return ["revoked": .string(id)]
         case "agent.sites":
-            return .array(agent.sites().map { .string($0) })
+            return .array(await agent.sites().map { .string($0) })
         case "agent.run":
-            return try run(request)
+            return try await run(request)
         case "agent.ui":
             guard let launchWebApp else { throw AutoFillError(.failed, "This agent does not serve the web app.") }
             let port = request["port"]?.integer ?? 0
             guard (0...65535).contains(port) else { throw AutoFillError(.badRequest, "port must be 0…65535.") }
             let launch: WebAppLaunch
             do {
-                launch = try launchWebApp(port, request["launchFile"]?.bool ?? false)
+                launch = try await launchWebApp(port, request["launchFile"]?.bool ?? false)
             } catch {
                 throw AutoFillError(.failed, "\(error)")
             }
@@ -258,33 +302,73 @@ public final class AgentServer: Sendable {
     }
 
     /// `agent.run`: a vault command with the unlocked vault, its output returned.
-    func run(_ request: JSONValue) throws -> JSONValue {
+    func run(_ request: JSONValue) async throws -> JSONValue {
         guard let runCommand else { throw AutoFillError(.failed, "This agent does not run commands.") }
-        let vault = try agent.vault()
+        let session = agent.session
+        let vault: Vault
+        do {
+            vault = try await session.withVault { $0 }
+        } catch {
+            throw AutoFillError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")
+        }
         let arguments = request["arguments"]?.array?.compactMap(\.string) ?? []
         var environment: [String: String] = [:]
         if case .object(let members)? = request["environment"] {
             for (key, value) in members { environment[key] = value.string }
         }
-        let input = request["standardInput"]?.string ?? ""
-        let result = Mutex<(Int32, String, String)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        // This is a connection thread of the agent's own: waiting here blocks no async work.
-        Task {
-            let command = AgentCommand(
-                arguments: arguments,
-                environment: environment,
-                standardInput: input,
-                workingDirectory: request["workingDirectory"]?.string
-            )
-            let outcome = await runCommand(command, vault)
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
-        done.wait()
-        let (status, output, errors) = result.withLock { $0 } ?? (1, "", "")
-        // A command that may have changed the vault: identities are read again and browsers told.
-        if request["changesVault"]?.bool == true { agent.vaultChanged() }
+        let command = AgentCommand(
+            arguments: arguments,
+            environment: environment,
+            standardInput: request["standardInput"]?.string ?? "",
+            workingDirectory: request["workingDirectory"]?.string
+        )
+        // The command's synchronous vault calls run on the session's thread.
+        let (status, output, errors) = await Task(executorPreference: session.taskExecutor) {
+            await runCommand(command, vault)
+        }.value
+        // A command that may have changed the vault: the session notices, browsers are told.
+        await session.refresh()
         return ["status": .number(Double(status)), "standardOutput": .string(output), "standardError": .string(errors)]
+    }
+}
+
+/// Cuts the socket's frames (a 4-byte little-endian length, then that many bytes; 1 MiB at most,
+/// never empty) out of the byte stream.
+struct FrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = ByteBuffer
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .little, as: UInt32.self) else {
+            return .needMoreData
+        }
+        guard length > 0 else { throw FrameError(code: .empty) }
+        guard length <= Frames.maximumLength else { throw FrameError(code: .tooLong) }
+        guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: 4)
+        context.fireChannelRead(Self.wrapInboundOut(buffer.readSlice(length: Int(length))!))
+        return .continue
+    }
+
+    mutating func decodeLast(
+        context: ChannelHandlerContext,
+        buffer: inout ByteBuffer,
+        seenEOF: Bool
+    ) throws -> DecodingState {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        if buffer.readableBytes > 0 { throw FrameError(code: .truncated) }
+        return .needMoreData
+    }
+}
+
+/// Writes one frame per message (``FrameDecoder``'s format).
+struct FrameEncoder: MessageToByteEncoder {
+    typealias OutboundIn = ByteBuffer
+
+    func encode(data: ByteBuffer, out: inout ByteBuffer) throws {
+        guard data.readableBytes > 0, data.readableBytes <= Frames.maximumLength else {
+            throw FrameError(code: .tooLong)
+        }
+        out.writeInteger(UInt32(data.readableBytes), endianness: .little)
+        out.writeImmutableBuffer(data)
     }
 }

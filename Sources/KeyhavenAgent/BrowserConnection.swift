@@ -1,61 +1,85 @@
 import AutoFill
 import Foundation
+import NIOCore
+import NIOFoundationCompat
 import Synchronization
 import _KeyhavenSupport
 
 /// One browser's connection through `keyhaven browser-host`: hello, pairing and `session.open` in
-/// the clear, then sealed requests and replies, with events pushed as they happen.
+/// the clear, then sealed requests and replies, with events pushed as they happen. Replies and events
+/// go out through one writer, in the order their counters were sealed in.
 final class BrowserConnection: Sendable {
     let server: AgentServer
-    let connection: FrameConnection
     let caller: String
     let browser: String
-    /// The session (nil before `session.open`), its pairing, and the event listener; writes of
-    /// replies and events go through this lock so the counters stay in order.
+    /// The session (nil before `session.open`) and its pairing; sealing and opening go through
+    /// this lock so the counters stay in order.
     let session = Mutex<(channel: SessionChannel, pairingId: String)?>(nil)
 
-    init(server: AgentServer, connection: FrameConnection, hello: JSONValue) {
+    init(server: AgentServer, hello: JSONValue) {
         self.server = server
-        self.connection = connection
         caller = hello["caller"]?.string ?? ""
         browser = hello["browser"]?.string ?? ""
     }
 
     var agent: AutoFillAgent { server.agent }
 
-    func run() {
-        var listener: Int?
-        defer { if let listener { agent.removeListener(listener) } }
-        while let frame = try? connection.receive(), let message = try? JSONValue.parse(frame) {
-            if session.withLock({ $0 != nil }) {
-                guard openAndAnswer(message) else { return connection.shutdownBoth() }
-                continue
+    func run(
+        _ frames: inout NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator,
+        _ outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    ) async throws {
+        // In the clear until `session.open`.
+        var pairingId: String?
+        while pairingId == nil {
+            guard let frame = try await frames.next(), let message = try? JSONValue.parse(Data(buffer: frame)) else {
+                return
             }
             let id = message["id"] ?? .null
             // The pairing messages are protocol 2's (CPace); the rest of the protocol is unchanged.
             let version: JSONValue = message["v"]?.integer == 2 ? 2 : 1
             let reply: JSONValue
             do {
-                let (ok, opened) = try clear(message)
+                let (ok, opened) = try await clear(message)
                 reply = ["v": version, "id": id, "ok": ok]
                 if let opened {
-                    // The reply to session.open goes out in the clear, before anything sealed.
-                    guard (try? connection.send(reply)) != nil else { return }
                     session.withLock { $0 = opened }
-                    listener = agent.addListener(pairingId: opened.1) { [weak self] event in
-                        self?.push(event)
-                    }
-                    continue
+                    pairingId = opened.1
                 }
             } catch {
                 reply = ["v": version, "id": id, "error": error.json]
             }
-            guard (try? connection.send(reply)) != nil else { return }
+            // The reply to session.open goes out in the clear, before anything sealed.
+            try await outbound.write(ByteBuffer(bytes: reply.encoded()))
         }
+        guard let pairingId else { return }
+        // Sealed: replies and the agent's events through one writer.
+        let (outgoing, sink) = AsyncStream.makeStream(of: JSONValue.self)
+        let listener = await agent.addListener(pairingId: pairingId) { event in
+            guard case .object(var members) = event else { return }
+            members["v"] = 1
+            sink.yield(.object(members))
+        }
+        defer { sink.finish() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await message in outgoing {
+                    guard let frame = self.seal(message) else { throw FrameError(code: .truncated) }
+                    try await outbound.write(ByteBuffer(bytes: frame.encoded()))
+                }
+            }
+            while let frame = try await frames.next() {
+                guard let reply = await openAndAnswer(Data(buffer: frame)) else { break }
+                sink.yield(reply)
+            }
+            sink.finish()
+            try await group.next()
+            group.cancelAll()
+        }
+        await agent.removeListener(listener)
     }
 
     /// A message in the clear: `hello`, `pair.begin`, `pair.finish`, `session.open`.
-    func clear(_ message: JSONValue) throws(AutoFillError) -> (JSONValue, (SessionChannel, String)?) {
+    func clear(_ message: JSONValue) async throws(AutoFillError) -> (JSONValue, (SessionChannel, String)?) {
         func bytes(_ name: String) throws(AutoFillError) -> Data {
             guard let text = message[name]?.string, let bytes = Base64URL.decode(text) else {
                 throw AutoFillError(.badRequest, "\(name) is missing or not base64url.")
@@ -67,13 +91,13 @@ final class BrowserConnection: Sendable {
             return (
                 [
                     "protocol": .number(Double(Self.protocolVersion)), "agentVersion": .string(server.version),
-                    "state": agent.isUnlocked ? "unlocked" : "locked",
+                    "state": await agent.isUnlocked ? "unlocked" : "locked",
                 ],
                 nil
             )
         case "pair.begin":
             try Self.requireProtocol2(message)
-            let offer = try agent.beginPairing(
+            let offer = try await agent.beginPairing(
                 clientNonce: try bytes("clientNonce"),
                 request: message["pairingRequest"]?.string,
                 caller: caller,
@@ -93,7 +117,7 @@ final class BrowserConnection: Sendable {
             guard let request = message["pairingRequest"]?.string else {
                 throw AutoFillError(.badRequest, "pairingRequest is missing.")
             }
-            let (id, agentConfirm) = try agent.finishPairing(
+            let (id, agentConfirm) = try await agent.finishPairing(
                 request: request,
                 clientShare: try bytes("clientShare"),
                 clientConfirm: try bytes("clientConfirm")
@@ -103,7 +127,7 @@ final class BrowserConnection: Sendable {
             guard let pairingId = message["pairingId"]?.string else {
                 throw AutoFillError(.badRequest, "pairingId is missing.")
             }
-            let (agentNonce, channel) = try agent.openSession(
+            let (agentNonce, channel) = try await agent.openSession(
                 pairingId: pairingId,
                 clientNonce: try bytes("clientNonce")
             )
@@ -129,12 +153,12 @@ final class BrowserConnection: Sendable {
         }
     }
 
-    /// A sealed request: opened, answered, the reply sealed. False ends the connection (a frame
-    /// that does not open or is out of order).
-    func openAndAnswer(_ message: JSONValue) -> Bool {
-        guard let counter = message["n"]?.integer, counter > 0, let text = message["sealed"]?.string,
-            let sealed = Base64URL.decode(text)
-        else { return false }
+    /// A sealed request, opened and answered: the reply (to seal), nil to end the connection (a
+    /// frame that does not open or is out of order).
+    func openAndAnswer(_ frame: Data) async -> JSONValue? {
+        guard let message = try? JSONValue.parse(frame), let counter = message["n"]?.integer, counter > 0,
+            let text = message["sealed"]?.string, let sealed = Base64URL.decode(text)
+        else { return nil }
         let opened = session.withLock { state -> (Data, String)? in
             guard var current = state,
                 let plaintext = try? current.channel.open(counter: UInt64(counter), sealed: Data(sealed))
@@ -142,31 +166,21 @@ final class BrowserConnection: Sendable {
             state = current
             return (plaintext, current.pairingId)
         }
-        guard let (plaintext, pairingId) = opened else { return false }
-        let reply: JSONValue
-        if let request = try? JSONValue.parse(plaintext) {
-            reply = agent.handle(request, pairingId: pairingId)
-        } else {
-            reply = ["v": 1, "id": .null, "error": AutoFillError(.badRequest, "The message is not JSON.").json]
+        guard let (plaintext, pairingId) = opened else { return nil }
+        guard let request = try? JSONValue.parse(plaintext) else {
+            return ["v": 1, "id": .null, "error": AutoFillError(.badRequest, "The message is not JSON.").json]
         }
-        return send(reply)
+        return await agent.handle(request, pairingId: pairingId)
     }
 
-    func push(_ event: JSONValue) {
-        guard case .object(var members) = event else { return }
-        members["v"] = 1
-        _ = send(.object(members))
-    }
-
-    /// Seals and writes one message (reply or event) under the session lock.
-    func send(_ message: JSONValue) -> Bool {
-        session.withLock { state -> Bool in
+    /// Seals one message (reply or event) under the session lock: the frame to write.
+    func seal(_ message: JSONValue) -> JSONValue? {
+        session.withLock { state -> JSONValue? in
             guard var current = state, let (counter, sealed) = try? current.channel.seal(message.encoded()) else {
-                return false
+                return nil
             }
             state = current
-            let frame: JSONValue = ["v": 1, "n": .number(Double(counter)), "sealed": .string(Base64URL.encode(sealed))]
-            return (try? connection.send(frame)) != nil
+            return ["v": 1, "n": .number(Double(counter)), "sealed": .string(Base64URL.encode(sealed))]
         }
     }
 }

@@ -17,7 +17,7 @@ extension WebApp {
             Response(
                 status: .ok,
                 headers: [.contentType: "application/json"],
-                body: .init(byteBuffer: ByteBuffer(bytes: self.agent.status().encoded()))
+                body: .init(byteBuffer: ByteBuffer(bytes: await self.agent.status().encoded()))
             )
         }
         router.get("/api/audit") { _, _ -> Response in
@@ -97,7 +97,7 @@ extension WebApp {
         router.get("/api/pairing/code") { request, context -> Response in
             try self.requireCSRFHeader(request, context)
             _ = try await self.requireVault()
-            let code = try await self.blocking { self.agent.waitForPairingCode(timeout: 0) }
+            let code = await self.agent.waitForPairingCode(timeout: 0)
             return try Self.json(["code": code?.code ?? "", "client": code?.name ?? ""])
         }
     }

@@ -168,7 +168,7 @@ extension WebApp {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let settingsKey = String(decoding: try encoder.encode(settings), as: UTF8.self)
-        let key = "\(agent.revision)|\(settingsKey)"
+        let key = "\(await session.currentRevision)|\(settingsKey)"
         let now = self.now
         if let cached = state.withLock({ $0.audit }), cached.isCurrent(for: key, at: now) { return cached }
         let started = ContinuousClock.now
@@ -198,9 +198,10 @@ extension WebApp {
         return cache
     }
 
-    /// Forgets the audit (after the app changed the vault itself) and tells the agent.
+    /// Forgets the audit (after the app changed the vault itself); the session notices the change
+    /// and tells its other front ends (browsers).
     func vaultChanged() async throws {
-        try await blocking { self.agent.vaultChanged() }
+        await session.refresh()
         state.withLock { $0.audit = nil }
     }
 }

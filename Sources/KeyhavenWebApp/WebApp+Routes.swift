@@ -29,11 +29,7 @@ extension WebApp {
 
     /// The unlocked vault; throws `.locked` (pages then go to the unlock page).
     func requireVault() async throws -> Vault {
-        do {
-            return try await vault()
-        } catch let error as AutoFillError where error.code == .locked {
-            throw WebAppError(.locked, "Keyhaven is locked.")
-        }
+        try await vault()
     }
 
     /// An `application/x-www-form-urlencoded` body whose CSRF token matches the session's.
@@ -107,14 +103,14 @@ extension WebApp {
             )
         }
         router.get("/unlock") { _, context -> Response in
-            if self.agent.isUnlocked { return Self.redirect(context.path("/")) }
-            return Self.html(WebAppPages.unlock(session: context.page, vault: self.agent.configuration.vaultURL.path))
+            if await self.session.isUnlocked { return Self.redirect(context.path("/")) }
+            return Self.html(WebAppPages.unlock(session: context.page, vault: self.session.configuration.vaultURL.path))
         }
         router.post("/unlock") { request, context -> Response in
             let form = try await self.form(request, context)
             let password = form["masterPassword"] ?? ""
             do {
-                try await self.blocking { try self.agent.unlock(masterPassword: password) }
+                try await self.agent.unlock(masterPassword: password)
             } catch let error as AutoFillError {
                 let message =
                     error.code == .wrongPassword
@@ -122,7 +118,7 @@ extension WebApp {
                 return Self.html(
                     WebAppPages.unlock(
                         session: context.page,
-                        vault: self.agent.configuration.vaultURL.path,
+                        vault: self.session.configuration.vaultURL.path,
                         error: message
                     ),
                     status: .unauthorized
@@ -132,8 +128,8 @@ extension WebApp {
         }
         router.post("/lock") { request, context -> Response in
             _ = try await self.form(request, context)
-            // The agent's "locked" event clears what the app read (see `WebApp.init`).
-            try await self.blocking { self.agent.lock() }
+            // The session's "locked" event clears what the app read (see `WebApp.init`).
+            await self.agent.lock()
             return Self.redirect(context.path("/unlock"))
         }
     }

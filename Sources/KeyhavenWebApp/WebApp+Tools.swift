@@ -141,9 +141,8 @@ extension WebApp {
         }
         router.get("/pairing") { _, context -> Response in
             _ = try await self.requireVault()
-            let (pairings, code) = try await self.blocking {
-                (try self.agent.pairings(), self.agent.waitForPairingCode(timeout: 0))
-            }
+            let pairings = try await self.agent.pairings()
+            let code = await self.agent.waitForPairingCode(timeout: 0)
             return Self.html(
                 WebAppPages.pairing(
                     pairings: pairings.sorted { $0.created > $1.created },
@@ -157,7 +156,7 @@ extension WebApp {
             _ = try await self.form(request, context)
             _ = try await self.requireVault()
             let id = context.parameters.get("id") ?? ""
-            try await self.blocking { try self.agent.revokePairing(id) }
+            try await self.agent.revokePairing(id)
             self.say(context, "Revoked: that browser can no longer fill from Keyhaven.")
             return Self.redirect(context.path("/pairing"))
         }
@@ -167,7 +166,7 @@ extension WebApp {
             return Self.html(
                 WebAppPages.settings(
                     settings,
-                    idleLockMinutes: self.idleLockMinutes,
+                    idleLockMinutes: await self.idleLockMinutes,
                     session: context.page,
                     flash: self.flash(context)
                 )
@@ -205,17 +204,17 @@ extension WebApp {
                 else { return refuse("The range API must be an http(s) URL.") }
             }
             try await self.saveSettings(settings, vault)
-            try await self.blocking {
-                try self.agent.setIdleLock(minutes == 0 ? .infinity : TimeInterval(minutes * 60))
-            }
+            try await self.session.setIdleLock(minutes == 0 ? .infinity : TimeInterval(minutes * 60))
             self.say(context, "Saved.")
             return Self.redirect(context.path("/settings"))
         }
     }
 
     var idleLockMinutes: Int {
-        let seconds = agent.idleLock
+        get async {
+            let seconds = await session.idleLockSeconds
         return seconds.isFinite ? Int((seconds / 60).rounded()) : 0
+        }
     }
 
     /// The generator: rules typed in, else the site's published rules, else Apple's format; a length

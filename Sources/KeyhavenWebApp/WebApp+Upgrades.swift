@@ -150,10 +150,9 @@ extension WebApp {
             deadline: configuration.upgradeDeadline,
             now: configuration.now
         )
-        let executor = DedicatedThreadExecutor(name: "keyhaven.web-app.upgrade")
-        // The upgrade reads and writes the vault synchronously: a thread of its own, not the pool.
-        Task(executorPreference: executor) {
-            defer { executor.finish() }
+        // The upgrade reads and writes the vault synchronously: on the session's thread (the one rule
+        // for blocking work), never the cooperative pool.
+        Task(executorPreference: session.taskExecutor) {
             // Interrupted upgrades are settled first, as `keyhaven upgrade` does.
             _ = try? await upgrades.reconcile()
             let result =

@@ -119,24 +119,28 @@ public final class WebApp: Sendable {
     let state = Mutex(State())
     let runs = UpgradeRuns()
 
+    /// The unlocked Keyhaven the app shows (the agent's, which every front end shares).
+    public var session: KeyhavenSession { agent.session }
+
     public init(agent: AutoFillAgent, services: Services, configuration: Configuration = .init()) {
         self.agent = agent
         self.services = services
         self.configuration = configuration
-        // Locks with the agent (idle time, `keyhaven lock`, the Lock button): what the app read from
-        // the vault — the audit, import previews with their passwords — is dropped at once.
-        _ = agent.addListener(pairingId: Self.listenerName) { [weak self] event in
-            guard event["event"]?.string == "state", event["state"]?.string == "locked" else { return }
-            self?.state.withLock {
-                $0.audit = nil
-                $0.settings = nil
-                $0.previews = [:]
+        // Locks with the session (idle time, `keyhaven lock`, the Lock button): what the app read
+        // from the vault — the audit, import previews with their passwords — is dropped at once.
+        let session = agent.session
+        Task { [weak self] in
+            for await event in await session.events() {
+                guard case .locked = event else { continue }
+                guard let self else { return }
+                self.state.withLock {
+                    $0.audit = nil
+                    $0.settings = nil
+                    $0.previews = [:]
+                }
             }
         }
     }
-
-    /// The agent's events reach the app under this name (it is no browser pairing).
-    static let listenerName = "keyhaven-web-app"
 
     var now: Date { configuration.now() }
 
@@ -157,7 +161,7 @@ public final class WebApp: Sendable {
     ///   the one asked for, or when the port is taken: the message says by whom when it can be
     ///   learned (another user, or which program of ours), so nobody is sent to a server that is
     ///   not this app.
-    public func startBlocking(port requested: Int) throws -> Int {
+    public func start(port requested: Int) async throws -> Int {
         if let port {
             guard requested == 0 || requested == port else {
                 throw WebAppError(
@@ -168,20 +172,20 @@ public final class WebApp: Sendable {
             }
             return port
         }
-        let ready = DispatchSemaphore(value: 0)
+        let (ready, signal) = AsyncStream.makeStream(of: Void.self)
         let outcome = Mutex<Result<Int, any Error>?>(nil)
         let task = Task<Void, any Error> {
             do {
                 try await self.serve(port: requested) { bound in
                     outcome.withLock { $0 = .success(bound) }
-                    ready.signal()
+                    signal.finish()
                 }
             } catch {
                 outcome.withLock { if $0 == nil { $0 = .failure(error) } }
-                ready.signal()
+                signal.finish()
             }
         }
-        ready.wait()
+        for await _ in ready {}
         switch outcome.withLock({ $0 }) {
         case .success(let bound):
             state.withLock {
@@ -364,16 +368,18 @@ public final class WebApp: Sendable {
 
     // MARK: Blocking work
 
-    /// Runs `work` (synchronous SQLite, scrypt) on NIO's blocking thread pool.
+    /// Runs `work` (synchronous SQLite) on the session's own thread (``KeyhavenSession``: the one
+    /// rule for blocking work), never on an event loop or the cooperative pool.
     func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await NIOThreadPool.singleton.runIfActive(work)
+        try await session.perform(work)
     }
 
     /// The unlocked vault, with changes other processes made picked up (two `stat`s).
     func vault() async throws -> Vault {
-        try await blocking {
-            self.agent.refreshIfChangedOnDisk()
-            return try self.agent.vault()
+        do {
+            return try await session.withVault { $0 }
+        } catch let error as SessionError where error.code == .locked {
+            throw WebAppError(.locked, "Keyhaven is locked.")
         }
     }
 }

@@ -1,20 +1,27 @@
 import Foundation
 
-/// A task executor that runs every job on one thread of its own: for async code that must make
-/// synchronous calls (SQLite, scrypt) without holding a thread of Swift's cooperative pool.
+/// An executor that runs every job on one thread of its own: **Keyhaven's one rule for blocking
+/// work.** Synchronous calls that block (SQLite, scrypt, waiting for a process) run on a thread like
+/// this, never on Swift's cooperative pool (on Linux: Dispatch's global queue, which every `async`
+/// function shares) and never on a NIO event loop (which serves every request).
+///
+/// - As the **serial executor of an actor** (`KeyhavenApp.KeyhavenSession`, the owner of the unlocked
+///   vault): the actor's methods run on this thread; callers only `await`.
+/// - As a **task executor** for a task that must call such code itself:
 ///
 /// ```swift
-/// let executor = DedicatedThreadExecutor(name: "keyhaven.upgrade")
+/// let executor = DedicatedThreadExecutor(name: "keyhaven.tool")
 /// Task(executorPreference: executor) {
 ///     defer { executor.finish() }
-///     await upgrade()
+///     await work()
 /// }
 /// ```
 ///
-/// Not a Dispatch queue: on Linux, Swift concurrency's cooperative pool *is* Dispatch's global root
-/// queue, and a serial queue runs its blocks on threads of that same pool. Call ``finish()`` when
-/// done: the thread then ends after the jobs already enqueued.
-public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
+/// Not a Dispatch queue: a serial queue runs its blocks on threads of Dispatch's global pool, the
+/// very pool Swift concurrency uses on Linux. Call ``finish()`` when done: the thread then ends after
+/// the jobs already enqueued. The identity provider, which serves many requests, keeps its own
+/// `NIOThreadPool` for password hashing and serial reader threads for SQLite (IdentityProvider).
+public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var jobs: [UnownedJob] = []
@@ -22,7 +29,9 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
 
     public init(name: String = "keyhaven.dedicated") {
         let thread = Thread { [self] in
-            while let job = next() { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            while let job = next() {
+                job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            }
         }
         thread.name = name
         thread.start()

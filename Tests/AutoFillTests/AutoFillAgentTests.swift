@@ -25,15 +25,11 @@ import _KeyhavenSupport
         init(idleLock: TimeInterval = 900, randomness: AutoFillRandomness = .system) throws {
             clock = TestClock()
             testVault = try TestVault(now: clock.now)
-            agent = AutoFillAgent(
-                .init(
-                    vaultURL: testVault.url,
+            agent = AutoFillAgent(vaultURL: testVault.url,
                     idleLock: idleLock,
                     allowInsecureKDF: true,
                     now: clock.now,
-                    randomness: randomness
-                )
-            )
+                    randomness: randomness)
         }
 
         @discardableResult
@@ -50,48 +46,48 @@ import _KeyhavenSupport
             )
         }
 
-        func unlock() throws { try agent.unlock(masterPassword: testVault.masterPassword) }
+        func unlock() async throws { try await agent.unlock(masterPassword: testVault.masterPassword) }
 
         /// Pairs like the extension does and returns the pairing id.
-        func pair() throws -> String { try HarnessView(agent: agent).pair() }
+        func pair() async throws -> String { try await HarnessView(agent: agent).pair() }
 
-        func ask(_ request: JSONValue, _ pairing: String) -> JSONValue { agent.handle(request, pairingId: pairing) }
+        func ask(_ request: JSONValue, _ pairing: String) async -> JSONValue {
+            await agent.handle(request, pairingId: pairing)
+        }
     }
 
     func errorCode(_ reply: JSONValue) -> String? { reply["error"]?["code"]?.string }
 
-    @Test func aWrongMasterPasswordLeavesItLockedAndIdleTimeLocksIt() throws {
+    @Test func aWrongMasterPasswordLeavesItLockedAndIdleTimeLocksIt() async throws {
         let harness = try Harness(idleLock: 60)
-        #expect(throws: AutoFillError(.wrongPassword, "The master password is wrong.")) {
-            try harness.agent.unlock(masterPassword: "not it")
+        await #expect(throws: AutoFillError(.wrongPassword, "The master password is wrong.")) {
+            try await harness.agent.unlock(masterPassword: "not it")
         }
-        #expect(!harness.agent.isUnlocked)
-        try harness.unlock()
+        #expect(await harness.agent.isUnlocked == false)
+        try await harness.unlock()
         harness.clock.advance(by: 59)
-        harness.agent.tick()
-        #expect(harness.agent.isUnlocked)
-        _ = try harness.agent.vault()  // activity
+        await harness.agent.tick()
+        #expect(await harness.agent.isUnlocked)
+        _ = try await harness.agent.vault()  // activity
         harness.clock.advance(by: 59)
-        harness.agent.tick()
-        #expect(harness.agent.isUnlocked)
+        await harness.agent.tick()
+        #expect(await harness.agent.isUnlocked)
         harness.clock.advance(by: 1)
-        harness.agent.tick()
-        #expect(!harness.agent.isUnlocked)
+        await harness.agent.tick()
+        #expect(await harness.agent.isUnlocked == false)
     }
 
-    @Test func theIdleLockSetInTheAppIsKeptInTheVaultForTheNextAgent() throws {
+    @Test func theIdleLockSetInTheAppIsKeptInTheVaultForTheNextAgent() async throws {
         let harness = try Harness(idleLock: 900)
-        #expect(throws: AutoFillError.self) { try harness.agent.setIdleLock(120) }  // locked
-        try harness.unlock()
+        await #expect(throws: AutoFillError.self) { try harness.agent.setIdleLock(120) }  // locked
+        try await harness.unlock()
         try harness.agent.setIdleLock(120)
         #expect(harness.agent.idleLock == 120)
         harness.clock.advance(by: 120)
-        harness.agent.tick()
-        #expect(!harness.agent.isUnlocked)
+        await harness.agent.tick()
+        #expect(await harness.agent.isUnlocked == false)
         // Another agent on the same vault (started with its own default) takes it at unlock.
-        let next = AutoFillAgent(
-            .init(vaultURL: harness.testVault.url, idleLock: 900, allowInsecureKDF: true, now: harness.clock.now)
-        )
+        let next = AutoFillAgent(vaultURL: harness.testVault.url, idleLock: 900, allowInsecureKDF: true, now: harness.clock.now)
         #expect(next.idleLock == 900)
         try next.unlock(masterPassword: harness.testVault.masterPassword)
         #expect(next.idleLock == 120)
@@ -102,28 +98,28 @@ import _KeyhavenSupport
         #expect(next.status()["idleLockSeconds"]?.number == 0)
     }
 
-    @Test func pairingsAreSealedInTheVaultAndSurviveARestartAndRevokingEndsThem() throws {
+    @Test func pairingsAreSealedInTheVaultAndSurviveARestartAndRevokingEndsThem() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
-        let again = AutoFillAgent(.init(vaultURL: harness.testVault.url, allowInsecureKDF: true))
-        #expect(throws: AutoFillError.self) { try again.openSession(pairingId: pairing, clientNonce: Data(count: 16)) }
-        try again.unlock(masterPassword: harness.testVault.masterPassword)
+        try await harness.unlock()
+        let pairing = try await harness.pair()
+        let again = AutoFillAgent(vaultURL: harness.testVault.url, allowInsecureKDF: true)
+        await #expect(throws: AutoFillError.self) { try again.openSession(pairingId: pairing, clientNonce: Data(count: 16)) }
+        try await again.unlock(masterPassword: harness.testVault.masterPassword)
         _ = try again.openSession(pairingId: pairing, clientNonce: Data(count: 16))
         try again.revokePairing(pairing)
-        #expect(harness.errorCodeAfterRevoke(again, pairing) == "notPaired")
+        #expect(await harness.errorCodeAfterRevoke(again, pairing) == "notPaired")
         #expect(try harness.testVault.reopen().agentRecords(kind: "browser-pairing").isEmpty)
     }
 
-    @Test func theFramePolicyDecidesWhatFillsSilently() throws {
+    @Test func theFramePolicyDecidesWhatFillsSilently() async throws {
         let harness = try Harness()
         let id = try harness.add("https://example.com", user: "ada", password: "example-Pw-1")
         let local = try harness.add("http://127.0.0.1:8080", user: "dev")
         let plain = try harness.add("http://plain.example.net", user: "old")
-        try harness.unlock()
-        let pairing = try harness.pair()
+        try await harness.unlock()
+        let pairing = try await harness.pair()
         func provide(_ record: CredentialID, _ url: String, _ top: String) -> JSONValue {
-            harness.ask(
+            await harness.ask(
                 [
                     "id": 1, "type": "credential.provideWithoutUserInteraction",
                     "recordIdentifier": .string(record.rawValue),
@@ -145,7 +141,7 @@ import _KeyhavenSupport
                 == "userInteractionRequired"
         )
         // What the person confirmed in the extension's own prompt fills; never another site's.
-        let confirmed = harness.ask(
+        let confirmed = await harness.ask(
             [
                 "id": 2, "type": "credential.prepareInterface", "recordIdentifier": .string(id.rawValue),
                 "url": "https://example.com/login", "topURL": "https://evil.test/", "confirmed": true,
@@ -153,7 +149,7 @@ import _KeyhavenSupport
             pairing
         )
         #expect(confirmed["ok"]?["credential"]?["user"]?.string == "ada")
-        let elsewhere = harness.ask(
+        let elsewhere = await harness.ask(
             [
                 "id": 3, "type": "credential.prepareInterface", "recordIdentifier": .string(id.rawValue),
                 "url": "https://evil.test/", "topURL": "https://evil.test/", "confirmed": true,
@@ -162,7 +158,7 @@ import _KeyhavenSupport
         )
         #expect(errorCode(elsewhere) == "credentialIdentityNotFound")
         // Unless the person picked it from the whole list ("Other passwords…") and confirmed it.
-        let picked = harness.ask(
+        let picked = await harness.ask(
             [
                 "id": 4, "type": "credential.prepareInterface", "recordIdentifier": .string(id.rawValue),
                 "url": "https://evil.test/", "topURL": "https://evil.test/", "confirmed": true,
@@ -171,7 +167,7 @@ import _KeyhavenSupport
             pairing
         )
         #expect(picked["ok"]?["credential"]?["user"]?.string == "ada")
-        let unconfirmed = harness.ask(
+        let unconfirmed = await harness.ask(
             [
                 "id": 5, "type": "credential.provideWithoutUserInteraction", "recordIdentifier": .string(id.rawValue),
                 "url": "https://evil.test/", "topURL": "https://evil.test/", "fromCredentialList": true,
@@ -179,7 +175,7 @@ import _KeyhavenSupport
             pairing
         )
         #expect(errorCode(unconfirmed) == "credentialIdentityNotFound")
-        let list = harness.ask(
+        let list = await harness.ask(
             ["id": 6, "type": "credentialList", "url": "https://example.com/", "topURL": "https://example.com/"],
             pairing
         )
@@ -192,7 +188,7 @@ import _KeyhavenSupport
             (8, "https://example.com/", "https://ads.example.net/"),
             (9, "https://example.com/", ""),
         ] {
-            let refused = harness.ask(
+            let refused = await harness.ask(
                 ["id": .number(Double(number)), "type": "credentialList", "url": .string(url), "topURL": .string(top)],
                 pairing
             )
@@ -201,7 +197,7 @@ import _KeyhavenSupport
         }
     }
 
-    @Test func aCredentialReadAfterTheDeadlineNeedsInteraction() throws {
+    @Test func aCredentialReadAfterTheDeadlineNeedsInteraction() async throws {
         let clock = TestClock()
         let testVault = try TestVault(now: clock.now)
         let id = try testVault.vault.add(
@@ -212,12 +208,12 @@ import _KeyhavenSupport
             clock.advance(by: 1.5)
             return clock.now()
         }
-        let agent = AutoFillAgent(.init(vaultURL: testVault.url, allowInsecureKDF: true, now: slow))
-        try agent.unlock(masterPassword: testVault.masterPassword)
+        let agent = AutoFillAgent(vaultURL: testVault.url, allowInsecureKDF: true, now: slow)
+        try await agent.unlock(masterPassword: testVault.masterPassword)
         let harness = HarnessView(agent: agent)
-        let pairing = try harness.pair()
+        let pairing = try await harness.pair()
         func provide(_ deadline: Int) -> JSONValue {
-            agent.handle(
+            await agent.handle(
                 [
                     "id": 1, "type": "credential.provideWithoutUserInteraction",
                     "recordIdentifier": .string(id.rawValue),
@@ -231,14 +227,14 @@ import _KeyhavenSupport
         #expect(provide(60_000)["ok"] != nil)
     }
 
-    @Test func savesAddUpdateOrLeaveAndTellEveryOpenSession() throws {
+    @Test func savesAddUpdateOrLeaveAndTellEveryOpenSession() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
+        try await harness.unlock()
+        let pairing = try await harness.pair()
         let events = Events()
-        _ = harness.agent.addListener(pairingId: pairing) { events.append($0) }
+        _ = await harness.agent.addListener(pairingId: pairing) { events.append($0) }
         func save(_ user: String, _ password: String) -> JSONValue {
-            harness.ask(
+            await harness.ask(
                 [
                     "id": 1, "type": "credential.save", "url": "https://shop.example/signup", "user": .string(user),
                     "password": .string(password),
@@ -251,31 +247,31 @@ import _KeyhavenSupport
         #expect(save("ada", "first-Pw-1")["ok"]?["action"]?.string == "unchanged")
         #expect(save("ada", "second-Pw-2")["ok"]?["action"]?.string == "updated")
         let id = try #require(saved["ok"]?["recordIdentifier"]?.string.flatMap(CredentialID.init(rawValue:)))
-        let vault = try harness.agent.vault()
+        let vault = try await harness.agent.vault()
         #expect(try vault.credential(id).password == "second-Pw-2")
         #expect(try vault.history(id).map(\.password) == ["first-Pw-1"])
         let changes = events.all.filter { $0["event"]?.string == "identities.changed" }
         #expect(changes.count == 2)
         #expect(changes.first?["saved"]?.array?.first?["user"]?.string == "ada")
         #expect(changes.map { $0["revision"]?.integer ?? 0 } == changes.map { $0["revision"]?.integer ?? 0 }.sorted())
-        let query = harness.ask(["id": 2, "type": "identities.query", "url": "https://shop.example/login"], pairing)
+        let query = await harness.ask(["id": 2, "type": "identities.query", "url": "https://shop.example/login"], pairing)
         #expect(query["ok"]?["identities"]?.array?.compactMap { $0["user"]?.string } == ["ada"])
-        harness.agent.lock()
+        await harness.agent.lock()
         #expect(events.all.contains { $0["event"]?.string == "state" && $0["state"]?.string == "locked" })
         #expect(
-            errorCode(harness.ask(["id": 3, "type": "identities.query", "url": "https://shop.example/"], pairing))
+            errorCode(await harness.ask(["id": 3, "type": "identities.query", "url": "https://shop.example/"], pairing))
                 == "locked"
         )
     }
 
-    @Test func credentialsAddedByAnotherProcessAreOfferedAtTheNextQuery() throws {
+    @Test func credentialsAddedByAnotherProcessAreOfferedAtTheNextQuery() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
+        try await harness.unlock()
+        let pairing = try await harness.pair()
         let events = Events()
-        _ = harness.agent.addListener(pairingId: pairing) { events.append($0) }
+        _ = await harness.agent.addListener(pairingId: pairing) { events.append($0) }
         func users() -> [String] {
-            harness.ask(
+            await harness.ask(
                 ["id": 1, "type": "identities.query", "url": "https://example.com/", "kinds": ["password"]],
                 pairing
             )[
@@ -290,11 +286,11 @@ import _KeyhavenSupport
         #expect(events.all.contains { $0["event"]?.string == "identities.changed" && $0["replaced"]?.bool == true })
     }
 
-    @Test func generationFollowsTheFieldThenTheSitesQuirkThenApplesFormat() throws {
+    @Test func generationFollowsTheFieldThenTheSitesQuirkThenApplesFormat() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
-        let field = harness.ask(
+        try await harness.unlock()
+        let pairing = try await harness.pair()
+        let field = await harness.ask(
             [
                 "id": 1, "type": "password.generate", "url": "https://shop.example/",
                 "passwordRules": "minlength: 8; maxlength: 8; required: digit;",
@@ -304,22 +300,22 @@ import _KeyhavenSupport
         #expect(field?["source"]?.string == "field")
         let password = try #require(field?["password"]?.string)
         #expect(password.count == 8 && password.allSatisfy(\.isNumber))
-        let quirk = harness.ask(
+        let quirk = await harness.ask(
             ["id": 2, "type": "password.generate", "url": "https://www.apple.com/account"],
             pairing
         )["ok"]
         #expect(quirk?["source"]?.string == "quirk")
-        let plain = harness.ask(["id": 3, "type": "password.generate", "url": "https://shop.example/"], pairing)["ok"]
+        let plain = await harness.ask(["id": 3, "type": "password.generate", "url": "https://shop.example/"], pairing)["ok"]
         #expect(plain?["source"]?.string == "default")
         #expect(plain?["password"]?.string?.count == 20)
     }
 
-    @Test func oneTimeCodesComeWithTheirExpiry() throws {
+    @Test func oneTimeCodesComeWithTheirExpiry() async throws {
         let harness = try Harness()
         let id = try harness.add("example.com", user: "ada", totp: "JBSWY3DPEHPK3PXP")
-        try harness.unlock()
-        let pairing = try harness.pair()
-        let reply = harness.ask(
+        try await harness.unlock()
+        let pairing = try await harness.pair()
+        let reply = await harness.ask(
             [
                 "id": 1, "type": "oneTimeCode.provide", "recordIdentifier": .string(id.rawValue),
                 "url": "https://example.com/",
@@ -342,14 +338,15 @@ struct HarnessView {
 
     static func random(_ count: Int) -> Data { Data((0..<count).map { _ in UInt8.random(in: .min ... .max) }) }
 
-    func pair() throws -> String { try pairing().id }
+    func pair() async throws -> String { try await pairing().id }
 
     /// One try with `code` (the one the agent shows when nil), on a new request or another try of
     /// `request`: the pairing id and the key the extension keeps.
-    func pairing(code: String? = nil, request: String? = nil) throws -> (id: String, key: SymmetricKey) {
+    func pairing(code: String? = nil, request: String? = nil) async throws -> (id: String, key: SymmetricKey) {
         let clientNonce = Self.random(16)
-        let offer = try agent.beginPairing(clientNonce: clientNonce, request: request, caller: caller, browser: browser)
-        let typed = try code ?? #require(agent.waitForPairingCode(timeout: 1)).code
+        let offer = try await agent.beginPairing(clientNonce: clientNonce, request: request, caller: caller, browser: browser)
+        let shown = await agent.waitForPairingCode(timeout: 1)
+        let typed = try code ?? #require(shown).code
         let client = try PairingExchange(
             role: .extensionSide,
             context: PairingContext(
@@ -363,7 +360,7 @@ struct HarnessView {
             scalar: Self.random(32)
         )
         let keys = try client.keys(otherShare: offer.agentShare)
-        let (id, agentConfirm) = try agent.finishPairing(
+        let (id, agentConfirm) = try await agent.finishPairing(
             request: offer.request,
             clientShare: client.share,
             clientConfirm: keys.clientConfirm
@@ -374,7 +371,7 @@ struct HarnessView {
 }
 
 extension AutoFillAgentTests.Harness {
-    func errorCodeAfterRevoke(_ agent: AutoFillAgent, _ pairing: String) -> String? {
-        agent.handle(["id": 1, "type": "state"], pairingId: pairing)["error"]?["code"]?.string
+    func errorCodeAfterRevoke(_ agent: AutoFillAgent, _ pairing: String) async -> String? {
+        await agent.handle(["id": 1, "type": "state"], pairingId: pairing)["error"]?["code"]?.string
     }
 }

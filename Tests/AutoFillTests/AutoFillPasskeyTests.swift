@@ -37,13 +37,13 @@ import _KeyhavenSupport
 
     func code(_ reply: JSONValue) -> String? { reply["error"]?["code"]?.string }
 
-    @Test func registersOnlyWhenConfirmedThenSignsInAndTheSiteVerifiesBoth() throws {
+    @Test func registersOnlyWhenConfirmedThenSignsInAndTheSiteVerifiesBoth() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
+        try await harness.unlock()
+        let pairing = try await harness.pair()
         let challenge = Array("register-challenge".utf8)
 
-        let choices = harness.ask(
+        let choices = await harness.ask(
             [
                 "id": 1, "type": "passkey.choices", "kind": "create", "options": creation(challenge: challenge),
                 "origin": .string(Self.origin),
@@ -54,7 +54,7 @@ import _KeyhavenSupport
         #expect(choices["ok"]?["user"]?.string == "ada")
         #expect(choices["ok"]?["excluded"]?.bool == false)
 
-        let unconfirmed = harness.ask(
+        let unconfirmed = await harness.ask(
             [
                 "id": 2, "type": "passkey.register", "options": creation(challenge: challenge),
                 "origin": .string(Self.origin),
@@ -64,7 +64,7 @@ import _KeyhavenSupport
         #expect(code(unconfirmed) == "userCanceled")
         #expect(try harness.testVault.vault.passkeys().isEmpty)
 
-        let registered = harness.ask(
+        let registered = await harness.ask(
             [
                 "id": 3, "type": "passkey.register", "options": creation(challenge: challenge),
                 "origin": .string(Self.origin), "confirmed": true, "userPresent": true,
@@ -79,7 +79,7 @@ import _KeyhavenSupport
         #expect(stored.first?.userHandle == Array("user-7".utf8))
 
         // The site lists the passkey in excludeCredentials: InvalidStateError in the page.
-        let again = harness.ask(
+        let again = await harness.ask(
             [
                 "id": 4, "type": "passkey.register",
                 "options": creation(challenge: challenge, exclude: [registration.credentialID]),
@@ -91,7 +91,7 @@ import _KeyhavenSupport
         #expect(try harness.testVault.vault.passkeys().count == 1)
 
         let signIn = Array("sign-in-challenge".utf8)
-        let offered = harness.ask(
+        let offered = await harness.ask(
             [
                 "id": 5, "type": "passkey.choices", "kind": "get", "options": request(challenge: signIn),
                 "origin": .string(Self.origin),
@@ -102,7 +102,7 @@ import _KeyhavenSupport
         #expect(offeredIDs == [Base64URL.encode(registration.credentialID)])
 
         for round in 1...2 {
-            let asserted = harness.ask(
+            let asserted = await harness.ask(
                 [
                     "id": 6, "type": "passkey.assert", "options": request(challenge: signIn),
                     "origin": .string(Self.origin), "userPresent": true, "credentialId": .string(offeredIDs[0]),
@@ -123,16 +123,16 @@ import _KeyhavenSupport
         #expect(try harness.testVault.vault.passkeys().first?.lastUsed != nil)
     }
 
-    @Test func theRelyingPartyMustBeTheCallersSiteOverHTTPS() throws {
+    @Test func theRelyingPartyMustBeTheCallersSiteOverHTTPS() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
+        try await harness.unlock()
+        let pairing = try await harness.pair()
         for (origin, rpID) in [
             ("https://evil.test", "example.com"),  // another site
             ("http://shop.example.com", "example.com"),  // not https
             ("https://shop.example.com", "com"),  // a public suffix
         ] {
-            let reply = harness.ask(
+            let reply = await harness.ask(
                 [
                     "id": 1, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1], rpID: rpID),
                     "origin": .string(origin),
@@ -141,7 +141,7 @@ import _KeyhavenSupport
             )
             #expect(code(reply) == "originNotAllowed", "\(origin) \(rpID)")
         }
-        let localhost = harness.ask(
+        let localhost = await harness.ask(
             [
                 "id": 2, "type": "passkey.choices", "kind": "get",
                 "options": request(challenge: [1], rpID: "localhost"),
@@ -151,8 +151,8 @@ import _KeyhavenSupport
         )
         #expect(localhost["ok"]?["rpId"]?.string == "localhost")
         // Locked: nothing is answered.
-        harness.agent.lock()
-        let locked = harness.ask(
+        await harness.agent.lock()
+        let locked = await harness.ask(
             [
                 "id": 3, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1]),
                 "origin": .string(Self.origin),
@@ -162,11 +162,11 @@ import _KeyhavenSupport
         #expect(code(locked) == "locked")
     }
 
-    @Test func anOldUnlockNeedsTheMasterPasswordWhenTheSiteRequiresVerification() throws {
+    @Test func anOldUnlockNeedsTheMasterPasswordWhenTheSiteRequiresVerification() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
-        let registered = harness.ask(
+        try await harness.unlock()
+        let pairing = try await harness.pair()
+        let registered = await harness.ask(
             [
                 "id": 1, "type": "passkey.register", "options": creation(challenge: [9]),
                 "origin": .string(Self.origin),
@@ -176,9 +176,9 @@ import _KeyhavenSupport
         )
         let id = try #require(registered["ok"]?["responseJson"]?["id"]?.string)
         harness.clock.advance(by: 6 * 60)
-        _ = try harness.agent.vault()  // not idle
+        _ = try await harness.agent.vault()  // not idle
 
-        let choices = harness.ask(
+        let choices = await harness.ask(
             [
                 "id": 2, "type": "passkey.choices", "kind": "get",
                 "options": request(challenge: [2], verification: "required"),
@@ -193,7 +193,7 @@ import _KeyhavenSupport
                 "origin": .string(Self.origin), "userPresent": true, "credentialId": .string(id),
             ]
             if let password { message["masterPassword"] = .string(password) }
-            return harness.ask(.object(message), pairing)
+            return await harness.ask(.object(message), pairing)
         }
         #expect(code(assert(nil)) == "userVerificationRequired")
         #expect(code(assert("not it")) == "wrongPassword")
@@ -201,8 +201,8 @@ import _KeyhavenSupport
         #expect(verified["ok"]?["responseJson"] != nil)
         // Preferred (not required) verification signs without it, reporting UV false.
         harness.clock.advance(by: 6 * 60)
-        _ = try harness.agent.vault()
-        let preferred = harness.ask(
+        _ = try await harness.agent.vault()
+        let preferred = await harness.ask(
             [
                 "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
                 "userPresent": true,
@@ -218,11 +218,11 @@ import _KeyhavenSupport
         #expect(data.flags.contains(.userPresent))
     }
 
-    @Test func signalsHideRestoreAndRenameButNeverDelete() throws {
+    @Test func signalsHideRestoreAndRenameButNeverDelete() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
-        let registered = harness.ask(
+        try await harness.unlock()
+        let pairing = try await harness.pair()
+        let registered = await harness.ask(
             [
                 "id": 1, "type": "passkey.register", "options": creation(challenge: [9]),
                 "origin": .string(Self.origin),
@@ -233,7 +233,7 @@ import _KeyhavenSupport
         let id = try #require(registered["ok"]?["responseJson"]?["id"]?.string)
         let user = JSONValue.string(Base64URL.encode(Array("user-7".utf8)))
         func offered() -> [String] {
-            harness.ask(
+            await harness.ask(
                 [
                     "id": 2, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1]),
                     "origin": .string(Self.origin),
@@ -246,14 +246,14 @@ import _KeyhavenSupport
                 "id": 3, "type": "passkey.signal", "rpId": "example.com", "origin": .string(origin),
             ]
             message.merge(fields) { $1 }
-            return harness.ask(.object(message), pairing)
+            return await harness.ask(.object(message), pairing)
         }
         #expect(offered() == ["ada"])
 
         #expect(signal(["kind": "unknownCredential", "credentialId": .string(id)])["ok"]?["changed"]?.number == 1)
         #expect(offered() == [])
         #expect(try harness.testVault.vault.passkeys().first?.hidden == true)  // kept
-        let hiddenAssert = harness.ask(
+        let hiddenAssert = await harness.ask(
             [
                 "id": 4, "type": "passkey.assert", "options": request(challenge: [3]), "origin": .string(Self.origin),
                 "userPresent": true,
@@ -297,12 +297,12 @@ import _KeyhavenSupport
     /// Keyhaven's UI (`userPresent`); the silent conditional create is the one credential without
     /// user presence, and then without verification too (nobody was asked), which a relying party
     /// that requires presence refuses.
-    @Test func presenceComesOnlyFromThePersonsChoice() throws {
+    @Test func presenceComesOnlyFromThePersonsChoice() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
+        try await harness.unlock()
+        let pairing = try await harness.pair()
         let challenge = Array("silent-create".utf8)
-        let silent = harness.ask(
+        let silent = await harness.ask(
             [
                 "id": 1, "type": "passkey.register", "options": creation(challenge: challenge),
                 "origin": .string(Self.origin), "confirmed": true,
@@ -317,11 +317,11 @@ import _KeyhavenSupport
         #expect(!flags.contains(.userPresent))
         #expect(!flags.contains(.userVerified))  // unlocked just now, but nobody was asked
         #expect(flags.contains(.attestedCredentialData))
-        #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: challenge) }
+        await #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: challenge) }
         let id = try #require(response["id"]?.string)
 
         // No gesture, no assertion: the agent refuses instead of signing without presence.
-        let unasked = harness.ask(
+        let unasked = await harness.ask(
             [
                 "id": 2, "type": "passkey.assert", "options": request(challenge: [7]), "origin": .string(Self.origin),
                 "credentialId": .string(id),
@@ -331,7 +331,7 @@ import _KeyhavenSupport
         #expect(code(unasked) == "userCanceled")
         #expect(try harness.testVault.vault.passkeys(rpID: "example.com").first?.signCount == 0)
 
-        let chosen = harness.ask(
+        let chosen = await harness.ask(
             [
                 "id": 3, "type": "passkey.assert", "options": request(challenge: [7]), "origin": .string(Self.origin),
                 "credentialId": .string(id), "userPresent": true,
@@ -346,11 +346,11 @@ import _KeyhavenSupport
     /// Review 2026-11-27 #11: a caller in a frame cross-origin with its top page is named in the
     /// client data (`crossOrigin: true`, `topOrigin`), so the site can tell it was framed; a
     /// cross-origin request without its top origin is malformed.
-    @Test func aCrossOriginFrameIsNamedInTheClientData() throws {
+    @Test func aCrossOriginFrameIsNamedInTheClientData() async throws {
         let harness = try Harness()
-        try harness.unlock()
-        let pairing = try harness.pair()
-        let framed = harness.ask(
+        try await harness.unlock()
+        let pairing = try await harness.pair()
+        let framed = await harness.ask(
             [
                 "id": 1, "type": "passkey.register", "options": creation(challenge: [1, 2, 3]),
                 "origin": .string(Self.origin), "confirmed": true, "userPresent": true,
@@ -365,9 +365,9 @@ import _KeyhavenSupport
         let clientData = String(decoding: clientDataBytes, as: UTF8.self)
         #expect(clientData.hasSuffix(#","crossOrigin":true,"topOrigin":"https://news.example.org"}"#), "\(clientData)")
         // This site's kit accepts no framed registration.
-        #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: [1, 2, 3]) }
+        await #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: [1, 2, 3]) }
 
-        let malformed = harness.ask(
+        let malformed = await harness.ask(
             [
                 "id": 2, "type": "passkey.register", "options": creation(challenge: [4]),
                 "origin": .string(Self.origin), "confirmed": true, "userPresent": true, "crossOrigin": true,
@@ -377,7 +377,7 @@ import _KeyhavenSupport
         #expect(code(malformed) == "badRequest")
 
         let id = try #require(response["id"]?.string)
-        let assertion = harness.ask(
+        let assertion = await harness.ask(
             [
                 "id": 3, "type": "passkey.assert", "options": request(challenge: [5]), "origin": .string(Self.origin),
                 "credentialId": .string(id), "userPresent": true, "crossOrigin": true,

@@ -20,7 +20,7 @@ import _KeyhavenSupport
         let harness = try Harness(
             randomness: AutoFillRandomness(bytes: AutoFillRandomness.system.bytes, code: { PairingTests.code })
         )
-        try harness.unlock()
+        try await harness.unlock()
         return harness
     }
 
@@ -31,9 +31,9 @@ import _KeyhavenSupport
         var offer: AutoFillAgent.PairingOffer
         var side: PairingExchange
 
-        init(_ view: HarnessView, code: String, request: String? = nil) throws {
+        init(_ view: HarnessView, code: String, request: String? = nil) async throws {
             let clientNonce = PairingTests.random(16)
-            offer = try view.agent.beginPairing(
+            offer = try await view.agent.beginPairing(
                 clientNonce: clientNonce,
                 request: request,
                 caller: view.caller,
@@ -54,10 +54,10 @@ import _KeyhavenSupport
         }
 
         /// `pair.finish`: the error the agent answers, or nil when it paired.
-        func finish(_ agent: AutoFillAgent) -> AutoFillError? {
+        func finish(_ agent: AutoFillAgent) async -> AutoFillError? {
             do {
                 let keys = try side.keys(otherShare: offer.agentShare)
-                _ = try agent.finishPairing(
+                _ = try await agent.finishPairing(
                     request: offer.request,
                     clientShare: side.share,
                     clientConfirm: keys.clientConfirm
@@ -69,17 +69,17 @@ import _KeyhavenSupport
         }
     }
 
-    @Test func theRightCodePairsBothSidesConfirmAndTheKeyOpensASession() throws {
+    @Test func theRightCodePairsBothSidesConfirmAndTheKeyOpensASession() async throws {
         let harness = try Self.harness()
         let view = HarnessView(agent: harness.agent, browser: "firefox", caller: "autofill@keyhaven.dev")
-        let (id, key) = try view.pairing()  // checks the agent's tag too
-        let pairing = try #require(try harness.agent.pairings().first)
+        let (id, key) = try await view.pairing()  // checks the agent's tag too
+        let pairing = try #require(try await harness.agent.pairings().first)
         // The name comes from the browser the host reported, not from the extension's word.
         #expect(pairing.id == id && pairing.name == "Firefox" && pairing.browser == "firefox")
         #expect(pairing.caller == "autofill@keyhaven.dev")
         #expect(pairing.key == key.withUnsafeBytes { Data($0) })
         let clientNonce = Self.random(16)
-        let opened = try harness.agent.openSession(pairingId: id, clientNonce: clientNonce)
+        let opened = try await harness.agent.openSession(pairingId: id, clientNonce: clientNonce)
         var agentChannel = opened.channel
         var extensionChannel = SessionChannel(
             key: AutoFillCrypto.sessionKey(pairingKey: key, clientNonce: clientNonce, agentNonce: opened.agentNonce),
@@ -89,13 +89,13 @@ import _KeyhavenSupport
         #expect(try agentChannel.open(counter: counter, sealed: sealed) == Data("state".utf8))
     }
 
-    @Test func aWrongCodeCountsEachTryIsOneGuessAndThreeEndTheRequest() throws {
+    @Test func aWrongCodeCountsEachTryIsOneGuessAndThreeEndTheRequest() async throws {
         let harness = try Self.harness()
         let agent = harness.agent
         let view = HarnessView(agent: agent)
-        let first = try Try(view, code: "000000")
-        #expect(agent.waitForPairingCode(timeout: 1)?.code == Self.code)
-        #expect(first.finish(agent) == AutoFillError(.userCanceled, "The pairing code is wrong (2 more tries)."))
+        let first = try await Try(view, code: "000000")
+        #expect(await agent.waitForPairingCode(timeout: 1)?.code == Self.code)
+        #expect(await first.finish(agent) == AutoFillError(.userCanceled, "The pairing code is wrong (2 more tries)."))
         // The try is spent: its share cannot take a second guess, and that costs nothing.
         var again = first
         again.side = try PairingExchange(
@@ -110,69 +110,69 @@ import _KeyhavenSupport
             ),
             scalar: Self.random(32)
         )
-        #expect(again.finish(agent)?.code == .badRequest)
+        #expect(await again.finish(agent)?.code == .badRequest)
         // Another try of the same request: the same code, a fresh agent share and nonce.
-        let second = try Try(view, code: "111111", request: first.offer.request)
+        let second = try await Try(view, code: "111111", request: first.offer.request)
         #expect(second.offer.request == first.offer.request)
         #expect(second.offer.agentShare != first.offer.agentShare && second.offer.agentNonce != first.offer.agentNonce)
-        #expect(second.finish(agent) == AutoFillError(.userCanceled, "The pairing code is wrong (1 more try)."))
-        let third = try Try(view, code: "222222", request: first.offer.request)
+        #expect(await second.finish(agent) == AutoFillError(.userCanceled, "The pairing code is wrong (1 more try)."))
+        let third = try await Try(view, code: "222222", request: first.offer.request)
         #expect(
-            third.finish(agent)
+            await third.finish(agent)
                 == AutoFillError(.userCanceled, "The pairing code was wrong 3 times: start pairing again.")
         )
         // Gone: no fourth try, even with the right code.
-        #expect(throws: AutoFillError.self) { try Try(view, code: Self.code, request: first.offer.request) }
-        #expect(try agent.pairings().isEmpty)
+        await #expect(throws: AutoFillError.self) { try await Try(view, code: Self.code, request: first.offer.request) }
+        #expect(try await agent.pairings().isEmpty)
         // A new request pairs; so does a second try after one wrong code.
-        _ = try view.pairing()
-        let wrong = try Try(view, code: "999999")
-        #expect(agent.waitForPairingCode(timeout: 1) != nil)
-        #expect(wrong.finish(agent)?.code == .userCanceled)
-        #expect(try Try(view, code: Self.code, request: wrong.offer.request).finish(agent) == nil)
-        #expect(try agent.pairings().count == 2)
+        _ = try await view.pairing()
+        let wrong = try await Try(view, code: "999999")
+        #expect(await agent.waitForPairingCode(timeout: 1) != nil)
+        #expect(await wrong.finish(agent)?.code == .userCanceled)
+        #expect(try await Try(view, code: Self.code, request: wrong.offer.request).finish(agent) == nil)
+        #expect(try await agent.pairings().count == 2)
     }
 
-    @Test func aRequestLivesFiveMinutesForTheBrowserThatAskedAndALockEndsIt() throws {
+    @Test func aRequestLivesFiveMinutesForTheBrowserThatAskedAndALockEndsIt() async throws {
         let harness = try Self.harness()
         let agent = harness.agent
         let view = HarnessView(agent: agent)
-        let late = try Try(view, code: Self.code)
-        #expect(agent.waitForPairingCode(timeout: 1) != nil)
+        let late = try await Try(view, code: Self.code)
+        #expect(await agent.waitForPairingCode(timeout: 1) != nil)
         harness.clock.advance(by: 5 * 60 + 1)
-        #expect(late.finish(agent)?.code == .notPaired)
+        #expect(await late.finish(agent)?.code == .notPaired)
 
-        let asked = try Try(view, code: "000000")
-        #expect(agent.waitForPairingCode(timeout: 1) != nil)
-        #expect(asked.finish(agent)?.code == .userCanceled)
+        let asked = try await Try(view, code: "000000")
+        #expect(await agent.waitForPairingCode(timeout: 1) != nil)
+        #expect(await asked.finish(agent)?.code == .userCanceled)
         let stranger = HarnessView(agent: agent, browser: "firefox", caller: "someone@else")
-        #expect(throws: AutoFillError.self) { try Try(stranger, code: Self.code, request: asked.offer.request) }
-        agent.lock()
-        #expect(throws: AutoFillError(.locked, "Unlock Keyhaven to pair a browser.")) {
-            try Try(view, code: Self.code, request: asked.offer.request)
+        await #expect(throws: AutoFillError.self) { try await Try(stranger, code: Self.code, request: asked.offer.request) }
+        await agent.lock()
+        await #expect(throws: AutoFillError(.locked, "Unlock Keyhaven to pair a browser.")) {
+            try await Try(view, code: Self.code, request: asked.offer.request)
         }
-        try harness.unlock()
-        #expect(throws: AutoFillError.self) { try Try(view, code: Self.code, request: asked.offer.request) }
+        try await harness.unlock()
+        await #expect(throws: AutoFillError.self) { try await Try(view, code: Self.code, request: asked.offer.request) }
     }
 
-    @Test func aCodeNobodyWasShownTakesNoGuessesAndRequestsStayFew() throws {
+    @Test func aCodeNobodyWasShownTakesNoGuessesAndRequestsStayFew() async throws {
         let harness = try Self.harness()
         let agent = harness.agent
         let view = HarnessView(agent: agent)
         // A process that makes requests and never shows their codes gets no guess, right or wrong.
-        let unseen = try Try(view, code: Self.code)
-        #expect(unseen.finish(agent)?.code == .failed)
-        #expect(try agent.pairings().isEmpty)
+        let unseen = try await Try(view, code: Self.code)
+        #expect(await unseen.finish(agent)?.code == .failed)
+        #expect(try await agent.pairings().isEmpty)
         // Once `keyhaven browser pair` showed the code, the same try (not spent) pairs.
-        #expect(agent.waitForPairingCode(timeout: 1)?.code == Self.code)
-        #expect(unseen.finish(agent) == nil)
+        #expect(await agent.waitForPairingCode(timeout: 1)?.code == Self.code)
+        #expect(await unseen.finish(agent) == nil)
         // Requests made in a loop push out the oldest: at most 8 stay open.
-        let first = try Try(view, code: Self.code)
+        let first = try await Try(view, code: Self.code)
         for _ in 0..<8 {
             harness.clock.advance(by: 1)
-            _ = try agent.beginPairing(clientNonce: Self.random(16), caller: "test", browser: "chromium")
+            _ = try await agent.beginPairing(clientNonce: Self.random(16), caller: "test", browser: "chromium")
         }
-        #expect(throws: AutoFillError.self) { try Try(view, code: Self.code, request: first.offer.request) }
+        await #expect(throws: AutoFillError.self) { try await Try(view, code: Self.code, request: first.offer.request) }
         #expect(agent.state.withLock { $0.requests.count } == 8)
     }
 
@@ -183,7 +183,7 @@ import _KeyhavenSupport
         [real, guess] + (1...200).map { String(format: "%06d", $0 * 4_999 % 1_000_000) }
     }
 
-    @Test func theOfflineSearchThatFindsTheCodeInProtocol1sProofFindsNothingInCPace() throws {
+    @Test func theOfflineSearchThatFindsTheCodeInProtocol1sProofFindsNothingInCPace() async throws {
         let real = Self.code
         let guess = "000000"
 
@@ -263,14 +263,14 @@ import _KeyhavenSupport
         #expect(relayConfirms(guess, try extensionReply(typed: guess)))
     }
 
-    @Test func aRelayBetweenTheExtensionAndTheAgentGetsOneOnlineGuessPerTryAndThenNothing() throws {
+    @Test func aRelayBetweenTheExtensionAndTheAgentGetsOneOnlineGuessPerTryAndThenNothing() async throws {
         let harness = try Self.harness()
         let agent = harness.agent
         // The relay starts its own request with the agent; the person reads the code the agent
         // shows and types it into their extension, whose pair.begin went to the relay.
         let relayView = HarnessView(agent: agent)
-        let first = try Try(relayView, code: "000000")
-        let shown = try #require(agent.waitForPairingCode(timeout: 1)).code
+        let first = try await Try(relayView, code: "000000")
+        let shown = try #require(await agent.waitForPairingCode(timeout: 1)).code
         let extensionNonce = Self.random(16)
         let relayAgentNonce = Self.random(16)
         let relaySide = try PairingExchange(
@@ -299,25 +299,25 @@ import _KeyhavenSupport
         )
         let extensionConfirm = try extensionSide.keys(otherShare: relaySide.share).clientConfirm
         // Forwarded to the agent, the extension's share and tag belong to another run: they fail and count.
-        #expect(throws: AutoFillError(.userCanceled, "The pairing code is wrong (2 more tries).")) {
-            try agent.finishPairing(
+        await #expect(throws: AutoFillError(.userCanceled, "The pairing code is wrong (2 more tries).")) {
+            try await agent.finishPairing(
                 request: first.offer.request,
                 clientShare: extensionSide.share,
                 clientConfirm: extensionConfirm
             )
         }
         // Every other guess needs a try of its own (a fresh agent share) and counts.
-        #expect(try Try(relayView, code: "111111", request: first.offer.request).finish(agent)?.code == .userCanceled)
-        #expect(try Try(relayView, code: "222222", request: first.offer.request).finish(agent)?.code == .userCanceled)
-        #expect(throws: AutoFillError.self) { try Try(relayView, code: shown, request: first.offer.request) }
-        #expect(try agent.pairings().isEmpty)
+        #expect(try await Try(relayView, code: "111111", request: first.offer.request).finish(agent)?.code == .userCanceled)
+        #expect(try await Try(relayView, code: "222222", request: first.offer.request).finish(agent)?.code == .userCanceled)
+        await #expect(throws: AutoFillError.self) { try await Try(relayView, code: shown, request: first.offer.request) }
+        #expect(try await agent.pairings().isEmpty)
 
         // A relay that forwards but names another browser than the extension's makes the two sides
         // disagree on CI: no pairing, a wrong try counted.
         let claimedFirefox = HarnessView(agent: agent, browser: "firefox", caller: "test")
         let nonce = Self.random(16)
-        let offer = try agent.beginPairing(clientNonce: nonce, caller: "test", browser: claimedFirefox.browser)
-        #expect(agent.waitForPairingCode(timeout: 1) != nil)
+        let offer = try await agent.beginPairing(clientNonce: nonce, caller: "test", browser: claimedFirefox.browser)
+        #expect(await agent.waitForPairingCode(timeout: 1) != nil)
         let chromium = try PairingExchange(
             role: .extensionSide,
             context: PairingContext(
@@ -330,17 +330,17 @@ import _KeyhavenSupport
             ),
             scalar: Self.random(32)
         )
-        #expect(throws: AutoFillError.self) {
-            try agent.finishPairing(
+        await #expect(throws: AutoFillError.self) {
+            try await agent.finishPairing(
                 request: offer.request,
                 clientShare: chromium.share,
                 clientConfirm: chromium.keys(otherShare: offer.agentShare).clientConfirm
             )
         }
-        #expect(try agent.pairings().isEmpty)
+        #expect(try await agent.pairings().isEmpty)
     }
 
-    @Test func anAgentThatDoesNotKnowTheCodeCannotConfirmToTheExtension() throws {
+    @Test func anAgentThatDoesNotKnowTheCodeCannotConfirmToTheExtension() async throws {
         // The extension checks the agent's tag before it keeps the key: a stand-in agent (a relay
         // answering pair.begin) that guessed wrong cannot make one.
         let context = PairingContext(

@@ -23,17 +23,17 @@ import Glibc
         init() throws {
             testVault = try TestVault()
             directory = try TemporaryDirectory.make().appendingPathComponent("run")
-            let agent = AutoFillAgent(.init(vaultURL: testVault.url, allowInsecureKDF: true))
+            let agent = AutoFillAgent(vaultURL: testVault.url, allowInsecureKDF: true)
             server = AgentServer(agent: agent, socketPath: directory.path + "/agent.sock", version: "test") {
                 command,
                 vault in
                 (0, "ran \(command.arguments.joined(separator: " ")) with \(try! vault.count()) credentials", "")
             }
             try server.bind()
-            Thread { [server] in server.serve() }.start()
+            Task { [server] in try await server.serve() }
         }
 
-        deinit { server.stop() }
+        deinit { Task { [server] in await server.stop() } }
 
         func connect() throws -> FrameConnection { try #require(try UnixSocket.connect(to: server.socketPath)) }
 
@@ -43,7 +43,7 @@ import Glibc
         }
     }
 
-    @Test func theSocketIsPrivateFromTheStartAndASecondAgentIsRefused() throws {
+    @Test func theSocketIsPrivateFromTheStartAndASecondAgentIsRefused() async throws {
         let running = try Running()
         var info = stat()
         #expect(stat(running.directory.path, &info) == 0)
@@ -56,10 +56,10 @@ import Glibc
             version: "t",
             runCommand: nil
         )
-        #expect(throws: AgentError.self) { try second.bind() }
+        await #expect(throws: AgentError.self) { try second.bind() }
     }
 
-    @Test func theCLIUnlocksRunsCommandsWithTheVaultAndLocks() throws {
+    @Test func theCLIUnlocksRunsCommandsWithTheVaultAndLocks() async throws {
         let running = try Running()
         _ = try running.testVault.vault.add(
             CredentialContent(services: [ServiceIdentifier("example.com")], user: "ada", password: "p")
@@ -82,7 +82,7 @@ import Glibc
         #expect(try running.ask(cli, ["v": 1, "id": 8, "type": "agent.status"])["ok"]?["state"]?.string == "locked")
     }
 
-    @Test func aBrowserPairsAndTalksSealedAndNeverReachesTheCLIRequests() throws {
+    @Test func aBrowserPairsAndTalksSealedAndNeverReachesTheCLIRequests() async throws {
         let running = try Running()
         _ = try running.testVault.vault.add(
             CredentialContent(services: [ServiceIdentifier("example.com")], user: "ada", password: "pw-1")
@@ -215,7 +215,7 @@ import Glibc
     /// Review 2026-11-27 #9, over the socket: a relay (any process of the user) poses as the browser
     /// host, starts pairing, and sits between the person's extension and the agent. It cannot use
     /// the extension's reply, each of its own guesses costs a try, and after three it has nothing.
-    @Test func aRelayOnTheSocketGetsThreeOnlineGuessesAndNoPairing() throws {
+    @Test func aRelayOnTheSocketGetsThreeOnlineGuessesAndNoPairing() async throws {
         let running = try Running()
         let cli = try running.connect()
         _ = try running.ask(
@@ -308,7 +308,7 @@ import Glibc
         #expect(try running.ask(cli, ["v": 1, "id": 3, "type": "agent.pairings"])["ok"] == [])
     }
 
-    @Test func aFrameOverOneMebibyteEndsTheConnection() throws {
+    @Test func aFrameOverOneMebibyteEndsTheConnection() async throws {
         let running = try Running()
         let connection = try running.connect()
         try connection.send(["v": 1, "type": "host.hello", "caller": "x", "browser": "chromium"] as JSONValue)

@@ -33,7 +33,7 @@ import Glibc
         LoopbackTCP.Endpoint(address: [127, 0, 0, 1], port: port)
     }
 
-    @Test func rowsAreReadAsTheKernelWritesThem() throws {
+    @Test func rowsAreReadAsTheKernelWritesThem() async throws {
         let sockets = LoopbackTCP.parse(Self.table) + LoopbackTCP.parse(Self.table6)
         #expect(sockets.count == 5)
         let listener = try #require(sockets.first)
@@ -45,7 +45,7 @@ import Glibc
         #expect(LoopbackTCP.parse("header\nnot a row\n   0: zz:1 00:0 0A").isEmpty)
     }
 
-    @Test func theClientsOwnerIsTheOwnerOfItsEndOfTheConnection() {
+    @Test func theClientsOwnerIsTheOwnerOfItsEndOfTheConnection() async {
         let sockets = LoopbackTCP.parse(Self.table) + LoopbackTCP.parse(Self.table6)
         #expect(
             LoopbackTCP.owner(ofClient: Self.endpoint(40000), connectedTo: Self.endpoint(7447), in: sockets) == 1000
@@ -65,7 +65,7 @@ import Glibc
         )
     }
 
-    @Test func aPortIsSaidToBeHeldByWhoeverListensThere() throws {
+    @Test func aPortIsSaidToBeHeldByWhoeverListensThere() async throws {
         let sockets = LoopbackTCP.parse(Self.table) + LoopbackTCP.parse(Self.table6)
         let other = try #require(LoopbackTCP.describeHolder(ofPort: 8080, sockets: sockets, uid: 0))
         #expect(other.contains("127.0.0.1:8080 is held by another user (uid 65534"))
@@ -76,7 +76,7 @@ import Glibc
         #expect(LoopbackTCP.describeHolder(ofPort: 8080, sockets: nil, uid: 0) == nil)
     }
 
-    @Test func aListenerOfOursIsNamedWithItsProcess() throws {
+    @Test func aListenerOfOursIsNamedWithItsProcess() async throws {
         let (descriptor, port) = try LoopbackPort.bound()
         defer { close(descriptor) }
         try #require(listen(descriptor, 1) == 0)
@@ -84,19 +84,19 @@ import Glibc
         #expect(said.contains("127.0.0.1:\(port) is in use by another program of yours (pid \(getpid()),"), "\(said)")
         // The web app refuses it and says so.
         let app = try makeApp()
-        let error = try #require(throws: WebAppError.self) { try app.startBlocking(port: port) }
+        let error = try await #require(throws: WebAppError.self) { try await app.start(port: port) }
         #expect(error.code == .cannotListen)
         #expect(error.message.contains("another program of yours (pid \(getpid())"), "\(error.message)")
     }
 
-    @Test func anAppThatListensAlreadyRefusesAnotherPort() throws {
+    @Test func anAppThatListensAlreadyRefusesAnotherPort() async throws {
         let app = try makeApp()
         defer { app.stop() }
-        let port = try app.startBlocking(port: 0)
-        #expect(try app.startBlocking(port: 0) == port)
-        #expect(try app.startBlocking(port: port) == port)
+        let port = try await app.start(port: 0)
+        #expect(try await app.start(port: 0) == port)
+        #expect(try await app.start(port: port) == port)
         let other = try LoopbackPort.unused()
-        let error = try #require(throws: WebAppError.self) { try app.startBlocking(port: other) }
+        let error = try await #require(throws: WebAppError.self) { try await app.start(port: other) }
         #expect(error.message.contains("already listens on 127.0.0.1:\(port), not \(other)"), "\(error.message)")
     }
 
@@ -121,7 +121,7 @@ import Glibc
         let (listener, port) = try Self.foreignListener()
         defer { listener.terminate() }
         let app = try makeApp()
-        let error = try #require(throws: WebAppError.self) { try app.startBlocking(port: port) }
+        let error = try await #require(throws: WebAppError.self) { try await app.start(port: port) }
         #expect(error.code == .cannotListen)
         #expect(
             error.message.contains("127.0.0.1:\(port) is held by another user (uid 65534 (nobody))"),
@@ -161,7 +161,7 @@ import Glibc
 
     func makeApp() throws -> WebApp {
         WebApp(
-            agent: AutoFillAgent(.init(vaultURL: try TestVault().url, allowInsecureKDF: true)),
+            agent: AutoFillAgent(vaultURL: try TestVault().url, allowInsecureKDF: true),
             services: .init(
                 breachSource: { _, _ in .none(reason: "") },
                 auditNetwork: { _ in .none },

@@ -50,7 +50,7 @@ import _KeyhavenSupport
                     CredentialContent(services: [ServiceIdentifier(service)], user: user, password: password)
                 )
             }
-            agent = AutoFillAgent(.init(vaultURL: testVault.url, allowInsecureKDF: true))
+            agent = AutoFillAgent(vaultURL: testVault.url, allowInsecureKDF: true)
             app = WebApp(
                 agent: agent,
                 services: .init(
@@ -113,7 +113,7 @@ import _KeyhavenSupport
             let link = try #require(Self.continueLink(in: reply.body))
             #expect(link.hasPrefix("/s/") && link.hasSuffix("/"))
             var session = Session(cookie: cookie, csrf: "", base: String(link.dropLast()))
-            if unlock { try agent.unlock(masterPassword: testVault.masterPassword) }
+            if unlock { try await agent.unlock(masterPassword: testVault.masterPassword) }
             let page = try await get(unlock ? "/settings" : "/unlock", session)
             session.csrf = try #require(Self.csrf(in: page.body))
             return session
@@ -224,7 +224,7 @@ import _KeyhavenSupport
         }
         // A state change with the cookie (and even the CSRF token) but no capability changes nothing.
         let lock = try await h.post("/lock", session.with(csrf: session.csrf).rebased(""))
-        #expect(lock.status == 401 && h.agent.isUnlocked)
+        #expect(lock.status == 401 && await h.agent.isUnlocked)
         // The capability alone (an address seen over a shoulder, in a history) opens nothing either.
         #expect(try await h.request(session.base + "/api/items").status == 401)
         // Together they do.
@@ -239,7 +239,7 @@ import _KeyhavenSupport
     @Test func aLaunchSecretExpires() async throws {
         let clock = TestClock()
         let testVault = try TestVault()
-        let agent = AutoFillAgent(.init(vaultURL: testVault.url, allowInsecureKDF: true))
+        let agent = AutoFillAgent(vaultURL: testVault.url, allowInsecureKDF: true)
         let app = WebApp(
             agent: agent,
             services: .init(
@@ -265,7 +265,7 @@ import _KeyhavenSupport
         let folder = try TemporaryDirectory.make().appendingPathComponent("run")
         try PrivateFile.createDirectory(at: folder)
         let app = WebApp(
-            agent: AutoFillAgent(.init(vaultURL: testVault.url, allowInsecureKDF: true)),
+            agent: AutoFillAgent(vaultURL: testVault.url, allowInsecureKDF: true),
             services: .init(
                 breachSource: { _, _ in .none(reason: "") },
                 auditNetwork: { _ in .none },
@@ -298,7 +298,7 @@ import _KeyhavenSupport
         let open = folder.appendingPathComponent("open")
         try FileManager.default.createDirectory(at: open, withIntermediateDirectories: false)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: open.path)
-        #expect(throws: WebAppError.self) { try app.launch(redirectFileIn: open) }
+        await #expect(throws: WebAppError.self) { try app.launch(redirectFileIn: open) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: open.path).isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["open"])
     }
@@ -327,11 +327,11 @@ import _KeyhavenSupport
         )
         #expect(noOrigin.status == 403)
         #expect(try await h.post("/lock", session.with(csrf: "wrong")).status == 403)
-        #expect(h.agent.isUnlocked)
+        #expect(await h.agent.isUnlocked)
         let locked = try await h.post("/lock", session)
         #expect(locked.status == 303)
         #expect(locked.headers.first(name: "Location") == session.base + "/unlock")
-        #expect(!h.agent.isUnlocked)
+        #expect(await h.agent.isUnlocked == false)
     }
 
     @Test func everyResponseCarriesTheSecurityHeaders() async throws {
@@ -360,10 +360,10 @@ import _KeyhavenSupport
         #expect(wrong.status == 401)
         #expect(wrong.body.contains("The master password is wrong"))
         #expect(!wrong.body.contains("not it"))
-        #expect(!h.agent.isUnlocked)
+        #expect(await h.agent.isUnlocked == false)
         let right = try await h.post("/unlock", session, fields: [("masterPassword", h.testVault.masterPassword)])
         #expect(right.status == 303)
-        #expect(h.agent.isUnlocked)
+        #expect(await h.agent.isUnlocked)
     }
 
     @Test func theAuditAPIIsTheReportTheCLIPrints() async throws {
@@ -474,7 +474,7 @@ import _KeyhavenSupport
         let session = try await h.session()
         #expect(try await h.get("/api/audit", session).status == 200)
         #expect(h.app.state.withLock { $0.audit != nil })
-        h.agent.lock()  // as the idle lock or `keyhaven lock` would
+        await h.agent.lock()  // as the idle lock or `keyhaven lock` would
         #expect(h.app.state.withLock { $0.audit == nil && $0.previews.isEmpty })
         let page = try await h.get("/vault", session)
         #expect(page.status == 303 && page.headers.first(name: "Location") == session.base + "/unlock")
@@ -569,7 +569,7 @@ import _KeyhavenSupport
         #expect(site.asked.withLock { $0 } == asked2)
     }
 
-    @Test func theGeneratorHonoursRulesAndLength() {
+    @Test func theGeneratorHonoursRulesAndLength() async {
         let digits = WebApp.generate(
             length: "",
             rules: "required: digit; allowed: digit; minlength: 9; maxlength: 9;",

@@ -2,6 +2,7 @@ import ArgumentParser
 import AutoFill
 import Foundation
 import KeyhavenAgent
+import KeyhavenApp
 import KeyhavenWebApp
 import Vault
 import _KeyhavenSupport
@@ -76,7 +77,9 @@ extension Keyhaven {
                 guard FileManager.default.fileExists(atPath: vaultURL.path) else {
                     throw Output.failure("no vault at \(vaultURL.path): create one with `keyhaven init`")
                 }
-                let agent = AutoFillAgent(
+                // The one unlocked Keyhaven of this process: the CLI's requests, browsers and the web
+                // app all reach the vault through it.
+                let session = KeyhavenSession(
                     .init(
                         vaultURL: vaultURL,
                         idleLock: idle == 0 ? .infinity : idle,
@@ -84,6 +87,7 @@ extension Keyhaven {
                         verificationWindow: verification
                     )
                 )
+                let agent = AutoFillAgent(session: session)
                 let location = AgentClient.location(socket)
                 let path = location.socketPath
                 let executable = CommandIO.current.executable
@@ -117,7 +121,7 @@ extension Keyhaven {
                         return (status, io.standardOutput, io.standardError)
                     },
                     launchWebApp: { port, withFile in
-                        let bound = try web.startBlocking(port: port)
+                        let bound = try await web.start(port: port)
                         // The launch file goes into the agent's private runtime folder, the socket's.
                         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
                         let launch = try web.launch(redirectFileIn: withFile ? folder : nil)
@@ -142,22 +146,21 @@ extension Keyhaven {
                 do {
                     try TerminationSignals.watch { number, count in
                         if count > 1 {
-                            agent.lock()
+                            // The unlocked key ends with the process.
                             _exit(128 + number)
                         }
                         Output.error("keyhaven agent: signal \(number): locking and stopping")
-                        server.stop()
+                        Task { await server.stop() }
                     }
                 } catch {
-                    server.stop()
+                    await server.stop()
                     throw Output.failure("\(error)")
                 }
-                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                    let thread = Thread {
-                        server.serve()
-                        done.resume()
-                    }
-                    thread.start()
+                do {
+                    try await server.serve()
+                } catch {
+                    await server.stop()
+                    throw Output.failure("the agent stopped: \(error)")
                 }
                 web.stop()
                 Output.error("keyhaven agent: stopped")

@@ -254,19 +254,10 @@ extension Keyhaven {
         /// served in this process while shiny still runs, so the recommendations' Upgrade buttons
         /// work. On a terminal the demo waits for Enter; otherwise it prints the URL and ends.
         func openTheApp(on vaultURL: URL, say: @escaping @Sendable (String) -> Void) async throws {
-            let agent = AutoFillAgent(.init(vaultURL: vaultURL, idleLock: .infinity))
+            let agent = AutoFillAgent(vaultURL: vaultURL, idleLock: .infinity)
             let web = WebApp(agent: agent, services: .http(environment: CommandIO.current.environment))
-            // scrypt at full strength: a thread of its own, not the cooperative pool.
-            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-                Thread {
-                    do {
-                        try agent.unlock(masterPassword: Self.masterPassword)
-                        done.resume()
-                    } catch {
-                        done.resume(throwing: error)
-                    }
-                }.start()
-            }
+            // scrypt at full strength, on the session's own thread (not the cooperative pool).
+            try await agent.unlock(masterPassword: Self.masterPassword)
             let ready = AsyncStream.makeStream(of: Int.self)
             let server = Task { try await web.serve(port: 0) { ready.continuation.yield($0) } }
             defer { server.cancel() }
