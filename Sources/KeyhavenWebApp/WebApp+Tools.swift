@@ -176,11 +176,12 @@ extension WebApp {
             let form = try await self.form(request, context)
             let vault = try await self.requireVault()
             var settings = WebSettings()
+            let idleMinutes = await self.idleLockMinutes
             let refuse = { (message: String) -> Response in
                 Self.html(
                     WebAppPages.settings(
                         settings,
-                        idleLockMinutes: self.idleLockMinutes,
+                        idleLockMinutes: idleMinutes,
                         session: context.page,
                         flash: nil,
                         error: message

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KeyhavenApp
 import KeyhavenTesting
 import Testing
 import Vault
@@ -65,37 +66,39 @@ import _KeyhavenSupport
         }
         #expect(await harness.agent.isUnlocked == false)
         try await harness.unlock()
+        let session = harness.agent.session
         harness.clock.advance(by: 59)
-        await harness.agent.tick()
+        await session.tick()
         #expect(await harness.agent.isUnlocked)
         _ = try await harness.agent.vault()  // activity
         harness.clock.advance(by: 59)
-        await harness.agent.tick()
+        await session.tick()
         #expect(await harness.agent.isUnlocked)
         harness.clock.advance(by: 1)
-        await harness.agent.tick()
+        await session.tick()
         #expect(await harness.agent.isUnlocked == false)
     }
 
     @Test func theIdleLockSetInTheAppIsKeptInTheVaultForTheNextAgent() async throws {
         let harness = try Harness(idleLock: 900)
-        await #expect(throws: AutoFillError.self) { try harness.agent.setIdleLock(120) }  // locked
+        let session = harness.agent.session
+        await #expect(throws: SessionError.self) { try await session.setIdleLock(120) }  // locked
         try await harness.unlock()
-        try harness.agent.setIdleLock(120)
-        #expect(harness.agent.idleLock == 120)
+        try await session.setIdleLock(120)
+        #expect(await session.idleLockSeconds == 120)
         harness.clock.advance(by: 120)
-        await harness.agent.tick()
+        await session.tick()
         #expect(await harness.agent.isUnlocked == false)
         // Another agent on the same vault (started with its own default) takes it at unlock.
         let next = AutoFillAgent(vaultURL: harness.testVault.url, idleLock: 900, allowInsecureKDF: true, now: harness.clock.now)
-        #expect(next.idleLock == 900)
-        try next.unlock(masterPassword: harness.testVault.masterPassword)
-        #expect(next.idleLock == 120)
-        try next.setIdleLock(.infinity)
+        #expect(await next.session.idleLockSeconds == 900)
+        try await next.unlock(masterPassword: harness.testVault.masterPassword)
+        #expect(await next.session.idleLockSeconds == 120)
+        try await next.session.setIdleLock(.infinity)
         harness.clock.advance(by: 1_000_000)
-        next.tick()
-        #expect(next.isUnlocked)
-        #expect(next.status()["idleLockSeconds"]?.number == 0)
+        await next.session.tick()
+        #expect(await next.isUnlocked)
+        #expect(await next.status()["idleLockSeconds"]?.number == 0)
     }
 
     @Test func pairingsAreSealedInTheVaultAndSurviveARestartAndRevokingEndsThem() async throws {
@@ -103,10 +106,10 @@ import _KeyhavenSupport
         try await harness.unlock()
         let pairing = try await harness.pair()
         let again = AutoFillAgent(vaultURL: harness.testVault.url, allowInsecureKDF: true)
-        await #expect(throws: AutoFillError.self) { try again.openSession(pairingId: pairing, clientNonce: Data(count: 16)) }
+        await #expect(throws: AutoFillError.self) { try await again.openSession(pairingId: pairing, clientNonce: Data(count: 16)) }
         try await again.unlock(masterPassword: harness.testVault.masterPassword)
-        _ = try again.openSession(pairingId: pairing, clientNonce: Data(count: 16))
-        try again.revokePairing(pairing)
+        _ = try await again.openSession(pairingId: pairing, clientNonce: Data(count: 16))
+        try await again.revokePairing(pairing)
         #expect(await harness.errorCodeAfterRevoke(again, pairing) == "notPaired")
         #expect(try harness.testVault.reopen().agentRecords(kind: "browser-pairing").isEmpty)
     }
@@ -118,7 +121,7 @@ import _KeyhavenSupport
         let plain = try harness.add("http://plain.example.net", user: "old")
         try await harness.unlock()
         let pairing = try await harness.pair()
-        func provide(_ record: CredentialID, _ url: String, _ top: String) -> JSONValue {
+        func provide(_ record: CredentialID, _ url: String, _ top: String) async -> JSONValue {
             await harness.ask(
                 [
                     "id": 1, "type": "credential.provideWithoutUserInteraction",
@@ -129,15 +132,15 @@ import _KeyhavenSupport
             )
         }
         #expect(
-            provide(id, "https://example.com/login", "https://example.com/")["ok"]?["credential"]?["password"]?.string
+            await provide(id, "https://example.com/login", "https://example.com/")["ok"]?["credential"]?["password"]?.string
                 == "example-Pw-1"
         )
-        #expect(provide(id, "https://example.com/login", "https://www.example.com/")["ok"] != nil)  // same site
-        #expect(errorCode(provide(id, "https://example.com/login", "https://evil.test/")) == "userInteractionRequired")
-        #expect(errorCode(provide(id, "https://evil.test/", "https://evil.test/")) == "credentialIdentityNotFound")
-        #expect(provide(local, "http://127.0.0.1:8080/", "http://127.0.0.1:8080/")["ok"] != nil)  // loopback
+        #expect(await provide(id, "https://example.com/login", "https://www.example.com/")["ok"] != nil)  // same site
+        #expect(errorCode(await provide(id, "https://example.com/login", "https://evil.test/")) == "userInteractionRequired")
+        #expect(errorCode(await provide(id, "https://evil.test/", "https://evil.test/")) == "credentialIdentityNotFound")
+        #expect(await provide(local, "http://127.0.0.1:8080/", "http://127.0.0.1:8080/")["ok"] != nil)  // loopback
         #expect(
-            errorCode(provide(plain, "http://plain.example.net/", "http://plain.example.net/"))
+            errorCode(await provide(plain, "http://plain.example.net/", "http://plain.example.net/"))
                 == "userInteractionRequired"
         )
         // What the person confirmed in the extension's own prompt fills; never another site's.
@@ -212,7 +215,7 @@ import _KeyhavenSupport
         try await agent.unlock(masterPassword: testVault.masterPassword)
         let harness = HarnessView(agent: agent)
         let pairing = try await harness.pair()
-        func provide(_ deadline: Int) -> JSONValue {
+        func provide(_ deadline: Int) async -> JSONValue {
             await agent.handle(
                 [
                     "id": 1, "type": "credential.provideWithoutUserInteraction",
@@ -223,8 +226,8 @@ import _KeyhavenSupport
                 pairingId: pairing
             )
         }
-        #expect(errorCode(provide(1000)) == "userInteractionRequired")
-        #expect(provide(60_000)["ok"] != nil)
+        #expect(errorCode(await provide(1000)) == "userInteractionRequired")
+        #expect(await provide(60_000)["ok"] != nil)
     }
 
     @Test func savesAddUpdateOrLeaveAndTellEveryOpenSession() async throws {
@@ -233,7 +236,7 @@ import _KeyhavenSupport
         let pairing = try await harness.pair()
         let events = Events()
         _ = await harness.agent.addListener(pairingId: pairing) { events.append($0) }
-        func save(_ user: String, _ password: String) -> JSONValue {
+        func save(_ user: String, _ password: String) async -> JSONValue {
             await harness.ask(
                 [
                     "id": 1, "type": "credential.save", "url": "https://shop.example/signup", "user": .string(user),
@@ -242,10 +245,10 @@ import _KeyhavenSupport
                 pairing
             )
         }
-        let saved = save("ada", "first-Pw-1")
+        let saved = await save("ada", "first-Pw-1")
         #expect(saved["ok"]?["action"]?.string == "saved")
-        #expect(save("ada", "first-Pw-1")["ok"]?["action"]?.string == "unchanged")
-        #expect(save("ada", "second-Pw-2")["ok"]?["action"]?.string == "updated")
+        #expect(await save("ada", "first-Pw-1")["ok"]?["action"]?.string == "unchanged")
+        #expect(await save("ada", "second-Pw-2")["ok"]?["action"]?.string == "updated")
         let id = try #require(saved["ok"]?["recordIdentifier"]?.string.flatMap(CredentialID.init(rawValue:)))
         let vault = try await harness.agent.vault()
         #expect(try vault.credential(id).password == "second-Pw-2")
@@ -270,7 +273,7 @@ import _KeyhavenSupport
         let pairing = try await harness.pair()
         let events = Events()
         _ = await harness.agent.addListener(pairingId: pairing) { events.append($0) }
-        func users() -> [String] {
+        func users() async -> [String] {
             await harness.ask(
                 ["id": 1, "type": "identities.query", "url": "https://example.com/", "kinds": ["password"]],
                 pairing
@@ -278,11 +281,11 @@ import _KeyhavenSupport
                 "ok"
             ]?["identities"]?.array?.compactMap { $0["user"]?.string } ?? []
         }
-        #expect(users() == [])
+        #expect(await users() == [])
         // `keyhaven add` in another process: another connection to the same file.
         let other = try harness.testVault.reopen()
         _ = try other.add(CredentialContent(services: [ServiceIdentifier("example.com")], user: "bob", password: "b"))
-        #expect(users() == ["bob"])
+        #expect(await users() == ["bob"])
         #expect(events.all.contains { $0["event"]?.string == "identities.changed" && $0["replaced"]?.bool == true })
     }
 

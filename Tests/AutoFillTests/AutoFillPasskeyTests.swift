@@ -187,7 +187,7 @@ import _KeyhavenSupport
             pairing
         )
         #expect(choices["ok"]?["verificationRequired"]?.bool == true)
-        func assert(_ password: String?) -> JSONValue {
+        func assert(_ password: String?) async -> JSONValue {
             var message: [String: JSONValue] = [
                 "id": 3, "type": "passkey.assert", "options": request(challenge: [2], verification: "required"),
                 "origin": .string(Self.origin), "userPresent": true, "credentialId": .string(id),
@@ -195,9 +195,9 @@ import _KeyhavenSupport
             if let password { message["masterPassword"] = .string(password) }
             return await harness.ask(.object(message), pairing)
         }
-        #expect(code(assert(nil)) == "userVerificationRequired")
-        #expect(code(assert("not it")) == "wrongPassword")
-        let verified = assert(harness.testVault.masterPassword)
+        #expect(code(await assert(nil)) == "userVerificationRequired")
+        #expect(code(await assert("not it")) == "wrongPassword")
+        let verified = await assert(harness.testVault.masterPassword)
         #expect(verified["ok"]?["responseJson"] != nil)
         // Preferred (not required) verification signs without it, reporting UV false.
         harness.clock.advance(by: 6 * 60)
@@ -232,7 +232,7 @@ import _KeyhavenSupport
         )
         let id = try #require(registered["ok"]?["responseJson"]?["id"]?.string)
         let user = JSONValue.string(Base64URL.encode(Array("user-7".utf8)))
-        func offered() -> [String] {
+        func offered() async -> [String] {
             await harness.ask(
                 [
                     "id": 2, "type": "passkey.choices", "kind": "get", "options": request(challenge: [1]),
@@ -241,17 +241,17 @@ import _KeyhavenSupport
                 pairing
             )["ok"]?["passkeys"]?.array?.compactMap { $0["user"]?.string } ?? []
         }
-        func signal(_ fields: [String: JSONValue], origin: String = Self.origin) -> JSONValue {
+        func signal(_ fields: [String: JSONValue], origin: String = Self.origin) async -> JSONValue {
             var message: [String: JSONValue] = [
                 "id": 3, "type": "passkey.signal", "rpId": "example.com", "origin": .string(origin),
             ]
             message.merge(fields) { $1 }
             return await harness.ask(.object(message), pairing)
         }
-        #expect(offered() == ["ada"])
+        #expect(await offered() == ["ada"])
 
-        #expect(signal(["kind": "unknownCredential", "credentialId": .string(id)])["ok"]?["changed"]?.number == 1)
-        #expect(offered() == [])
+        #expect(await signal(["kind": "unknownCredential", "credentialId": .string(id)])["ok"]?["changed"]?.number == 1)
+        #expect(await offered() == [])
         #expect(try harness.testVault.vault.passkeys().first?.hidden == true)  // kept
         let hiddenAssert = await harness.ask(
             [
@@ -264,33 +264,33 @@ import _KeyhavenSupport
         #expect(code(hiddenAssert) == "credentialIdentityNotFound")
 
         #expect(
-            signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": [.string(id)]])[
+            await signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": [.string(id)]])[
                 "ok"
             ]?["changed"]?.number == 1
         )
-        #expect(offered() == ["ada"])
+        #expect(await offered() == ["ada"])
         #expect(
-            signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": []])["ok"]?[
+            await signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": []])["ok"]?[
                 "changed"
             ]?.number == 1
         )
-        #expect(offered() == [])
-        _ = signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": [.string(id)]])
+        #expect(await offered() == [])
+        _ = await signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": [.string(id)]])
 
         #expect(
-            signal(["kind": "currentUserDetails", "userId": user, "name": "ada@example.com", "displayName": "Ada L."])[
+            await signal(["kind": "currentUserDetails", "userId": user, "name": "ada@example.com", "displayName": "Ada L."])[
                 "ok"
             ]?["changed"]?.number == 1
         )
-        #expect(offered() == ["ada@example.com"])
+        #expect(await offered() == ["ada@example.com"])
         #expect(try harness.testVault.vault.passkeys().first?.userDisplayName == "Ada L.")
 
         // Another site cannot signal about this one's passkeys.
         #expect(
-            code(signal(["kind": "unknownCredential", "credentialId": .string(id)], origin: "https://evil.test"))
+            code(await signal(["kind": "unknownCredential", "credentialId": .string(id)], origin: "https://evil.test"))
                 == "originNotAllowed"
         )
-        #expect(offered() == ["ada@example.com"])
+        #expect(await offered() == ["ada@example.com"])
     }
 
     /// Review 2026-11-27 #2 and #11: an assertion is made only for a choice the person made in
@@ -317,7 +317,7 @@ import _KeyhavenSupport
         #expect(!flags.contains(.userPresent))
         #expect(!flags.contains(.userVerified))  // unlocked just now, but nobody was asked
         #expect(flags.contains(.attestedCredentialData))
-        await #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: challenge) }
+        #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: challenge) }
         let id = try #require(response["id"]?.string)
 
         // No gesture, no assertion: the agent refuses instead of signing without presence.
@@ -365,7 +365,7 @@ import _KeyhavenSupport
         let clientData = String(decoding: clientDataBytes, as: UTF8.self)
         #expect(clientData.hasSuffix(#","crossOrigin":true,"topOrigin":"https://news.example.org"}"#), "\(clientData)")
         // This site's kit accepts no framed registration.
-        await #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: [1, 2, 3]) }
+        #expect(throws: PasskeyError.self) { try relyingParty.verifyRegistration(response, challenge: [1, 2, 3]) }
 
         let malformed = await harness.ask(
             [

@@ -16,7 +16,7 @@ import _KeyhavenSupport
     /// The code the agent shows in these tests (the person reads it; a relay does not).
     static let code = "314159"
 
-    static func harness() throws -> Harness {
+    static func harness() async throws -> Harness {
         let harness = try Harness(
             randomness: AutoFillRandomness(bytes: AutoFillRandomness.system.bytes, code: { PairingTests.code })
         )
@@ -70,7 +70,7 @@ import _KeyhavenSupport
     }
 
     @Test func theRightCodePairsBothSidesConfirmAndTheKeyOpensASession() async throws {
-        let harness = try Self.harness()
+        let harness = try await Self.harness()
         let view = HarnessView(agent: harness.agent, browser: "firefox", caller: "autofill@keyhaven.dev")
         let (id, key) = try await view.pairing()  // checks the agent's tag too
         let pairing = try #require(try await harness.agent.pairings().first)
@@ -90,7 +90,7 @@ import _KeyhavenSupport
     }
 
     @Test func aWrongCodeCountsEachTryIsOneGuessAndThreeEndTheRequest() async throws {
-        let harness = try Self.harness()
+        let harness = try await Self.harness()
         let agent = harness.agent
         let view = HarnessView(agent: agent)
         let first = try await Try(view, code: "000000")
@@ -134,7 +134,7 @@ import _KeyhavenSupport
     }
 
     @Test func aRequestLivesFiveMinutesForTheBrowserThatAskedAndALockEndsIt() async throws {
-        let harness = try Self.harness()
+        let harness = try await Self.harness()
         let agent = harness.agent
         let view = HarnessView(agent: agent)
         let late = try await Try(view, code: Self.code)
@@ -156,7 +156,7 @@ import _KeyhavenSupport
     }
 
     @Test func aCodeNobodyWasShownTakesNoGuessesAndRequestsStayFew() async throws {
-        let harness = try Self.harness()
+        let harness = try await Self.harness()
         let agent = harness.agent
         let view = HarnessView(agent: agent)
         // A process that makes requests and never shows their codes gets no guess, right or wrong.
@@ -264,7 +264,7 @@ import _KeyhavenSupport
     }
 
     @Test func aRelayBetweenTheExtensionAndTheAgentGetsOneOnlineGuessPerTryAndThenNothing() async throws {
-        let harness = try Self.harness()
+        let harness = try await Self.harness()
         let agent = harness.agent
         // The relay starts its own request with the agent; the person reads the code the agent
         // shows and types it into their extension, whose pair.begin went to the relay.

@@ -56,7 +56,7 @@ import Glibc
             version: "t",
             runCommand: nil
         )
-        await #expect(throws: AgentError.self) { try second.bind() }
+        #expect(throws: AgentError.self) { try second.bind() }
     }
 
     @Test func theCLIUnlocksRunsCommandsWithTheVaultAndLocks() async throws {
