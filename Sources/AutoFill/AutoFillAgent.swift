@@ -78,7 +78,7 @@ public actor AutoFillAgent {
     /// The unlocked Keyhaven this adapter serves.
     public nonisolated let session: KeyhavenSession
     public nonisolated let configuration: Configuration
-    let state: Mutex<State>
+    nonisolated let state: Mutex<State>
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { session.unownedExecutor }
 

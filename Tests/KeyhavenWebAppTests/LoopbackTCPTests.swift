@@ -117,7 +117,7 @@ import Glibc
     }
 
     @Test(.enabled(if: OtherLocalUser.available, OtherLocalUser.reason))
-    func aPortAnotherUserHoldsIsRefusedAndTheUserNamed() throws {
+    func aPortAnotherUserHoldsIsRefusedAndTheUserNamed() async throws {
         let (listener, port) = try Self.foreignListener()
         defer { listener.terminate() }
         let app = try makeApp()
