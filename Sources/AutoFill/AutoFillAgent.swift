@@ -63,6 +63,11 @@ public actor AutoFillAgent {
         var requests: [String: PairingRequest] = [:]
         var listeners: [Int: Listener] = [:]
         var nextListener = 0
+        /// Whether the session's events reach ``sessionEvent(_:)``.
+        var following = false
+        /// A write of the agent's own is being noticed: its `.changed` is not broadcast (the write
+        /// tells browsers itself, incrementally).
+        var absorbingOwnWrite = false
     }
 
     struct Listener {
@@ -86,6 +91,8 @@ public actor AutoFillAgent {
         self.session = session
         self.configuration = configuration
         state = Mutex(State())
+        // Follow the session from the start (an unlock in the web app reaches browsers too); any
+        // call of the agent's makes sure of it as well (`onSession`).
         Task { [weak self] in await self?.followSession() }
     }
 
@@ -116,7 +123,8 @@ public actor AutoFillAgent {
 
     /// The session, reached synchronously: this actor runs on the session's executor.
     func onSession<T: Sendable>(_ body: (isolated KeyhavenSession) throws -> T) rethrows -> T {
-        try session.assumeIsolated(body)
+        followSession()
+        return try session.assumeIsolated(body)
     }
 
     // MARK: Locking
@@ -170,7 +178,9 @@ public actor AutoFillAgent {
     /// After a write of the agent's own: the session notices it (revision, events), and the
     /// identities are read again.
     func noteOwnWrite() {
+        state.withLock { $0.absorbingOwnWrite = true }
         onSession { $0.refresh() }
+        state.withLock { $0.absorbingOwnWrite = false }
         refreshIndex()
     }
 
@@ -206,24 +216,37 @@ public actor AutoFillAgent {
         }
     }
 
-    /// Follows the session's events: identities read again, browsers told.
-    func followSession() async {
-        for await event in await session.events() {
-            switch event {
-            case .unlocked(let revision):
-                // A new unlock reads the pairings again (another process may have revoked one).
-                state.withLock { $0.pairingsRead = false }
-                refreshIndex()
-                broadcast(["event": "state", "state": "unlocked"])
-                broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
-            case .locked(let revision):
-                forgetUnlockedState()
-                broadcast(["event": "state", "state": "locked"])
-                broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
-            case .changed(let revision):
-                refreshIndex()
-                broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+    /// Follows the session's events (once): identities read again, browsers told — synchronously,
+    /// on the executor both share, so a browser hears of a lock before `lock()` returns.
+    func followSession() {
+        let already = state.withLock { state in
+            defer { state.following = true }
+            return state.following
+        }
+        if already { return }
+        session.assumeIsolated { session in
+            session.observe { [weak self] event in
+                self?.assumeIsolated { $0.sessionEvent(event) }
             }
+        }
+    }
+
+    func sessionEvent(_ event: KeyhavenSession.Event) {
+        switch event {
+        case .unlocked(let revision):
+            // A new unlock reads the pairings again (another process may have revoked one).
+            state.withLock { $0.pairingsRead = false }
+            refreshIndex()
+            broadcast(["event": "state", "state": "unlocked"])
+            broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+        case .locked(let revision):
+            forgetUnlockedState()
+            broadcast(["event": "state", "state": "locked"])
+            broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+        case .changed(let revision):
+            if state.withLock({ $0.absorbingOwnWrite }) { return }
+            refreshIndex()
+            broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
         }
     }
 

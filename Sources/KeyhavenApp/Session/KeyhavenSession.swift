@@ -82,6 +82,7 @@ public actor KeyhavenSession {
     /// The vault files' modification times and sizes when the session last looked.
     var fileStamp: [Int64] = []
     var subscribers: [Int: AsyncStream<Event>.Continuation] = [:]
+    var observers: [Int: @Sendable (Event) -> Void] = [:]
     var nextSubscriber = 0
 
     public init(_ configuration: Configuration) {
@@ -287,9 +288,25 @@ public actor KeyhavenSession {
 
     func unsubscribe(_ id: Int) {
         subscribers[id] = nil
+        observers[id] = nil
+    }
+
+    /// Calls `observer` with every event, synchronously on the session's executor, before the call
+    /// that caused it returns (an adapter on the same executor — the agent — tells its browsers in
+    /// order). It must not block; ``stopObserving(_:)`` ends it.
+    @discardableResult
+    public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> Int {
+        nextSubscriber += 1
+        observers[nextSubscriber] = observer
+        return nextSubscriber
+    }
+
+    public func stopObserving(_ id: Int) {
+        observers[id] = nil
     }
 
     func publish(_ event: Event) {
+        for id in observers.keys.sorted() { observers[id]?(event) }
         for subscriber in subscribers.values { subscriber.yield(event) }
     }
 }
