@@ -89,6 +89,7 @@ let package = Package(
         // Apple's password-rules language: parse, canonicalize, validate, generate; quirks data.
         .target(
             name: "PasswordRules",
+            dependencies: ["_KeyhavenSupport"],
             exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
