@@ -38,30 +38,31 @@ let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swi
 let package = Package(
     name: "keyhaven",
     platforms: [.macOS(.v15)],
+    // Products are the kits people embed (their public API is promised under SemVer); every other
+    // target is internal to the package. README "Architecture" is generated from this file
+    // (scripts/architecture.py).
     products: [
         .executable(name: "keyhaven", targets: ["keyhaven"]),
         .executable(name: "shiny", targets: ["shiny"]),
         .library(name: "PasswordRules", targets: ["PasswordRules"]),
         .library(name: "PasswordStrength", targets: ["PasswordStrength"]),
-        .library(name: "Vault", targets: ["Vault"]),
-        .library(name: "AutoFill", targets: ["AutoFill"]),
-        .library(name: "KeyhavenAgent", targets: ["KeyhavenAgent"]),
-        .library(name: "KeyhavenWebApp", targets: ["KeyhavenWebApp"]),
-        .library(name: "Passkeys", targets: ["Passkeys"]),
         .library(name: "BreachCheck", targets: ["BreachCheck"]),
-        .library(name: "SecurityRecommendations", targets: ["SecurityRecommendations"]),
+        .library(name: "Vault", targets: ["Vault"]),
         .library(name: "AccountModification", targets: ["AccountModification"]),
         .library(name: "AccountModificationKit", targets: ["AccountModificationKit"]),
-        .library(name: "ShinyService", targets: ["ShinyService"]),
-        .library(name: "KeyhavenApp", targets: ["KeyhavenApp"]),
-        .library(name: "BreachCheckHTTP", targets: ["BreachCheckHTTP"]),
-        .library(name: "UpgradeHTTP", targets: ["UpgradeHTTP"]),
-        .library(name: "IdentityProviderServer", targets: ["IdentityProviderServer"]),
-        .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
-        .library(name: "KeyhavenJOSE", targets: ["KeyhavenJOSE"]),
-        .library(name: "IdentityProvider", targets: ["IdentityProvider"]),
-        .library(name: "IdentityProviderPostgres", targets: ["IdentityProviderPostgres"]),
         .library(name: "RelyingParty", targets: ["RelyingParty"]),
+        .library(name: "Passkeys", targets: ["Passkeys"]),
+        .library(name: "IdentityProvider", targets: ["IdentityProvider"]),
+        .library(name: "IdentityProviderServer", targets: ["IdentityProviderServer"]),
+        .library(name: "IdentityProviderPostgres", targets: ["IdentityProviderPostgres"]),
+        // Its types (JOSEError, signing keys, verified claims) are part of RelyingParty's and
+        // IdentityProvider's API, so their users may import it.
+        .library(name: "KeyhavenJOSE", targets: ["KeyhavenJOSE"]),
+        .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
+        // Not API (underscored, as swift-nio's docs/public-api.md): app-internal targets that this
+        // repository's Benchmarks/ package measures. A package can depend only on another's
+        // products, so they are offered here under a name that promises nothing.
+        .library(name: "_KeyhavenInternals", targets: ["AutoFill", "KeyhavenApp", "UpgradeHTTP", "ShinyService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
