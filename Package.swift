@@ -134,13 +134,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The identity provider over HTTP: Sign in with Apple's endpoints, pages, Keyhaven's device
-        // API and its client, the notification sender.
+        // API, the notification sender. What an operator runs: it links no part of the password
+        // manager (scripts/architecture.py checks it).
         .target(
             name: "IdentityProviderServer",
             dependencies: [
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE", "OneTimeCodes",
+                hummingbird, asyncHTTPClient, serviceLifecycle, logging, httpTypes, nioCore, nioHTTP1, unixSignals,
+                crypto,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The password manager's side of Sign in with Keyhaven: the client of a provider's device
+        // API (sign in, consent, authorize, connected services) and the upgrade's sign-in authority.
+        .target(
+            name: "IdentityProviderClient",
+            dependencies: [
                 "_KeyhavenSupport", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE", "KeyhavenApp",
-                "AccountModification", "OneTimeCodes", "Vault", hummingbird, asyncHTTPClient, serviceLifecycle,
-                logging, httpTypes, nioCore, nioHTTP1, unixSignals, crypto,
+                "AccountModification", "Vault", asyncHTTPClient, nioCore, nioHTTP1,
             ],
             swiftSettings: swiftSettings
         ),
@@ -278,7 +289,7 @@ let package = Package(
                 "Vault",
                 "BreachCheck",
                 "SecurityRecommendations",
-                "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer",
+                "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer", "IdentityProviderClient",
                 "KeyhavenApp",
                 "AccountModification",
                 "OneTimeCodes",
@@ -415,7 +426,8 @@ let package = Package(
             name: "IdentityProviderTests",
             dependencies: [
                 "_KeyhavenSupport", "IdentityProvider", "IdentityProviderPostgres", "IdentityProviderServer",
-                "IdentityProviderTestSupport", "RelyingParty", "KeyhavenJOSE", "UpgradeHTTP", "KeyhavenTesting",
+                "IdentityProviderClient", "IdentityProviderTestSupport", "RelyingParty", "KeyhavenJOSE", "UpgradeHTTP",
+                "KeyhavenTesting",
                 "OneTimeCodes", "ShinyService", "KeyhavenApp", "Vault", "AccountModification", asyncHTTPClient, jwtKit,
                 logging, crypto, nioCore, nioHTTP1,
             ],
@@ -467,6 +479,14 @@ let package = Package(
             dependencies: [
                 "IdentityProviderPostgres", "IdentityProvider", "IdentityProviderServer", "IdentityProviderTestSupport",
                 "KeyhavenJOSE", "KeyhavenTesting", "RelyingParty", crypto, logging,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IdentityProviderClientTests",
+            dependencies: [
+                "IdentityProviderClient", "IdentityProvider", "IdentityProviderTestSupport", "OneTimeCodes",
+                asyncHTTPClient, hummingbird, httpTypes, logging, nioCore, nioHTTP1,
             ],
             swiftSettings: swiftSettings
         ),
