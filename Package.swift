@@ -236,10 +236,7 @@ let package = Package(
         // pairing and session crypto, the agent's state; no sockets, threads or HTTP.
         .target(
             name: "AutoFill",
-            dependencies: [
-                "Vault", "PasswordRules", "OneTimeCodes", "SecurityRecommendations", "Passkeys", "_KeyhavenSupport",
-                crypto,
-            ],
+            dependencies: ["Vault", "PasswordRules", "OneTimeCodes", "Passkeys", "_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
         // `keyhaven agent`'s process: the Unix socket (peer uid checked), one thread per connection,
