@@ -80,8 +80,9 @@ let package = Package(
     ],
     targets: [
         // Internal helpers every other target shares (not a product; its API is not promised to
-        // anyone): ServiceOrigin, constant-time compare, base64url and hex, form encoding, a small
-        // JSON writer, HTML that escapes by default.
+        // anyone): the one error shape (KeyhavenError), ServiceOrigin with the Public Suffix List and
+        // Apple's shared-credential groups, constant-time compare, base64url and hex, form encoding, a
+        // small JSON writer, HTML that escapes by default.
         .target(
             name: "_KeyhavenSupport",
             exclude: ["Resources"],
@@ -191,14 +192,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The `shiny` executable: runs the example service (`keyhaven demo` and the tests start it).
         .executableTarget(
             name: "shiny",
             dependencies: ["ShinyService", argumentParser],
             swiftSettings: swiftSettings
         ),
-        // The use-case layer between the CLI (and the coming agent and web app) and the domain:
-        // upgrades through one journal-first pipeline with explicit reconciliation, the audit's
-        // upgrade offers from the same manifest reader. Time and randomness are injected.
+        // The use-case layer between the front ends and the domain: upgrades through one journal-first
+        // pipeline with explicit reconciliation, the audit (its upgrade offers from the same manifest
+        // reader), imports. The CLI and the web app call it; the agent does not yet (issue 27). Time
+        // and randomness are injected.
         .target(
             name: "KeyhavenApp",
             dependencies: [
@@ -247,7 +250,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Passkeys (WebAuthn) without HTTP: CBOR, COSE keys, authenticator data, attestation `none`,
-        // the authenticator the agent will run, and — next — the relying-party kit (issue 16).
+        // the authenticator the agent runs, and the relying-party kit services mount
+        // (PasskeyRelyingParty).
         .target(
             name: "Passkeys",
             dependencies: ["_KeyhavenSupport", crypto],

@@ -2,6 +2,8 @@
 # Soundness checks that CI runs before the tests:
 #   - Swift sources are formatted (swift format lint --strict with .swift-format);
 #   - generated sources are up to date with the data they embed;
+#   - README's architecture section matches the package, and its boundaries hold
+#     (scripts/architecture.py: an operator's provider links no part of the password manager…);
 #   - nothing that must not be committed is tracked (.build, Package.resolved);
 #   - no source file reads ../shared at run time (the product ships its own copies).
 # Usage: scripts/soundness.sh [--fix]   (--fix formats in place first)
@@ -27,6 +29,9 @@ fi
 
 echo "== generated sources"
 python3 scripts/embed-resources.py --check || status=1
+
+echo "== architecture (README from swift package describe; boundaries)"
+python3 scripts/architecture.py --check || status=1
 
 echo "== tracked files"
 if git ls-files | grep -qE '(^|/)\.build[^/]*/|Package\.resolved$'; then
