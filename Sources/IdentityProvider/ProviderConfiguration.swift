@@ -140,10 +140,6 @@ public enum ProviderErrorDomain: KeyhavenErrorDomain {
 extension ProviderError {
     /// Seconds until trying again can succeed (`.tooManyAttempts`).
     public var retryAfter: Int64? { details }
-
-    public init(_ code: Code, _ message: String, retryAfter: Int64?, file: String = #fileID, line: UInt = #line) {
-        self.init(code, message, details: retryAfter, file: file, line: line)
-    }
 }
 
 extension ProviderError.Code {

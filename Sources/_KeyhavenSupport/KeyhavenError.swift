@@ -76,7 +76,7 @@ public struct KeyhavenError<Domain: KeyhavenErrorDomain>: Error, Hashable, Senda
         self.code = code
         self.message = message
         self.details = details
-        self.location = ErrorLocation(fileID: file, line: line)
+        self.location = ErrorLocation(file, line)
     }
 
     /// The message, after the code when the domain says so (``KeyhavenErrorDomain/descriptionIncludesCode``).
@@ -120,9 +120,9 @@ public struct ErrorLocation: Hashable, Sendable, CustomStringConvertible {
     public let fileID: String
     public let line: UInt
 
-    public init(fileID: String, line: UInt) {
-        self.fileID = fileID
-        self.line = line
+    /// `#fileID` (`Module/File.swift`) and `#line`.
+    public init(_ fileID: String, _ line: UInt) {
+        (self.fileID, self.line) = (fileID, line)
     }
 
     public var description: String { "\(fileID):\(line)" }

@@ -65,7 +65,7 @@ extension CodedSampleError.Code {
         let line = #line + 1
         let error = SampleError(.first, "here")
         #expect(
-            error.location == ErrorLocation(fileID: "_KeyhavenSupportTests/KeyhavenErrorTests.swift", line: UInt(line))
+            error.location == ErrorLocation("_KeyhavenSupportTests/KeyhavenErrorTests.swift", UInt(line))
         )
         #expect(error.location.description == "_KeyhavenSupportTests/KeyhavenErrorTests.swift:\(line)")
         func helper(line: UInt = #line) -> SampleError { SampleError(.second, "from a helper", line: line) }

@@ -15,10 +15,6 @@ extension StorageError {
     /// The engine's error class when it gave one (PostgreSQL's SQLSTATE, e.g. `40P01`).
     public var sqlState: String? { details }
 
-    public init(_ code: Code, _ message: String, sqlState: String?, file: String = #fileID, line: UInt = #line) {
-        self.init(code, message, details: sqlState, file: file, line: line)
-    }
-
     /// A deadlock or serialization failure: the transaction was rolled back and running it again
     /// can succeed.
     public var isTransient: Bool { sqlState == "40P01" || sqlState == "40001" }
