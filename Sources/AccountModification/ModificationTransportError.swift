@@ -32,4 +32,7 @@ extension ModificationTransportError.Code {
     public static var rejected: Self { Self("rejected") }
     /// The answer was cut off, or is not the account-modification protocol.
     public static var badResponse: Self { Self("badResponse") }
+    /// The service does not know the request id (HTTP 404 on `requests/{id}`): it never recorded
+    /// the request, so the request changed nothing.
+    public static var unknownRequest: Self { Self("unknownRequest") }
 }

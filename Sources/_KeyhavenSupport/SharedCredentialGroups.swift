@@ -13,13 +13,9 @@ public struct SharedCredentialGroups: Sendable {
     private let groups: [String: Int]
 
     /// The groups shipped with Keyhaven, parsed once on first use.
-    public static let shipped: SharedCredentialGroups = {
-        do {
-            return try SharedCredentialGroups(json: embeddedSharedCredentialsJSON)
-        } catch {
-            preconditionFailure("the embedded shared-credentials.json is malformed: \(error)")
-        }
-    }()
+    public static let shipped = parseEmbedded("shared-credentials.json") {
+        try SharedCredentialGroups(json: embeddedSharedCredentialsJSON)
+    }
 
     /// Parses the file's format: an array of `{"shared": […]}` or `{"from": […], "to": […]}`.
     public init(json: String) throws {
