@@ -10,8 +10,9 @@ same data: a target's transitive dependencies must not reach what it promises no
 Usage:
   scripts/architecture.py            rewrite the section in README.md
   scripts/architecture.py --check    exit 1 when the section is stale or a boundary is crossed (CI:
-                                     scripts/soundness.sh); first proves on the real package, with a
-                                     forbidden dependency added, that a crossing is caught
+                                     scripts/soundness.sh); first proves on the real package and
+                                     README that a crossing (a forbidden dependency added) and a
+                                     hand edit of the section are caught
   scripts/architecture.py --describe FILE [--check]   read the describe JSON from FILE (tests)
 """
 import json, os, re, subprocess, sys
@@ -180,8 +181,17 @@ def crossings(package):
     return problems
 
 
-def self_test(package):
-    """The check can fail: the real package with a forbidden edge added must be refused."""
+def regenerated(text, package):
+    """`text` (README.md) with its section regenerated, or None when it has no section."""
+    if BEGIN not in text or END not in text:
+        return None
+    before, rest = text.split(BEGIN, 1)
+    return before + render(package) + rest.split(END, 1)[1]
+
+
+def self_test(package, text):
+    """The checks can fail: the real package with a forbidden edge added must be refused, and the
+    real README with a line of its section edited must read as stale."""
     import copy
     crossed = copy.deepcopy(package)
     for target in crossed["targets"]:
@@ -196,6 +206,13 @@ def self_test(package):
     if missing or crossings(package):
         print(f"architecture self-test failed: missing {missing}, real package {crossings(package)}", file=sys.stderr)
         return 1
+    # A product renamed in the section's first line, as a hand edit would: must read as stale.
+    section = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    first = next(line for line in section.splitlines() if line.startswith("**Products**"))
+    edited = text.replace(first, re.sub(r"`[^`]+`", "`Edited`", first, count=1), 1)
+    if edited == text or regenerated(edited, package) == edited:
+        print("architecture self-test failed: an edited section does not read as stale", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -203,17 +220,15 @@ def main(argv):
     check = "--check" in argv
     path = argv[argv.index("--describe") + 1] if "--describe" in argv else None
     package = describe(path)
-    status = self_test(package) if check else 0
+    text = open(README, encoding="utf-8").read()
+    updated = regenerated(text, package)
+    if updated is None:
+        print(f"README.md has no {BEGIN!r} … {END!r} section", file=sys.stderr)
+        return 1
+    status = self_test(package, text) if check else 0
     for problem in crossings(package):
         print(f"boundary: {problem}", file=sys.stderr)
         status = 1
-    text = open(README, encoding="utf-8").read()
-    if BEGIN not in text or END not in text:
-        print(f"README.md has no {BEGIN!r} … {END!r} section", file=sys.stderr)
-        return 1
-    before, rest = text.split(BEGIN, 1)
-    after = rest.split(END, 1)[1]
-    updated = before + render(package) + after
     if check:
         if updated != text:
             print("README.md's architecture section is stale: run scripts/architecture.py", file=sys.stderr)
