@@ -118,7 +118,7 @@ extension WebApp {
             } catch let error as AutoFillError {
                 let message =
                     error.code == .wrongPassword
-                    ? "The master password is wrong. Nothing was unlocked." : error.reason
+                    ? "The master password is wrong. Nothing was unlocked." : error.message
                 return Self.html(
                     WebAppPages.unlock(
                         session: context.page,

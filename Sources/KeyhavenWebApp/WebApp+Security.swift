@@ -137,14 +137,9 @@ struct WebAppGuard: RouterMiddleware {
 }
 
 extension WebAppError {
-    static let staleForm = WebAppError(
-        .forbidden,
-        "This form is out of date or came from elsewhere: reload the page and try again."
-    )
-}
-
-extension WebAppError.Code {
-    public static let unauthorized = WebAppError.Code(name: "unauthorized")
+    static var staleForm: WebAppError {
+        WebAppError(.forbidden, "This form is out of date or came from elsewhere: reload the page and try again.")
+    }
 }
 
 extension WebApp {

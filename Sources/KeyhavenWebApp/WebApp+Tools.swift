@@ -263,7 +263,7 @@ extension WebApp {
             generated.password = password
             generated.score = estimate.score
         } catch {
-            generated.error = "These rules cannot be met: \(error.reason)"
+            generated.error = "These rules cannot be met: \(error.message)"
         }
         return generated
     }

@@ -8,7 +8,9 @@ import NIOCore
 import OneTimeCodes
 import PasswordRules
 import Synchronization
-import _KeyhavenSupport
+public import _KeyhavenSupport
+
+@_exported public import struct _KeyhavenSupport.KeyhavenError
 
 /// shiny's settings.
 public struct ShinyConfiguration: Sendable {
@@ -91,8 +93,14 @@ final class PublicOrigin: Sendable {
 }
 
 /// A configuration shiny cannot run with.
-public struct ShinyConfigurationError: Error, CustomStringConvertible {
-    public var description: String
+public typealias ShinyConfigurationError = KeyhavenError<ShinyConfigurationErrorDomain>
+
+/// The domain of ``ShinyConfigurationError``.
+public enum ShinyConfigurationErrorDomain: KeyhavenErrorDomain {}
+
+extension ShinyConfigurationError.Code {
+    /// The demo endpoints were asked for on an address other than loopback.
+    public static var demoOffLoopback: Self { Self("demoOffLoopback") }
 }
 
 /// shiny: an example service a developer would copy — accounts with scrypt-hashed passwords and
@@ -115,7 +123,8 @@ public final class Shiny: Sendable {
     public init(configuration: ShinyConfiguration = ShinyConfiguration()) throws {
         if configuration.demo, ServiceOrigin(scheme: .http, host: configuration.host)?.isLoopback != true {
             throw ShinyConfigurationError(
-                description: "shiny's demo endpoints are served on loopback only, not on \(configuration.host)"
+                .demoOffLoopback,
+                "shiny's demo endpoints are served on loopback only, not on \(configuration.host)"
             )
         }
         self.configuration = configuration
