@@ -140,6 +140,7 @@ let package = Package(
                 "AccountModification", "OneTimeCodes", "Vault", hummingbird, asyncHTTPClient, serviceLifecycle,
                 logging, httpTypes, nioCore, nioHTTP1, unixSignals, crypto,
             ],
+            exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
         // Security Recommendations: breached, reused, weak, unsecured; change-password discovery.
@@ -176,6 +177,7 @@ let package = Package(
                 "RelyingParty", "KeyhavenJOSE", "Passkeys", hummingbird, httpTypes, nioCore,
                 grdb, crypto, cryptoExtras, logging,
             ],
+            exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -251,6 +253,7 @@ let package = Package(
                 "AccountModification", "PasswordRules", "PasswordStrength", "OneTimeCodes", "Passkeys", hummingbird,
                 httpTypes, logging, nioCore, nioPosix, crypto,
             ],
+            exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.

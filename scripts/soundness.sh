@@ -2,6 +2,8 @@
 # Soundness checks that CI runs before the tests:
 #   - Swift sources are formatted (swift format lint --strict with .swift-format);
 #   - generated sources are up to date with the data they embed;
+#   - browser scripts parse and write no markup, and pages have no inline script
+#     (scripts/lint-browser-scripts.mjs, node only);
 #   - nothing that must not be committed is tracked (.build, Package.resolved);
 #   - no source file reads ../shared at run time (the product ships its own copies).
 # Usage: scripts/soundness.sh [--fix]   (--fix formats in place first)
@@ -27,6 +29,14 @@ fi
 
 echo "== generated sources"
 python3 scripts/embed-resources.py --check || status=1
+
+echo "== browser scripts"
+if ! command -v node >/dev/null 2>&1; then
+    echo "node is missing (scripts/install-test-deps.sh installs it): browser scripts not checked" >&2
+    status=1
+elif ! node scripts/lint-browser-scripts.mjs; then
+    status=1
+fi
 
 echo "== tracked files"
 if git ls-files | grep -qE '(^|/)\.build[^/]*/|Package\.resolved$'; then

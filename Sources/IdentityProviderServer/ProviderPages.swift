@@ -6,8 +6,8 @@ import _KeyhavenSupport
 /// hand-off's auto-submit is `/auth/handoff.js`.
 enum ProviderPages {
     /// The `form_post` hand-off's script, served from `/auth/handoff.js` (the pages carry no inline
-    /// script, so the Content-Security-Policy forbids every inline script).
-    static let handoffScript = #"document.getElementById("handoff").submit();"#
+    /// script, so the Content-Security-Policy forbids every inline script): `Resources/handoff.js`.
+    static let handoffScript = embeddedProviderResources.first { $0.path == "handoff.js" }?.contents ?? ""
 
     /// A page in Keyhaven's one look (``DesignSystem``: the style sheet served at its path).
     static func page(_ title: String, _ body: HTML) -> HTML {
