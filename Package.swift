@@ -110,6 +110,13 @@ let package = Package(
             dependencies: [asyncHTTPClient, nioCore],
             swiftSettings: swiftSettings
         ),
+        // The web toolkit the three servers share (internal): security headers as middleware, HTML,
+        // JSON and redirect responses, the strict form decoder, CSRF tokens, assets.
+        .target(
+            name: "_KeyhavenWeb",
+            dependencies: ["_KeyhavenSupport", hummingbird, httpTypes, logging, nioCore],
+            swiftSettings: swiftSettings
+        ),
         // Breach checks over HTTP: the range API client's transport and the range server.
         .target(
             name: "BreachCheckHTTP",
@@ -136,11 +143,13 @@ let package = Package(
         .target(
             name: "IdentityProviderServer",
             dependencies: [
-                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE", "KeyhavenApp",
+                "_KeyhavenSupport", "_KeyhavenWeb", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE",
+                "KeyhavenApp",
                 "AccountModification", "OneTimeCodes", "Vault", hummingbird, asyncHTTPClient, serviceLifecycle,
                 logging, httpTypes, nioCore, nioHTTP1, unixSignals, crypto,
             ],
-            exclude: ["Resources"],
+            // The pages' browser scripts: .js files, compiled in by SwiftPM (no bundle at run time).
+            resources: [.embedInCode("Resources/handoff.js")],
             swiftSettings: swiftSettings
         ),
         // Security Recommendations: breached, reused, weak, unsecured; change-password discovery.
@@ -173,11 +182,13 @@ let package = Package(
         .target(
             name: "ShinyService",
             dependencies: [
-                "_KeyhavenSupport", "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules",
+                "_KeyhavenSupport", "_KeyhavenWeb", "AccountModification", "AccountModificationKit", "OneTimeCodes",
+                "PasswordRules",
                 "RelyingParty", "KeyhavenJOSE", "Passkeys", hummingbird, httpTypes, nioCore,
                 grdb, crypto, cryptoExtras, logging,
             ],
-            exclude: ["Resources"],
+            // The pages' browser scripts: .js files, compiled in by SwiftPM (no bundle at run time).
+            resources: [.embedInCode("Resources/shiny-passkeys.js")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -249,11 +260,12 @@ let package = Package(
         .target(
             name: "KeyhavenWebApp",
             dependencies: [
-                "_KeyhavenSupport", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations",
+                "_KeyhavenSupport", "_KeyhavenWeb", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations",
                 "AccountModification", "PasswordRules", "PasswordStrength", "OneTimeCodes", "Passkeys", hummingbird,
                 httpTypes, logging, nioCore, nioPosix, crypto,
             ],
-            exclude: ["Resources"],
+            // The pages' browser scripts: .js files, compiled in by SwiftPM (no bundle at run time).
+            resources: [.embedInCode("Resources/app.js")],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
@@ -434,6 +446,16 @@ let package = Package(
                 grdb,
             ],
             exclude: ["Browser"],
+            swiftSettings: swiftSettings
+        ),
+        // The toolkit, and the three servers' routes walked for its headers.
+        .testTarget(
+            name: "_KeyhavenWebTests",
+            dependencies: [
+                "_KeyhavenWeb", "_KeyhavenSupport", "ShinyService", "IdentityProviderServer", "IdentityProvider",
+                "KeyhavenWebApp", "AutoFill", "KeyhavenApp", "AccountModification", "KeyhavenTesting", "Vault",
+                "SecurityRecommendations", hummingbird, hummingbirdTesting, httpTypes, nioCore,
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

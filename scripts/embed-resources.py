@@ -79,26 +79,10 @@ def render(resource: pathlib.Path, symbol: str) -> str:
 
 
 # (directory, generated Swift file, Swift symbol): every file below the directory, as a list of
-# (relative path, contents) pairs in path order: the browser extension `keyhaven browser extension`
-# writes out, and each web app's browser scripts (one `Resources/` folder per app, served by
-# `_KeyhavenWeb`'s `StaticAsset`; `scripts/lint-browser-scripts.mjs` checks them all).
+# (relative path, contents) pairs in path order (the browser extension `keyhaven browser extension`
+# writes out).
 EMBEDDED_DIRECTORIES = [
     ("Extension", "Sources/KeyhavenCLI/Browser/EmbeddedExtension.generated.swift", "embeddedBrowserExtension"),
-    (
-        "Sources/KeyhavenWebApp/Resources",
-        "Sources/KeyhavenWebApp/EmbeddedWebAppResources.generated.swift",
-        "embeddedWebAppResources",
-    ),
-    (
-        "Sources/ShinyService/Resources",
-        "Sources/ShinyService/EmbeddedShinyResources.generated.swift",
-        "embeddedShinyResources",
-    ),
-    (
-        "Sources/IdentityProviderServer/Resources",
-        "Sources/IdentityProviderServer/EmbeddedProviderResources.generated.swift",
-        "embeddedProviderResources",
-    ),
 ]
 
 

@@ -2,7 +2,7 @@
 // Checks every script Keyhaven sends to a browser, with node alone (no npm, no eslint):
 //   - the browser extension (Extension/*.js, *.html);
 //   - each web app's scripts (Sources/<Target>/Resources/*.js: the web app, shiny, the provider),
-//     which scripts/embed-resources.py compiles in;
+//     which SwiftPM compiles in (`.embedInCode` in Package.swift);
 //   - the pages those apps write in Swift (Sources/**/*.swift): no inline script, no inline handler.
 //
 // Each script must parse (`node --check`) and must not write markup or run strings as code: every

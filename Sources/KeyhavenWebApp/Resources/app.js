@@ -2,7 +2,7 @@
 // the live parts to pages that read fine without it. It talks to the session's `/api/…` (under the
 // base of its paths, `<meta name="keyhaven-base">`) with the session's CSRF token (from the page's
 // `<meta name="csrf-token">`) and writes text only through `textContent`, never as markup.
-// Compiled into the app by scripts/embed-resources.py; checked by scripts/lint-browser-scripts.mjs.
+// Compiled into the app by SwiftPM (`.embedInCode`); checked by scripts/lint-browser-scripts.mjs.
 
 const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
 // `/s/CAPABILITY`: the session's paths (the cookie alone opens nothing).

@@ -9,8 +9,8 @@
 //   user-name field (`autocomplete="username webauthn"`) where the browser offers it; a passkey
 //   shiny does not know is reported (`signalUnknownCredential`).
 //
-// Outcomes are written to `#passkey-status` (tests read it). Compiled into shiny by
-// scripts/embed-resources.py; checked by scripts/lint-browser-scripts.mjs.
+// Outcomes are written to `#passkey-status` (tests read it). Compiled into shiny by SwiftPM
+// (`.embedInCode`); checked by scripts/lint-browser-scripts.mjs.
 
 "use strict";
 (() => {
