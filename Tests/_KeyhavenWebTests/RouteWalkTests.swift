@@ -19,8 +19,8 @@ import _KeyhavenWeb
 
 @testable import KeyhavenWebApp
 
-/// Every route of each server, asked once, carries the security headers (`SecurityHeadersTests.expectHeaders`)
-/// and redirects only with 303. The routes come from each app's own router (`Router.routes`), so a
+/// Every route of each server, asked once, carries the security headers (`SecurityHeadersTests.expectHeaders`;
+/// a page also `Cache-Control: no-store`) and redirects only with 303. The routes come from each app's own router (`Router.routes`), so a
 /// route added later is walked too and cannot forget them. GET is asked as it is; any other method
 /// with an empty form (a forged or stale post: refused, with the headers all the same). Each app
 /// also refuses a form field given twice.
@@ -54,6 +54,9 @@ import _KeyhavenWeb
             let name = "\(method) \(path)"
             let response = try await client.execute(uri: prefix + path, method: method, headers: fields, body: body)
             SecurityHeadersTests.expectHeaders(response.headers, name)
+            if response.headers[.contentType]?.hasPrefix("text/html") == true {
+                #expect(response.headers[.cacheControl] == "no-store", "\(name): a page is never cached")
+            }
             if (300..<400).contains(response.status.code) {
                 #expect(response.status == .seeOther, "\(name) redirects with \(response.status)")
             }

@@ -71,7 +71,7 @@ struct WebFormTests {
     }
 
     @Test func aFormIsReadWithItsEscapes() async throws {
-        try await Application(router: Self.router()).test(.router) { client in
+        try await Application(router: Self.router()).test(.router) { client async throws in
             #expect(try await Self.post(client, "/fields", "b=two+words&a=%C3%A9%26") == "a=é&,b=two words")
             #expect(
                 try await Self.post(client, "/fields", "a=1", type: "application/x-www-form-urlencoded; charset=utf-8")
@@ -97,7 +97,7 @@ struct WebFormTests {
     }
 
     @Test func aFieldTheCallerDoesNotNameIsRefusedWhenItNamesThem() async throws {
-        try await Application(router: Self.router()).test(.router) { client in
+        try await Application(router: Self.router()).test(.router) { client async throws in
             #expect(try await Self.post(client, "/only", "user=ada&csrf=t") == "csrf=t,user=ada")
             #expect(try await Self.post(client, "/only", "user=ada") == "user=ada", "a field may be left out")
             #expect(try await Self.post(client, "/only", "user=ada&csrf=t&admin=1") == "refused:unknownField")
