@@ -274,7 +274,7 @@ public final class Shiny: Sendable {
             return Self.html(ShinyPages.signUp(csrf: token), headers: headers)
         }
         router.post("/signup") { request, _ in
-            let form = try await WebForm.fields(of: request, only: ["csrf", "user", "password", "totp"])
+            let form = try await WebForm.fields(of: request)
             guard self.isGenuineForm(form, request) else { return Self.staleForm() }
             let csrf = form["csrf"] ?? ""
             let user = (form["user"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -306,7 +306,7 @@ public final class Shiny: Sendable {
             return Self.html(ShinyPages.signIn(csrf: token), headers: headers)
         }
         router.post("/signin") { request, context in
-            let form = try await WebForm.fields(of: request, only: ["csrf", "user", "password", "code"])
+            let form = try await WebForm.fields(of: request)
             guard self.isGenuineForm(form, request) else { return Self.staleForm() }
             let csrf = form["csrf"] ?? ""
             let user = form["user"] ?? ""
