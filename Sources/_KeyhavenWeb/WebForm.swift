@@ -60,7 +60,10 @@ public enum WebForm {
     }
 
     /// `text`'s fields; refused when one is given twice, or (with `allowed`) is not one of those.
-    public static func fields(in text: String, only allowed: Set<String>? = nil) throws(WebFormError) -> [String: String] {
+    public static func fields(
+        in text: String,
+        only allowed: Set<String>? = nil
+    ) throws(WebFormError) -> [String: String] {
         guard let fields = FormURLEncoding.uniqueFields(text) else {
             throw WebFormError(.duplicateField)
         }

@@ -19,11 +19,13 @@ import _KeyhavenWeb
 
 @testable import KeyhavenWebApp
 
-/// Every route of each server, asked once, carries the security headers (`SecurityHeadersTests.expectHeaders`;
-/// a page also `Cache-Control: no-store`) and redirects only with 303. The routes come from each app's own router (`Router.routes`), so a
-/// route added later is walked too and cannot forget them. GET is asked as it is; any other method
-/// with an empty form (a forged or stale post: refused, with the headers all the same). Each app
-/// also refuses a form field given twice.
+/// Every route of each server, asked once, carries the security headers
+/// (`SecurityHeadersTests.expectHeaders`; a page also `Cache-Control: no-store`) and redirects only
+/// with 303. The routes come from each app's own router (`Router.routes`), so a route added later is
+/// walked too and cannot forget them. GET is asked as it is; any other method with an empty form (a
+/// forged or stale post: refused, with the headers all the same); a path no route has answers 404
+/// with them too. Each app also refuses a form field given twice; the web app's button forms a
+/// field they do not send, and a token that is not the session's.
 @Suite(.offCooperativePool) struct RouteWalkTests {
     /// `router`'s routes, each path parameter filled in with `x`.
     static func routes(_ router: Router<some RequestContext>) -> [(method: HTTPRequest.Method, path: String)] {
