@@ -113,6 +113,13 @@ let package = Package(
             dependencies: [asyncHTTPClient, nioCore],
             swiftSettings: swiftSettings
         ),
+        // The web toolkit the three servers share (internal): security headers as middleware, HTML,
+        // JSON and redirect responses, the strict form decoder, CSRF tokens, assets.
+        .target(
+            name: "_KeyhavenWeb",
+            dependencies: ["_KeyhavenSupport", hummingbird, httpTypes, logging, nioCore],
+            swiftSettings: swiftSettings
+        ),
         // Breach checks over HTTP: the range API client's transport and the range server.
         .target(
             name: "BreachCheckHTTP",
@@ -140,10 +147,12 @@ let package = Package(
         .target(
             name: "IdentityProviderServer",
             dependencies: [
-                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE", "OneTimeCodes",
-                hummingbird, asyncHTTPClient, serviceLifecycle, logging, httpTypes, nioCore, nioHTTP1, unixSignals,
-                crypto,
+                "_KeyhavenSupport", "_KeyhavenWeb", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE",
+                "OneTimeCodes", hummingbird, asyncHTTPClient, serviceLifecycle, logging, httpTypes, nioCore, nioHTTP1,
+                unixSignals, crypto,
             ],
+            // The pages' browser scripts: .js files, compiled in by SwiftPM (no bundle at run time).
+            resources: [.embedInCode("Resources/handoff.js")],
             swiftSettings: swiftSettings
         ),
         // The password manager's side of Sign in with Keyhaven: the client of a provider's device
@@ -186,10 +195,13 @@ let package = Package(
         .target(
             name: "ShinyService",
             dependencies: [
-                "_KeyhavenSupport", "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules",
+                "_KeyhavenSupport", "_KeyhavenWeb", "AccountModification", "AccountModificationKit", "OneTimeCodes",
+                "PasswordRules",
                 "RelyingParty", "KeyhavenJOSE", "Passkeys", hummingbird, httpTypes, nioCore,
                 grdb, crypto, cryptoExtras, logging,
             ],
+            // The pages' browser scripts: .js files, compiled in by SwiftPM (no bundle at run time).
+            resources: [.embedInCode("Resources/shiny-passkeys.js")],
             swiftSettings: swiftSettings
         ),
         // The `shiny` executable: runs the example service (`keyhaven demo` and the tests start it).
@@ -261,10 +273,12 @@ let package = Package(
         .target(
             name: "KeyhavenWebApp",
             dependencies: [
-                "_KeyhavenSupport", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations",
+                "_KeyhavenSupport", "_KeyhavenWeb", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations",
                 "AccountModification", "PasswordRules", "PasswordStrength", "OneTimeCodes", "Passkeys", hummingbird,
                 httpTypes, logging, nioCore, nioPosix, crypto,
             ],
+            // The pages' browser scripts: .js files, compiled in by SwiftPM (no bundle at run time).
+            resources: [.embedInCode("Resources/app.js")],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
@@ -446,6 +460,16 @@ let package = Package(
                 grdb,
             ],
             exclude: ["Browser"],
+            swiftSettings: swiftSettings
+        ),
+        // The toolkit, and the three servers' routes walked for its headers.
+        .testTarget(
+            name: "_KeyhavenWebTests",
+            dependencies: [
+                "_KeyhavenWeb", "_KeyhavenSupport", "ShinyService", "IdentityProviderServer", "IdentityProvider",
+                "KeyhavenWebApp", "AutoFill", "KeyhavenApp", "AccountModification", "KeyhavenTesting", "Vault",
+                "SecurityRecommendations", hummingbird, hummingbirdTesting, httpTypes, nioCore,
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -5,6 +5,8 @@
 #   - README's architecture section matches the package, and its boundaries hold
 #     (scripts/architecture.py: an operator's provider links no part of the password manager…);
 #   - every public error is a KeyhavenError<Domain> (the one error shape), bar the listed wire messages;
+#   - browser scripts parse and write no markup, and pages have no inline script
+#     (scripts/lint-browser-scripts.mjs, node only);
 #   - nothing that must not be committed is tracked (.build, Package.resolved);
 #   - no source file reads ../shared at run time (the product ships its own copies).
 # Usage: scripts/soundness.sh [--fix]   (--fix formats in place first)
@@ -42,6 +44,14 @@ echo "== one error shape (every public error is a KeyhavenError<Domain>)"
 if git grep --untracked -nE '^\s*(public (struct|enum|final class|class|actor) \w+(<[^{]*>)?|(public )?extension [A-Za-z_.]+)\s*:([^{]*,)?\s*((Swift|Foundation)\.)?(Localized)?Error\b' -- 'Sources/*.swift' \
     | grep -vE '^Sources/[^:]+:[0-9]+:\s*public struct (KeyhavenError|OAuthError|ModificationError|CommandFailure)\b'; then
     echo "a public error of its own shape: make it KeyhavenError<YourDomain> (see _KeyhavenSupport/KeyhavenError.swift)" >&2
+    status=1
+fi
+
+echo "== browser scripts"
+if ! command -v node >/dev/null 2>&1; then
+    echo "node is missing (scripts/install-test-deps.sh installs it): browser scripts not checked" >&2
+    status=1
+elif ! node scripts/lint-browser-scripts.mjs; then
     status=1
 fi
 
