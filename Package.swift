@@ -39,30 +39,31 @@ let unixSignals: Target.Dependency = .product(name: "UnixSignals", package: "swi
 let package = Package(
     name: "keyhaven",
     platforms: [.macOS(.v15)],
+    // Products are the kits people embed (their public API is promised under SemVer); every other
+    // target is internal to the package. README "Architecture" is generated from this file
+    // (scripts/architecture.py).
     products: [
         .executable(name: "keyhaven", targets: ["keyhaven"]),
         .executable(name: "shiny", targets: ["shiny"]),
         .library(name: "PasswordRules", targets: ["PasswordRules"]),
         .library(name: "PasswordStrength", targets: ["PasswordStrength"]),
-        .library(name: "Vault", targets: ["Vault"]),
-        .library(name: "AutoFill", targets: ["AutoFill"]),
-        .library(name: "KeyhavenAgent", targets: ["KeyhavenAgent"]),
-        .library(name: "KeyhavenWebApp", targets: ["KeyhavenWebApp"]),
-        .library(name: "Passkeys", targets: ["Passkeys"]),
         .library(name: "BreachCheck", targets: ["BreachCheck"]),
-        .library(name: "SecurityRecommendations", targets: ["SecurityRecommendations"]),
+        .library(name: "Vault", targets: ["Vault"]),
         .library(name: "AccountModification", targets: ["AccountModification"]),
         .library(name: "AccountModificationKit", targets: ["AccountModificationKit"]),
-        .library(name: "ShinyService", targets: ["ShinyService"]),
-        .library(name: "KeyhavenApp", targets: ["KeyhavenApp"]),
-        .library(name: "BreachCheckHTTP", targets: ["BreachCheckHTTP"]),
-        .library(name: "UpgradeHTTP", targets: ["UpgradeHTTP"]),
-        .library(name: "IdentityProviderServer", targets: ["IdentityProviderServer"]),
-        .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
-        .library(name: "KeyhavenJOSE", targets: ["KeyhavenJOSE"]),
-        .library(name: "IdentityProvider", targets: ["IdentityProvider"]),
-        .library(name: "IdentityProviderPostgres", targets: ["IdentityProviderPostgres"]),
         .library(name: "RelyingParty", targets: ["RelyingParty"]),
+        .library(name: "Passkeys", targets: ["Passkeys"]),
+        .library(name: "IdentityProvider", targets: ["IdentityProvider"]),
+        .library(name: "IdentityProviderServer", targets: ["IdentityProviderServer"]),
+        .library(name: "IdentityProviderPostgres", targets: ["IdentityProviderPostgres"]),
+        // Its types (JOSEError, signing keys, verified claims) are part of RelyingParty's and
+        // IdentityProvider's API, so their users may import it.
+        .library(name: "KeyhavenJOSE", targets: ["KeyhavenJOSE"]),
+        .library(name: "KeyhavenTesting", targets: ["KeyhavenTesting"]),
+        // Not API (underscored, as swift-nio's docs/public-api.md): app-internal targets that this
+        // repository's Benchmarks/ package measures. A package can depend only on another's
+        // products, so they are offered here under a name that promises nothing.
+        .library(name: "_KeyhavenInternals", targets: ["AutoFill", "KeyhavenApp", "UpgradeHTTP", "ShinyService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -80,8 +81,9 @@ let package = Package(
     ],
     targets: [
         // Internal helpers every other target shares (not a product; its API is not promised to
-        // anyone): ServiceOrigin, constant-time compare, base64url and hex, form encoding, a small
-        // JSON writer, HTML that escapes by default.
+        // anyone): the one error shape (KeyhavenError), ServiceOrigin with the Public Suffix List and
+        // Apple's shared-credential groups, constant-time compare, base64url and hex, form encoding, a
+        // small JSON writer, HTML that escapes by default.
         .target(
             name: "_KeyhavenSupport",
             exclude: ["Resources"],
@@ -90,6 +92,7 @@ let package = Package(
         // Apple's password-rules language: parse, canonicalize, validate, generate; quirks data.
         .target(
             name: "PasswordRules",
+            dependencies: ["_KeyhavenSupport"],
             exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
@@ -109,6 +112,13 @@ let package = Package(
         .target(
             name: "_KeyhavenHTTPSupport",
             dependencies: [asyncHTTPClient, nioCore],
+            swiftSettings: swiftSettings
+        ),
+        // The web toolkit the three servers share (internal): security headers as middleware, HTML,
+        // JSON and redirect responses, the strict form decoder, CSRF tokens, assets.
+        .target(
+            name: "_KeyhavenWeb",
+            dependencies: ["_KeyhavenSupport", hummingbird, httpTypes, logging, nioCore],
             swiftSettings: swiftSettings
         ),
         // Breach checks over HTTP: the range API client's transport and the range server.
@@ -133,13 +143,26 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The identity provider over HTTP: Sign in with Apple's endpoints, pages, Keyhaven's device
-        // API and its client, the notification sender.
+        // API, the notification sender. What an operator runs: it links no part of the password
+        // manager (scripts/architecture.py checks it).
         .target(
             name: "IdentityProviderServer",
             dependencies: [
+                "_KeyhavenSupport", "_KeyhavenWeb", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE",
+                "OneTimeCodes", hummingbird, asyncHTTPClient, serviceLifecycle, logging, httpTypes, nioCore, nioHTTP1,
+                unixSignals, crypto,
+            ],
+            // The pages' browser scripts: .js files, compiled in by SwiftPM (no bundle at run time).
+            resources: [.embedInCode("Resources/handoff.js")],
+            swiftSettings: swiftSettings
+        ),
+        // The password manager's side of Sign in with Keyhaven: the client of a provider's device
+        // API (sign in, consent, authorize, connected services) and the upgrade's sign-in authority.
+        .target(
+            name: "IdentityProviderClient",
+            dependencies: [
                 "_KeyhavenSupport", "_KeyhavenHTTPSupport", "IdentityProvider", "KeyhavenJOSE", "KeyhavenApp",
-                "AccountModification", "OneTimeCodes", "Vault", hummingbird, asyncHTTPClient, serviceLifecycle,
-                logging, httpTypes, nioCore, nioHTTP1, unixSignals, crypto,
+                "AccountModification", "Vault", asyncHTTPClient, nioCore, nioHTTP1,
             ],
             swiftSettings: swiftSettings
         ),
@@ -173,20 +196,25 @@ let package = Package(
         .target(
             name: "ShinyService",
             dependencies: [
-                "_KeyhavenSupport", "AccountModification", "AccountModificationKit", "OneTimeCodes", "PasswordRules",
+                "_KeyhavenSupport", "_KeyhavenWeb", "AccountModification", "AccountModificationKit", "OneTimeCodes",
+                "PasswordRules",
                 "RelyingParty", "KeyhavenJOSE", "Passkeys", hummingbird, httpTypes, nioCore,
                 grdb, crypto, cryptoExtras, logging,
             ],
+            // The pages' browser scripts: .js files, compiled in by SwiftPM (no bundle at run time).
+            resources: [.embedInCode("Resources/shiny-passkeys.js")],
             swiftSettings: swiftSettings
         ),
+        // The `shiny` executable: runs the example service (`keyhaven demo` and the tests start it).
         .executableTarget(
             name: "shiny",
             dependencies: ["ShinyService", argumentParser],
             swiftSettings: swiftSettings
         ),
-        // The use-case layer between the CLI (and the coming agent and web app) and the domain:
-        // upgrades through one journal-first pipeline with explicit reconciliation, the audit's
-        // upgrade offers from the same manifest reader. Time and randomness are injected.
+        // The use-case layer between the front ends and the domain: upgrades through one journal-first
+        // pipeline with explicit reconciliation, the audit (its upgrade offers from the same manifest
+        // reader), imports. The CLI and the web app call it; the agent does not yet (issue 27). Time
+        // and randomness are injected.
         .target(
             name: "KeyhavenApp",
             dependencies: [
@@ -225,8 +253,7 @@ let package = Package(
         .target(
             name: "AutoFill",
             dependencies: [
-                "KeyhavenApp", "Vault", "PasswordRules", "OneTimeCodes", "SecurityRecommendations", "Passkeys",
-                "_KeyhavenSupport", crypto,
+                "KeyhavenApp", "Vault", "PasswordRules", "OneTimeCodes", "Passkeys", "_KeyhavenSupport", crypto,
             ],
             swiftSettings: swiftSettings
         ),
@@ -238,7 +265,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Passkeys (WebAuthn) without HTTP: CBOR, COSE keys, authenticator data, attestation `none`,
-        // the authenticator the agent will run, and — next — the relying-party kit (issue 16).
+        // the authenticator the agent runs, and the relying-party kit services mount
+        // (PasskeyRelyingParty).
         .target(
             name: "Passkeys",
             dependencies: ["_KeyhavenSupport", crypto],
@@ -248,10 +276,12 @@ let package = Package(
         .target(
             name: "KeyhavenWebApp",
             dependencies: [
-                "_KeyhavenSupport", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations",
+                "_KeyhavenSupport", "_KeyhavenWeb", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations",
                 "AccountModification", "PasswordRules", "PasswordStrength", "OneTimeCodes", "Passkeys", hummingbird,
                 httpTypes, logging, nioCore, nioPosix, crypto,
             ],
+            // The pages' browser scripts: .js files, compiled in by SwiftPM (no bundle at run time).
+            resources: [.embedInCode("Resources/app.js")],
             swiftSettings: swiftSettings
         ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
@@ -277,7 +307,7 @@ let package = Package(
                 "Vault",
                 "BreachCheck",
                 "SecurityRecommendations",
-                "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer",
+                "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer", "IdentityProviderClient",
                 "KeyhavenApp",
                 "AccountModification",
                 "OneTimeCodes",
@@ -414,7 +444,8 @@ let package = Package(
             name: "IdentityProviderTests",
             dependencies: [
                 "_KeyhavenSupport", "IdentityProvider", "IdentityProviderPostgres", "IdentityProviderServer",
-                "IdentityProviderTestSupport", "RelyingParty", "KeyhavenJOSE", "UpgradeHTTP", "KeyhavenTesting",
+                "IdentityProviderClient", "IdentityProviderTestSupport", "RelyingParty", "KeyhavenJOSE", "UpgradeHTTP",
+                "KeyhavenTesting",
                 "OneTimeCodes", "ShinyService", "KeyhavenApp", "Vault", "AccountModification", asyncHTTPClient, jwtKit,
                 logging, crypto, nioCore, nioHTTP1,
             ],
@@ -432,6 +463,16 @@ let package = Package(
                 grdb,
             ],
             exclude: ["Browser"],
+            swiftSettings: swiftSettings
+        ),
+        // The toolkit, and the three servers' routes walked for its headers.
+        .testTarget(
+            name: "_KeyhavenWebTests",
+            dependencies: [
+                "_KeyhavenWeb", "_KeyhavenSupport", "ShinyService", "IdentityProviderServer", "IdentityProvider",
+                "KeyhavenWebApp", "AutoFill", "KeyhavenApp", "AccountModification", "KeyhavenTesting", "Vault",
+                "SecurityRecommendations", hummingbird, hummingbirdTesting, httpTypes, nioCore,
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -466,6 +507,14 @@ let package = Package(
             dependencies: [
                 "IdentityProviderPostgres", "IdentityProvider", "IdentityProviderServer", "IdentityProviderTestSupport",
                 "KeyhavenJOSE", "KeyhavenTesting", "RelyingParty", crypto, logging,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IdentityProviderClientTests",
+            dependencies: [
+                "IdentityProviderClient", "IdentityProvider", "IdentityProviderTestSupport", "OneTimeCodes",
+                asyncHTTPClient, hummingbird, httpTypes, logging, nioCore, nioHTTP1,
             ],
             swiftSettings: swiftSettings
         ),

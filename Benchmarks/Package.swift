@@ -46,7 +46,8 @@ let package = Package(
             name: "AutoFillBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "AutoFill", package: keyhaven),
+                // AutoFill is app-internal: reached through the underscored `_KeyhavenInternals`.
+                .product(name: "_KeyhavenInternals", package: keyhaven),
                 .product(name: "Vault", package: keyhaven),
                 .product(name: "Passkeys", package: keyhaven),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -68,9 +69,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Vault", package: keyhaven),
-                .product(name: "ShinyService", package: keyhaven),
-                .product(name: "KeyhavenApp", package: keyhaven),
-                .product(name: "UpgradeHTTP", package: keyhaven),
+                // ShinyService, KeyhavenApp and UpgradeHTTP are app-internal: `_KeyhavenInternals`.
+                .product(name: "_KeyhavenInternals", package: keyhaven),
                 .product(name: "AccountModification", package: keyhaven),
             ],
             path: "Benchmarks/UpgradeBenchmarks",

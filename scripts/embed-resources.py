@@ -33,8 +33,8 @@ EMBEDDED = [
         "embeddedEFFLargeWordlist",
     ),
     (
-        "Sources/SecurityRecommendations/Resources/shared-credentials.json",
-        "Sources/SecurityRecommendations/Data/EmbeddedSharedCredentials.generated.swift",
+        "Sources/_KeyhavenSupport/Resources/shared-credentials.json",
+        "Sources/_KeyhavenSupport/Data/EmbeddedSharedCredentials.generated.swift",
         "embeddedSharedCredentialsJSON",
     ),
     (

@@ -21,41 +21,22 @@ extension ManifestReader {
 }
 
 /// Why a manifest could not be read. The message is for the person and never carries a secret.
-public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong, as an opaque code (new codes may be added).
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String {
-            case notAService, notPublished, malformed, crossOrigin, unreachable
-        }
+public typealias ManifestError = KeyhavenError<ManifestErrorDomain>
 
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-        public var description: String { base.rawValue }
+/// The domain of ``ManifestError``.
+public enum ManifestErrorDomain: KeyhavenErrorDomain {}
 
-        /// The service is not a web origin Keyhaven may contact.
-        public static let notAService = Code(.notAService)
-        /// The service publishes no manifest (an HTTP status other than 200).
-        public static let notPublished = Code(.notPublished)
-        /// The manifest is not valid JSON of the expected shape.
-        public static let malformed = Code(.malformed)
-        /// The manifest points outside the service's origin, or to plain http off loopback.
-        public static let crossOrigin = Code(.crossOrigin)
-        /// The service could not be reached.
-        public static let unreachable = Code(.unreachable)
-    }
-
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
-
-    public static func == (lhs: ManifestError, rhs: ManifestError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+extension ManifestError.Code {
+    /// The service is not a web origin Keyhaven may contact.
+    public static var notAService: Self { Self("notAService") }
+    /// The service publishes no manifest (an HTTP status other than 200).
+    public static var notPublished: Self { Self("notPublished") }
+    /// The manifest is not valid JSON of the expected shape.
+    public static var malformed: Self { Self("malformed") }
+    /// The manifest points outside the service's origin, or to plain http off loopback.
+    public static var crossOrigin: Self { Self("crossOrigin") }
+    /// The service could not be reached.
+    public static var unreachable: Self { Self("unreachable") }
 }
 
 extension AccountModificationManifest {

@@ -22,12 +22,6 @@ extension ModificationTransport {
     }
 }
 
-/// Thrown by transports when the service does not know the request id (HTTP 404 on
-/// `requests/{id}`): it never recorded the request, so it changed nothing.
-public struct UnknownModificationRequest: Error, Sendable {
-    public init() {}
-}
-
 /// The person's side of a flow: showing pages and obtaining sign-in authorizations.
 public protocol ModificationHost: Sendable {
     /// Shows the service's page (print it, open a browser…). Returns immediately.
@@ -117,7 +111,7 @@ public struct ModificationRunner: Sendable {
                 case .cancel:
                     do {
                         action = flow.handle(try await transport.cancel(requestId: flow.requestId))
-                    } catch is UnknownModificationRequest {
+                    } catch let error as ModificationTransportError where error.code == .unknownRequest {
                         // The service never recorded the request: nothing to undo.
                         return .failed(ModificationError(code: .userCanceled))
                     }

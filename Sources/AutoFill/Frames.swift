@@ -1,15 +1,15 @@
-public import Foundation
+package import Foundation
 
 /// The protocol's frames: a 4-byte length, then that many bytes of UTF-8 JSON (one object).
 /// Native messaging writes the length in the machine's byte order; the agent's socket in little
 /// endian (the same on every machine Keyhaven runs on, and stated so another client can be
 /// written). A frame longer than ``maximumLength`` or empty is refused.
-public enum Frames {
+package enum Frames {
     /// 1 MiB: Chrome's cap on a host's message to the browser, used both ways.
-    public static let maximumLength = 1 << 20
+    package static let maximumLength = 1 << 20
 
     /// `payload` with its length before it.
-    public static func encode(_ payload: Data) -> Data {
+    package static func encode(_ payload: Data) -> Data {
         var frame = Data(capacity: payload.count + 4)
         withUnsafeBytes(of: UInt32(payload.count).littleEndian) { frame.append(contentsOf: $0) }
         frame.append(payload)
@@ -17,12 +17,13 @@ public enum Frames {
     }
 }
 
-/// What went wrong with a frame.
-public struct FrameError: Error, Equatable, CustomStringConvertible {
-    public enum Code: String, Sendable { case tooLong, empty, truncated }
-    public var code: Code
-    public init(code: Code) { self.code = code }
-    public var description: String {
+/// What went wrong with a frame. Not API (`package`: only Keyhaven's own agent, browser host and
+/// CLI read frames), so a plain enum of codes is enough here.
+package struct FrameError: Error, Equatable, CustomStringConvertible {
+    package enum Code: String, Sendable { case tooLong, empty, truncated }
+    package var code: Code
+    package init(code: Code) { self.code = code }
+    package var description: String {
         switch code {
         case .tooLong: "a frame is longer than 1 MiB"
         case .empty: "a frame is empty"
@@ -32,19 +33,19 @@ public struct FrameError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Cuts frames out of a byte stream as it arrives (reads may split or join frames anywhere).
-public struct FrameReader: Sendable {
+package struct FrameReader: Sendable {
     private var buffer = Data()
 
-    public init() {}
+    package init() {}
 
     /// Adds bytes read from the stream.
-    public mutating func append(_ bytes: Data) {
+    package mutating func append(_ bytes: Data) {
         buffer.append(bytes)
     }
 
     /// The next whole frame's payload, nil when more bytes are needed. Throws on a length over the
     /// cap or of zero: the stream is then unusable (close it).
-    public mutating func next() throws(FrameError) -> Data? {
+    package mutating func next() throws(FrameError) -> Data? {
         guard buffer.count >= 4 else { return nil }
         let start = buffer.startIndex
         let length =
@@ -59,7 +60,7 @@ public struct FrameReader: Sendable {
     }
 
     /// Call at end of stream: throws when a frame was cut off.
-    public func finish() throws(FrameError) {
+    package func finish() throws(FrameError) {
         if !buffer.isEmpty { throw FrameError(code: .truncated) }
     }
 }

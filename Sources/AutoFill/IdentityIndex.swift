@@ -1,5 +1,4 @@
 import Foundation
-import SecurityRecommendations
 public import Vault
 public import _KeyhavenSupport
 
@@ -54,7 +53,7 @@ public struct IdentityIndex: Sendable {
     private(set) var entries: [CredentialID: Entry] = [:]
     private var byHost: [String: Set<CredentialID>] = [:]
     private var bySite: [String: Set<CredentialID>] = [:]
-    private var byGroup: [String: Set<CredentialID>] = [:]
+    private var byGroup: [Int: Set<CredentialID>] = [:]
     /// When the agent last provided each credential (ranks it above its modification date).
     var lastUsed: [CredentialID: Date] = [:]
 
@@ -64,11 +63,10 @@ public struct IdentityIndex: Sendable {
 
     public var count: Int { entries.count }
 
-    private static func keys(_ service: ServiceIdentifier) -> (host: String, site: String?, group: String?)? {
+    private static func keys(_ service: ServiceIdentifier) -> (host: String, site: String?, group: Int?)? {
         guard service.androidPackage == nil, let host = service.host else { return nil }
         let site = ServiceOrigin(host)?.registrableDomain
-        let backend = ReuseDetector.shared.backend(of: host)
-        return (host, site, backend.hasPrefix("group:") ? backend : nil)
+        return (host, site, SharedCredentialGroups.shipped.group(of: host))
     }
 
     /// Adds or replaces a credential (a deleted one is removed).
@@ -117,8 +115,8 @@ public struct IdentityIndex: Sendable {
         var candidates = byHost[frame.host] ?? []
         for parent in frame.hostAndParentsWithinSite.dropFirst() { candidates.formUnion(byHost[parent] ?? []) }
         if let site = frame.registrableDomain { candidates.formUnion(bySite[site] ?? []) }
-        let group = ReuseDetector.shared.backend(of: frame.host)
-        if group.hasPrefix("group:") { candidates.formUnion(byGroup[group] ?? []) }
+        let group = SharedCredentialGroups.shipped.group(of: frame.host)
+        if let group { candidates.formUnion(byGroup[group] ?? []) }
 
         var found: [(tier: MatchTier, identity: CredentialIdentity)] = []
         for id in candidates {
@@ -167,7 +165,7 @@ public struct IdentityIndex: Sendable {
     func match(_ id: CredentialID, url: String) throws(AutoFillError) -> (MatchTier, ServiceIdentifier)? {
         let (frame, wanted) = try Self.frame(url)
         guard let entry = entries[id] else { return nil }
-        return Self.match(entry, wanted, frame, ReuseDetector.shared.backend(of: frame.host))
+        return Self.match(entry, wanted, frame, SharedCredentialGroups.shipped.group(of: frame.host))
     }
 
     static func frame(_ url: String) throws(AutoFillError) -> (ServiceOrigin, ServiceIdentifier) {
@@ -181,7 +179,7 @@ public struct IdentityIndex: Sendable {
         _ entry: Entry,
         _ wanted: ServiceIdentifier,
         _ frame: ServiceOrigin,
-        _ group: String
+        _ group: Int?
     ) -> (MatchTier, ServiceIdentifier)? {
         var best: (MatchTier, ServiceIdentifier)?
         for service in entry.services {
@@ -191,9 +189,7 @@ public struct IdentityIndex: Sendable {
             case .parent: tier = .parent
             case .subdomain: tier = .child
             case nil:
-                if group.hasPrefix("group:"), let host = service.host,
-                    ReuseDetector.shared.backend(of: host) == group
-                {
+                if let group, let host = service.host, SharedCredentialGroups.shipped.group(of: host) == group {
                     tier = .sharedBackend
                 } else {
                     tier = nil

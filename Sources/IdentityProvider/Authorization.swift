@@ -138,11 +138,13 @@ extension IdentityProvider {
             response.id_token = try await identityToken(
                 client: client,
                 userId: user.id,
-                scopes: request.scopes,
-                nonce: request.nonce,
-                authTime: authentication.authTime,
-                realUserStatus: authentication.secondFactor ? 2 : 1,
-                codeHash: IdentityTokenClaims.halfHash(code)
+                grant: TokenGrant(
+                    scopes: request.scopes,
+                    nonce: request.nonce,
+                    authTime: authentication.authTime,
+                    realUserStatus: authentication.secondFactor ? 2 : 1,
+                    codeHash: IdentityTokenClaims.halfHash(code)
+                )
             )
         }
         if firstTime && (request.wantsEmail || request.wantsName) {

@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+public import _KeyhavenSupport
 
 /// How a provider behaves. Every clock read and every random byte goes through `now` and
 /// `randomBytes`, so flows are testable.
@@ -129,48 +130,31 @@ public struct OAuthError: Error, Hashable, Sendable, Codable, CustomStringConver
 
 /// A failure of an administrative or account operation, for the person running it. Messages never
 /// contain a password, a code or a token.
-///
-/// A struct with an opaque ``Code`` so new cases never break callers; errors compare by code.
-public struct ProviderError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String {
-            case invalidArgument, notFound, alreadyExists, invalidCredentials, secondFactorRequired
-            case tooManyAttempts, unavailable
-        }
+public typealias ProviderError = KeyhavenError<ProviderErrorDomain>
 
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-        public var description: String { base.rawValue }
+/// The domain of ``ProviderError``: its details are ``ProviderError/retryAfter``.
+public enum ProviderErrorDomain: KeyhavenErrorDomain {
+    public typealias Details = Int64
+}
 
-        /// An argument is missing or not acceptable.
-        public static let invalidArgument = Code(.invalidArgument)
-        /// No such user, client, key or service.
-        public static let notFound = Code(.notFound)
-        public static let alreadyExists = Code(.alreadyExists)
-        /// The e-mail address, password or code is not right (the same for an unknown address).
-        public static let invalidCredentials = Code(.invalidCredentials)
-        /// The password was right and a one-time code is needed.
-        public static let secondFactorRequired = Code(.secondFactorRequired)
-        /// Sign-in is locked for a while (``ProviderError/retryAfter`` seconds).
-        public static let tooManyAttempts = Code(.tooManyAttempts)
-        /// The provider cannot do this now (misconfigured: e.g. sealed secrets and no key).
-        public static let unavailable = Code(.unavailable)
-    }
-
-    public var code: Code
-    /// What went wrong, for the person.
-    public var message: String
+extension ProviderError {
     /// Seconds until trying again can succeed (`.tooManyAttempts`).
-    public var retryAfter: Int64?
+    public var retryAfter: Int64? { details }
+}
 
-    public init(_ code: Code, _ message: String, retryAfter: Int64? = nil) {
-        self.code = code
-        self.message = message
-        self.retryAfter = retryAfter
-    }
-
-    public var description: String { message }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+extension ProviderError.Code {
+    /// An argument is missing or not acceptable.
+    public static var invalidArgument: Self { Self("invalidArgument") }
+    /// No such user, client, key or service.
+    public static var notFound: Self { Self("notFound") }
+    /// The user, client, key or service exists already.
+    public static var alreadyExists: Self { Self("alreadyExists") }
+    /// The e-mail address, password or code is not right (the same for an unknown address).
+    public static var invalidCredentials: Self { Self("invalidCredentials") }
+    /// The password was right and a one-time code is needed.
+    public static var secondFactorRequired: Self { Self("secondFactorRequired") }
+    /// Sign-in is locked for a while (``ProviderError/retryAfter`` seconds).
+    public static var tooManyAttempts: Self { Self("tooManyAttempts") }
+    /// The provider cannot do this now (misconfigured: e.g. sealed secrets and no key).
+    public static var unavailable: Self { Self("unavailable") }
 }

@@ -187,7 +187,7 @@ extension IdentityProvider {
             throw ProviderError(
                 .tooManyAttempts,
                 "Too many sign-in attempts. Try again in \(Self.describe(seconds: seconds)).",
-                retryAfter: seconds
+                details: seconds  // retryAfter
             )
         }
     }

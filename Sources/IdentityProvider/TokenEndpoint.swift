@@ -130,11 +130,13 @@ extension IdentityProvider {
             let idToken = try await identityToken(
                 client: client,
                 userId: userId,
-                scopes: scopes,
-                nonce: nonce,
-                authTime: authTime,
-                realUserStatus: status,
-                accessToken: accessToken
+                grant: TokenGrant(
+                    scopes: scopes,
+                    nonce: nonce,
+                    authTime: authTime,
+                    realUserStatus: status,
+                    accessToken: accessToken
+                )
             )
             return TokenResponse(
                 access_token: accessToken,
@@ -214,11 +216,13 @@ extension IdentityProvider {
         let idToken = try await identityToken(
             client: client,
             facts: facts,
-            scopes: row.scope.split(separator: " ").map(String.init),
-            nonce: nil,
-            authTime: row.authTime,
-            realUserStatus: Int(row.realUserStatus),
-            accessToken: accessToken
+            grant: TokenGrant(
+                scopes: row.scope.split(separator: " ").map(String.init),
+                nonce: nil,
+                authTime: row.authTime,
+                realUserStatus: Int(row.realUserStatus),
+                accessToken: accessToken
+            )
         )
         return TokenResponse(
             access_token: accessToken,
@@ -257,18 +261,20 @@ extension IdentityProvider {
             """
     }
 
+    /// What a grant puts in an id_token besides the person: the scopes, the nonce, when and how the
+    /// person authenticated, and the hashes binding the token to its code or access token.
+    struct TokenGrant: Sendable {
+        var scopes: [String]
+        var nonce: String?
+        var authTime: Int64
+        var realUserStatus: Int
+        var codeHash: String? = nil
+        var accessToken: String? = nil
+    }
+
     /// Builds and signs an id_token with the claims Sign in with Apple sends, reading what it says
     /// about the person first.
-    func identityToken(
-        client: Client,
-        userId: String,
-        scopes: [String],
-        nonce: String?,
-        authTime: Int64,
-        realUserStatus: Int,
-        codeHash: String? = nil,
-        accessToken: String? = nil
-    ) async throws -> String {
+    func identityToken(client: Client, userId: String, grant: TokenGrant) async throws -> String {
         let window = (nowSeconds - configuration.transferWindow) * 1000
         let facts = try await read { connection in
             try await connection.fetchOne(
@@ -284,29 +290,12 @@ extension IdentityProvider {
         guard let facts else {
             throw OAuthError.invalidGrant("The user no longer exists.")
         }
-        return try await identityToken(
-            client: client,
-            facts: facts,
-            scopes: scopes,
-            nonce: nonce,
-            authTime: authTime,
-            realUserStatus: realUserStatus,
-            codeHash: codeHash,
-            accessToken: accessToken
-        )
+        return try await identityToken(client: client, facts: facts, grant: grant)
     }
 
     /// Builds and signs an id_token from `facts`.
-    func identityToken(
-        client: Client,
-        facts row: IdentityFacts,
-        scopes: [String],
-        nonce: String?,
-        authTime: Int64,
-        realUserStatus: Int,
-        codeHash: String? = nil,
-        accessToken: String? = nil
-    ) async throws -> String {
+    func identityToken(client: Client, facts row: IdentityFacts, grant: TokenGrant) async throws -> String {
+        let scopes = grant.scopes
         let address = row.email
         let sub = row.sub
         let transferSub = row.transferSub
@@ -326,15 +315,15 @@ extension IdentityProvider {
             aud: client.id,
             iat: now,
             exp: now + configuration.idTokenLifetime,
-            nonce: nonce,
+            nonce: grant.nonce,
             nonce_supported: true,
-            c_hash: codeHash,
-            at_hash: accessToken.map(IdentityTokenClaims.halfHash),
+            c_hash: grant.codeHash,
+            at_hash: grant.accessToken.map(IdentityTokenClaims.halfHash),
             email: email?.address,
             email_verified: email.map { _ in BoolClaim(true, asString: asString) },
             is_private_email: email?.isPrivate == true ? BoolClaim(true, asString: asString) : nil,
-            auth_time: authTime,
-            real_user_status: realUserStatus,
+            auth_time: grant.authTime,
+            real_user_status: grant.realUserStatus,
             transfer_sub: transferSub
         )
         return try JWS.sign(claims, with: try await keys().signing)

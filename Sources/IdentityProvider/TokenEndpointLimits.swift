@@ -89,7 +89,7 @@ extension IdentityProvider {
         throw ProviderError(
             .tooManyAttempts,
             "Too many failed requests. Try again in \(Self.describe(seconds: seconds)).",
-            retryAfter: seconds
+            details: seconds  // retryAfter
         )
     }
 }

@@ -150,7 +150,7 @@ public final class PostgresDatabase: SQLDatabase, Service {
                 throw StorageError(
                     .statementFailed,
                     "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")",
-                    sqlState: info[.sqlState]
+                    details: info[.sqlState]  // the SQLSTATE
                 )
             }
             throw StorageError(.unreachable, "PostgreSQL: \(error.code) (is the server reachable and the URL right?)")

@@ -1,21 +1,19 @@
 import IdentityProvider
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 /// The provider's own pages: sign-in, consent, the `form_post` hand-off, the account page. Plain
 /// HTML forms with stable element ids (the browser tests drive them), no inline script: the
-/// hand-off's auto-submit is `/auth/handoff.js`.
+/// hand-off's auto-submit is `/auth/handoff.js` (`Resources/handoff.js`, served with the style sheet
+/// as `_KeyhavenWeb` assets).
 enum ProviderPages {
-    /// The `form_post` hand-off's script, served from `/auth/handoff.js` (the pages carry no inline
-    /// script, so the Content-Security-Policy forbids every inline script).
-    static let handoffScript = #"document.getElementById("handoff").submit();"#
-
     /// A page in Keyhaven's one look (``DesignSystem``: the style sheet served at its path).
     static func page(_ title: String, _ body: HTML) -> HTML {
         DesignSystem.sheet(title: title, brand: "Keyhaven", body: body)
     }
 
     static func hidden(_ fields: [(String, String)]) -> HTML {
-        fields.map { HTML(#"<input type="hidden" name="\#($0.0)" value="\#($0.1)">"#) }.joined(separator: "\n")
+        fields.map { HTML.hiddenField($0.0, $0.1) }.joined(separator: "\n")
     }
 
     static func signIn(

@@ -1,20 +1,12 @@
 import Foundation
 import HTTPTypes
-public import Hummingbird
+import Hummingbird
 import IdentityProvider
-public import NIOCore
+public import _KeyhavenWeb
 
-/// The provider's request context: Hummingbird's basic one plus the peer's address, which the
-/// sign-in throttle counts wrong guesses against.
-public struct ProviderRequestContext: RequestContext, RemoteAddressRequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let remoteAddress: SocketAddress?
-
-    public init(source: ApplicationRequestContextSource) {
-        self.coreContext = .init(source: source)
-        self.remoteAddress = source.channel.remoteAddress
-    }
-}
+/// The provider's request context: `_KeyhavenWeb`'s, which carries the peer's address (the
+/// sign-in throttle counts wrong guesses against it) and answers JSON in the one style.
+public typealias ProviderRequestContext = WebRequestContext
 
 extension ProviderServer {
     /// Who is signing in, for the per-address throttle: the connection's peer, unless the peer is

@@ -5,14 +5,23 @@ import IdentityProvider
 import KeyhavenJOSE
 import OneTimeCodes
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 /// The browser flow: sign-in page, consent, the response to the service; and the account page.
 extension ProviderServer {
     static let sessionCookie = "kh_session"
 
     func sessionHeader(_ token: String) -> HTTPFields {
-        let secure = secureCookies ? "; Secure" : ""
-        return [.setCookie: "\(Self.sessionCookie)=\(token); Path=/; HttpOnly; SameSite=Lax\(secure)"]
+        HTTPFields(
+            cookies: Cookie(
+                name: Self.sessionCookie,
+                value: token,
+                path: "/",
+                secure: secureCookies,
+                httpOnly: true,
+                sameSite: .lax
+            )
+        )
     }
 
     /// The known-device cookie (security review M9): given to a browser on a successful sign-in,
@@ -32,12 +41,15 @@ extension ProviderServer {
         let presented = Self.cookie(Self.deviceCookie, in: request)
         if try await !provider.isKnownDevice(presented, userId: authentication.userId) {
             let device = try await provider.rememberDevice(authentication)
-            let secure = secureCookies ? "; Secure" : ""
-            headers.append(
-                HTTPField(
-                    name: .setCookie,
-                    value:
-                        "\(Self.deviceCookie)=\(device); Path=/; Max-Age=\(provider.configuration.knownDeviceLifetime); HttpOnly; SameSite=Lax\(secure)"
+            headers.setCookie(
+                Cookie(
+                    name: Self.deviceCookie,
+                    value: device,
+                    maxAge: Int(provider.configuration.knownDeviceLifetime),
+                    path: "/",
+                    secure: secureCookies,
+                    httpOnly: true,
+                    sameSite: .lax
                 )
             )
         }
@@ -50,32 +62,33 @@ extension ProviderServer {
     /// both, equal, and — when the browser names one — an `Origin` that is the provider's own.
     static let loginCookie = "kh_login"
 
-    func newLoginToken() -> (token: String, headers: HTTPFields) {
-        let token = Hex.encode(provider.configuration.randomBytes(16))
-        let secure = secureCookies ? "; Secure" : ""
-        return (
-            token, [.setCookie: "\(Self.loginCookie)=\(token); Path=/; Max-Age=3600; HttpOnly; SameSite=Lax\(secure)"]
-        )
+    /// The sign-in forms' double-submit token (``DoubleSubmitToken``), new for every page shown.
+    var loginTokens: DoubleSubmitToken {
+        DoubleSubmitToken(cookieName: Self.loginCookie, maxAge: 3600, randomBytes: provider.configuration.randomBytes)
+    }
+
+    func newLoginToken(_ request: Request) -> (token: String, headers: HTTPFields) {
+        loginTokens.issue(for: request, reuse: false, secure: secureCookies)
     }
 
     func isGenuineSignIn(_ form: [String: String], _ request: Request) -> Bool {
-        guard isSameOrigin(request), let cookie = Self.cookie(Self.loginCookie, in: request), cookie.count == 32,
-            let field = form["login_token"]
-        else { return false }
-        return constantTimeEqual(Array(field.utf8), Array(cookie.utf8))
+        isSameOrigin(request) && loginTokens.isGenuine(request, token: form["login_token"])
     }
 
-    /// Whether a browser post comes from the provider's own pages: no `Origin` (older browsers send
-    /// none; the form tokens still apply), or one naming where the provider is served — the public
-    /// URL, or the host the request was sent to. `Origin: null` (sandboxed frames, some redirects)
-    /// is refused.
+    /// Whether a browser post comes from the provider's own pages
+    /// (``CSRF/isSameOrigin(_:originRequired:isOwn:)``): no `Origin` (older browsers send none; the
+    /// form tokens still apply), or one naming where the provider is served — the public URL, or the
+    /// host the request was sent to. `Origin: null` (sandboxed frames, some redirects), and a
+    /// `Sec-Fetch-Site` of another site, are refused.
     func isSameOrigin(_ request: Request) -> Bool {
-        guard let header = request.headers[.origin] else { return true }
-        guard let origin = ServiceOrigin.of(url: header) else { return false }
-        if ServiceOrigin.of(url: endpointBase ?? provider.configuration.baseURL) == origin { return true }
-        guard let authority = request.head.authority?.lowercased() else { return false }
-        let written = origin.port.map { "\(origin.urlHost):\($0)" } ?? origin.urlHost
-        return authority == written || authority == "\(origin.urlHost):\(origin.effectivePort)"
+        let own = ServiceOrigin.of(url: endpointBase ?? provider.configuration.baseURL)
+        let authority = request.head.authority?.lowercased()
+        return CSRF.isSameOrigin(request, originRequired: false) { origin in
+            if origin == own { return true }
+            guard let authority else { return false }
+            let written = origin.port.map { "\(origin.urlHost):\($0)" } ?? origin.urlHost
+            return authority == written || authority == "\(origin.urlHost):\(origin.effectivePort)"
+        }
     }
 
     /// The origin an authorization's answer goes to, for the pages' `form-action`.
@@ -101,9 +114,9 @@ extension ProviderServer {
     }
 
     /// Sends the response to the service as the request's `response_mode` says.
-    static func respond(_ response: AuthorizationResponse, to request: AuthorizationRequest) -> Response {
+    static func respond(_ response: AuthorizationResponse, to request: AuthorizationRequest) throws -> Response {
         guard let redirectURI = request.redirectURI else {
-            return json(.ok, response)
+            return try json(.ok, response)
         }
         switch request.responseMode {
         case .formPost:
@@ -141,7 +154,7 @@ extension ProviderServer {
             authentication: session.authentication,
             shareEmail: nil
         )
-        var result = Self.respond(response, to: authorization)
+        var result = try Self.respond(response, to: authorization)
         for field in headers { result.headers.append(field) }
         return result
     }
@@ -149,16 +162,16 @@ extension ProviderServer {
     func addAuthorizeRoutes(to router: Router<ProviderRequestContext>) {
         let provider = self.provider
         router.get("/auth/authorize") { request, _ in
-            let parameters = Self.query(request)
+            let parameters = try Self.query(request)
             switch try await provider.validateAuthorization(parameters) {
             case .failure(let error):
-                return Self.error(error)
+                return try Self.error(error)
             case .success(let authorization):
                 if let session = await self.currentSession(request) {
                     return try await self.proceed(authorization, session: session)
                 }
                 let name = try await provider.client(authorization.clientId)?.name
-                let login = self.newLoginToken()
+                let login = self.newLoginToken(request)
                 return Self.html(
                     ProviderPages.signIn(
                         action: "/auth/authorize",
@@ -174,7 +187,9 @@ extension ProviderServer {
         router.post("/auth/authorize") { request, context in
             let (form, authorization) = try await self.authorizationForm(request)
             guard self.isGenuineSignIn(form, request) else { return Self.expiredSignIn() }
-            if form["action"] == "cancel" { return Self.respond(provider.cancelled(authorization), to: authorization) }
+            if form["action"] == "cancel" {
+                return try Self.respond(provider.cancelled(authorization), to: authorization)
+            }
             let name = try await provider.client(authorization.clientId)?.name
             do {
                 let authentication = try await self.authenticate(form, request, context)
@@ -198,24 +213,23 @@ extension ProviderServer {
         router.post("/auth/authorize/consent") { request, _ in
             let (form, authorization) = try await self.authorizationForm(request)
             guard self.isSameOrigin(request), let session = await self.currentSession(request),
-                constantTimeEqual(
-                    Array((form["form_token"] ?? "").utf8),
-                    Array(provider.formToken(forSession: session.token).utf8)
-                )
+                self.validFormToken(form, session: session)
             else {
                 return Self.html(
                     ProviderPages.message("Sign in with Keyhaven", "Your session ended. Start again from the service."),
                     status: .forbidden
                 )
             }
-            if form["action"] == "cancel" { return Self.respond(provider.cancelled(authorization), to: authorization) }
+            if form["action"] == "cancel" {
+                return try Self.respond(provider.cancelled(authorization), to: authorization)
+            }
             let share = form["share_email"] != "hide"
             let response = try await provider.authorize(
                 authorization,
                 authentication: session.authentication,
                 shareEmail: authorization.wantsEmail ? share : nil
             )
-            return Self.respond(response, to: authorization)
+            return try Self.respond(response, to: authorization)
         }
     }
 
@@ -225,7 +239,7 @@ extension ProviderServer {
         let provider = self.provider
         router.get("/account") { request, _ in
             guard let session = await self.currentSession(request) else {
-                let login = self.newLoginToken()
+                let login = self.newLoginToken(request)
                 return Self.html(
                     ProviderPages.signIn(
                         action: "/account/signin",
@@ -236,12 +250,10 @@ extension ProviderServer {
                     headers: login.headers
                 )
             }
-            return try await self.accountPage(session, message: Self.query(request)["message"])
+            return try await self.accountPage(session, message: try Self.query(request)["message"])
         }
         router.post("/account/signin") { request, context in
-            guard case .success(let form) = await Self.form(request) else {
-                return Self.error(.invalidRequest("The body must be application/x-www-form-urlencoded."))
-            }
+            let form = try Self.answer(await Self.oauthForm(request))
             guard self.isGenuineSignIn(form, request) else { return Self.expiredSignIn() }
             do {
                 let authentication = try await self.authenticate(form, request, context)
@@ -272,7 +284,7 @@ extension ProviderServer {
             }
         }
         router.post("/account/delete") { request, _ in
-            guard self.isSameOrigin(request), case .success(let form) = await Self.form(request),
+            guard self.isSameOrigin(request), let form = await Self.form(request),
                 let session = await self.currentSession(request),
                 self.validFormToken(form, session: session), form["confirm"] == "yes"
             else {
@@ -284,31 +296,29 @@ extension ProviderServer {
             try await provider.deleteAccount(userId: session.authentication.userId)
             return Self.html(
                 ProviderPages.message("Account deleted", "Your account is deleted; every service you used was told."),
-                headers: [.setCookie: "\(Self.sessionCookie)=; Path=/; Max-Age=0"]
+                headers: HTTPFields(cookies: .expired(Self.sessionCookie))
             )
         }
         router.post("/account/signout") { request, _ in
-            if self.isSameOrigin(request), case .success(let form) = await Self.form(request),
+            if self.isSameOrigin(request), let form = await Self.form(request),
                 let session = await self.currentSession(request), self.validFormToken(form, session: session)
             {
                 try await provider.endSession(session.token)
             }
-            return Self.redirect("/account", headers: [.setCookie: "\(Self.sessionCookie)=; Path=/; Max-Age=0"])
+            return Self.redirect("/account", headers: HTTPFields(cookies: .expired(Self.sessionCookie)))
         }
     }
 
+    /// The consent and account forms' synchronizer token: the session's own (``CSRF/matches(_:_:)``).
     func validFormToken(_ form: [String: String], session: (token: String, authentication: Authentication)) -> Bool {
-        constantTimeEqual(
-            Array((form["form_token"] ?? "").utf8),
-            Array(provider.formToken(forSession: session.token).utf8)
-        )
+        CSRF.matches(form["form_token"], provider.formToken(forSession: session.token))
     }
 
     func accountAction(
         _ request: Request,
         _ action: @Sendable ((token: String, authentication: Authentication), [String: String]) async throws -> String
     ) async throws -> Response {
-        guard isSameOrigin(request), case .success(let form) = await Self.form(request),
+        guard isSameOrigin(request), let form = await Self.form(request),
             let session = await currentSession(request), validFormToken(form, session: session)
         else { return Self.redirect("/account") }
         let message: String
@@ -339,9 +349,7 @@ extension ProviderServer {
     /// A browser form that carries an authorization request: its fields and the validated request;
     /// throws the OAuth error Apple answers with otherwise.
     func authorizationForm(_ request: Request) async throws -> ([String: String], AuthorizationRequest) {
-        guard case .success(let form) = await Self.form(request) else {
-            throw OAuthErrorResponse(.invalidRequest("The body must be application/x-www-form-urlencoded."))
-        }
+        let form = try Self.answer(await Self.oauthForm(request))
         return (form, try Self.answer(try await provider.validateAuthorization(form)))
     }
 }

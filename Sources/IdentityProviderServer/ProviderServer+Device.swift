@@ -49,9 +49,9 @@ extension ProviderServer {
     func addDeviceRoutes(to router: Router<ProviderRequestContext>) {
         let provider = self.provider
         router.post("/keyhaven/v1/login") { request, context in
-            if let refusal = self.deviceLoginRefusal(request) { return refusal }
+            if let refusal = try self.deviceLoginRefusal(request) { return refusal }
             guard let body = await Self.decode(LoginBody.self, request) else {
-                return Self.error(.invalidRequest("Expected {email, password, code?, name?}."))
+                return try Self.error(.invalidRequest("Expected {email, password, code?, name?}."))
             }
             do {
                 // A Keyhaven that holds a device token of this account (signing in again) counts
@@ -65,7 +65,7 @@ extension ProviderServer {
                 )
                 let token = try await provider.createDeviceToken(authentication, name: body.name ?? "Keyhaven")
                 let email = try await provider.email(userId: authentication.userId) ?? body.email
-                return Self.json(.ok, ["device_token": token, "email": email])
+                return try Self.json(.ok, ["device_token": token, "email": email])
             } catch let error as ProviderError {
                 let code =
                     switch error.code {
@@ -77,7 +77,7 @@ extension ProviderServer {
                 // The pages answer 200 to show the code field again; the device API's answer is an
                 // error its client must see as one.
                 let status = error.code == .secondFactorRequired ? 401 : Int(Self.signInStatus(error).code)
-                return Self.json(
+                return try Self.json(
                     HTTPResponse.Status(code: status),
                     OAuthError(code, error.message, status: status),
                     headers: Self.retryHeaders(error)
@@ -85,11 +85,11 @@ extension ProviderServer {
             }
         }
         router.get("/keyhaven/v1/consent") { request, _ in
-            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
-            let query = Self.query(request)
+            guard let device = await self.device(request) else { return try Self.error(Self.unauthorized) }
+            let query = try Self.query(request)
             let scopes = (query["scope"] ?? "").split(separator: " ").map(String.init)
             guard let origin = query["origin"], !origin.isEmpty else {
-                return Self.error(.invalidRequest("origin (the service being upgraded) is required."))
+                return try Self.error(.invalidRequest("origin (the service being upgraded) is required."))
             }
             switch try await provider.nativeAuthorizationRequest(
                 clientId: query["client_id"] ?? "",
@@ -98,7 +98,7 @@ extension ProviderServer {
                 state: nil,
                 nonce: nil
             ) {
-            case .failure(let error): return Self.error(error)
+            case .failure(let error): return try Self.error(error)
             case .success(let authorization):
                 struct Answer: Encodable {
                     /// The service's registered name: Keyhaven names it even when consent exists.
@@ -109,13 +109,13 @@ extension ProviderServer {
                 let name = try await provider.client(authorization.clientId)?.name ?? authorization.clientId
                 let prompt = try await provider.consentPrompt(authorization, userId: device.userId)
                 let state = try await provider.credentialState(userId: device.userId, clientId: authorization.clientId)
-                return Self.json(.ok, Answer(serviceName: name, prompt: prompt, state: state))
+                return try Self.json(.ok, Answer(serviceName: name, prompt: prompt, state: state))
             }
         }
         router.post("/keyhaven/v1/authorize") { request, _ in
-            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            guard let device = await self.device(request) else { return try Self.error(Self.unauthorized) }
             guard let body = await Self.decode(AuthorizeBody.self, request) else {
-                return Self.error(.invalidRequest("Expected {client_id, origin, scope?, state?, nonce?, email?}."))
+                return try Self.error(.invalidRequest("Expected {client_id, origin, scope?, state?, nonce?, email?}."))
             }
             let scopes = (body.scope ?? "").split(separator: " ").map(String.init)
             switch try await provider.nativeAuthorizationRequest(
@@ -125,31 +125,31 @@ extension ProviderServer {
                 state: body.state,
                 nonce: body.nonce
             ) {
-            case .failure(let error): return Self.error(error)
+            case .failure(let error): return try Self.error(error)
             case .success(let authorization):
                 let needsConsent = try await provider.consentPrompt(authorization, userId: device.userId) != nil
                 if needsConsent && authorization.wantsEmail && !["share", "hide"].contains(body.email ?? "") {
-                    return Self.error(.invalidRequest("First authorization: email must be \"share\" or \"hide\"."))
+                    return try Self.error(.invalidRequest("First authorization: email must be \"share\" or \"hide\"."))
                 }
                 let share: Bool? = body.email.map { $0 != "hide" }
                 let response = try await provider.authorize(authorization, authentication: device, shareEmail: share)
-                return Self.json(.ok, response)
+                return try Self.json(.ok, response)
             }
         }
         router.get("/keyhaven/v1/services") { request, _ in
-            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
-            return Self.json(.ok, try await provider.connectedServices(userId: device.userId))
+            guard let device = await self.device(request) else { return try Self.error(Self.unauthorized) }
+            return try Self.json(.ok, try await provider.connectedServices(userId: device.userId))
         }
         router.post("/keyhaven/v1/services/:client/stop") { request, context in
-            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            guard let device = await self.device(request) else { return try Self.error(Self.unauthorized) }
             return try await Self.outcome {
                 try await provider.stopUsing(userId: device.userId, clientId: context.parameters.get("client") ?? "")
             }
         }
         router.post("/keyhaven/v1/services/:client/relay") { request, context in
-            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            guard let device = await self.device(request) else { return try Self.error(Self.unauthorized) }
             guard let body = await Self.decode(RelayBody.self, request) else {
-                return Self.error(.invalidRequest("Expected {enabled}."))
+                return try Self.error(.invalidRequest("Expected {enabled}."))
             }
             return try await Self.outcome {
                 try await provider.setRelayForwarding(
@@ -160,13 +160,13 @@ extension ProviderServer {
             }
         }
         router.post("/keyhaven/v1/account/delete") { request, _ in
-            guard let device = await self.device(request) else { return Self.error(Self.unauthorized) }
+            guard let device = await self.device(request) else { return try Self.error(Self.unauthorized) }
             return try await Self.outcome { try await provider.deleteAccount(userId: device.userId) }
         }
         router.post("/keyhaven/v1/logout") { request, _ in
-            guard let token = Self.bearer(request) else { return Self.error(Self.unauthorized) }
+            guard let token = Self.bearer(request) else { return try Self.error(Self.unauthorized) }
             try await provider.revokeDeviceToken(token)
-            return Self.json(.ok, ["status": "signed out"])
+            return try Self.json(.ok, ["status": "signed out"])
         }
     }
 
@@ -178,11 +178,11 @@ extension ProviderServer {
     /// CORS preflight, which this provider never grants — so `text/plain` and form posts get 415
     /// and are not counted; a request a browser marks as cross-site (`Sec-Fetch-Site` other than
     /// `same-origin` or `none`, or an `Origin` that is not the provider's) gets 403.
-    func deviceLoginRefusal(_ request: Request) -> Response? {
+    func deviceLoginRefusal(_ request: Request) throws -> Response? {
         let mediaType = request.headers[.contentType]?.split(separator: ";").first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard mediaType == "application/json" else {
-            return Self.error(
+            return try Self.error(
                 OAuthError(
                     "invalid_request",
                     "The device login reads only Content-Type: application/json.",
@@ -190,9 +190,8 @@ extension ProviderServer {
                 )
             )
         }
-        let site = HTTPField.Name("Sec-Fetch-Site").flatMap { request.headers[$0] }?.lowercased()
-        guard site == nil || site == "same-origin" || site == "none", isSameOrigin(request) else {
-            return Self.error(
+        guard isSameOrigin(request) else {
+            return try Self.error(
                 OAuthError("invalid_request", "The device login is not for web pages of other sites.", status: 403)
             )
         }
@@ -202,9 +201,9 @@ extension ProviderServer {
     static func outcome(_ action: () async throws -> Void) async throws -> Response {
         do {
             try await action()
-            return json(.ok, ["status": "done"])
+            return try json(.ok, ["status": "done"])
         } catch let error as ProviderError {
-            return Self.error(
+            return try Self.error(
                 .init(
                     error.code == .notFound ? "not_found" : "invalid_request",
                     error.message,

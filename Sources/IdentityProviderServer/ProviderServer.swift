@@ -13,6 +13,7 @@ import Synchronization
 import UnixSignals
 import _KeyhavenHTTPSupport
 import _KeyhavenSupport
+public import _KeyhavenWeb
 
 /// Sign in with Keyhaven over HTTP: Sign in with Apple's endpoints (`/auth/authorize`, `/auth/token`,
 /// `/auth/keys`, `/auth/revoke`, `/auth/usermigrationinfo`, discovery), the credential-state
@@ -53,7 +54,14 @@ public final class ProviderServer: Sendable {
     var secureCookies: Bool { (endpointBase ?? provider.configuration.baseURL).hasPrefix("https://") }
 
     public func router() -> Router<ProviderRequestContext> {
-        let router = Router(context: ProviderRequestContext.self)
+        let router = Router(
+            context: ProviderRequestContext.self,
+            securityHeaders: Self.securityHeaders,
+            assets: [
+                .stylesheet(cacheControl: "max-age=3600"),
+                .script("/auth/handoff.js", PackageResources.handoff_js, cacheControl: "max-age=3600"),
+            ]
+        )
         addProtocolRoutes(to: router)
         addAuthorizeRoutes(to: router)
         addAccountRoutes(to: router)
@@ -100,33 +108,31 @@ public final class ProviderServer: Sendable {
 
     // MARK: Helpers
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    /// Every response: ``SecurityHeaders`` (`_KeyhavenWeb`) with a Content-Security-Policy that
+    /// allows no inline script (the one script is `/auth/handoff.js`), only the pages' own style
+    /// sheet, and forms that post to the provider itself — plus, on the pages of an authorization,
+    /// the origin of the service's redirect URI (``html(_:status:headers:formAction:)``), where the
+    /// answer goes. Never cached unless a route says otherwise (discovery, keys, assets).
+    static let securityHeaders = SecurityHeaders(contentSecurityPolicy: .ownOrigin(dataImages: true))
 
-    static func json(_ status: HTTPResponse.Status, _ value: some Encodable, headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.contentType] = "application/json"
-        fields[.cacheControl] = fields[.cacheControl] ?? "no-store"
-        let bytes: [UInt8] =
-            if let writable = value as? any JSONObjectWritable { writable.jsonBytes } else {
-                Array((try? encoder.encode(value)) ?? Data("{}".utf8))
-            }
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    static func json(
+        _ status: HTTPResponse.Status,
+        _ value: some Encodable,
+        headers: HTTPFields = [:]
+    ) throws
+        -> Response
+    {
+        try JSONResponse(value, status: status, headers: headers).response
     }
 
-    static func error(_ error: OAuthError) -> Response {
+    static func error(_ error: OAuthError) throws -> Response {
         var headers = HTTPFields()
         if let seconds = error.retryAfter { headers[.retryAfter] = String(seconds) }
-        return json(HTTPResponse.Status(code: error.status), error, headers: headers)
+        return try json(HTTPResponse.Status(code: error.status), error, headers: headers)
     }
 
-    /// Every page: HTML, never cached, never framed (clickjacking), and a Content-Security-Policy
-    /// that allows no inline script (the one script is `/auth/handoff.js`), only the pages' own
-    /// style sheet (by hash), and forms that post to the provider itself — plus, on the pages of an
-    /// authorization, the origin of the service's redirect URI (`formAction`), where the answer goes.
+    /// A page. On the pages of an authorization, `formAction` (the service's origin) joins
+    /// `form-action` in the page's Content-Security-Policy.
     static func html(
         _ page: HTML,
         status: HTTPResponse.Status = .ok,
@@ -134,48 +140,34 @@ public final class ProviderServer: Sendable {
         formAction: String? = nil
     ) -> Response {
         var fields = headers
-        fields[.contentType] = "text/html; charset=utf-8"
-        fields[.cacheControl] = "no-store"
-        fields[HTTPField.Name("X-Frame-Options")!] = "DENY"
-        fields[HTTPField.Name("Content-Security-Policy")!] = contentSecurityPolicy(formAction: formAction)
-        fields[HTTPField.Name("Referrer-Policy")!] = "same-origin"  // "no-referrer" makes browsers send `Origin: null`
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: page.rendered)))
-    }
-
-    static func contentSecurityPolicy(formAction: String?) -> String {
-        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
-            + "form-action 'self'\(formAction.map { " " + $0 } ?? ""); frame-ancestors 'none'; base-uri 'none'"
+        if let formAction {
+            fields[.contentSecurityPolicy] =
+                ContentSecurityPolicy.ownOrigin(dataImages: true, formAction: formAction)
+                .description
+        }
+        return HTMLResponse(page, status: status, headers: fields).response
     }
 
     static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.location] = location
-        fields[.cacheControl] = "no-store"
-        return Response(status: .found, headers: fields)
+        Redirect(to: location, headers: headers).response
     }
 
-    enum FormProblem: Error {
-        case notForm
-        case duplicate
+    /// The form body (``WebForm``: `application/x-www-form-urlencoded` only, a field given twice
+    /// refused), or nil.
+    static func form(_ request: Request) async -> [String: String]? {
+        try? await WebForm.fields(of: request)
     }
 
-    /// The form body. Apple's endpoints accept only `application/x-www-form-urlencoded`; a field
-    /// given twice is refused.
-    static func form(_ request: Request) async -> Result<[String: String], FormProblem> {
-        let type = request.headers[.contentType]?.lowercased() ?? ""
-        guard type.hasPrefix("application/x-www-form-urlencoded") else { return .failure(.notForm) }
-        guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return .failure(.notForm) }
-        guard let fields = FormURLEncoding.uniqueFields(String(buffer: buffer)) else { return .failure(.duplicate) }
-        return .success(fields)
-    }
-
-    /// The form of an OAuth endpoint, or the error response Apple gives.
+    /// The form of an OAuth endpoint, or the error Apple gives.
     static func oauthForm(_ request: Request) async -> Result<[String: String], OAuthError> {
-        switch await form(request) {
-        case .success(let fields): .success(fields)
-        case .failure(.notForm):
-            .failure(.invalidRequest("The body must be application/x-www-form-urlencoded."))
-        case .failure(.duplicate): .failure(.invalidRequest("A parameter was given more than once."))
+        do {
+            return .success(try await WebForm.fields(of: request))
+        } catch {
+            return switch error.code {
+            case .notForm: .failure(.invalidRequest("The body must be application/x-www-form-urlencoded."))
+            case .duplicateField: .failure(.invalidRequest("A parameter was given more than once."))
+            case .tooLarge, .unreadable, .unknownField: .failure(.invalidRequest("The body could not be read."))
+            }
         }
     }
 
@@ -193,12 +185,13 @@ public final class ProviderServer: Sendable {
         }
     }
 
-    static func query(_ request: Request) -> [String: String] {
-        var result: [String: String] = [:]
-        for (name, value) in FormURLEncoding.parse(request.uri.query ?? "") where result[name] == nil {
-            result[name] = value
+    /// The query's parameters (``WebForm``: one given twice is refused, as in a form).
+    static func query(_ request: Request) throws(OAuthErrorResponse) -> [String: String] {
+        do {
+            return try WebForm.query(of: request)
+        } catch {
+            throw OAuthErrorResponse(.invalidRequest("A parameter was given more than once."))
         }
-        return result
     }
 
     static func cookie(_ name: String, in request: Request) -> String? {
@@ -216,29 +209,15 @@ public final class ProviderServer: Sendable {
     func addProtocolRoutes(to router: Router<ProviderRequestContext>) {
         let provider = self.provider
         router.get("/.well-known/openid-configuration") { _, _ in
-            Self.json(
+            try Self.json(
                 .ok,
                 provider.discoveryDocument(baseURL: self.endpointBase),
                 headers: [.cacheControl: "max-age=3600"]
             )
         }
-        router.get(RouterPath(DesignSystem.path)) { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=3600"],
-                body: .init(byteBuffer: ByteBuffer(string: DesignSystem.stylesheet))
-            )
-        }
-        router.get("/auth/handoff.js") { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=3600"],
-                body: .init(byteBuffer: ByteBuffer(string: ProviderPages.handoffScript))
-            )
-        }
         router.get("/auth/keys") { _, _ in
             do {
-                return Self.json(.ok, try await provider.jwks(), headers: [.cacheControl: "max-age=300"])
+                return try Self.json(.ok, try await provider.jwks(), headers: [.cacheControl: "max-age=300"])
             } catch {
                 throw OAuthErrorResponse(.init("server_error", "The keys are unavailable.", status: 500))
             }
@@ -246,7 +225,7 @@ public final class ProviderServer: Sendable {
         // OAuth errors are thrown and render themselves (`OAuthErrorResponse: HTTPResponseError`).
         router.post("/auth/token") { request, context in
             let form = try await Self.oauthFields(request)
-            return Self.json(
+            return try Self.json(
                 .ok,
                 try Self.answer(await provider.token(form, from: self.clientAddress(request, context)))
             )
@@ -254,17 +233,20 @@ public final class ProviderServer: Sendable {
         router.post("/auth/revoke") { request, context in
             let form = try await Self.oauthFields(request)
             try Self.answer(await provider.revoke(form, from: self.clientAddress(request, context)))
-            return Response(status: .ok, headers: [.cacheControl: "no-store"])
+            return Response(status: .ok)
         }
         router.post("/auth/usermigrationinfo") { request, _ in
             let form = try await Self.oauthFields(request)
-            return Self.json(.ok, try Self.answer(await provider.userMigrationInfo(form, bearer: Self.bearer(request))))
+            return try Self.json(
+                .ok,
+                try Self.answer(await provider.userMigrationInfo(form, bearer: Self.bearer(request)))
+            )
         }
         // Apple's credential state is on-device; services ask here instead (client-authenticated).
         router.post("/auth/credentialstate") { request, _ in
             let form = try await Self.oauthFields(request)
             let state = try Self.answer(await provider.credentialState(form))
-            return Self.json(.ok, ["state": state.rawValue])
+            return try Self.json(.ok, ["state": state.rawValue])
         }
     }
 }

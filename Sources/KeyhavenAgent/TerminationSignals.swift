@@ -29,7 +29,7 @@ public enum TerminationSignals {
     ) throws {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
-            throw AgentError("cannot watch for signals: \(String(cString: strerror(errno)))")
+            throw AgentError(.io, "cannot watch for signals: \(String(cString: strerror(errno)))")
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         // Written before any handler can run; the handler only reads it.
@@ -61,7 +61,7 @@ public enum TerminationSignals {
             sigemptyset(&action.sa_mask)
             action.sa_flags = SA_RESTART
             guard sigaction(number, &action, nil) == 0 else {
-                throw AgentError("cannot watch for signal \(number): \(String(cString: strerror(errno)))")
+                throw AgentError(.io, "cannot watch for signal \(number): \(String(cString: strerror(errno)))")
             }
         }
     }

@@ -2,6 +2,8 @@ import AutoFill
 public import Foundation
 public import _KeyhavenSupport
 
+@_exported public import struct _KeyhavenSupport.KeyhavenError
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -105,6 +107,7 @@ public enum UnixSocket {
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard bytes.count < capacity else {
             throw AgentError(
+                .pathTooLong,
                 "the socket path is too long (\(bytes.count) bytes, at most \(capacity - 1)): \(path); "
                     + AgentRuntimeDirectory.advice
             )
@@ -138,16 +141,18 @@ public enum UnixSocket {
         if lstat(path, &info) != 0 {
             let code = errno
             if code == ENOENT { return nil }
-            throw AgentError("cannot inspect \(path): \(String(cString: strerror(code)))")
+            throw AgentError(.io, "cannot inspect \(path): \(String(cString: strerror(code)))")
         }
         guard info.st_mode & S_IFMT == S_IFSOCK else {
             throw AgentError(
+                .notASocket,
                 "\(path) is not a socket (someone put a file or a link there?): Keyhaven sends nothing to it; "
                     + "remove it (rm \(path)) and start `keyhaven agent` again"
             )
         }
         guard info.st_uid == getuid() else {
             throw AgentError(
+                .foreignOwner,
                 "\(path) belongs to uid \(info.st_uid), not to you (uid \(getuid())): another user may be posing "
                     + "as your agent, so Keyhaven sent it nothing. Have it removed (its owner or root: rm \(path)), "
                     + "or \(AgentRuntimeDirectory.advice)"
@@ -172,6 +177,7 @@ public enum UnixSocket {
             close(fd)
             let who = peer.map { "uid \($0)" } ?? "a process whose uid cannot be read"
             throw AgentError(
+                .foreignOwner,
                 "the program answering on \(path) runs as \(who), not as you (uid \(getuid())): another user may "
                     + "be posing as your agent, so Keyhaven sent it nothing. Have the socket removed (its owner "
                     + "or root: rm \(path)), or \(AgentRuntimeDirectory.advice)"
@@ -208,19 +214,19 @@ public enum UnixSocket {
         do throws(AgentRuntimeDirectoryError) {
             try location.verify(create: true)
         } catch {
-            throw AgentError("cannot listen on \(location.socketPath): \(error.message)")
+            throw AgentError(.io, "cannot listen on \(location.socketPath): \(error.message)")
         }
         let path = location.socketPath
         if let existing = try connect(to: path) {
             existing.shutdownBoth()
-            throw AgentError("an agent is already running on \(path)")
+            throw AgentError(.alreadyRunning, "an agent is already running on \(path)")
         }
         // Nothing answers: a socket of ours left by an agent that was killed (`connect` refused
         // anything else).
         unlink(path)
         var address = try address(path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw AgentError("cannot create a socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw AgentError(.io, "cannot create a socket: \(String(cString: strerror(errno)))") }
         let previous = umask(0o077)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -230,21 +236,33 @@ public enum UnixSocket {
         umask(previous)
         guard bound == 0 else {
             close(fd)
-            throw AgentError("cannot listen on \(path): \(String(cString: strerror(errno)))")
+            throw AgentError(.io, "cannot listen on \(path): \(String(cString: strerror(errno)))")
         }
         chmod(path, 0o600)
         var info = stat()
         guard lstat(path, &info) == 0, Glibc.listen(fd, 16) == 0 else {
             close(fd)
-            throw AgentError("cannot listen on \(path): \(String(cString: strerror(errno)))")
+            throw AgentError(.io, "cannot listen on \(path): \(String(cString: strerror(errno)))")
         }
         return (fd, info.st_ino)
     }
 }
 
 /// A failure of the agent's process or its socket, with a message a person can act on.
-public struct AgentError: Error, CustomStringConvertible, Sendable {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+public typealias AgentError = KeyhavenError<AgentErrorDomain>
+
+/// The domain of ``AgentError``.
+public enum AgentErrorDomain: KeyhavenErrorDomain {}
+
+extension AgentError.Code {
+    /// The socket's path does not fit a Unix socket address.
+    public static var pathTooLong: Self { Self("pathTooLong") }
+    /// Something other than a socket is at the socket's path.
+    public static var notASocket: Self { Self("notASocket") }
+    /// The socket, or the process answering on it, is another user's: nothing was sent to it.
+    public static var foreignOwner: Self { Self("foreignOwner") }
+    /// An agent already answers on the socket.
+    public static var alreadyRunning: Self { Self("alreadyRunning") }
+    /// The operating system refused (a socket, a bind, a signal handler).
+    public static var io: Self { Self("io") }
 }

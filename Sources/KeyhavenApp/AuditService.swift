@@ -2,9 +2,9 @@ public import AccountModification
 public import SecurityRecommendations
 public import Vault
 
-/// The use case behind `keyhaven audit` (and the coming web app's recommendations): the vault's
-/// credentials through ``SecurityAudit``, with change-password discovery and upgrade offers from
-/// the same manifest reader upgrades use. With no network, nothing is contacted.
+/// The use case behind `keyhaven audit` (the web app uses its parts for its recommendations): the
+/// vault's credentials through ``SecurityAudit``, with change-password discovery and upgrade offers
+/// from the same manifest reader upgrades use. With no network, nothing is contacted.
 public struct AuditService: Sendable {
     /// What the audit may contact.
     public struct Network: Sendable {

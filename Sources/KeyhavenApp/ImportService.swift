@@ -1,7 +1,7 @@
 public import Foundation
 public import Vault
 
-/// The use case behind `keyhaven import` (and the coming web app's import page): read an export
+/// The use case behind `keyhaven import` and the web app's import page: read an export
 /// from another password manager, show what it would change, then write it in one transaction.
 ///
 /// Reading is bounded (``maximumFileSize``) so a huge or endless file is refused with a clear

@@ -32,7 +32,7 @@ extension UpgradeService {
             if !response.isSettled {
                 response = try await transport.cancel(requestId: entry.requestId)
             }
-        } catch is UnknownModificationRequest {
+        } catch let error as ModificationTransportError where error.code == .unknownRequest {
             // The service has no record of the request: most likely it never arrived, so the old
             // password stays. A service that keeps its records only in memory may also have
             // restarted after applying it: keep the generated password in the history so it is

@@ -51,8 +51,8 @@ public enum UpgradePlan: Sendable {
     }
 }
 
-/// The use case behind `keyhaven upgrade`, the local API's in-app requests and (soon) the agent and
-/// the web app: upgrades accounts through the account-modification protocol without ever losing a
+/// The use case behind `keyhaven upgrade`, the local API's in-app requests and the web app's
+/// upgrades (the agent does not call it: issue 27): upgrades accounts through the account-modification protocol without ever losing a
 /// password. The generated password is journaled (and synced) before the service is asked; the
 /// answer is applied in one transaction with the journal's removal; an unanswered request stays
 /// journaled and is settled by ``reconcile()`` — which runs only when a caller asks for it.

@@ -9,8 +9,8 @@ import _KeyhavenSupport
 /// seconds (12,600 strength estimates, a 100,000-hash index, scrypt at full strength) holds one of
 /// them the whole time, and two such tests starve every test that runs an HTTP server in-process,
 /// whose timeouts then fire. Mark heavy synchronous tests or suites `.offCooperativePool`: the test
-/// body runs on a dedicated Dispatch queue through a task executor preference, so `#expect` and task
-/// locals work as usual.
+/// body runs on a thread of its own (a `DedicatedThreadExecutor`) through a task executor
+/// preference, so `#expect` and task locals work as usual.
 public struct OffCooperativePool: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 

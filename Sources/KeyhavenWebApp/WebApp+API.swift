@@ -8,6 +8,7 @@ import PasswordStrength
 import Synchronization
 import Vault
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 /// `/api/…`: the JSON the page's own scripts use — the same documents the CLI prints with `--json`
 /// (`/api/audit` is `keyhaven audit --json`), so nothing is computed twice. Cookie + CSRF header.
@@ -105,9 +106,6 @@ extension WebApp {
     /// Reads of secrets want the CSRF header even though they are GETs: only the app's own scripts
     /// can send it.
     func requireCSRFHeader(_ request: Request, _ context: WebAppContext) throws {
-        guard let given = request.headers[HTTPField.Name("X-CSRF-Token")!], constantTimeEqual(given, context.csrf)
-        else {
-            throw WebAppError.staleForm
-        }
+        guard CSRF.matches(request.headers[CSRF.header], context.csrf) else { throw WebAppError.staleForm }
     }
 }

@@ -11,12 +11,15 @@ import SecurityRecommendations
 import Synchronization
 import Vault
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 extension WebApp {
-    /// The app's routes, behind ``WebAppGuard``.
+    /// The app's routes: every response with the security headers (``SecurityHeadersMiddleware``),
+    /// every request through ``WebAppGuard``.
     public func router() -> Router<WebAppContext> {
-        let router = Router(context: WebAppContext.self)
+        let router = Router(context: WebAppContext.self, securityHeaders: Self.securityHeaders)
         router.add(middleware: WebAppGuard(app: self))
+        router.add(assets: Self.assets)
         addSessionRoutes(to: router)
         addVaultRoutes(to: router)
         addRecommendationRoutes(to: router)
@@ -32,24 +35,22 @@ extension WebApp {
         try await vault()
     }
 
-    /// An `application/x-www-form-urlencoded` body whose CSRF token matches the session's.
-    func form(_ request: Request, _ context: WebAppContext) async throws -> [String: String] {
-        let buffer = try await request.body.collect(upTo: 64 << 10)
-        var fields: [String: String] = [:]
-        for (name, value) in FormURLEncoding.parse(String(buffer: buffer)) where fields[name] == nil {
-            fields[name] = value
-        }
-        guard let given = fields["csrf"], constantTimeEqual(given, context.csrf) else { throw WebAppError.staleForm }
+    /// An `application/x-www-form-urlencoded` body (``WebForm``: a field given twice is refused, and
+    /// with `allowed` one not named) whose CSRF token matches the session's.
+    func form(
+        _ request: Request,
+        _ context: WebAppContext,
+        only allowed: Set<String>? = nil
+    ) async throws -> [String: String] {
+        let fields = try await WebForm.fields(of: request, only: allowed)
+        guard CSRF.matches(fields["csrf"], context.csrf) else { throw WebAppError.staleForm }
         return fields
     }
 
-    /// The query's fields, decoded as a form would encode them (`+` is a space), first one wins.
+    /// The query's fields, decoded as a form would encode them (`+` is a space). ``WebAppGuard``
+    /// refused the request already if a field was given twice.
     static func query(_ request: Request) -> [String: String] {
-        var fields: [String: String] = [:]
-        for (name, value) in FormURLEncoding.parse(request.uri.query ?? "") where fields[name] == nil {
-            fields[name] = value
-        }
-        return fields
+        (try? WebForm.query(of: request)) ?? [:]
     }
 
     func flash(_ context: WebAppContext) -> Flash? { context.token.flatMap { takeFlash(token: $0) } }
@@ -82,25 +83,17 @@ extension WebApp {
             }
             // HttpOnly: no script reads it. SameSite=Strict: no other site's page sends it. Path: the
             // browser sends it to this session's paths only, on no port's `/`.
-            let cookie = "\(Self.cookieName)=\(keys.token); Path=\(keys.base)/; HttpOnly; SameSite=Strict"
+            let cookie = Cookie(
+                name: Self.cookieName,
+                value: keys.token,
+                path: "\(keys.base)/",
+                httpOnly: true,
+                sameSite: .strict
+            )
             // A page that moves on, not a 303: the launch usually comes from a file (`keyhaven ui`'s
             // redirect file), a cross-site initiator, and browsers do not send a Strict cookie along
             // a redirect that such a navigation started. The page's own refresh is same-origin.
-            return Self.html(WebAppPages.launched(base: keys.base), headers: [.setCookie: cookie])
-        }
-        router.get("/assets/keyhaven.css") { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "no-cache"],
-                body: .init(byteBuffer: ByteBuffer(string: DesignSystem.stylesheet))
-            )
-        }
-        router.get("/assets/app.js") { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache"],
-                body: .init(byteBuffer: ByteBuffer(string: WebAppScript.source))
-            )
+            return Self.html(WebAppPages.launched(base: keys.base), headers: HTTPFields(cookies: cookie))
         }
         router.get("/unlock") { _, context -> Response in
             if await self.session.isUnlocked { return Self.redirect(context.path("/")) }
@@ -114,7 +107,7 @@ extension WebApp {
             } catch let error as AutoFillError {
                 let message =
                     error.code == .wrongPassword
-                    ? "The master password is wrong. Nothing was unlocked." : error.reason
+                    ? "The master password is wrong. Nothing was unlocked." : error.message
                 return Self.html(
                     WebAppPages.unlock(
                         session: context.page,
@@ -127,7 +120,7 @@ extension WebApp {
             return Self.redirect(context.path("/"))
         }
         router.post("/lock") { request, context -> Response in
-            _ = try await self.form(request, context)
+            _ = try await self.form(request, context, only: ["csrf"])
             // The session's "locked" event clears what the app read (see `WebApp.init`).
             await self.agent.lock()
             return Self.redirect(context.path("/unlock"))

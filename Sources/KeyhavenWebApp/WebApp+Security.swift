@@ -3,6 +3,7 @@ import HTTPTypes
 public import Hummingbird
 import NIOCore
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 /// The app's request context: the capability the path carried (``SessionPaths``), and the session
 /// the cookie and that capability name together, once ``WebAppGuard`` found it.
@@ -62,40 +63,45 @@ struct SessionPaths<Inner: HTTPResponder>: HTTPResponder where Inner.Context == 
     }
 }
 
-/// Every request passes here first: `Host` must name this app on loopback (DNS rebinding), pages
-/// other than the launch and the style sheet and script need the session (the cookie *and* the
-/// path's capability), state changes need a same-origin `Origin` (and the CSRF token, checked where
-/// the body is read), and every response gets the security headers.
+/// Every request passes here first (after ``SecurityHeadersMiddleware``, which gives every response
+/// the security headers): `Host` must name this app on loopback (DNS rebinding), a query may not
+/// repeat a field (``WebForm``), pages other than the launch and the assets need the session (the
+/// cookie *and* the path's capability), and state changes need a same-origin `Origin` (and the
+/// CSRF token: here for `/api/…`, where the body is read for forms). What goes wrong becomes a
+/// ``WebAppError``, which renders itself: a page, or JSON under `/api/`.
 struct WebAppGuard: RouterMiddleware {
     let app: WebApp
 
-    static let publicPaths: Set<String> = ["/launch", "/assets/keyhaven.css", "/assets/app.js", "/favicon.ico"]
+    static let publicPaths: Set<String> = Set(["/launch", "/favicon.ico"] + WebApp.assets.map(\.path))
 
     func handle(
         _ request: Request,
         context: WebAppContext,
         next: (Request, WebAppContext) async throws -> Response
     ) async throws -> Response {
-        let path = request.uri.path
-        let api = path.hasPrefix("/api/")
-        var response: Response
         do {
-            response = try await check(request, context: context, next: next)
-        } catch let error as WebAppError where error.code == .locked && !api {
+            return try await check(request, context: context, next: next)
+        } catch let error as WebAppError where error.code == .locked && !request.uri.path.hasPrefix("/api/") {
             // Only a route behind the session check says "locked": the capability is the session's.
-            response = WebApp.redirect(context.path("/unlock"))
+            return WebApp.redirect(context.path("/unlock"))
         } catch let error as WebAppError {
-            response = WebApp.errorResponse(error, api: api)
-        } catch let error as HTTPError where error.status == .notFound {
-            response = WebApp.errorResponse(WebAppError(.notFound, "There is no such page."), api: api)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
-            response = WebApp.errorResponse(WebAppError(.badRequest, "The request is too large."), api: api)
+            throw error
+        } catch let error as WebFormError {
+            let problem =
+                switch error.code {
+                case .duplicateField: "A field was given more than once"
+                case .unknownField: "The form has a field this page does not send"
+                default: "The form could not be read"
+                }
+            throw WebAppError(.badRequest, problem + ": reload the page and try again.")
+        } catch let error as any HTTPResponseError where error.status == .notFound {
+            throw WebAppError(.notFound, "There is no such page.")
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            throw WebAppError(.badRequest, "The request is too large.")
         } catch {
             // Never the error's text: it may quote what the request carried.
-            response = WebApp.errorResponse(WebAppError(.badRequest, "The request could not be handled."), api: api)
+            throw WebAppError(.badRequest, "The request could not be handled.")
         }
-        WebApp.addSecurityHeaders(&response.headers)
-        return response
     }
 
     func check(
@@ -109,6 +115,8 @@ struct WebAppGuard: RouterMiddleware {
                 "This address does not belong to Keyhaven (the Host header names another site)."
             )
         }
+        // One strict rule for queries too: a repeated field never reaches a route.
+        _ = try WebForm.query(of: request)
         let path = request.uri.path
         if Self.publicPaths.contains(path) { return try await next(request, context) }
         var context = context
@@ -127,9 +135,7 @@ struct WebAppGuard: RouterMiddleware {
                 throw WebAppError(.forbidden, "This request came from another site and was refused.")
             }
             if path.hasPrefix("/api/") {
-                guard let given = request.headers[HTTPField.Name("X-CSRF-Token")!],
-                    constantTimeEqual(given, session.csrf)
-                else { throw WebAppError.staleForm }
+                guard CSRF.matches(request.headers[CSRF.header], session.csrf) else { throw WebAppError.staleForm }
             }
         }
         return try await next(request, context)
@@ -137,14 +143,9 @@ struct WebAppGuard: RouterMiddleware {
 }
 
 extension WebAppError {
-    static let staleForm = WebAppError(
-        .forbidden,
-        "This form is out of date or came from elsewhere: reload the page and try again."
-    )
-}
-
-extension WebAppError.Code {
-    public static let unauthorized = WebAppError.Code(name: "unauthorized")
+    static var staleForm: WebAppError {
+        WebAppError(.forbidden, "This form is out of date or came from elsewhere: reload the page and try again.")
+    }
 }
 
 extension WebApp {
@@ -155,78 +156,75 @@ extension WebApp {
         return authority == "127.0.0.1:\(port)"
     }
 
-    /// A state change from the app's own pages: `Origin` is this app (browsers send it on every
-    /// POST) and `Sec-Fetch-Site`, when sent, says same-origin.
+    /// A state change from the app's own pages (``CSRF/isSameOrigin(_:originRequired:isOwn:)``):
+    /// `Origin` is this app (browsers send it on every POST) and `Sec-Fetch-Site`, when sent, says
+    /// same-origin.
     func isSameOrigin(_ request: Request) -> Bool {
-        guard let origin = request.headers[.origin], port != nil, origin == self.origin else { return false }
-        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin" { return false }
-        return true
+        guard port != nil, let own = ServiceOrigin.of(url: origin) else { return false }
+        return CSRF.isSameOrigin(request, originRequired: true) { $0 == own }
     }
 
-    /// No inline script and no framing; nothing cached; no referrer leaves the app.
-    static let contentSecurityPolicy =
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    /// Every response (``SecurityHeadersMiddleware``): no inline script and no framing; nothing
+    /// cached unless a route says so; no referrer leaves the app — `Referrer-Policy: same-origin`
+    /// (with no-referrer, browsers send `Origin: null` on the app's own form posts): an origin
+    /// includes the port, so no other server on 127.0.0.1, and no other site (change-password
+    /// pages), ever gets a referrer, and the session's capability in the path (`/s/CAPABILITY/…`)
+    /// reaches only this app. The app's windows and resources are its own (cross-origin opener and
+    /// resource policies).
+    static let securityHeaders = SecurityHeaders(
+        contentSecurityPolicy: .ownOrigin(fetch: true, dataImages: true),
+        additional: [
+            HTTPField.Name("Cross-Origin-Opener-Policy")!: "same-origin",
+            HTTPField.Name("Cross-Origin-Resource-Policy")!: "same-origin",
+        ]
+    )
 
-    static func addSecurityHeaders(_ headers: inout HTTPFields) {
-        headers[HTTPField.Name("Content-Security-Policy")!] = contentSecurityPolicy
-        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
-        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
-        // `same-origin`, not `no-referrer`: with no-referrer, browsers send `Origin: null` on the
-        // app's own form posts. An origin includes the port, so no other server on 127.0.0.1, and no
-        // other site (change-password pages), ever gets a referrer: the session's capability in
-        // the path (`/s/CAPABILITY/…`) reaches only this app.
-        headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
-        headers[HTTPField.Name("Cross-Origin-Opener-Policy")!] = "same-origin"
-        headers[HTTPField.Name("Cross-Origin-Resource-Policy")!] = "same-origin"
-        if headers[.cacheControl] == nil { headers[.cacheControl] = "no-store" }
-    }
+    /// The style sheet and `Resources/app.js` (revalidated on every use: an upgraded app serves new ones).
+    static let assets: [StaticAsset] = [
+        .stylesheet(cacheControl: "no-cache"),
+        .script("/assets/app.js", PackageResources.app_js, cacheControl: "no-cache"),
+    ]
 
     static func html(_ page: HTML, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.contentType] = "text/html; charset=utf-8"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: page.rendered)))
+        HTMLResponse(page, status: status, headers: headers).response
     }
 
-    /// JSON as `keyhaven … --json` prints it (keys sorted, slashes unescaped, ISO 8601 dates).
+    /// JSON in the servers' one style (``WebJSON``: the documents `keyhaven … --json` prints, compact).
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
-        encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(value)
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
+        try JSONResponse(value, status: status).response
     }
 
+    /// 303 See Other (``Redirect``).
     static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.location] = location
-        return Response(status: .seeOther, headers: fields)
+        Redirect(to: location, headers: headers).response
+    }
+}
+
+/// A ``WebAppError`` renders itself (Hummingbird's `HTTPResponseError`): its status from its code,
+/// and under `/api/` the JSON `{"error": CODE, "message": …}` the app's script reads, elsewhere a
+/// page that says what happened and what to do.
+extension WebAppError: HTTPResponseError {
+    public var status: HTTPResponse.Status {
+        switch code {
+        case .forbidden: .forbidden
+        case .unauthorized: .unauthorized
+        case .notFound: .notFound
+        case .locked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
+        default: .badRequest
+        }
     }
 
-    static func errorResponse(_ error: WebAppError, api: Bool) -> Response {
-        let status: HTTPResponse.Status =
-            switch error.code {
-            case .forbidden: .forbidden
-            case .unauthorized: .unauthorized
-            case .notFound: .notFound
-            case .locked: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
-            default: .badRequest
-            }
-        if api {
-            return (try? json(["error": error.code.description, "message": error.message], status: status))
-                ?? Response(status: status)
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        if request.uri.path.hasPrefix("/api/") {
+            return try JSONResponse(["error": code.description, "message": message], status: status).response
         }
         let title =
-            switch error.code {
+            switch code {
             case .forbidden: "Refused"
             case .unauthorized: "Keyhaven"
             case .notFound: "Not found"
             default: "Something went wrong"
             }
-        return html(WebAppPages.message(title, error.message), status: status)
+        return HTMLResponse(WebAppPages.message(title, message), status: status).response
     }
 }

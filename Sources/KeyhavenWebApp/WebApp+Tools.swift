@@ -10,6 +10,7 @@ import PasswordStrength
 import Synchronization
 import Vault
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 extension WebApp {
     func addToolRoutes(to router: Router<WebAppContext>) {
@@ -33,9 +34,7 @@ extension WebApp {
             guard let boundary = MultipartForm.boundary(contentType: request.headers[.contentType]),
                 let form = MultipartForm.parse(Array(body.readableBytesView), boundary: boundary)
             else { throw WebAppError(.badRequest, "The upload could not be read: choose the file again.") }
-            guard let given = form.text("csrf"), constantTimeEqual(given, context.csrf) else {
-                throw WebAppError.staleForm
-            }
+            guard CSRF.matches(form.text("csrf"), context.csrf) else { throw WebAppError.staleForm }
             guard let file = form["file"], !file.body.isEmpty else {
                 return Self.html(
                     WebAppPages.transfer(session: context.page, flash: nil, error: "Choose a file to import."),
@@ -75,7 +74,7 @@ extension WebApp {
             return Self.html(WebAppPages.importPreview(id: id, preview, session: context.page))
         }
         router.post("/import/{id}/confirm") { request, context -> Response in
-            _ = try await self.form(request, context)
+            _ = try await self.form(request, context, only: ["csrf"])
             let vault = try await self.requireVault()
             let id = context.parameters.get("id") ?? ""
             guard let preview = self.state.withLock({ $0.previews.removeValue(forKey: id) }) else {
@@ -91,7 +90,7 @@ extension WebApp {
             return Self.redirect(context.path("/vault"))
         }
         router.post("/import/{id}/cancel") { request, context -> Response in
-            _ = try await self.form(request, context)
+            _ = try await self.form(request, context, only: ["csrf"])
             _ = self.state.withLock { $0.previews.removeValue(forKey: context.parameters.get("id") ?? "") }
             self.say(context, "Cancelled: nothing was imported.")
             return Self.redirect(context.path("/import"))
@@ -153,7 +152,7 @@ extension WebApp {
             )
         }
         router.post("/pairing/{id}/revoke") { request, context -> Response in
-            _ = try await self.form(request, context)
+            _ = try await self.form(request, context, only: ["csrf"])
             _ = try await self.requireVault()
             let id = context.parameters.get("id") ?? ""
             try await self.agent.revokePairing(id)
@@ -263,7 +262,7 @@ extension WebApp {
             generated.password = password
             generated.score = estimate.score
         } catch {
-            generated.error = "These rules cannot be met: \(error.reason)"
+            generated.error = "These rules cannot be met: \(error.message)"
         }
         return generated
     }

@@ -9,7 +9,9 @@ import NIOPosix
 public import SecurityRecommendations
 import Synchronization
 import Vault
-import _KeyhavenSupport
+public import _KeyhavenSupport
+
+@_exported public import struct _KeyhavenSupport.KeyhavenError
 
 /// Keyhaven's local web app (`keyhaven ui`): the vault, Security Recommendations, one-tap upgrades,
 /// the generator, import and export, browser pairing and settings, served by the agent's process on
@@ -384,25 +386,22 @@ public final class WebApp: Sendable {
     }
 }
 
-/// Why the web app refused or failed (its codes are stable; messages are for people).
-public struct WebAppError: Error, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-        public var description: String { name }
-        public static let cannotListen = Code(name: "cannotListen")
-        public static let forbidden = Code(name: "forbidden")
-        public static let notFound = Code(name: "notFound")
-        public static let badRequest = Code(name: "badRequest")
-        public static let locked = Code(name: "locked")
-    }
+/// Why the web app refused or failed (its codes are stable: the API answers `{"error": code}`;
+/// messages are for people).
+public typealias WebAppError = KeyhavenError<WebAppErrorDomain>
 
-    public var code: Code
-    public var message: String
+/// The domain of ``WebAppError``.
+public enum WebAppErrorDomain: KeyhavenErrorDomain {}
 
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
+extension WebAppError.Code {
+    /// The app cannot listen on its port.
+    public static var cannotListen: Self { Self("cannotListen") }
+    /// Refused: a request from elsewhere, a stale form, a folder that is not the person's own.
+    public static var forbidden: Self { Self("forbidden") }
+    /// No session: the page asks for the launch link again.
+    public static var unauthorized: Self { Self("unauthorized") }
+    public static var notFound: Self { Self("notFound") }
+    public static var badRequest: Self { Self("badRequest") }
+    /// The vault is locked.
+    public static var locked: Self { Self("locked") }
 }

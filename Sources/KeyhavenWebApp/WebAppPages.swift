@@ -1,6 +1,7 @@
 import Foundation
 import SecurityRecommendations
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 /// The app's HTML. Everything is built from ``HTML`` values, which escape every interpolated string;
 /// element ids are stable (the browser tests use them). Pages read without JavaScript; `app.js`
@@ -96,9 +97,7 @@ enum WebAppPages {
             #"<svg class="logo" aria-hidden="true" width="22" height="22" viewBox="0 0 24 24"><path fill="currentColor" d="M12 1.5 3.5 4.8v6.1c0 5.2 3.6 10 8.5 11.6 4.9-1.6 8.5-6.4 8.5-11.6V4.8L12 1.5Zm0 6a2.5 2.5 0 0 1 1.2 4.7l.8 4.3h-4l.8-4.3A2.5 2.5 0 0 1 12 7.5Z"/></svg>"#
     )
 
-    static func csrfField(_ token: String) -> HTML {
-        HTML("<input type=\"hidden\" name=\"csrf\" value=\"\(token)\">")
-    }
+    static func csrfField(_ token: String) -> HTML { .hiddenField("csrf", token) }
 
     /// A small form with one button (POST to the app path `action`, CSRF token included).
     static func button(

@@ -410,16 +410,6 @@ public struct Authenticator: Sendable {
     }
 }
 
-extension PasskeyError.Code {
-    public static let invalidRequest = PasskeyError.Code(name: "invalidRequest")
-    public static let originNotAllowed = PasskeyError.Code(name: "originNotAllowed")
-    /// An excluded credential is already stored (the page sees InvalidStateError).
-    public static let excluded = PasskeyError.Code(name: "excluded")
-    /// The site did not ask for this credential (NotAllowedError).
-    public static let notAllowed = PasskeyError.Code(name: "notAllowed")
-    public static let userVerificationRequired = PasskeyError.Code(name: "userVerificationRequired")
-}
-
 extension PasskeyCredential {
     /// Ed25519's PKCS#8 prefix (RFC 8410): the 32-byte seed follows.
     static let ed25519PKCS8Prefix: [UInt8] = [

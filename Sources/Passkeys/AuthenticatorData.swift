@@ -72,7 +72,9 @@ public struct AuthenticatorData: Sendable, Hashable {
     /// Reads authenticator data; refuses a wrong length, a credential id over 1023 bytes (§6.1),
     /// a key that is not ES256 or Ed25519, and trailing bytes.
     public init(_ bytes: [UInt8]) throws(PasskeyError) {
-        func bad(_ message: String) -> PasskeyError { PasskeyError(.invalidAuthenticatorData, message) }
+        func bad(_ message: String, line: UInt = #line) -> PasskeyError {
+            PasskeyError(.invalidAuthenticatorData, message, line: line)
+        }
         guard bytes.count >= 37 else { throw bad("shorter than 37 bytes") }
         rpIDHash = Array(bytes[0..<32])
         flags = Flags(rawValue: bytes[32])
@@ -91,7 +93,7 @@ public struct AuthenticatorData: Sendable, Hashable {
             do {
                 (key, consumed) = try CBOR.decodePrefix(bytes[position...], maximumDepth: 4)
             } catch {
-                throw bad("the credential public key is not CBOR (\(error.code.rawValue))")
+                throw bad("the credential public key is not CBOR (\(error.code))")
             }
             position += consumed
             attestedCredential = AttestedCredential(

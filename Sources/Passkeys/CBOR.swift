@@ -1,3 +1,5 @@
+public import _KeyhavenSupport
+
 /// A CBOR data item (RFC 8949) as WebAuthn and CTAP2 use them: attestation objects, COSE keys,
 /// authenticator extensions. Maps keep their order as read; ``encoded()`` writes CTAP2's canonical
 /// form (definite lengths, shortest integer encodings, map keys sorted by their encoding: shorter
@@ -65,27 +67,37 @@ public indirect enum CBOR: Hashable, Sendable {
     public subscript(key: String) -> CBOR? { self[.text(key)] }
 }
 
-/// Why CBOR could not be read (the codes are stable; the messages never quote the input).
-public struct CBORError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        /// The input ended inside an item.
-        case truncated
-        /// Bytes follow the item where none may.
-        case trailingBytes
-        /// An indefinite length, a reserved additional-information value, or a break out of place.
-        case unsupported
-        /// Nested deeper than the decoder allows.
-        case tooDeep
-        /// A text string that is not UTF-8.
-        case invalidText
-        /// A map with the same key twice.
-        case duplicateKey
+/// Why CBOR could not be read (the codes are stable; the messages never quote the input, only
+/// where it went wrong: `CBOR truncated at byte 3`).
+public typealias CBORError = KeyhavenError<CBORErrorDomain>
+
+/// The domain of ``CBORError``: its details are ``CBORError/offset``.
+public enum CBORErrorDomain: KeyhavenErrorDomain {
+    public typealias Details = Int
+}
+
+extension CBORError {
+    /// The byte where the input stopped being acceptable.
+    public var offset: Int { details ?? 0 }
+
+    init(_ code: Code, offset: Int, line: UInt = #line) {
+        self.init(code, "CBOR \(code) at byte \(offset)", details: offset, line: line)
     }
+}
 
-    public var code: Code
-    public var offset: Int
-
-    public var description: String { "CBOR \(code.rawValue) at byte \(offset)" }
+extension CBORError.Code {
+    /// The input ended inside an item.
+    public static var truncated: Self { Self("truncated") }
+    /// Bytes follow the item where none may.
+    public static var trailingBytes: Self { Self("trailingBytes") }
+    /// An indefinite length, a reserved additional-information value, or a break out of place.
+    public static var unsupported: Self { Self("unsupported") }
+    /// Nested deeper than the decoder allows.
+    public static var tooDeep: Self { Self("tooDeep") }
+    /// A text string that is not UTF-8.
+    public static var invalidText: Self { Self("invalidText") }
+    /// A map with the same key twice.
+    public static var duplicateKey: Self { Self("duplicateKey") }
 }
 
 extension CBOR {
@@ -93,7 +105,7 @@ extension CBOR {
     public static func decode(_ bytes: [UInt8], maximumDepth: Int = 16) throws(CBORError) -> CBOR {
         var reader = Reader(bytes: bytes, maximumDepth: maximumDepth)
         let item = try reader.item(depth: 0)
-        guard reader.position == bytes.count else { throw CBORError(code: .trailingBytes, offset: reader.position) }
+        guard reader.position == bytes.count else { throw CBORError(.trailingBytes, offset: reader.position) }
         return item
     }
 
@@ -121,13 +133,13 @@ extension CBOR {
         }
 
         mutating func byte() throws(CBORError) -> UInt8 {
-            guard position < bytes.count else { throw CBORError(code: .truncated, offset: position) }
+            guard position < bytes.count else { throw CBORError(.truncated, offset: position) }
             defer { position += 1 }
             return bytes[position]
         }
 
         mutating func take(_ count: UInt64) throws(CBORError) -> ArraySlice<UInt8> {
-            guard count <= UInt64(bytes.count - position) else { throw CBORError(code: .truncated, offset: position) }
+            guard count <= UInt64(bytes.count - position) else { throw CBORError(.truncated, offset: position) }
             let end = position + Int(count)
             defer { position = end }
             return bytes[position..<end]
@@ -141,12 +153,12 @@ extension CBOR {
                 var value: UInt64 = 0
                 for byte in try take(1 << UInt64(info - 24)) { value = value << 8 | UInt64(byte) }
                 return value
-            default: throw CBORError(code: .unsupported, offset: position - 1)
+            default: throw CBORError(.unsupported, offset: position - 1)
             }
         }
 
         mutating func item(depth: Int) throws(CBORError) -> CBOR {
-            guard depth <= maximumDepth else { throw CBORError(code: .tooDeep, offset: position) }
+            guard depth <= maximumDepth else { throw CBORError(.tooDeep, offset: position) }
             let start = position
             let head = try byte()
             let major = head >> 5
@@ -162,7 +174,7 @@ extension CBOR {
                     return .float(Double(Float16Bits.float(bits)))
                 case 26: return .float(Double(Float(bitPattern: UInt32(try argument(info)))))
                 case 27: return .float(Double(bitPattern: try argument(info)))
-                default: throw CBORError(code: .unsupported, offset: start)
+                default: throw CBORError(.unsupported, offset: start)
                 }
             }
             let argument = try argument(info)
@@ -173,13 +185,13 @@ extension CBOR {
             case 3:
                 let raw = try take(argument)
                 guard let text = String(validating: raw, as: UTF8.self) else {
-                    throw CBORError(code: .invalidText, offset: start)
+                    throw CBORError(.invalidText, offset: start)
                 }
                 return .text(text)
             case 4:
                 // Every item takes at least one byte: a count beyond what is left is truncated input.
                 guard argument <= UInt64(bytes.count - position) else {
-                    throw CBORError(code: .truncated, offset: start)
+                    throw CBORError(.truncated, offset: start)
                 }
                 var items: [CBOR] = []
                 items.reserveCapacity(Int(argument))
@@ -187,7 +199,7 @@ extension CBOR {
                 return .array(items)
             case 5:
                 guard argument <= UInt64(bytes.count - position) / 2 else {
-                    throw CBORError(code: .truncated, offset: start)
+                    throw CBORError(.truncated, offset: start)
                 }
                 var pairs: [CBOR.Pair] = []
                 pairs.reserveCapacity(Int(argument))
@@ -198,13 +210,13 @@ extension CBOR {
                     let keyOffset = position
                     let key = try item(depth: depth + 1)
                     guard keys.insert(key.encoded()).inserted else {
-                        throw CBORError(code: .duplicateKey, offset: keyOffset)
+                        throw CBORError(.duplicateKey, offset: keyOffset)
                     }
                     pairs.append(CBOR.Pair(key, try item(depth: depth + 1)))
                 }
                 return .map(pairs)
             case 6: return .tagged(argument, try item(depth: depth + 1))
-            default: throw CBORError(code: .unsupported, offset: start)
+            default: throw CBORError(.unsupported, offset: start)
             }
         }
     }

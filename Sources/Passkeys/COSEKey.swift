@@ -85,24 +85,3 @@ public enum COSEKey: Sendable, Hashable {
     public static func == (lhs: COSEKey, rhs: COSEKey) -> Bool { lhs.cbor == rhs.cbor }
     public func hash(into hasher: inout Hasher) { hasher.combine(cbor) }
 }
-
-/// Why a passkey operation failed (codes are stable; messages never carry key material).
-public struct PasskeyError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-        public var description: String { name }
-        public static let invalidKey = Code(name: "invalidKey")
-        public static let unsupportedAlgorithm = Code(name: "unsupportedAlgorithm")
-        public static let invalidAuthenticatorData = Code(name: "invalidAuthenticatorData")
-    }
-
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code): \(message)" }
-}

@@ -68,7 +68,7 @@ public struct PasskeyRelyingParty: Sendable {
         do {
             attestation = try CBOR.decode(attestationBytes, maximumDepth: 8)
         } catch {
-            throw refused(.invalidResponse, "the attestation object is not CBOR (\(error.code.rawValue))")
+            throw refused(.invalidResponse, "the attestation object is not CBOR (\(error.code))")
         }
         guard let fmt = attestation["fmt"]?.string, let statement = attestation["attStmt"], statement.pairs != nil,
             let authDataBytes = attestation["authData"]?.byteString
@@ -191,13 +191,7 @@ public struct PasskeyRelyingParty: Sendable {
         }
     }
 
-    func refused(_ code: PasskeyError.Code, _ message: String) -> PasskeyError { PasskeyError(code, message) }
-}
-
-extension PasskeyError.Code {
-    public static let invalidResponse = PasskeyError.Code(name: "invalidResponse")
-    public static let invalidClientData = PasskeyError.Code(name: "invalidClientData")
-    public static let invalidAttestation = PasskeyError.Code(name: "invalidAttestation")
-    public static let invalidSignature = PasskeyError.Code(name: "invalidSignature")
-    public static let counterRegressed = PasskeyError.Code(name: "counterRegressed")
+    func refused(_ code: PasskeyError.Code, _ message: String, line: UInt = #line) -> PasskeyError {
+        PasskeyError(code, message, line: line)
+    }
 }

@@ -1,37 +1,21 @@
-/// Why no password can be generated for a set of rules.
-///
-/// A struct with an opaque ``Code`` so new cases never break callers; compare errors by code.
-public struct PasswordGenerationError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String {
-            case minLengthExceedsMaxLength, requiredNotAllowed, tooManyRequiredLines, limitsUnsatisfiable
-        }
+public import _KeyhavenSupport
 
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-        public var description: String { base.rawValue }
+@_exported public import struct _KeyhavenSupport.KeyhavenError
 
-        /// `minlength` is greater than `maxlength`.
-        public static let minLengthExceedsMaxLength = Code(.minLengthExceedsMaxLength)
-        /// A `required` line has no character the password may contain.
-        public static let requiredNotAllowed = Code(.requiredNotAllowed)
-        /// More `required` lines than `maxlength` characters.
-        public static let tooManyRequiredLines = Code(.tooManyRequiredLines)
-        /// The repeat / sequence limits cannot be met with the allowed characters at this length.
-        public static let limitsUnsatisfiable = Code(.limitsUnsatisfiable)
-    }
+/// Why no password can be generated for a set of rules. The message says what is impossible and
+/// how the rules could be changed; it never contains a password.
+public typealias PasswordGenerationError = KeyhavenError<PasswordGenerationErrorDomain>
 
-    public var code: Code
-    /// What is impossible and how the rules could be changed. Never contains a password.
-    public var reason: String
+/// The domain of ``PasswordGenerationError``.
+public enum PasswordGenerationErrorDomain: KeyhavenErrorDomain {}
 
-    public init(code: Code, reason: String) {
-        self.code = code
-        self.reason = reason
-    }
-
-    public var description: String { "PasswordGenerationError.\(code): \(reason)" }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+extension PasswordGenerationError.Code {
+    /// `minlength` is greater than `maxlength`.
+    public static var minLengthExceedsMaxLength: Self { Self("minLengthExceedsMaxLength") }
+    /// A `required` line has no character the password may contain.
+    public static var requiredNotAllowed: Self { Self("requiredNotAllowed") }
+    /// More `required` lines than `maxlength` characters.
+    public static var tooManyRequiredLines: Self { Self("tooManyRequiredLines") }
+    /// The repeat / sequence limits cannot be met with the allowed characters at this length.
+    public static var limitsUnsatisfiable: Self { Self("limitsUnsatisfiable") }
 }

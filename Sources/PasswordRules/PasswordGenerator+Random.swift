@@ -16,8 +16,8 @@ extension PasswordGenerator {
         init(_ requirements: PasswordRequirements) throws(PasswordGenerationError) {
             if let minLength = requirements.minLength, let maxLength = requirements.maxLength, minLength > maxLength {
                 throw PasswordGenerationError(
-                    code: .minLengthExceedsMaxLength,
-                    reason: "minlength \(minLength) is greater than maxlength \(maxLength)"
+                    .minLengthExceedsMaxLength,
+                    "minlength \(minLength) is greater than maxlength \(maxLength)"
                 )
             }
             let space = UInt8(ascii: " ")
@@ -42,8 +42,8 @@ extension PasswordGenerator {
                 let set = line.admitsUnicode ? characters : line.characters.intersection(characters)
                 guard !set.isEmpty else {
                     throw PasswordGenerationError(
-                        code: .requiredNotAllowed,
-                        reason: "required line \(line.index + 1) (\(line.classes.ruleDescription)) "
+                        .requiredNotAllowed,
+                        "required line \(line.index + 1) (\(line.classes.ruleDescription)) "
                             + "has no character the rules allow"
                     )
                 }
@@ -51,8 +51,8 @@ extension PasswordGenerator {
             }
             guard !characters.isEmpty else {
                 throw PasswordGenerationError(
-                    code: .requiredNotAllowed,
-                    reason: "the rules allow no printable character"
+                    .requiredNotAllowed,
+                    "the rules allow no printable character"
                 )
             }
 
@@ -66,8 +66,8 @@ extension PasswordGenerator {
             if requiredSets.count > length {
                 if let maxLength = requirements.maxLength, requiredSets.count > maxLength {
                     throw PasswordGenerationError(
-                        code: .tooManyRequiredLines,
-                        reason: "\(requiredSets.count) required lines need \(requiredSets.count) characters, "
+                        .tooManyRequiredLines,
+                        "\(requiredSets.count) required lines need \(requiredSets.count) characters, "
                             + "but maxlength is \(maxLength)"
                     )
                 }
@@ -75,8 +75,8 @@ extension PasswordGenerator {
             }
             if characters.count == 1, let limit = requirements.repeatLimit, limit < length {
                 throw PasswordGenerationError(
-                    code: .limitsUnsatisfiable,
-                    reason: "only one character is allowed, so \(length) characters repeat it more than "
+                    .limitsUnsatisfiable,
+                    "only one character is allowed, so \(length) characters repeat it more than "
                         + "\(limit) times in a row"
                 )
             }
@@ -106,8 +106,8 @@ extension PasswordGenerator {
                 }
             }
             throw PasswordGenerationError(
-                code: .limitsUnsatisfiable,
-                reason: "no password of \(length) characters met the required lines and the repeat/sequence "
+                .limitsUnsatisfiable,
+                "no password of \(length) characters met the required lines and the repeat/sequence "
                     + "limits after \(Self.rejectionAttempts + Self.constructiveAttempts) attempts"
             )
         }

@@ -3,7 +3,9 @@ import Foundation
 public import KeyhavenJOSE
 import NIOCore
 import NIOHTTP1
-import _KeyhavenSupport
+public import _KeyhavenSupport
+
+@_exported public import struct _KeyhavenSupport.KeyhavenError
 
 /// How the kit talks to the provider. ``HTTPRelyingPartyTransport`` is the real one; tests may
 /// substitute their own.
@@ -65,42 +67,43 @@ public struct HTTPRelyingPartyTransport: RelyingPartyTransport {
 }
 
 /// What went wrong, for the service's logs and its users. Never includes a token or a secret.
-///
-/// A struct with an opaque ``Code`` so new cases never break callers; errors compare by code.
-public struct RelyingPartyError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String {
-            case provider, transport, token
-        }
+public typealias RelyingPartyError = KeyhavenError<RelyingPartyErrorDomain>
 
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-        public var description: String { base.rawValue }
-
-        /// The provider answered with an OAuth error (``RelyingPartyError/oauthError`` holds it).
-        public static let provider = Code(.provider)
-        /// The provider could not be reached, or answered something else than the protocol.
-        public static let transport = Code(.transport)
-        /// A token or notification did not verify (``RelyingPartyError/token`` holds why).
-        public static let token = Code(.token)
+/// The domain of ``RelyingPartyError``: its details say what the provider or the token said.
+public enum RelyingPartyErrorDomain: KeyhavenErrorDomain {
+    public enum Details: Sendable {
+        /// The provider's OAuth `error` (`.provider`).
+        case oauthError(String)
+        /// Why the token was refused (`.token`).
+        case token(JOSEError)
     }
+}
 
-    public var code: Code
-    public var message: String
+extension RelyingPartyError {
     /// `invalid_grant`, `invalid_client`… when the provider said so.
-    public var oauthError: String?
-    /// Why the token was refused (`.token`).
-    public var token: JOSEError?
-
-    public init(_ code: Code, _ message: String, oauthError: String? = nil, token: JOSEError? = nil) {
-        self.code = code
-        self.message = message
-        self.oauthError = oauthError
-        self.token = token
+    public var oauthError: String? {
+        if case .oauthError(let error) = details { error } else { nil }
     }
 
-    public var description: String { message }
+    /// Why the token was refused (`.token`).
+    public var token: JOSEError? {
+        if case .token(let error) = details { error } else { nil }
+    }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    public init(_ code: Code, _ message: String, oauthError: String, file: String = #fileID, line: UInt = #line) {
+        self.init(code, message, details: .oauthError(oauthError), file: file, line: line)
+    }
+
+    public init(_ code: Code, _ message: String, token: JOSEError, file: String = #fileID, line: UInt = #line) {
+        self.init(code, message, details: .token(token), file: file, line: line)
+    }
+}
+
+extension RelyingPartyError.Code {
+    /// The provider answered with an OAuth error (``RelyingPartyError/oauthError`` holds it).
+    public static var provider: Self { Self("provider") }
+    /// The provider could not be reached, or answered something else than the protocol.
+    public static var transport: Self { Self("transport") }
+    /// A token or notification did not verify (``RelyingPartyError/token`` holds why).
+    public static var token: Self { Self("token") }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import _KeyhavenSupport
 
 /// Finds passwords used for more than one backend.
@@ -8,42 +7,23 @@ import _KeyhavenSupport
 /// `shared-credentials.json` (`shared` groups, and `from` → `to` migrations, read both ways). A
 /// password is reused when its credentials span two or more backends.
 public struct ReuseDetector: Sendable {
-    /// Domain → group number, from Apple's shared-credentials data.
-    let groups: [String: Int]
+    /// Apple's shared-credentials data.
+    let groups: SharedCredentialGroups
 
-    public static let shared: ReuseDetector = {
-        do {
-            return try ReuseDetector(sharedCredentialsJSON: embeddedSharedCredentialsJSON)
-        } catch {
-            preconditionFailure("the embedded shared-credentials.json is malformed: \(error)")
-        }
-    }()
+    public static let shared = ReuseDetector(groups: .shipped)
+
+    init(groups: SharedCredentialGroups) {
+        self.groups = groups
+    }
 
     public init(sharedCredentialsJSON: String) throws {
-        struct Group: Decodable {
-            var shared: [String]?
-            var from: [String]?
-            var to: [String]?
-        }
-        let decoded = try JSONDecoder().decode([Group].self, from: Data(sharedCredentialsJSON.utf8))
-        var groups: [String: Int] = [:]
-        for (index, group) in decoded.enumerated() {
-            for domain in (group.shared ?? []) + (group.from ?? []) + (group.to ?? []) {
-                groups[domain.lowercased()] = groups[domain.lowercased()] ?? index
-            }
-        }
-        self.groups = groups
+        groups = try SharedCredentialGroups(json: sharedCredentialsJSON)
     }
 
     /// The backend of a host: its shared-credentials group if any (the host or a parent domain
     /// listed), else its registrable domain.
     public func backend(of host: String) -> String {
-        var candidate = Substring(host.lowercased())
-        while true {
-            if let group = groups[String(candidate)] { return "group:\(group)" }
-            guard let dot = candidate.firstIndex(of: ".") else { break }
-            candidate = candidate[candidate.index(after: dot)...]
-        }
+        if let group = groups.group(of: host) { return "group:\(group)" }
         return Self.registrableDomain(host)
     }
 

@@ -5,6 +5,7 @@ import NIOCore
 public import Passkeys
 import Synchronization
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 /// shiny as a WebAuthn relying party (issue 16), the way a Swift service mounts Keyhaven's
 /// `PasskeyRelyingParty` kit: register a passkey on the account's page, sign in with one (a button,
@@ -12,11 +13,10 @@ import _KeyhavenSupport
 /// and the WebAuthn signals that keep authenticators in step (the account page lists the accepted
 /// credentials and the current name; a sign-in with a passkey shiny does not know reports it).
 ///
-/// The pages' script is `/assets/shiny-passkeys.js` (no inline script: the CSP allows shiny's own
-/// scripts only). The JSON calls carry the browser's CSRF token in `X-CSRF-Token` and must come
+/// The pages' script is `/assets/shiny-passkeys.js` (`Resources/shiny-passkeys.js`; no inline
+/// script: the CSP allows shiny's own scripts only). The JSON calls carry the browser's CSRF token in `X-CSRF-Token` and must come
 /// from shiny's own origin.
 extension Shiny {
-    static let passkeyScriptPath = "/assets/shiny-passkeys.js"
     static let challengeLifetime: TimeInterval = 5 * 60
 
     // MARK: Checks for tests and the demo
@@ -52,7 +52,7 @@ extension Shiny {
     /// A JSON call from shiny's own page in this browser: same origin, and the CSRF header equal to
     /// the browser's cookie.
     func jsonCall(_ request: Request) async throws(ShinyAPIError) -> JSONValue {
-        guard isGenuine(request, token: request.headers[HTTPField.Name("X-CSRF-Token")!]) else {
+        guard isGenuine(request, token: request.headers[CSRF.header]) else {
             throw ShinyAPIError(.forbidden, "invalid_request", "reload the page and try again")
         }
         guard let body = try? await request.body.collect(upTo: 64 << 10),
@@ -61,26 +61,20 @@ extension Shiny {
         return json
     }
 
-    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.contentType] = "application/json"
-        fields[.cacheControl] = "no-store"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: value.encoded())))
+    static func json(
+        _ value: JSONValue,
+        status: HTTPResponse.Status = .ok,
+        headers: HTTPFields = [:]
+    ) throws -> Response {
+        try JSONResponse(value, status: status, headers: headers).response
     }
 
     func addPasskeys(to router: Router<ShinyRequestContext>) {
         router.get("/.well-known/passkey-endpoints") { _, _ in
             let origin = self.publicOrigin.current
-            return Self.json([
+            return try Self.json([
                 "enroll": .string(origin + "/account/passkeys"), "manage": .string(origin + "/account/passkeys"),
             ])
-        }
-        router.get(RouterPath(stringLiteral: Self.passkeyScriptPath)) { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "max-age=300"],
-                body: .init(byteBuffer: ByteBuffer(string: ShinyPasskeyScript.source))
-            )
         }
         router.get("/account/passkeys") { request, _ in
             guard let user = self.sessionUser(request) else { return Self.redirect("/signin") }
@@ -100,7 +94,7 @@ extension Shiny {
             )
         }
         router.post("/account/passkeys/remove") { request, _ in
-            let form = await Self.form(request)
+            let form = try await WebForm.fields(of: request)
             guard self.isGenuineForm(form, request) else { return Self.staleForm() }
             guard let user = self.sessionUser(request) else { return Self.redirect("/signin") }
             if let id = form["credential"].flatMap({ Base64URL.decode($0) }) {
@@ -118,7 +112,7 @@ extension Shiny {
                 throw ShinyAPIError(.unauthorized, "signed_out", "sign in first")
             }
             do {
-                return Self.json(try self.passkeys.creationOptions(for: user))
+                return try Self.json(try self.passkeys.creationOptions(for: user))
             } catch {
                 throw ShinyAPIError.serverError("could not prepare the registration")
             }
@@ -129,12 +123,12 @@ extension Shiny {
                 throw ShinyAPIError(.unauthorized, "signed_out", "sign in first")
             }
             let id = try self.passkeys.register(body["credential"] ?? .null, for: user)
-            return Self.json(["credentialId": .string(Base64URL.encode(id))], status: .created)
+            return try Self.json(["credentialId": .string(Base64URL.encode(id))], status: .created)
         }
         router.post("/passkeys/authentication/options") { request, _ in
             _ = try await self.jsonCall(request)
             let challenge = self.passkeys.challenges.issue(.authentication, now: self.configuration.now())
-            return Self.json([
+            return try Self.json([
                 "rpId": .string(self.passkeys.relyingParty.rpID), "challenge": .string(Base64URL.encode(challenge)),
                 "allowCredentials": [], "userVerification": "preferred", "timeout": 300_000,
             ])
@@ -145,7 +139,7 @@ extension Shiny {
             guard let token = try? self.store.createSession(for: user.id) else {
                 throw ShinyAPIError.serverError("could not open a session")
             }
-            return Self.json(["redirect": "/account"], headers: self.sessionCookieHeader(token))
+            return try Self.json(["redirect": "/account"], headers: self.sessionCookieHeader(token))
         }
     }
 }

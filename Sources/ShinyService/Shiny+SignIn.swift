@@ -6,6 +6,7 @@ import KeyhavenJOSE
 import RelyingParty
 import Synchronization
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 /// "Sign in with Keyhaven" on shiny's pages, and the provider's server-to-server notifications.
 extension Shiny {
@@ -76,14 +77,21 @@ extension Shiny {
             ])
             return Self.redirect(
                 configuration.providerURL + "/auth/authorize?" + query,
-                headers: [
-                    .setCookie:
-                        "\(Self.signInCookie)=\(started.browser); Path=/signin/keyhaven; Max-Age=600; HttpOnly; SameSite=Lax\(self.cookieSecurity)"
-                ]
+                headers: HTTPFields(
+                    cookies: Cookie(
+                        name: Self.signInCookie,
+                        value: started.browser,
+                        maxAge: 600,
+                        path: "/signin/keyhaven",
+                        secure: self.publicOrigin.isSecure,
+                        httpOnly: true,
+                        sameSite: .lax
+                    )
+                )
             )
         }
         router.post(RouterPath(stringLiteral: Self.signInCallbackPath)) { request, _ in
-            let form = await Self.form(request)
+            let form = try await WebForm.fields(of: request)
             guard self.signIn.configured != nil else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
@@ -97,7 +105,7 @@ extension Shiny {
             guard let (configuration, client) = self.signIn.configured else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
-            let handoff = FormURLEncoding.parse(request.uri.query ?? "").first { $0.0 == "handoff" }?.1 ?? ""
+            let handoff = try WebForm.query(of: request)["handoff"] ?? ""
             guard let answer = self.signIn.take(handoff: handoff) else {
                 return self.signInPage(request, error: "That sign-in expired; try again.", status: .badRequest)
             }
@@ -130,9 +138,7 @@ extension Shiny {
                     ?? self.store.createLinkedUser(name: claims.email ?? claims.sub, subject: claims.sub)
                 let token = try self.store.createSession(for: user.id)
                 var headers = self.sessionCookieHeader(token)
-                headers.append(
-                    .init(name: .setCookie, value: "\(Self.signInCookie)=; Path=/signin/keyhaven; Max-Age=0")
-                )
+                headers.setCookie(.expired(Self.signInCookie, path: "/signin/keyhaven"))
                 return Self.redirect("/account", headers: headers)
             } catch {
                 return self.signInPage(

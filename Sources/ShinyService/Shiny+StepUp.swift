@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import OneTimeCodes
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 extension Shiny {
     /// The step-up page Keyhaven opens for TOTP accounts. Its codes count against the account's
@@ -20,7 +21,7 @@ extension Shiny {
         }
         router.post("/account-modification/step-up/:id") { request, context in
             let id = context.parameters.get("id") ?? ""
-            let form = await Self.form(request)
+            let form = try await WebForm.fields(of: request)
             guard self.isGenuineForm(form, request) else { return Self.staleForm() }
             let csrf = form["csrf"] ?? ""
             guard let pending = await self.stepUps.get(id), let modification = await self.kit.context(for: id) else {
@@ -67,7 +68,7 @@ extension Shiny {
         }
         router.post("/account-modification/step-up/:id/cancel") { request, context in
             let id = context.parameters.get("id") ?? ""
-            guard self.isGenuineForm(await Self.form(request), request) else { return Self.staleForm() }
+            guard self.isGenuineForm(try await WebForm.fields(of: request), request) else { return Self.staleForm() }
             guard await self.stepUps.get(id) != nil, let modification = await self.kit.context(for: id) else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }

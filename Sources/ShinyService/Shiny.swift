@@ -8,7 +8,10 @@ import NIOCore
 import OneTimeCodes
 import PasswordRules
 import Synchronization
-import _KeyhavenSupport
+public import _KeyhavenSupport
+public import _KeyhavenWeb
+
+@_exported public import struct _KeyhavenSupport.KeyhavenError
 
 /// shiny's settings.
 public struct ShinyConfiguration: Sendable {
@@ -91,8 +94,14 @@ final class PublicOrigin: Sendable {
 }
 
 /// A configuration shiny cannot run with.
-public struct ShinyConfigurationError: Error, CustomStringConvertible {
-    public var description: String
+public typealias ShinyConfigurationError = KeyhavenError<ShinyConfigurationErrorDomain>
+
+/// The domain of ``ShinyConfigurationError``.
+public enum ShinyConfigurationErrorDomain: KeyhavenErrorDomain {}
+
+extension ShinyConfigurationError.Code {
+    /// The demo endpoints were asked for on an address other than loopback.
+    public static var demoOffLoopback: Self { Self("demoOffLoopback") }
 }
 
 /// shiny: an example service a developer would copy — accounts with scrypt-hashed passwords and
@@ -115,7 +124,8 @@ public final class Shiny: Sendable {
     public init(configuration: ShinyConfiguration = ShinyConfiguration()) throws {
         if configuration.demo, ServiceOrigin(scheme: .http, host: configuration.host)?.isLoopback != true {
             throw ShinyConfigurationError(
-                description: "shiny's demo endpoints are served on loopback only, not on \(configuration.host)"
+                .demoOffLoopback,
+                "shiny's demo endpoints are served on loopback only, not on \(configuration.host)"
             )
         }
         self.configuration = configuration
@@ -238,7 +248,12 @@ public final class Shiny: Sendable {
     }
 
     public func router() -> Router<ShinyRequestContext> {
-        let router = Router(context: ShinyRequestContext.self)
+        // Every route answers with the security headers (`_KeyhavenWeb`'s middleware comes first).
+        let router = Router(
+            context: ShinyRequestContext.self,
+            securityHeaders: Self.securityHeaders,
+            assets: Self.assets
+        )
         kit.addRoutes(to: router)
         addPages(to: router)
         addAPI(to: router)
@@ -249,21 +264,10 @@ public final class Shiny: Sendable {
         return router
     }
 
+    /// 303 See Other (`_KeyhavenWeb`'s one redirect rule: after a form post, the browser follows
+    /// with a GET and never posts the form again).
     static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.location] = location
-        fields[.cacheControl] = "no-store"
-        return Response(status: .seeOther, headers: fields)
-    }
-
-    /// `application/x-www-form-urlencoded` fields.
-    static func form(_ request: Request) async -> [String: String] {
-        guard let buffer = try? await request.body.collect(upTo: 64 << 10) else { return [:] }
-        var fields: [String: String] = [:]
-        for (name, value) in FormURLEncoding.parse(String(buffer: buffer)) where fields[name] == nil {
-            fields[name] = value
-        }
-        return fields
+        Redirect(to: location, headers: headers).response
     }
 
     func sessionUser(_ request: Request) -> ShinyStore.User? {
@@ -273,22 +277,13 @@ public final class Shiny: Sendable {
 
     func addPages(to router: Router<ShinyRequestContext>) {
         router.get("/") { _, _ in Self.html(ShinyPages.home()) }
-        router.get(RouterPath(DesignSystem.path)) { _, _ in
-            Response(
-                status: .ok,
-                headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "max-age=3600"],
-                body: .init(byteBuffer: ByteBuffer(string: DesignSystem.stylesheet))
-            )
-        }
-        router.get("/.well-known/change-password") { _, _ in
-            Response(status: .found, headers: [.location: "/account/password"])
-        }
+        router.get("/.well-known/change-password") { _, _ in Self.redirect("/account/password") }
         router.get("/signup") { request, _ in
             let (token, headers) = self.formToken(request)
             return Self.html(ShinyPages.signUp(csrf: token), headers: headers)
         }
         router.post("/signup") { request, _ in
-            let form = await Self.form(request)
+            let form = try await WebForm.fields(of: request)
             guard self.isGenuineForm(form, request) else { return Self.staleForm() }
             let csrf = form["csrf"] ?? ""
             let user = (form["user"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -320,7 +315,7 @@ public final class Shiny: Sendable {
             return Self.html(ShinyPages.signIn(csrf: token), headers: headers)
         }
         router.post("/signin") { request, context in
-            let form = await Self.form(request)
+            let form = try await WebForm.fields(of: request)
             guard self.isGenuineForm(form, request) else { return Self.staleForm() }
             let csrf = form["csrf"] ?? ""
             let user = form["user"] ?? ""
@@ -369,7 +364,7 @@ public final class Shiny: Sendable {
             return Self.html(ShinyPages.changePassword(csrf: token), headers: headers)
         }
         router.post("/account/password") { request, context in
-            let form = await Self.form(request)
+            let form = try await WebForm.fields(of: request)
             guard self.isGenuineForm(form, request) else { return Self.staleForm() }
             let csrf = form["csrf"] ?? ""
             let outcome: Verification

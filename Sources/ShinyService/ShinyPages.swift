@@ -1,5 +1,6 @@
 import Foundation
 import _KeyhavenSupport
+import _KeyhavenWeb
 
 /// shiny's HTML: plain pages; the only script is shiny's own file (`/assets/shiny-passkeys.js`, on
 /// the pages that use passkeys); element ids are stable (browser tests use them). Every form
@@ -11,9 +12,7 @@ enum ShinyPages {
     }
 
     /// The hidden CSRF field.
-    static func csrfField(_ token: String) -> HTML {
-        HTML(#"<input type="hidden" name="csrf" value="\#(token)">"#)
-    }
+    static func csrfField(_ token: String) -> HTML { .hiddenField("csrf", token) }
 
     static func message(_ title: String, _ text: String) -> HTML {
         page(title, "<p id=\"result\" class=\"error\">\(text)</p>")

@@ -92,7 +92,11 @@ public struct HTTPModificationTransport: ModificationTransport {
             throw ModificationTransportError(.badResponse, "the answer from \(endpoint) was cut off", delivered: true)
         }
         if response.status == .notFound && path.hasPrefix("/requests/") {
-            throw UnknownModificationRequest()
+            throw ModificationTransportError(
+                .unknownRequest,
+                "\(endpoint) has no record of this request (HTTP 404)",
+                delivered: true  // the question was answered; the request it names was never recorded
+            )
         }
         guard response.status == .ok else {
             let message = (try? JSONDecoder().decode(ProtocolErrorBody.self, from: Data(data.readableBytesView)))?

@@ -324,37 +324,22 @@ extension String {
 
 /// The agent's folder cannot be trusted (or made). The message names the path, what is wrong and
 /// what to do; never anything secret.
-public struct AgentRuntimeDirectoryError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String { case foreignOwner, openToOthers, symbolicLink, notAFolder, tooLong, io }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-        public var description: String { base.rawValue }
+public typealias AgentRuntimeDirectoryError = KeyhavenError<AgentRuntimeDirectoryErrorDomain>
 
-        /// The folder (or one above it) belongs to another user.
-        public static let foreignOwner = Code(.foreignOwner)
-        /// The folder is not 0700, or one above it can be written by other users.
-        public static let openToOthers = Code(.openToOthers)
-        /// The agent's folder is a symbolic link.
-        public static let symbolicLink = Code(.symbolicLink)
-        /// Something other than a folder is where a folder should be.
-        public static let notAFolder = Code(.notAFolder)
-        /// The socket path does not fit a Unix socket address.
-        public static let tooLong = Code(.tooLong)
-        /// The operating system refused (a missing permission, a read-only file system).
-        public static let io = Code(.io)
-    }
+/// The domain of ``AgentRuntimeDirectoryError``.
+public enum AgentRuntimeDirectoryErrorDomain: KeyhavenErrorDomain {}
 
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+extension AgentRuntimeDirectoryError.Code {
+    /// The folder (or one above it) belongs to another user.
+    public static var foreignOwner: Self { Self("foreignOwner") }
+    /// The folder is not 0700, or one above it can be written by other users.
+    public static var openToOthers: Self { Self("openToOthers") }
+    /// The agent's folder is a symbolic link.
+    public static var symbolicLink: Self { Self("symbolicLink") }
+    /// Something other than a folder is where a folder should be.
+    public static var notAFolder: Self { Self("notAFolder") }
+    /// The socket path does not fit a Unix socket address.
+    public static var tooLong: Self { Self("tooLong") }
+    /// The operating system refused (a missing permission, a read-only file system).
+    public static var io: Self { Self("io") }
 }

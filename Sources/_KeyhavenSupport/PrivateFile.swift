@@ -203,29 +203,14 @@ private func renameFile(_ source: String, _ destination: String) -> Int32 {
 }
 
 /// A private file or folder could not be made. Messages name paths, never contents.
-public struct PrivateFileError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String { case exists, io }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
-        public var description: String { base.rawValue }
+public typealias PrivateFileError = KeyhavenError<PrivateFileErrorDomain>
 
-        /// Something is at the path already (a file, a folder or a symbolic link).
-        public static let exists = Code(.exists)
-        /// The operating system refused (permissions, a full disk, a missing folder).
-        public static let io = Code(.io)
-    }
+/// The domain of ``PrivateFileError``.
+public enum PrivateFileErrorDomain: KeyhavenErrorDomain {}
 
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+extension PrivateFileError.Code {
+    /// Something is at the path already (a file, a folder or a symbolic link).
+    public static var exists: Self { Self("exists") }
+    /// The operating system refused (permissions, a full disk, a missing folder).
+    public static var io: Self { Self("io") }
 }

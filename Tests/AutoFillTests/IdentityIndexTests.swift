@@ -18,14 +18,12 @@ import _KeyhavenSupport
     {
         Credential(
             id: CredentialID(),
-            title: "",
-            services: services.map(ServiceIdentifier.init),
-            user: user,
-            password: "pw-\(user)",
-            notes: "",
-            totp: totp,
-            folder: nil,
-            signIn: nil,
+            content: CredentialContent(
+                services: services.map(ServiceIdentifier.init),
+                user: user,
+                password: "pw-\(user)",
+                totp: totp
+            ),
             created: Date(timeIntervalSince1970: 0),
             modified: Date(timeIntervalSince1970: modified),
             deleted: nil

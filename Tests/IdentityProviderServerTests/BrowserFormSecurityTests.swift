@@ -46,7 +46,7 @@ struct BrowserFormSecurityTests {
                 cookie: "kh_login=\(token)",
                 origin: harness.baseURL
             )
-            #expect(genuine.status == 302)
+            #expect(genuine.status == 303)
         }
     }
 
@@ -90,7 +90,7 @@ struct BrowserFormSecurityTests {
                 cookie: "kh_login=\(token)",
                 origin: harness.baseURL
             )
-            #expect(signedIn.status == 302)
+            #expect(signedIn.status == 303)
             let setCookie = try #require(signedIn.headers.first(name: "Set-Cookie"))
             let session = String(setCookie.split(separator: ";")[0])
             let account = try await RawHTTP.get(harness.baseURL + "/account", cookie: session)

@@ -4,7 +4,7 @@ public import NIOHTTP1
 import _KeyhavenSupport
 
 /// Requests built by hand, as an attacker's page or script could make a browser send them: cookies,
-/// fields and `Origin` exactly as given, and redirects shown instead of followed (a 302 is what a
+/// fields and `Origin` exactly as given, and redirects shown instead of followed (a 303 is what a
 /// sign-in answers).
 public enum RawHTTP {
     public static let client = HTTPClient(

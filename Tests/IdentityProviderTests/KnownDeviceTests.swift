@@ -103,7 +103,7 @@ struct KnownDeviceTests {
                 )
             }
             let first = try await attempt(password: harness.password)
-            #expect(first.status == 302)
+            #expect(first.status == 303)
             let setCookie = try #require(first.headers["Set-Cookie"].first { $0.hasPrefix("kh_device=") })
             #expect(
                 setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Lax") && setCookie.contains("Max-Age=")
@@ -117,7 +117,7 @@ struct KnownDeviceTests {
 
             // The owner's browser, with its device cookie, signs in (and is not given another).
             let known = try await attempt(password: harness.password, cookies: [device])
-            #expect(known.status == 302)
+            #expect(known.status == 303)
             #expect(!known.headers["Set-Cookie"].contains { $0.hasPrefix("kh_device=") })
             #expect(try await attempt(password: harness.password).status == 429)
         }

@@ -1,7 +1,7 @@
 import AccountModification
 import Foundation
 import IdentityProvider
-import IdentityProviderServer
+import IdentityProviderClient
 import IdentityProviderTestSupport
 import KeyhavenApp
 import KeyhavenJOSE

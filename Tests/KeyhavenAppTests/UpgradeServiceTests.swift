@@ -313,6 +313,14 @@ struct UpgradeServiceTests {
 
             let results = try await Self.coordinator(test.vault).reconcile()
             #expect(results.count == 2)
+            // The service answers 404 for the request it never received: the transport's
+            // `.unknownRequest` code, settled as a failure (not left pending).
+            let carolResult = try #require(results.first { $0.entry.requestId == "unsent-1" }).result
+            guard case .failed(let reason, _) = carolResult else {
+                Issue.record("expected the unknown request to fail, got \(carolResult)")
+                return
+            }
+            #expect(reason.contains("no record of the request"))
             #expect(try test.vault.credential(alice).password == "Applied-Password-1x")
             #expect(try test.vault.credential(carol).password == "Password5678")
             #expect(try shiny.signIn(user: "alice", password: "Applied-Password-1x"))

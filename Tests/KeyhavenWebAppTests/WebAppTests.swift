@@ -175,7 +175,8 @@ import _KeyhavenSupport
         let cookie = try #require(first.headers.first(name: "Set-Cookie"))
         #expect(cookie.hasPrefix("keyhaven_session="))
         #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
-        #expect(cookie.contains("; Path=\(link);"), "the cookie goes to the session's paths only")
+        let attributes = cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(attributes.contains("Path=\(link)"), "the cookie goes to the session's paths only")
         let again = try await h.request(path)
         #expect(again.status == 401)
         #expect(again.headers.first(name: "Set-Cookie") == nil)
@@ -375,8 +376,9 @@ import _KeyhavenSupport
         let outcome = try await AuditService(breachSource: .none(reason: "tests"), network: .none).run(
             h.testVault.vault
         )
+        // The servers' one JSON style (compact, keys sorted, ISO 8601 dates): the same document.
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         #expect(reply.body == String(decoding: try encoder.encode(outcome.report), as: UTF8.self))
         // The page groups the same items by severity.
@@ -415,9 +417,9 @@ import _KeyhavenSupport
         )
         let session = try await h.session()
         let all = try await h.get("/api/items", session)
-        #expect(all.body.contains(#""total" : 4"#))
+        #expect(all.body.contains(#""total":4"#))
         let found = try await h.get("/api/items?q=SHOP", session)
-        #expect(found.body.contains(#""matched" : 1"#))
+        #expect(found.body.contains(#""matched":1"#))
         let page = try await h.get("/vault?q=evil", session)
         #expect(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(!page.body.contains("<script>alert") && !page.body.contains("<img src=x>"))

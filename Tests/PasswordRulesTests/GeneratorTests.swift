@@ -183,7 +183,7 @@ struct GeneratorTests {
     @Test func limitsAreRespectedWithSmallAlphabets() throws {
         let rules = PasswordRules("allowed: [ab]; max-consecutive: 1; minlength: 10; maxlength: 10")
         // "max-consecutive: 1" forbids "aa" and also "ab"/"ba" (sequences): impossible.
-        #expect(throws: PasswordGenerationError(code: .limitsUnsatisfiable, reason: "")) {
+        #expect(throws: PasswordGenerationError(.limitsUnsatisfiable, "")) {
             var rng = SeededRandomNumberGenerator(seed: 0)
             return try PasswordGenerator(rules: rules).generate(using: &rng)
         }
@@ -215,7 +215,7 @@ struct GeneratorTests {
             _ = try PasswordGenerator(rules: PasswordRules(text))
         } throws: { error in
             guard let error = error as? PasswordGenerationError else { return false }
-            return error.code == code && !error.reason.isEmpty
+            return error.code == code && !error.message.isEmpty
         }
     }
 
@@ -226,7 +226,7 @@ struct GeneratorTests {
         #expect(throws: Never.self) { try PasswordGenerator(rules: rules) }
         // ...but a required line whose only character is not printable ASCII cannot be typed.
         let unprintable = PasswordRules(required: [[.custom("\u{7F}")]], allowed: [.lower])
-        #expect(throws: PasswordGenerationError(code: .requiredNotAllowed, reason: "")) {
+        #expect(throws: PasswordGenerationError(.requiredNotAllowed, "")) {
             try PasswordGenerator(rules: unprintable)
         }
     }

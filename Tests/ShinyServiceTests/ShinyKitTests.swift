@@ -227,7 +227,7 @@ struct ShinyKitTests {
         let shiny = try Shiny(configuration: .init(scryptLogN: 10))
         try await Application(router: shiny.router()).test(.router) { client in
             try await client.execute(uri: "/.well-known/change-password", method: .get) { response in
-                #expect(response.status == .found)
+                #expect(response.status == .seeOther)
                 #expect(response.headers[.location] == "/account/password")
             }
         }

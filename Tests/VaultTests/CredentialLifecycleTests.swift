@@ -53,7 +53,11 @@ struct CredentialLifecycleTests {
         clock.advance(by: 2 * 24 * 3600)
         let later = try test.reopen(now: clock.now)
         #expect(try later.list(includeDeleted: true).credentials.isEmpty)
-        #expect(throws: VaultError(.notFound, "", record: id)) { try later.credential(id) }
+        #expect {
+            try later.credential(id)
+        } throws: { error in
+            (error as? VaultError)?.code == .notFound && (error as? VaultError)?.record == id
+        }
     }
 
     @Test func serviceLookupUsesDomainsAndParents() throws {

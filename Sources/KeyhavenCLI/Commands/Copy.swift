@@ -26,10 +26,7 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(
-            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
-            completion: AccountArgument.completion
-        ) var name: String
+        @OptionGroup var selection: AccountSelection
         @Flag(name: .long, help: "Copy the user name instead of the password.") var user = false
         @Flag(name: .long, help: "Copy the current one-time code instead of the password.") var otp = false
         @Option(
@@ -50,7 +47,7 @@ extension Keyhaven {
                 throw Output.failure(Clipboard.installAdvice)
             }
             let vault = try await openVault()
-            let credential = try account(name, in: vault)
+            let credential = try account(selection.account, in: vault)
             let (what, text) = try choose(from: credential)
             try clipboard.put(text, environment: environment)
             var note = "Copied the \(what) of \(credential.content.displayTitle) to the clipboard"
@@ -73,18 +70,18 @@ extension Keyhaven {
                 guard !credential.user.isEmpty else {
                     throw Output.failure(
                         "\(credential.content.displayTitle) has no user name; set one with "
-                            + "`keyhaven edit \(name) --user NAME`"
+                            + "`keyhaven edit \(selection.account) --user NAME`"
                     )
                 }
                 return ("user name", credential.user)
             }
             if otp {
-                return ("one-time code", try OneTimeCodeReading.current(for: credential, named: name).code)
+                return ("one-time code", try OneTimeCodeReading.current(for: credential, named: selection.account).code)
             }
             guard let password = credential.password, !password.isEmpty else {
                 let reason = credential.signIn != nil ? "signs in with Keyhaven and has no password" : "has no password"
                 throw Output.failure(
-                    "\(credential.content.displayTitle) \(reason); `keyhaven edit \(name) --generate` makes one"
+                    "\(credential.content.displayTitle) \(reason); `keyhaven edit \(selection.account) --generate` makes one"
                 )
             }
             return ("password", password)

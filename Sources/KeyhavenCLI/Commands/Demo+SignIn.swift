@@ -1,6 +1,7 @@
 import AccountModification
 import Foundation
 import IdentityProvider
+import IdentityProviderClient
 import IdentityProviderServer
 import KeyhavenApp
 import KeyhavenJOSE

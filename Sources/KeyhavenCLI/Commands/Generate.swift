@@ -108,7 +108,7 @@ extension Keyhaven {
                         try PasswordGenerator(rules: rules)
                     } ?? PasswordGenerator()
             } catch {
-                throw Output.failure("these rules cannot be met: \(error.reason)")
+                throw Output.failure("these rules cannot be met: \(error.message)")
             }
             var passwords: [String] = []
             passwords.reserveCapacity(json ? count : 0)
@@ -117,7 +117,7 @@ extension Keyhaven {
                 do {
                     password = try generator.generate()
                 } catch {
-                    throw Output.failure(error.reason)
+                    throw Output.failure(error.message)
                 }
                 if json {
                     passwords.append(password)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import IdentityProvider
-import IdentityProviderServer
+import IdentityProviderClient
 import Vault
 
 /// Opens the vault for an `idp` subcommand (contacting nothing; pending upgrades are mentioned).

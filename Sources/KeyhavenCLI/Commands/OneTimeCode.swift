@@ -21,10 +21,7 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(
-            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
-            completion: AccountArgument.completion
-        ) var name: String
+        @OptionGroup var selection: AccountSelection
         @Flag(name: .long, help: "Print JSON: {\"code\", \"expiresIn\"} (seconds).") var json = false
 
         struct Report: Encodable {
@@ -34,8 +31,8 @@ extension Keyhaven {
 
         func run() async throws {
             let vault = try await openVault()
-            let credential = try account(name, in: vault)
-            let code = try OneTimeCodeReading.current(for: credential, named: name)
+            let credential = try account(selection.account, in: vault)
+            let code = try OneTimeCodeReading.current(for: credential, named: selection.account)
             if json {
                 print(try Output.jsonLine(Report(code: code.code, expiresIn: code.expiresIn)))
             } else {

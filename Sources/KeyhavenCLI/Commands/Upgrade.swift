@@ -2,7 +2,7 @@ import AccountModification
 import ArgumentParser
 import Foundation
 import IdentityProvider
-import IdentityProviderServer
+import IdentityProviderClient
 import KeyhavenApp
 import UpgradeHTTP
 import Vault

@@ -23,30 +23,16 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-
-        @Option(
-            name: .customLong("scrypt-log-n"),
-            help: ArgumentHelp(
-                "Use N = 2^n instead of calibrating. Below 17 is refused without --insecure-kdf (tests only).",
-                valueName: "n"
-            )
-        )
-        var scryptLogN: Int?
-
-        @Flag(
-            name: .customLong("force-weak-password"),
-            help: "Accept a master password zxcvbn scores below 3 of 4."
-        )
-        var forceWeakPassword = false
+        @OptionGroup var newPassword: NewMasterPasswordOptions
 
         func run() async throws {
             let url = vaultURL
             if FileManager.default.fileExists(atPath: url.path) {
                 throw Output.failure("\(url.path) already exists; Keyhaven never overwrites a file")
             }
-            let chosen = try KDFChoice.parameters(scryptLogN: scryptLogN, insecure: options.insecureKDF)
+            let chosen = try newPassword.kdf(insecure: options.insecureKDF)
             let password = try options.masterPassword(confirm: true)
-            try MasterPasswordPolicy.check(password, force: forceWeakPassword)
+            try newPassword.check(password)
             let kdf = chosen ?? .calibrated()
             let vault = try reporting {
                 try Vault.create(at: url, masterPassword: password, kdf: kdf, allowInsecureKDF: options.insecureKDF)
@@ -199,16 +185,13 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(
-            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
-            completion: AccountArgument.completion
-        ) var id: String
+        @OptionGroup var selection: AccountSelection
         @Flag(name: .long, help: "Show the password, notes, TOTP secret and old passwords.") var reveal = false
         @Flag(name: .long, help: "Print JSON.") var json = false
 
         func run() async throws {
             let vault = try await openVault()
-            let credential = try account(id, in: vault)
+            let credential = try account(selection.account, in: vault)
             let history = try reporting { try vault.history(credential.id) }
             if json {
                 print(try Output.json(CredentialSummary(credential, reveal: reveal, history: history)))
@@ -292,10 +275,7 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(
-            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
-            completion: AccountArgument.completion
-        ) var id: String
+        @OptionGroup var selection: AccountSelection
         @Option(name: .long, help: "New user name.") var user: String?
         @Option(name: .long, help: "New password.") var password: String?
         @Flag(name: .long, help: "Generate a new strong password (printed).") var generate = false
@@ -311,7 +291,7 @@ extension Keyhaven {
         func run() async throws {
             let vault = try await openVault()
             var newPassword = password
-            let resolved = try account(id, in: vault).id
+            let resolved = try account(selection.account, in: vault).id
             let credential = try reporting {
                 if generate {
                     let existing = try vault.credential(resolved)
@@ -348,14 +328,11 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Argument(
-            help: ArgumentHelp(AccountArgument.help, valueName: "account"),
-            completion: AccountArgument.completion
-        ) var id: String
+        @OptionGroup var selection: AccountSelection
 
         func run() async throws {
             let vault = try await openVault()
-            let resolved = try account(id, in: vault).id
+            let resolved = try account(selection.account, in: vault).id
             try reporting { try vault.remove(resolved) }
             print("Moved \(resolved.short) to Recently Deleted; `keyhaven restore \(resolved.short)` brings it back.")
         }

@@ -162,23 +162,10 @@ extension Keyhaven {
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
-        @Option(
-            name: .customLong("scrypt-log-n"),
-            help: ArgumentHelp(
-                "Use N = 2^n instead of calibrating. Below 17 is refused without --insecure-kdf (tests only).",
-                valueName: "n"
-            )
-        )
-        var scryptLogN: Int?
-
-        @Flag(
-            name: .customLong("force-weak-password"),
-            help: "Accept a new master password zxcvbn scores below 3 of 4."
-        )
-        var forceWeakPassword = false
+        @OptionGroup var newMasterPassword: NewMasterPasswordOptions
 
         func run() async throws {
-            let chosen = try KDFChoice.parameters(scryptLogN: scryptLogN, insecure: options.insecureKDF)
+            let chosen = try newMasterPassword.kdf(insecure: options.insecureKDF)
             let vault = try await openVault()
             let newPassword: String
             if options.passwordStdin {
@@ -193,7 +180,7 @@ extension Keyhaven {
             } else {
                 newPassword = try Terminal.askSecret("New master password: ", confirm: true)
             }
-            try MasterPasswordPolicy.check(newPassword, force: forceWeakPassword)
+            try newMasterPassword.check(newPassword)
             let kdf = chosen ?? .calibrated()
             try reporting {
                 try vault.changeMasterPassword(to: newPassword, kdf: kdf, allowInsecureKDF: options.insecureKDF)

@@ -24,6 +24,14 @@ extension VaultCommand {
     }
 }
 
+/// The argument naming one account, shared by `show`, `edit`, `rm`, `copy` and `otp`.
+struct AccountSelection: ParsableArguments {
+    @Argument(
+        help: ArgumentHelp(AccountArgument.help, valueName: "account"),
+        completion: AccountArgument.completion
+    ) var account: String
+}
+
 enum AccountArgument {
     /// The help text of the argument naming an account.
     static let help = "The account: SERVICE (a domain, URL or title), SERVICE/USER, or an id (4+ characters)."

@@ -27,6 +27,35 @@ enum MasterPasswordPolicy {
     }
 }
 
+/// The options `init` and `passwd` share for the master password they set: its key derivation and
+/// its strength check.
+struct NewMasterPasswordOptions: ParsableArguments {
+    @Option(
+        name: .customLong("scrypt-log-n"),
+        help: ArgumentHelp(
+            "Use N = 2^n instead of calibrating. Below 17 is refused without --insecure-kdf (tests only).",
+            valueName: "n"
+        )
+    )
+    var scryptLogN: Int?
+
+    @Flag(
+        name: .customLong("force-weak-password"),
+        help: "Accept a master password zxcvbn scores below 3 of 4."
+    )
+    var forceWeakPassword = false
+
+    /// `--scrypt-log-n` checked against the floor (``KDFChoice``); nil: calibrate.
+    func kdf(insecure: Bool) throws -> KDFParameters? {
+        try KDFChoice.parameters(scryptLogN: scryptLogN, insecure: insecure)
+    }
+
+    /// The master password policy, `--force-weak-password` applied.
+    func check(_ password: String) throws {
+        try MasterPasswordPolicy.check(password, force: forceWeakPassword)
+    }
+}
+
 /// The scrypt parameters `init` and `passwd` use: `--scrypt-log-n` — below the floor only with
 /// `--insecure-kdf` (and then with a warning) — or nil: calibrate (at or above the floor).
 enum KDFChoice {

@@ -1,4 +1,5 @@
 import Foundation
+import _KeyhavenSupport
 
 /// Apple's per-site password rules (`quirks/password-rules.json` from apple/password-manager-resources,
 /// MIT; see `Resources/README.md`), compiled into the binary.
@@ -25,13 +26,9 @@ public struct PasswordRulesQuirks: Sendable {
     public let entries: [String: Entry]
 
     /// The quirks shipped with Keyhaven.
-    public static let shared: PasswordRulesQuirks = {
-        do {
-            return try PasswordRulesQuirks(json: embeddedPasswordRulesJSON)
-        } catch {
-            preconditionFailure("the embedded password-rules.json is malformed: \(error)")
-        }
-    }()
+    public static let shared = parseEmbedded("password-rules.json") {
+        try PasswordRulesQuirks(json: embeddedPasswordRulesJSON)
+    }
 
     /// Loads a file in the format of `quirks/password-rules.json`.
     public init(json: String) throws {

@@ -153,53 +153,77 @@ public enum ImportParser {
         return package.isEmpty ? url : "androidapp://\(package)"
     }
 
+    /// Where a CSV export keeps a credential's fields: title, URL, user name, password, and the notes
+    /// and TOTP columns if it has them.
+    struct Columns {
+        var title, url, user, password: String
+        var notes, totp: String?
+
+        init(
+            _ title: String,
+            _ url: String,
+            _ user: String,
+            _ password: String,
+            notes: String? = nil,
+            totp: String? = nil
+        ) {
+            (self.title, self.url, self.user, self.password) = (title, url, user, password)
+            (self.notes, self.totp) = (notes, totp)
+        }
+
+        static let chrome = Columns("name", "url", "username", "password", notes: "note")
+        static let keyhaven = Columns("name", "url", "username", "password", notes: "note", totp: "totp")
+        static let firefox = Columns("url", "url", "username", "password")
+        static let apple = Columns("Title", "URL", "Username", "Password", notes: "Notes", totp: "OTPAuth")
+        /// Apple's columns but for the URL's spelling.
+        static let onePassword = Columns("Title", "Url", "Username", "Password", notes: "Notes", totp: "OTPAuth")
+        static let bitwarden = Columns(
+            "name",
+            "login_uri",
+            "login_username",
+            "login_password",
+            notes: "notes",
+            totp: "login_totp"
+        )
+        static let keepassxc = Columns("Title", "URL", "Username", "Password", notes: "Notes", totp: "TOTP")
+        static let lastpass = Columns("name", "url", "username", "password", notes: "extra", totp: "totp")
+    }
+
+    /// The credential a row holds in `columns`; `title`, `urls` and `folder` where the format makes
+    /// them of more than one column.
+    static func content(
+        _ row: Row,
+        _ columns: Columns,
+        title: String? = nil,
+        urls: [String]? = nil,
+        folder: String? = nil
+    ) -> CredentialContent {
+        CredentialContent(
+            title: title ?? row[columns.title],
+            services: services(urls ?? [row[columns.url]]),
+            user: row[columns.user],
+            password: row[columns.password],
+            notes: columns.notes.map { row[$0] } ?? "",
+            totp: columns.totp.flatMap { row.optional($0) },
+            folder: folder
+        )
+    }
+
     static func mapRow(_ row: Row, format: ImportFormat) -> Mapped {
         switch format {
         case .chromeCSV:
-            return .item(
-                CredentialContent(
-                    title: row["name"],
-                    services: services([row["url"]]),
-                    user: row["username"],
-                    password: row["password"],
-                    notes: row["note"]
-                )
-            )
+            return .item(content(row, .chrome))
         case .keyhavenCSV:
             let extra = row["other_urls"].split(whereSeparator: \.isNewline).map(String.init)
-            return .item(
-                CredentialContent(
-                    title: row["name"],
-                    services: services([row["url"]] + extra),
-                    user: row["username"],
-                    password: row["password"],
-                    notes: row["note"],
-                    totp: row.optional("totp"),
-                    folder: row.optional("folder")
-                )
-            )
+            return .item(content(row, .keyhaven, urls: [row["url"]] + extra, folder: row.optional("folder")))
         case .firefoxCSV:
             var title = ServiceIdentifier(row["url"]).host ?? row["url"]
             if title.hasPrefix("www.") { title.removeFirst(4) }
-            return .item(
-                CredentialContent(
-                    title: title,
-                    services: services([row["url"]]),
-                    user: row["username"],
-                    password: row["password"]
-                )
-            )
+            return .item(content(row, .firefox, title: title))
         case .appleCSV:
-            return .item(
-                CredentialContent(
-                    title: row["Title"],
-                    services: services([row["URL"]]),
-                    user: row["Username"],
-                    password: row["Password"],
-                    notes: row["Notes"],
-                    totp: row.optional("OTPAuth")
-                )
-            )
+            return .item(content(row, .apple))
+        case .onePasswordCSV:
+            return .item(content(row, .onePassword))
         case .bitwardenCSV:
             let type = row["type"].lowercased()
             guard type == "login" else {
@@ -207,25 +231,11 @@ public enum ImportParser {
                 return .skip(reason: reason, detail: "type '\(row["type"])' (\(row["name"]))")
             }
             return .item(
-                CredentialContent(
-                    title: row["name"],
-                    services: services(row["login_uri"].components(separatedBy: ",")),
-                    user: row["login_username"],
-                    password: row["login_password"],
-                    notes: row["notes"],
-                    totp: row.optional("login_totp"),
+                content(
+                    row,
+                    .bitwarden,
+                    urls: row["login_uri"].components(separatedBy: ","),
                     folder: row.optional("folder") ?? row.optional("collections")
-                )
-            )
-        case .onePasswordCSV:
-            return .item(
-                CredentialContent(
-                    title: row["Title"],
-                    services: services([row["Url"]]),
-                    user: row["Username"],
-                    password: row["Password"],
-                    notes: row["Notes"],
-                    totp: row.optional("OTPAuth")
                 )
             )
         case .keepassxcCSV:
@@ -240,17 +250,7 @@ public enum ImportParser {
                 )
             }
             let folder = group.dropFirst().joined(separator: "/")
-            return .item(
-                CredentialContent(
-                    title: row["Title"],
-                    services: services([row["URL"]]),
-                    user: row["Username"],
-                    password: row["Password"],
-                    notes: row["Notes"],
-                    totp: row.optional("TOTP"),
-                    folder: folder.isEmpty ? nil : folder
-                )
-            )
+            return .item(content(row, .keepassxc, folder: folder.isEmpty ? nil : folder))
         case .lastpassCSV:
             if row["url"].trimmingCharacters(in: .whitespaces) == "http://sn" {
                 let isCard = row["extra"].hasPrefix("NoteType:Credit Card")
@@ -260,17 +260,7 @@ public enum ImportParser {
                 )
             }
             let grouping = row["grouping"].replacingOccurrences(of: "\\", with: "/")
-            return .item(
-                CredentialContent(
-                    title: row["name"],
-                    services: services([row["url"]]),
-                    user: row["username"],
-                    password: row["password"],
-                    notes: row["extra"],
-                    totp: row.optional("totp"),
-                    folder: grouping.isEmpty || grouping == "(none)" ? nil : grouping
-                )
-            )
+            return .item(content(row, .lastpass, folder: grouping.isEmpty || grouping == "(none)" ? nil : grouping))
         case .bitwardenJSON, .cxf, .keepassXML:
             preconditionFailure("JSON formats are not CSV")
         }

@@ -1,8 +1,34 @@
 public import Foundation
 
 /// A saved account: where it is used, the user name, and the secret.
+///
+/// Its editable fields are its ``content``'s, read and written as its own (`credential.user`,
+/// `credential.password = …`) through `@dynamicMemberLookup`, so they are declared once, in
+/// ``CredentialContent``.
+@dynamicMemberLookup
 public struct Credential: Hashable, Sendable, Identifiable {
     public var id: CredentialID
+    /// The editable content, without identity and dates.
+    public var content: CredentialContent
+    public var created: Date
+    public var modified: Date
+    /// When it was moved to "recently deleted" (it is purged 30 days later).
+    public var deleted: Date?
+
+    /// A field of ``content``, as the credential's own.
+    public subscript<Value>(dynamicMember field: WritableKeyPath<CredentialContent, Value>) -> Value {
+        get { content[keyPath: field] }
+        set { content[keyPath: field] = newValue }
+    }
+
+    /// The first domain of the credential's services (what reports show as "the service").
+    public var primaryDomain: String? {
+        content.services.lazy.compactMap { $0.host ?? $0.androidPackage }.first
+    }
+}
+
+/// A credential's content: everything but identity and dates. Also what imports produce.
+public struct CredentialContent: Hashable, Sendable, Codable {
     public var title: String
     public var services: [ServiceIdentifier]
     public var user: String
@@ -15,53 +41,6 @@ public struct Credential: Hashable, Sendable, Identifiable {
     /// A `/`-separated folder path.
     public var folder: String?
     /// Set when the account signs in with an identity provider instead of a password.
-    public var signIn: SignInLink?
-    public var created: Date
-    public var modified: Date
-    /// When it was moved to "recently deleted" (it is purged 30 days later).
-    public var deleted: Date?
-
-    /// The editable content, without identity and dates.
-    public var content: CredentialContent {
-        get {
-            CredentialContent(
-                title: title,
-                services: services,
-                user: user,
-                password: password,
-                notes: notes,
-                totp: totp,
-                folder: folder,
-                signIn: signIn
-            )
-        }
-        set {
-            title = newValue.title
-            services = newValue.services
-            user = newValue.user
-            password = newValue.password
-            notes = newValue.notes
-            totp = newValue.totp
-            folder = newValue.folder
-            signIn = newValue.signIn
-        }
-    }
-
-    /// The first domain of the credential's services (what reports show as "the service").
-    public var primaryDomain: String? {
-        services.lazy.compactMap { $0.host ?? $0.androidPackage }.first
-    }
-}
-
-/// A credential's content: everything but identity and dates. Also what imports produce.
-public struct CredentialContent: Hashable, Sendable, Codable {
-    public var title: String
-    public var services: [ServiceIdentifier]
-    public var user: String
-    public var password: String?
-    public var notes: String
-    public var totp: String?
-    public var folder: String?
     public var signIn: SignInLink?
 
     public init(

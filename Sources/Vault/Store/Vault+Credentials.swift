@@ -285,14 +285,7 @@ extension Vault {
         let deleted: Double? = row["deleted"]
         return Credential(
             id: id,
-            title: content.title,
-            services: content.services,
-            user: content.user,
-            password: content.password,
-            notes: content.notes,
-            totp: content.totp,
-            folder: content.folder,
-            signIn: content.signIn,
+            content: content,
             created: Date(timeIntervalSince1970: row["created"]),
             modified: Date(timeIntervalSince1970: row["modified"]),
             deleted: deleted.map(Date.init(timeIntervalSince1970:))

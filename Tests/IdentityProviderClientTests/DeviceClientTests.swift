@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import IdentityProvider
-import IdentityProviderServer
+import IdentityProviderClient
 import IdentityProviderTestSupport
 import Logging
 import NIOCore

@@ -1,0 +1,188 @@
+// `/assets/app.js`: the app's only script, a plain module (no framework, no build step) that adds
+// the live parts to pages that read fine without it. It talks to the session's `/api/…` (under the
+// base of its paths, `<meta name="keyhaven-base">`) with the session's CSRF token (from the page's
+// `<meta name="csrf-token">`) and writes text only through `textContent`, never as markup.
+// Compiled into the app by SwiftPM (`.embedInCode`); checked by scripts/lint-browser-scripts.mjs.
+
+const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
+// `/s/CAPABILITY`: the session's paths (the cookie alone opens nothing).
+const base = document.querySelector('meta[name="keyhaven-base"]')?.content ?? "";
+
+async function api(path, options = {}) {
+  const response = await fetch(base + path, {
+    credentials: "same-origin",
+    ...options,
+    headers: { "X-CSRF-Token": csrf, ...(options.headers ?? {}) },
+  });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.message ?? response.statusText);
+  return body;
+}
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function acknowledge(button, text) {
+  const original = button.textContent;
+  button.textContent = text;
+  setTimeout(() => { button.textContent = original; }, 1500);
+}
+
+const itemPath = (id) => `/api/items/${encodeURIComponent(id)}`;
+
+// Reveal: the password (or a history entry) only on request; Hide masks it again.
+for (const button of document.querySelectorAll("[data-reveal]")) {
+  button.addEventListener("click", async () => {
+    const target = document.getElementById(button.dataset.target);
+    if (button.dataset.shown === "1") {
+      target.textContent = "••••••••••••";
+      button.textContent = "Reveal";
+      button.dataset.shown = "0";
+      return;
+    }
+    const history = button.dataset.history;
+    const query = history === undefined ? "" : `?history=${encodeURIComponent(history)}`;
+    try {
+      const body = await api(`${itemPath(button.dataset.reveal)}/password${query}`);
+      target.textContent = body.password;
+      button.textContent = "Hide";
+      button.dataset.shown = "1";
+    } catch (error) {
+      target.textContent = error.message;
+    }
+  });
+}
+
+async function copy(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    acknowledge(button, "Copied");
+  } catch {
+    acknowledge(button, "Copy failed");
+  }
+}
+
+for (const button of document.querySelectorAll("[data-copy]")) {
+  button.addEventListener("click", async () => {
+    const body = await api(`${itemPath(button.dataset.copy)}/password`);
+    await copy(body.password, button);
+  });
+}
+for (const button of document.querySelectorAll("[data-copy-text]")) {
+  button.addEventListener("click", () => copy(document.getElementById(button.dataset.copyText).textContent, button));
+}
+
+// The live one-time code.
+const otp = document.querySelector("[data-otp]");
+if (otp) {
+  const remaining = document.getElementById("otp-remaining");
+  const tick = async () => {
+    try {
+      const body = await api(`${itemPath(otp.dataset.otp)}/otp`);
+      otp.textContent = body.code;
+      remaining.textContent = `${body.secondsRemaining} s left`;
+    } catch (error) {
+      remaining.textContent = error.message;
+    }
+  };
+  tick();
+  setInterval(tick, 1000);
+}
+
+// Search as you type (the server searches its copy of the vault).
+const search = document.getElementById("search");
+const list = document.getElementById("vault-list");
+const words = { breached: "Breached", reused: "Reused", weak: "Weak", otp: "One-time code", passkey: "Passkey",
+  "sign-in": "Sign in with Keyhaven" };
+const strengthWords = ["Very weak", "Weak", "Fair", "Strong", "Very strong"];
+if (search && list) {
+  let timer;
+  let latest = 0;
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const asked = ++latest;
+      const body = await api(`/api/items?q=${encodeURIComponent(search.value)}`);
+      if (asked !== latest) return;
+      list.replaceChildren(...body.items.map((row) => {
+        const details = (row.user || "(no user name)") + (row.site && row.site !== row.title ? ` · ${row.site}` : "");
+        const link = element("a", { class: "row-link", href: `${base}/items/${encodeURIComponent(row.id)}` },
+          element("span", { class: "primary" }, row.title), element("br"), element("span", { class: "muted" }, details));
+        const facts = element("span", { class: "row-facts" });
+        if (row.badges.length) {
+          facts.append(element("span", { class: "badges" },
+            ...row.badges.map((badge) => element("span", { class: `badge ${badge}` }, words[badge] ?? badge))));
+        }
+        if (row.strengthScore !== undefined && row.strengthScore !== null) {
+          const score = row.strengthScore;
+          facts.append(element("span", { class: "meter", role: "img", "data-score": String(score),
+            "aria-label": `Strength: ${strengthWords[score]} (${score} of 4)` },
+            ...[0, 1, 2, 3, 4].map(() => element("span"))));
+        }
+        return element("li", { "data-id": row.id }, link, facts);
+      }));
+      const count = document.getElementById("result-count");
+      count.textContent = body.matched === body.total
+        ? `${body.total} passwords`
+        : `${body.matched} of ${body.total} passwords match`;
+      history.replaceState(null, "", `${base}/vault` + (search.value ? `?q=${encodeURIComponent(search.value)}` : ""));
+    }, 60);
+  });
+}
+
+// Strength as you type (zxcvbn on the server; nothing is stored).
+const strengthInput = document.querySelector("[data-strength-input]");
+if (strengthInput) {
+  const meter = document.getElementById("check-strength");
+  const label = document.getElementById("check-words");
+  const feedback = document.getElementById("check-feedback");
+  let timer;
+  strengthInput.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      if (!strengthInput.value) {
+        meter.dataset.score = "-1";
+        label.textContent = "";
+        feedback.textContent = "";
+        return;
+      }
+      const body = await api("/api/strength", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ password: strengthInput.value }),
+      });
+      meter.dataset.score = String(body.score);
+      meter.setAttribute("aria-label", `Strength: ${body.words} (${body.score} of 4)`);
+      label.textContent = `${body.words} (${body.score} of 4)`;
+      feedback.textContent = [body.warning, ...body.suggestions].filter(Boolean).join(" ");
+    }, 120);
+  });
+}
+
+// Upgrade progress: the page reloads when the phase changes.
+const upgrade = document.querySelector("[data-run]");
+if (upgrade && upgrade.dataset.phase !== "done") {
+  setInterval(async () => {
+    try {
+      const body = await api(`/api/upgrades/${encodeURIComponent(upgrade.dataset.run)}`);
+      if (body.phase !== upgrade.dataset.phase) location.reload();
+    } catch {}
+  }, 500);
+}
+
+// Pairing: the code appears as soon as a browser asks.
+const waiting = document.getElementById("pairing-waiting");
+if (waiting) {
+  const timer = setInterval(async () => {
+    const body = await api("/api/pairing/code").catch(() => ({}));
+    if (!body.code) return;
+    clearInterval(timer);
+    document.getElementById("pairing").replaceChildren(
+      element("p", { class: "pairing-code", id: "pairing-code" }, body.code),
+      element("p", { class: "muted", id: "pairing-client" }, `for ${body.client}`));
+  }, 1000);
+}
