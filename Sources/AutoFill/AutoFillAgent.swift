@@ -224,7 +224,7 @@ public actor AutoFillAgent {
             return state.following
         }
         if already { return }
-        session.assumeIsolated { session in
+        _ = session.assumeIsolated { session in
             session.observe { [weak self] event in
                 self?.assumeIsolated { $0.sessionEvent(event) }
             }

@@ -113,7 +113,7 @@ public final class AgentServer: Sendable {
     /// Serves connections until ``stop()``, and locks the session when it has been idle too long.
     public func serve() async throws {
         let fd = listener.withLock { $0.descriptor }
-        guard fd >= 0 else { throw AgentError("the agent's socket is not bound") }
+        guard fd >= 0 else { throw AgentError(.io, "the agent's socket is not bound") }
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(fd) { channel in
                 channel.eventLoop.makeCompletedFuture {

@@ -195,12 +195,12 @@ import _KeyhavenWeb
     }
 
     /// A web app on a test vault, its port set (nothing listens: requests come in process), unlocked.
-    static func webApp() throws -> (app: WebApp, vault: TestVault, port: Int) {
+    static func webApp() async throws -> (app: WebApp, vault: TestVault, port: Int) {
         let testVault = try TestVault()
         _ = try testVault.vault.add(
             CredentialContent(services: [ServiceIdentifier("https://mail.example.invalid")], user: "ada", password: "p")
         )
-        let agent = AutoFillAgent(.init(vaultURL: testVault.url, allowInsecureKDF: true))
+        let agent = AutoFillAgent(vaultURL: testVault.url, allowInsecureKDF: true)
         let app = WebApp(
             agent: agent,
             services: .init(
@@ -211,7 +211,7 @@ import _KeyhavenWeb
         )
         let port = 49_999
         app.state.withLock { $0.port = port }
-        try agent.unlock(masterPassword: testVault.masterPassword)
+        try await agent.unlock(masterPassword: testVault.masterPassword)
         return (app, testVault, port)
     }
 
@@ -229,7 +229,7 @@ import _KeyhavenWeb
     }
 
     @Test func everyWebAppRouteCarriesTheHeaders() async throws {
-        let (app, _, port) = try Self.webApp()
+        let (app, _, port) = try await Self.webApp()
         let router = app.router()
         let routes = Self.routes(router)
         #expect(routes.count >= 30, "\(routes.map(\.path))")
@@ -250,13 +250,14 @@ import _KeyhavenWeb
             )
             #expect(statuses["GET /vault"] == .ok && statuses["GET /settings"] == .ok)
             #expect(statuses["GET /unlock"] == .seeOther, "unlocked: on to the overview")
-            #expect(statuses["POST /lock"] == .forbidden && app.agent.isUnlocked)
+            let unlocked = await app.agent.isUnlocked
+            #expect(statuses["POST /lock"] == .forbidden && unlocked)
             #expect(statuses["GET /no-such-page"] == .notFound)
         }
     }
 
     @Test func theWebAppRefusesAFieldGivenTwice() async throws {
-        let (app, _, port) = try Self.webApp()
+        let (app, _, port) = try await Self.webApp()
         let application = Application(
             responder: OwnAuthority(inner: SessionPaths(inner: app.router().buildResponder()), port: port)
         )
@@ -274,18 +275,19 @@ import _KeyhavenWeb
                 headers: headers
             )
             #expect(twice.status == .badRequest && twice.body.contains("more than once"))
-            #expect(app.agent.isUnlocked)
+            #expect(await app.agent.isUnlocked)
             let unknown = try await Self.post(client, session.base + "/lock", "csrf=\(csrf)&x=1", headers: headers)
             #expect(unknown.status == .badRequest && unknown.body.contains("does not send"))
-            #expect(app.agent.isUnlocked)
+            #expect(await app.agent.isUnlocked)
             let stale = try await Self.post(client, session.base + "/lock", "csrf=forged", headers: headers)
             #expect(stale.status == .forbidden, "a token that is not the session's is refused")
-            #expect(app.agent.isUnlocked)
+            #expect(await app.agent.isUnlocked)
             try await client.execute(uri: session.base + "/vault?q=a&q=b", method: .get, headers: headers) {
                 #expect($0.status == .badRequest)
             }
             let once = try await Self.post(client, session.base + "/lock", "csrf=\(csrf)", headers: headers)
-            #expect(once.status == .seeOther && !app.agent.isUnlocked)
+            let unlockedAfter = await app.agent.isUnlocked
+            #expect(once.status == .seeOther && !unlockedAfter)
         }
     }
 }
