@@ -380,7 +380,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyhavenAgentTests",
-            dependencies: ["KeyhavenAgent", "AutoFill", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto],
+            dependencies: ["KeyhavenAgent", "AutoFill", "KeyhavenApp", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(

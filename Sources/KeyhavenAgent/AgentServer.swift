@@ -111,9 +111,27 @@ public final class AgentServer: Sendable {
     }
 
     /// Serves connections until ``stop()``, and locks the session when it has been idle too long.
+    ///
+    /// Every task of the server prefers the session's executor (the one rule for blocking work,
+    /// ``KeyhavenSession``): the agent never waits for Swift's cooperative pool, so a process whose
+    /// pool is busy or blocked (a test that reads a socket synchronously) still gets its answers.
     public func serve() async throws {
-        let fd = listener.withLock { $0.descriptor }
+        try await withTaskExecutorPreference(agent.session.taskExecutor) {
+            try await serveOnSessionExecutor()
+        }
+    }
+
+    func serveOnSessionExecutor() async throws {
+        // The descriptor becomes the channel's: `stop()` closes it only while nobody serves it.
+        let fd = listener.withLock { listener in
+            defer { listener.descriptor = -1 }
+            return listener.descriptor
+        }
         guard fd >= 0 else { throw AgentError(.io, "the agent's socket is not bound") }
+        if running.withLock({ $0.stopped }) {
+            close(fd)
+            return
+        }
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(fd) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -153,9 +171,13 @@ public final class AgentServer: Sendable {
         }
         // The socket goes first: once the listener closes, the process may end at any moment. Only
         // the socket this agent made is removed (not one a later agent put there).
-        let (fd, inode) = listener.withLock { $0 }
+        // The descriptor is still ours only when `serve()` never took it.
+        let (fd, inode) = listener.withLock { listener in
+            defer { listener.descriptor = -1 }
+            return listener
+        }
         var info = stat()
-        if fd >= 0, lstat(socketPath, &info) == 0, info.st_ino == inode, info.st_mode & S_IFMT == S_IFSOCK {
+        if inode != 0, lstat(socketPath, &info) == 0, info.st_ino == inode, info.st_mode & S_IFMT == S_IFSOCK {
             unlink(socketPath)
         }
         await agent.lock()

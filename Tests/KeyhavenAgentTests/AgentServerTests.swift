@@ -1,6 +1,7 @@
 import AutoFill
 import Crypto
 import Foundation
+import KeyhavenApp
 import KeyhavenTesting
 import Testing
 import Vault
@@ -30,10 +31,12 @@ import Glibc
                 (0, "ran \(command.arguments.joined(separator: " ")) with \(try! vault.count()) credentials", "")
             }
             try server.bind()
-            Task { [server] in try await server.serve() }
+            // The test reads the socket synchronously (blocking a thread of Swift's pool while it
+            // waits): the server starts on the session's executor, as all its work runs there.
+            Task(executorPreference: agent.session.taskExecutor) { [server] in try await server.serve() }
         }
 
-        deinit { Task { [server] in await server.stop() } }
+        deinit { Task(executorPreference: server.agent.session.taskExecutor) { [server] in await server.stop() } }
 
         func connect() throws -> FrameConnection { try #require(try UnixSocket.connect(to: server.socketPath)) }
 
