@@ -113,6 +113,8 @@ public final class WebApp: Sendable {
         /// The settings read from the vault (``settings(_:)``).
         var settings: WebSettings?
         var server: Task<Void, any Error>?
+        /// Whether the session's lock reaches ``forgetWhatWasRead()``.
+        var following = false
     }
 
     public let agent: AutoFillAgent
@@ -129,18 +131,30 @@ public final class WebApp: Sendable {
         self.services = services
         self.configuration = configuration
         // Locks with the session (idle time, `keyhaven lock`, the Lock button): what the app read
-        // from the vault — the audit, import previews with their passwords — is dropped at once.
-        let session = agent.session
-        Task { [weak self] in
-            for await event in await session.events() {
-                guard case .locked = event else { continue }
-                guard let self else { return }
-                self.state.withLock {
-                    $0.audit = nil
-                    $0.settings = nil
-                    $0.previews = [:]
-                }
-            }
+        // from the vault — the audit, import previews with their passwords — is dropped at once
+        // (`followSession`; every read of the vault makes sure of it too).
+        Task { [weak self] in await self?.followSession() }
+    }
+
+    /// Observes the session (once): at its lock, ``forgetWhatWasRead()`` runs before the lock
+    /// returns, so no page answers from what was read before it.
+    func followSession() async {
+        let already = state.withLock { state in
+            defer { state.following = true }
+            return state.following
+        }
+        if already { return }
+        await session.observe { [weak self] event in
+            guard case .locked = event else { return }
+            self?.forgetWhatWasRead()
+        }
+    }
+
+    func forgetWhatWasRead() {
+        state.withLock {
+            $0.audit = nil
+            $0.settings = nil
+            $0.previews = [:]
         }
     }
 
@@ -378,6 +392,7 @@ public final class WebApp: Sendable {
 
     /// The unlocked vault, with changes other processes made picked up (two `stat`s).
     func vault() async throws -> Vault {
+        await followSession()
         do {
             return try await session.withVault { $0 }
         } catch let error as SessionError where error.code == .locked {
