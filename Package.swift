@@ -107,7 +107,7 @@ let package = Package(
         // The one factory of outgoing HTTP clients (internal; AsyncHTTPClient).
         .target(
             name: "_KeyhavenHTTPSupport",
-            dependencies: [asyncHTTPClient, nioCore],
+            dependencies: [asyncHTTPClient, nioCore, nioPosix],
             swiftSettings: swiftSettings
         ),
         // Breach checks over HTTP: the range API client's transport and the range server.
@@ -362,6 +362,7 @@ let package = Package(
             name: "KeyhavenWebAppTests",
             dependencies: [
                 "KeyhavenWebApp", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations", "AccountModification",
+                "UpgradeHTTP",
                 "Passkeys", "KeyhavenTesting", "_KeyhavenSupport", "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore,
                 nioHTTP1,
             ],

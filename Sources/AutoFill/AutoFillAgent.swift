@@ -255,6 +255,21 @@ public final class AutoFillAgent: Sendable {
         }
     }
 
+    /// Runs `write`, a change to the vault that leaves its credentials as they are (the web app's
+    /// settings, what audits learned about sites), and takes the vault files as they are after it
+    /// as read: the change is not taken for another process's edit, which would re-read every
+    /// credential and start a new revision. An edit another process made before it is still
+    /// noticed (the files then no longer match what was read before the write).
+    public func writingWithoutCredentialChanges<T>(_ write: () throws -> T) rethrows -> T {
+        let before = fileStamp()
+        let result = try write()
+        let after = fileStamp()
+        state.withLock { state in
+            if state.vault != nil && state.fileStamp == before { state.fileStamp = after }
+        }
+        return result
+    }
+
     /// Re-reads the identities when another process (`keyhaven add`, `edit`, `import`) changed the
     /// vault since they were read; cheap when nothing did (two `stat` calls).
     public func refreshIfChangedOnDisk() {

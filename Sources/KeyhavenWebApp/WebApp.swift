@@ -61,6 +61,11 @@ public final class WebApp: Sendable {
         public var sessionIdle: TimeInterval
         /// How long an upgrade may wait for the service (its confirmation page included).
         public var upgradeDeadline: Duration
+        /// How long a page waits for the audit's offline findings before it shows what it has
+        /// (and updates itself when they are ready). Pages never wait for the network.
+        public var auditPatience: Duration
+        /// How the audit asks sites (in the background: a minute in all by default).
+        public var auditLookups: SiteLookups.Limits
 
         public init(
             now: @escaping @Sendable () -> Date = { Date() },
@@ -70,13 +75,17 @@ public final class WebApp: Sendable {
             },
             launchLifetime: TimeInterval = 5 * 60,
             sessionIdle: TimeInterval = 12 * 3600,
-            upgradeDeadline: Duration = .seconds(600)
+            upgradeDeadline: Duration = .seconds(600),
+            auditPatience: Duration = .milliseconds(150),
+            auditLookups: SiteLookups.Limits = SiteLookups.Limits(budget: .seconds(60))
         ) {
             self.now = now
             self.randomBytes = randomBytes
             self.launchLifetime = launchLifetime
             self.sessionIdle = sessionIdle
             self.upgradeDeadline = upgradeDeadline
+            self.auditPatience = auditPatience
+            self.auditLookups = auditLookups
         }
     }
 
@@ -108,6 +117,10 @@ public final class WebApp: Sendable {
         var sessions: [Data: Session] = [:]
         var previews: [String: ImportPreview] = [:]
         var audit: AuditCache?
+        /// The audit running (or done) in the background for the latest key (``audit(_:need:)``).
+        var auditRun: AuditRun?
+        /// Audits started so far (each run's id).
+        var auditRuns = 0
         /// The settings read from the vault (``settings(_:)``).
         var settings: WebSettings?
         var server: Task<Void, any Error>?
@@ -124,13 +137,21 @@ public final class WebApp: Sendable {
         self.services = services
         self.configuration = configuration
         // Locks with the agent (idle time, `keyhaven lock`, the Lock button): what the app read from
-        // the vault — the audit, import previews with their passwords — is dropped at once.
+        // the vault — the audit, import previews with their passwords — is dropped at once. An
+        // unlock (here or `keyhaven unlock`) starts the audit, so the first page finds it under way.
         _ = agent.addListener(pairingId: Self.listenerName) { [weak self] event in
-            guard event["event"]?.string == "state", event["state"]?.string == "locked" else { return }
-            self?.state.withLock {
-                $0.audit = nil
-                $0.settings = nil
-                $0.previews = [:]
+            guard let self, event["event"]?.string == "state" else { return }
+            switch event["state"]?.string {
+            case "locked":
+                self.state.withLock {
+                    self.dropAudit(&$0)
+                    $0.settings = nil
+                    $0.previews = [:]
+                }
+            case "unlocked":
+                self.auditAfterUnlock()
+            default:
+                break
             }
         }
     }

@@ -105,6 +105,17 @@ enum VaultSchema {
                 t.column("created", .double).notNull()
             }
         }
+        migrator.registerMigration("v7-site-records") { db in
+            // What audits learned per website (issue 27): sealed, under a keyed hash of the site, with
+            // the expiry in the clear (authenticated) so expired rows go without being opened.
+            try db.create(table: "siteRecord") { t in
+                t.column("id", .text).primaryKey()
+                t.column("version", .integer).notNull()
+                t.column("sealed", .blob).notNull()
+                t.column("expires", .double).notNull()
+                t.column("created", .double).notNull()
+            }
+        }
         return migrator
     }
 }
