@@ -104,7 +104,7 @@ public struct AuditService: Sendable {
         store: SiteKnowledgeStore,
         progress: SecurityAudit.Progress? = nil
     ) async -> LiveAudit {
-        let audit = audit
+        let audit = self.audit
         var timings = SecurityAudit.Timings()
         let findings = await audit.findings(
             credentials,

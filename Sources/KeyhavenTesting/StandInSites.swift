@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -115,10 +115,10 @@ public final class StandInSites: Sendable {
         let deadline = ContinuousClock.now + delay
         while ContinuousClock.now < deadline && !stopped { usleep(10_000) }
         let path = requestLine.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
-        let answer = answer(path)
-        var response = "HTTP/1.1 \(answer.status) Stand-in\r\nContent-Length: \(answer.body.utf8.count)\r\n"
-        if let location = answer.location { response += "Location: \(location)\r\n" }
-        response += "Content-Type: text/html\r\nConnection: close\r\n\r\n\(answer.body)"
+        let reply = self.answer(path)
+        var response = "HTTP/1.1 \(reply.status) Stand-in\r\nContent-Length: \(reply.body.utf8.count)\r\n"
+        if let location = reply.location { response += "Location: \(location)\r\n" }
+        response += "Content-Type: text/html\r\nConnection: close\r\n\r\n\(reply.body)"
         let bytes = Array(response.utf8)
         var sent = 0
         while sent < bytes.count {

@@ -3,6 +3,7 @@ import Foundation
 import KeyhavenApp
 import Passkeys
 import SecurityRecommendations
+import Synchronization
 import Vault
 import _KeyhavenSupport
 
@@ -287,9 +288,9 @@ extension WebApp {
             state.auditRun?.lookingUp = true
             state.audit?.update(live.report, lookingUp: true, nextLookup: nil)
         }
-        await live.lookUp { report in
+        await live.lookUp(updated: { report in
             self.publish(id) { $0.audit?.update(report, lookingUp: true, nextLookup: nil) }
-        }
+        })
         let report = live.report
         let nextLookup = live.nextLookup
         publish(id) { state in

@@ -93,16 +93,13 @@ public struct SecurityAudit: Sendable {
         }
     }
 
-    /// How long since it was made, on a clock.
+    /// The time since it was made, on a clock (``Clock/stopwatch()``), and sleeping on that clock.
     public struct Stopwatch: Sendable {
         /// The time since the stopwatch was made.
         public let elapsed: @Sendable () -> Duration
+        /// Sleeps `duration` on the stopwatch's clock.
+        public let sleep: @Sendable (Duration) async throws -> Void
         var last = Duration.zero
-
-        public init<C: Clock<Duration>>(_ clock: C) {
-            let start = clock.now
-            elapsed = { start.duration(to: clock.now) }
-        }
 
         /// The time since the last lap (or the start), added to `timings` as `name`.
         public mutating func lap(_ name: String, into timings: inout Timings) {
@@ -113,7 +110,7 @@ public struct SecurityAudit: Sendable {
     }
 
     /// A stopwatch on the audit's clock.
-    public func stopwatch() -> Stopwatch { Stopwatch(clock) }
+    public func stopwatch() -> Stopwatch { clock.stopwatch() }
 
     /// The change-password and upgrade lookups this audit makes.
     public var siteLookups: SiteLookups {
@@ -288,5 +285,17 @@ public struct SecurityAudit: Sendable {
         }
         progress?("breaches", pending.count, pending.count)
         stopwatch.lap("breach check (range API)", into: &timings)
+    }
+}
+
+extension Clock where Duration == Swift.Duration {
+    /// A stopwatch started now on this clock (what audits measure and wait with: a clock that tests
+    /// can inject, seen through one concrete type).
+    public func stopwatch() -> SecurityAudit.Stopwatch {
+        let start = now
+        return SecurityAudit.Stopwatch(
+            elapsed: { start.duration(to: self.now) },
+            sleep: { duration in try await self.sleep(for: duration) }
+        )
     }
 }

@@ -103,19 +103,8 @@ public struct SiteLookups: Sendable {
         progress: SecurityAudit.Progress? = nil,
         learned: @Sendable (SiteKnowledge) async -> Void = { _ in }
     ) async -> Outcome {
-        await lookUp(sites, known: known, clock: clock, progress: progress, learned: learned)
-    }
-
-    private func lookUp<C: Clock<Duration>>(
-        _ sites: [String],
-        known: [String: SiteKnowledge],
-        clock: C,
-        progress: SecurityAudit.Progress?,
-        learned: @Sendable (SiteKnowledge) async -> Void
-    ) async -> Outcome {
         guard contactsSites, !sites.isEmpty else { return Outcome(learned: [], notLookedUp: [], networkDown: false) }
-        let start = clock.now
-        let deadline = start.advanced(by: limits.budget)
+        let clock = self.clock.stopwatch()
         var outcome = Outcome(learned: [], notLookedUp: [], networkDown: false)
         var next = 0
         var answered = 0
@@ -125,7 +114,7 @@ public struct SiteLookups: Sendable {
             var inFlight = 0
             func schedule() {
                 guard next < sites.count, !outcome.networkDown else { return }
-                let remaining = clock.now.duration(to: deadline)
+                let remaining = limits.budget - clock.elapsed()
                 guard remaining > .zero else { return }
                 let site = sites[next]
                 next += 1
@@ -138,7 +127,7 @@ public struct SiteLookups: Sendable {
             // answer must not hide a dead network until their own time is up.
             let grace = limits.networkDownGrace
             group.addTask {
-                try? await clock.sleep(for: grace)
+                try? await clock.sleep(grace)
                 return nil
             }
             while inFlight > 0, let result = await group.next() {
@@ -151,7 +140,7 @@ public struct SiteLookups: Sendable {
                     if result.heard { answered += 1 } else { failed += 1 }
                 }
                 if !outcome.networkDown, answered == 0, failed >= limits.networkDownAfter,
-                    start.duration(to: clock.now) >= limits.networkDownGrace
+                    clock.elapsed() >= limits.networkDownGrace
                 {
                     outcome.networkDown = true
                     group.cancelAll()
@@ -177,14 +166,14 @@ public struct SiteLookups: Sendable {
 
     /// One site: its change-password page and its manifest side by side, cut short after `timeout`;
     /// and whether anything answered.
-    private func ask<C: Clock<Duration>>(
+    private func ask(
         _ site: String,
         known: SiteKnowledge?,
         timeout: Duration,
-        clock: C
+        clock: SecurityAudit.Stopwatch
     ) async -> (knowledge: SiteKnowledge, heard: Bool) {
-        let discovery = discovery
-        let offers = offers
+        let discovery = self.discovery
+        let offers = self.offers
         let answer = await withTaskGroup(of: Answer?.self) { group in
             group.addTask {
                 async let page = discovery?.page(origin: site)
@@ -192,7 +181,7 @@ public struct SiteLookups: Sendable {
                 return Answer(page: await page, offer: await offer)
             }
             group.addTask {
-                try? await clock.sleep(for: timeout)
+                try? await clock.sleep(timeout)
                 return nil
             }
             let first = await group.next() ?? nil

@@ -47,7 +47,7 @@ public enum OutboundFailure: Sendable, Equatable {
             self = Self.unreachableErrnos.contains(error.errnoCode) ? .unreachable : .other
         } else if error is SocketAddressError.UnknownHost {
             self = .unreachable
-        } else if let error = error as? ChannelError, error == .connectTimeout {
+        } else if let error = error as? ChannelError, case .connectTimeout = error {
             self = .timedOut
         } else {
             self = Self.fromDescription(error)
