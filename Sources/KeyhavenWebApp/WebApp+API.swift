@@ -137,14 +137,12 @@ struct AuditUpdates: Encodable {
         var upgrade: UpgradeOffer?
     }
 
-    /// The background run the page's report came from; another one means the vault changed.
-    var run: Int
-    var generation: Int
-    /// Whether the findings answer for the vault as it is now.
-    var ready: Bool
-    var lookingUp: Bool
-    var pendingSites: Int
-    var unreachableSites: Int
+    /// The background run the page's report came from (another one means the vault changed), and
+    /// how many times its report changed.
+    var run, generation: Int
+    /// Whether the findings answer for the vault as it is now, and whether sites are being asked.
+    var ready, lookingUp: Bool
+    var pendingSites, unreachableSites: Int
     /// The page's status line (empty once there is nothing to wait for).
     var status: String
     var notices: [String]

@@ -236,6 +236,7 @@ extension WebApp {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let nextLookup = live.nextLookup
+        let due = live.due
         publish(id) { state in
             var cache = AuditCache(
                 key: key,
@@ -248,6 +249,8 @@ extension WebApp {
                 made: now
             )
             cache.nextLookup = nextLookup
+            // Said at once, so a page made now knows more is coming (its script then polls).
+            cache.lookingUp = due.breaches || !due.sites.isEmpty
             cache.generation = (state.audit?.generation ?? 0) + 1
             state.audit = cache
             state.auditRun?.live = live
@@ -264,6 +267,8 @@ extension WebApp {
             let id = state.withLock({ state -> Int? in
                 guard let run = state.auditRun, run.key == key, !run.lookingUp else { return nil }
                 state.auditRun?.lookingUp = true
+                // The page that started the round already says so.
+                state.audit?.lookingUp = true
                 return run.id
             })
         else { return }
@@ -280,6 +285,7 @@ extension WebApp {
         guard live.due.breaches || !live.due.sites.isEmpty else {
             publish(id) { state in
                 state.auditRun?.lookingUp = false
+                state.audit?.lookingUp = false
                 state.audit?.nextLookup = live.nextLookup
             }
             return

@@ -11,15 +11,12 @@ public struct AuditFindings: Sendable {
     struct Entry: Sendable {
         /// The report's item, without actions.
         var item: AuditItem
-        var weak: Bool
-        var unsecured: Bool
-        var hasPassword: Bool
+        var weak, unsecured, hasPassword: Bool
         /// The password's SHA-1, while the range API is still to be asked.
         var digest: SHA1Digest?
-        /// The site whose change-password page and upgrade offer are its actions.
-        var origin: String?
-        /// Its domain, for Apple's change-password quirks.
-        var domain: String?
+        /// The site whose change-password page and upgrade offer are its actions, and its domain
+        /// (for Apple's change-password quirks).
+        var origin, domain: String?
     }
 
     /// In report order (severity, service, user, id).

@@ -55,18 +55,13 @@ public struct SiteKnowledge: Sendable, Codable, Equatable {
 
     /// How long knowledge counts.
     public struct Policy: Sendable, Equatable {
-        /// A site that answered is asked again after this long.
-        public var answeredFor: TimeInterval
-        /// A site that did not answer is asked again after this long the first time, twice as long
-        /// after each further failure …
-        public var firstRetry: TimeInterval
-        /// … but never later than this.
-        public var longestRetry: TimeInterval
+        /// A site that answered is asked again after `answeredFor`; one that did not, after
+        /// `firstRetry` the first time, twice as long after each further failure, but never later
+        /// than `longestRetry`.
+        public var answeredFor, firstRetry, longestRetry: TimeInterval
 
         public init(answeredFor: TimeInterval, firstRetry: TimeInterval, longestRetry: TimeInterval) {
-            self.answeredFor = answeredFor
-            self.firstRetry = firstRetry
-            self.longestRetry = longestRetry
+            (self.answeredFor, self.firstRetry, self.longestRetry) = (answeredFor, firstRetry, longestRetry)
         }
 
         /// A week for answers; 5 minutes, 10, 20 … up to a day for sites that did not answer.

@@ -12,7 +12,7 @@ public import Foundation
 /// credentials.
 ///
 /// ```swift
-/// let lookups = SiteLookups(discovery: ChangePasswordDiscovery(probe: probe), offers: offers)
+/// let lookups = SecurityAudit(breachSource: source, discovery: discovery, upgradeOffers: offers).siteLookups
 /// let outcome = await lookups.lookUp(sites, known: stored) { learned in save(learned) }
 /// ```
 public struct SiteLookups: Sendable {
@@ -66,22 +66,6 @@ public struct SiteLookups: Sendable {
     public var clock: any Clock<Duration>
     /// Knowledge is dated by it.
     public var now: @Sendable () -> Date
-
-    public init(
-        discovery: ChangePasswordDiscovery?,
-        offers: (any UpgradeOfferSource)?,
-        limits: Limits = Limits(),
-        policy: SiteKnowledge.Policy = .standard,
-        clock: any Clock<Duration> = ContinuousClock(),
-        now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        self.discovery = discovery
-        self.offers = offers
-        self.limits = limits
-        self.policy = policy
-        self.clock = clock
-        self.now = now
-    }
 
     /// Whether these lookups contact anything at all.
     public var contactsSites: Bool { discovery?.contactsSites == true || offers != nil }

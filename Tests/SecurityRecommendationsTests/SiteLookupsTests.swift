@@ -7,7 +7,9 @@ import Vault
 
 /// The site lookups' limits, with scripted sites (the HTTP probes against local servers and an
 /// unreachable network are in UpgradeHTTPTests): many at once, a time per site, one budget, and a
-/// network that fails everywhere stops them at once.
+/// network that fails everywhere stops them at once. On a thread of its own: the deadlines are real
+/// time, and a test elsewhere computing on the cooperative pool must not make them fire.
+@Suite(.offCooperativePool)
 struct SiteLookupsTests {
     /// A site per origin: `delay` before it answers (cancellable), `nil` status for a network error.
     final class Sites: WellKnownProbe, UpgradeOfferSource {
@@ -56,12 +58,13 @@ struct SiteLookupsTests {
     }
 
     static func lookups(_ sites: Sites, _ limits: SiteLookups.Limits, now: Date = Date()) -> SiteLookups {
-        SiteLookups(
+        SecurityAudit(
+            breachSource: .none(reason: "tests"),
             discovery: ChangePasswordDiscovery(probe: sites),
-            offers: sites,
-            limits: limits,
+            upgradeOffers: sites,
+            lookupLimits: limits,
             now: { now }
-        )
+        ).siteLookups
     }
 
     static let origins = (0..<300).map { "https://site\($0).example" }

@@ -8,7 +8,7 @@ import _KeyhavenSupport
 ///
 /// Sealed like credentials: the row id is a keyed hash of the site, and the site's name travels
 /// only inside the sealed content, so neither is in the file in the clear. Covered by the
-/// integrity check (when any row exists, so older vaults still verify) and re-sealed by `passwd`.
+/// integrity check (when any row exists, so older vaults still verify); `passwd` drops them.
 /// The expiry is in the clear (authenticated), so expired rows are dropped without being opened.
 public struct SiteRecord: Hashable, Sendable {
     /// The site, as the caller names it (an origin such as `https://example.com`).
@@ -19,9 +19,7 @@ public struct SiteRecord: Hashable, Sendable {
     public var expires: Date
 
     public init(site: String, content: Data, expires: Date) {
-        self.site = site
-        self.content = content
-        self.expires = expires
+        (self.site, self.content, self.expires) = (site, content, expires)
     }
 }
 
@@ -33,7 +31,7 @@ extension Vault {
     /// The row id of `site` (hex): stable under one vault key.
     static func siteRecordID(_ site: String, keys: VaultKeys) -> String { Hex.encode(keys.tag("site-record", site)) }
 
-    /// What is sealed: the site's name with the caller's content, so `passwd` can re-tag the row.
+    /// What is sealed: the site's name (the row id is only its keyed hash) with the caller's content.
     private struct SealedSiteRecord: Codable {
         var site: String
         var content: Data
@@ -81,14 +79,9 @@ extension Vault {
     /// authentication is left out (it is only a cache of what sites said: asking again is safe).
     public func siteRecords() throws(VaultError) -> [SiteRecord] {
         try guarded {
-            let keys = self.keys
-            let rows = try database.read { db in
-                try Row.fetchAll(
-                    db,
-                    sql: "SELECT id, version, sealed, expires FROM siteRecord WHERE expires > ?",
-                    arguments: [now().timeIntervalSince1970]
-                )
-            }
+            let (keys, now) = (self.keys, self.now().timeIntervalSince1970)
+            let sql = "SELECT id, version, sealed, expires FROM siteRecord WHERE expires > ?"
+            let rows = try database.read { db in try Row.fetchAll(db, sql: sql, arguments: [now]) }
             return rows.compactMap { row -> SiteRecord? in
                 let id: String = row["id"]
                 guard
@@ -112,30 +105,9 @@ extension Vault {
         }
     }
 
-    /// Re-seals every record under `newKeys`; the row ids are keyed hashes, so each row moves to
-    /// its new id (versions and dates stay).
-    func rekeySiteRecords(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, version, sealed, expires, created FROM siteRecord")
-        for row in rows {
-            let id: String = row["id"]
-            let version: Int64 = row["version"]
-            guard
-                var plaintext = try? oldKeys.open(row["sealed"], associatedData: Self.siteRecordAD(id, version: version)),
-                let sealed = try? JSONDecoder().decode(SealedSiteRecord.self, from: plaintext)
-            else {
-                // Damaged: a cache of what a site said, so it is dropped rather than kept unreadable.
-                try db.execute(sql: "DELETE FROM siteRecord WHERE id = ?", arguments: [id])
-                continue
-            }
-            plaintext.resetBytes(in: 0..<plaintext.count)
-            try db.execute(sql: "DELETE FROM siteRecord WHERE id = ?", arguments: [id])
-            try Self.writeSiteRow(
-                SiteRecord(site: sealed.site, content: sealed.content, expires: Date(timeIntervalSince1970: row["expires"])),
-                version: version,
-                created: row["created"],
-                keys: newKeys,
-                db
-            )
-        }
+    /// Forgets every record when the vault key changes (`passwd`): they are a cache of what sites
+    /// said, so the next audit asks again, and no row sealed under the old key stays behind.
+    func rekeySiteRecords(_ db: Database) throws {
+        try db.execute(sql: "DELETE FROM siteRecord")
     }
 }
