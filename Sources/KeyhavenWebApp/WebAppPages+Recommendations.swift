@@ -152,7 +152,8 @@ extension WebAppPages {
         title: String = "Security Recommendations"
     ) -> HTML {
         let count = audit.rows.count
-        let words = count > 0 ? "\(count) passwords in the vault. This page updates itself." : "This page updates itself."
+        let words =
+            count > 0 ? "\(count) passwords in the vault. This page updates itself." : "This page updates itself."
         return page(
             title,
             section: title == "Overview" ? .overview : .recommendations,

@@ -81,7 +81,11 @@ public struct AuditFindings: Sendable {
     /// The report: these findings with each flagged item's actions from what is known about its
     /// site (`knowledge`, by origin) or Apple's quirks. `pending` sites are still to be looked up;
     /// `final`: no more lookups follow in this run (sites left pending get a notice).
-    public func report(knowledge: [String: SiteKnowledge] = [:], pending: Set<String> = [], final: Bool = true)
+    public func report(
+        knowledge: [String: SiteKnowledge] = [:],
+        pending: Set<String> = [],
+        final: Bool = true
+    )
         -> AuditReport
     {
         var items: [AuditItem] = []
@@ -149,6 +153,10 @@ public struct AuditFindings: Sendable {
     static func actions(for entry: Entry, knowledge: SiteKnowledge?) -> AuditActions {
         var found = ChangePasswordDiscovery.quirk(for: entry.domain)
         if let url = knowledge?.changePasswordURL { found = (url, "well-known") }
-        return AuditActions(changePasswordURL: found.url, changePasswordSource: found.source, upgrade: knowledge?.upgrade)
+        return AuditActions(
+            changePasswordURL: found.url,
+            changePasswordSource: found.source,
+            upgrade: knowledge?.upgrade
+        )
     }
 }

@@ -32,8 +32,8 @@ public protocol WellKnownProbe: Sendable {
 ///    parent domain), if any.
 ///
 /// Only https origins are probed, and http ones on loopback (for local services and tests).
-/// Answers are cached per origin for the life of the discovery; what outlives an audit is
-/// ``SiteKnowledge``, kept in the vault.
+/// ``lookUp(service:domain:)`` caches answers per origin for the life of the discovery; the audit
+/// asks through ``page(origin:)`` and keeps what sites said as ``SiteKnowledge``, in the vault.
 public actor ChangePasswordDiscovery {
     let probe: (any WellKnownProbe)?
     /// A change-password URL and where it came from (`well-known` or `quirk`); nils when none is known.
@@ -68,8 +68,14 @@ public actor ChangePasswordDiscovery {
     /// ``changePasswordURL(service:domain:)``, and whether the site answered: `false` after a
     /// network error (the answer then is the quirk alone, and a later discovery asks again).
     public func lookUp(service identifier: String, domain: String?) async -> Lookup {
-        guard probe != nil, let origin = Self.origin(for: identifier) else { return (Self.quirk(for: domain), true) }
-        let answer = await page(origin: origin) ?? ((nil, nil), true)
+        guard let probe, let origin = Self.origin(for: identifier) else { return (Self.quirk(for: domain), true) }
+        let answer: Lookup
+        if let cached = cache[origin] {
+            answer = cached
+        } else {
+            answer = await Self.probe(origin, with: probe)
+            cache[origin] = answer
+        }
         return (answer.found.url == nil ? Self.quirk(for: domain) : answer.found, answer.reached)
     }
 
@@ -77,14 +83,11 @@ public actor ChangePasswordDiscovery {
     public nonisolated var contactsSites: Bool { probe != nil }
 
     /// The site's own change-password page (`well-known`; no quirk), and whether it answered; nil
-    /// without a probe. Asked once per origin for the life of this discovery.
-    public func page(origin: String) async -> Lookup? {
+    /// without a probe. Asked now, never from the cache: what outlives a round of lookups is
+    /// ``SiteKnowledge``, and a site that was down must be asked again when its knowledge expires.
+    public nonisolated func page(origin: String) async -> Lookup? {
         guard let probe else { return nil }
-        if let cached = cache[origin] { return cached }
-        let answer = await Self.probe(origin, with: probe)
-        // An answer cut short by cancellation (the audit's time per site ran out) is not kept.
-        if !Task.isCancelled { cache[origin] = answer }
-        return answer
+        return await Self.probe(origin, with: probe)
     }
 
     private static func probe(_ origin: String, with probe: any WellKnownProbe) async -> Lookup {

@@ -170,10 +170,16 @@ public struct SecurityAudit: Sendable {
                 credential,
                 reusedWith: reusedWith[credential.id] ?? [],
                 verdict: verdicts[credential.id],
-                digest: breaches.mode == .pending ? credential.password.flatMap { $0.isEmpty ? nil : SHA1Digest(password: $0) } : nil
+                digest: breaches.mode == .pending
+                    ? credential.password.flatMap { $0.isEmpty ? nil : SHA1Digest(password: $0) } : nil
             )
         }
-        return AuditFindings(entries: entries, notices: notices, breachCheck: breaches.mode, breachCounts: breaches.counts)
+        return AuditFindings(
+            entries: entries,
+            notices: notices,
+            breachCheck: breaches.mode,
+            breachCounts: breaches.counts
+        )
     }
 
     /// The breach counts a local index gives (or the mode that says why there are none yet).
@@ -268,7 +274,8 @@ public struct SecurityAudit: Sendable {
 
     /// The range API stage: asks it about the passwords' hash prefixes when it is the source
     /// (nothing happens otherwise); a failure is a notice and the check counts as skipped.
-    public func checkBreaches(_ findings: inout AuditFindings, progress: Progress? = nil, timings: inout Timings) async {
+    public func checkBreaches(_ findings: inout AuditFindings, progress: Progress? = nil, timings: inout Timings) async
+    {
         guard findings.breachCheck == .pending, case .api(let client) = breachSource else { return }
         var stopwatch = self.stopwatch()
         let pending = findings.pendingDigests

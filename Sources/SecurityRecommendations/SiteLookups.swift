@@ -158,19 +158,10 @@ public struct SiteLookups: Sendable {
     ) async -> (knowledge: SiteKnowledge, heard: Bool) {
         let discovery = self.discovery
         let offers = self.offers
-        let answer = await withTaskGroup(of: Answer?.self) { group in
-            group.addTask {
-                async let page = discovery?.page(origin: site)
-                async let offer = offers?.upgradeOffer(service: site)
-                return Answer(page: await page, offer: await offer)
-            }
-            group.addTask {
-                try? await clock.sleep(timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        let answer = await Self.first(within: timeout, on: clock) {
+            async let page = discovery?.page(origin: site)
+            async let offer = offers?.upgradeOffer(service: site)
+            return Answer(page: await page, offer: await offer)
         }
         let now = self.now()
         guard let answer else { return (carried(site, known: known, status: .unreachable, at: now), false) }
@@ -200,7 +191,12 @@ public struct SiteLookups: Sendable {
     }
 
     /// A failed or skipped lookup: what was known stays, one more failure is counted.
-    private func carried(_ site: String, known: SiteKnowledge?, status: SiteKnowledge.Status, at now: Date)
+    private func carried(
+        _ site: String,
+        known: SiteKnowledge?,
+        status: SiteKnowledge.Status,
+        at now: Date
+    )
         -> SiteKnowledge
     {
         let failures = (known?.failures ?? 0) + 1

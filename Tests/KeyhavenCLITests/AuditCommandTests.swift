@@ -114,11 +114,17 @@ struct AuditCommandTests {
         try Data((rows.joined(separator: "\n") + "\n").utf8).write(to: export)
         let fresh = directory.appendingPathComponent("offline.sqlite").path
         var environment = ["KEYHAVEN_VAULT": fresh]
-        #expect(try keyhaven.run(["init", "--scrypt-log-n", "10", "--insecure-kdf"], extraEnvironment: environment).status == 0)
+        #expect(
+            try keyhaven.run(["init", "--scrypt-log-n", "10", "--insecure-kdf"], extraEnvironment: environment).status
+                == 0
+        )
         #expect(try keyhaven.run(["import", export.path], extraEnvironment: environment).status == 0)
         environment["KEYHAVEN_PASSWORD"] = "audit master"
         let started = Date()
-        let result = try keyhaven.run(["audit", "--json", "--breach-api", "https://pwned.invalid"], extraEnvironment: environment)
+        let result = try keyhaven.run(
+            ["audit", "--json", "--breach-api", "https://pwned.invalid"],
+            extraEnvironment: environment
+        )
         let seconds = Date().timeIntervalSince(started)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(seconds < 10, "keyhaven audit took \(seconds) s")
@@ -127,9 +133,15 @@ struct AuditCommandTests {
         #expect(report.summary.weak >= 62 && report.summary.reused >= 62)
         #expect(report.summary.breachCheck == "skipped")
         // The range API was asked once: the transport knew nothing was sent, so no retry waited.
-        #expect(report.summary.notices.contains { $0.contains("cannot reach https://pwned.invalid (no connection could be made") })
+        #expect(
+            report.summary.notices.contains {
+                $0.contains("cannot reach https://pwned.invalid (no connection could be made")
+            }
+        )
         #expect(report.summary.unreachableSites == 62 && report.summary.pendingSites == 0)
-        let kept = try DatabaseQueue(path: fresh).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM siteRecord") }
+        let kept = try DatabaseQueue(path: fresh).read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM siteRecord")
+        }
         #expect(kept == 62)
         #expect(try String(contentsOfFile: fresh, encoding: .isoLatin1).range(of: "site1.invalid") == nil)
     }

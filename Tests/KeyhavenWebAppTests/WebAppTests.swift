@@ -8,9 +8,9 @@ import NIOCore
 import NIOHTTP1
 import Passkeys
 import SecurityRecommendations
-import UpgradeHTTP
 import Synchronization
 import Testing
+import UpgradeHTTP
 import Vault
 import _KeyhavenHTTPSupport
 import _KeyhavenSupport
@@ -603,7 +603,8 @@ import _KeyhavenSupport
             fast.stop()
         }
         let refusing = "http://127.0.0.1:\(try LoopbackPort.unused())"
-        let weak = (slow.origins + fast.origins).map { ($0 + "/login", "ada", "sunshine1") }
+        let weak =
+            (slow.origins + fast.origins).map { ($0 + "/login", "ada", "sunshine1") }
             + [("https://gone.site.invalid/login", "ada", "sunshine1"), (refusing + "/login", "ada", "sunshine1")]
         let h = try await Harness(
             auditNetwork: .init(probe: HTTPWellKnownProbe(), manifests: HTTPManifestReader()),

@@ -2,8 +2,8 @@ import BreachCheck
 import Foundation
 import KeyhavenTesting
 import PasswordStrength
-import Synchronization
 import SecurityRecommendations
+import Synchronization
 import Testing
 import Vault
 
@@ -114,7 +114,14 @@ struct AuditTests {
         }
 
         let ticks = Ticks()
-        var now: Instant { Instant(offset: ticks.value.withLock { $0 += .seconds(1); return $0 }) }
+        var now: Instant {
+            Instant(
+                offset: ticks.value.withLock {
+                    $0 += .seconds(1)
+                    return $0
+                }
+            )
+        }
         var minimumResolution: Duration { .zero }
         func sleep(until deadline: Instant, tolerance: Duration?) async throws {}
     }

@@ -48,7 +48,8 @@ struct AuditNetworkTests {
     static func fill(_ vault: Vault, origins: [String], count: Int) throws {
         for index in 0..<count {
             let password =
-                index % 3 == 0 ? "password\(index % 7)" : index % 4 == 1 ? "Shared-Passw0rd-2024!" : "k7#Qv!p2Lx9@wZ\(index)r4Tm"
+                index % 3 == 0
+                ? "password\(index % 7)" : index % 4 == 1 ? "Shared-Passw0rd-2024!" : "k7#Qv!p2Lx9@wZ\(index)r4Tm"
             try vault.add(
                 CredentialContent(
                     services: [ServiceIdentifier(origins[index % origins.count] + "/login")],
@@ -59,7 +60,11 @@ struct AuditNetworkTests {
         }
     }
 
-    static func service(_ network: Counting, now: @escaping @Sendable () -> Date, limits: SiteLookups.Limits = .init())
+    static func service(
+        _ network: Counting,
+        now: @escaping @Sendable () -> Date,
+        limits: SiteLookups.Limits = .init()
+    )
         -> AuditService
     {
         AuditService(

@@ -54,7 +54,9 @@ struct SiteRecordTests {
         try test.vault.saveSiteRecords([
             SiteRecord(site: "https://past.example", content: Data("c".utf8), expires: start)
         ])
-        let rows = try VaultFileEdits.read(test.url) { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM siteRecord") }
+        let rows = try VaultFileEdits.read(test.url) { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM siteRecord")
+        }
         #expect(rows == 1)
         clock.withLock { $0 += 600 }
         #expect(try test.vault.siteRecords().isEmpty)
@@ -65,9 +67,15 @@ struct SiteRecordTests {
     @Test func changingTheMasterPasswordDropsThem() throws {
         let test = try TestVault()
         try test.vault.saveSiteRecords(Self.records(expiring: Date().addingTimeInterval(3600)))
-        try test.vault.changeMasterPassword(to: "another master password", kdf: .random(logN: 10), allowInsecureKDF: true)
+        try test.vault.changeMasterPassword(
+            to: "another master password",
+            kdf: .random(logN: 10),
+            allowInsecureKDF: true
+        )
         try test.vault.close()
-        let rows = try VaultFileEdits.read(test.url) { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM siteRecord") }
+        let rows = try VaultFileEdits.read(test.url) { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM siteRecord")
+        }
         #expect(rows == 0)
         let reopened = try Vault.open(at: test.url, masterPassword: "another master password", allowInsecureKDF: true)
         #expect(try reopened.siteRecords().isEmpty)
@@ -88,13 +96,19 @@ struct SiteRecordTests {
         let extended = try TestVault()
         try extended.vault.saveSiteRecords(Self.records(expiring: Date().addingTimeInterval(3600)))
         try extended.vault.close()
-        try VaultFileEdits.edit(extended.url) { db in try db.execute(sql: "UPDATE siteRecord SET expires = expires + 1e6") }
+        try VaultFileEdits.edit(extended.url) { db in
+            try db.execute(sql: "UPDATE siteRecord SET expires = expires + 1e6")
+        }
         VaultIntegrityTests.expectTampered(extended.url)
 
         let rolledBack = try TestVault()
-        let site = [SiteRecord(site: "https://a.example", content: Data("old".utf8), expires: Date().addingTimeInterval(3600))]
+        let site = [
+            SiteRecord(site: "https://a.example", content: Data("old".utf8), expires: Date().addingTimeInterval(3600))
+        ]
         try rolledBack.vault.saveSiteRecords(site)
-        let old = try VaultFileEdits.read(rolledBack.url) { db in try Data.fetchOne(db, sql: "SELECT sealed FROM siteRecord") }
+        let old = try VaultFileEdits.read(rolledBack.url) { db in
+            try Data.fetchOne(db, sql: "SELECT sealed FROM siteRecord")
+        }
         try rolledBack.vault.saveSiteRecords([
             SiteRecord(site: "https://a.example", content: Data("new".utf8), expires: site[0].expires)
         ])

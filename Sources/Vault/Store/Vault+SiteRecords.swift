@@ -68,7 +68,11 @@ extension Vault {
                 let keys = self.keys
                 for record in records where record.expires.timeIntervalSince1970 > now {
                     let id = Self.siteRecordID(record.site, keys: keys)
-                    let stored = try Int64.fetchOne(db, sql: "SELECT version FROM siteRecord WHERE id = ?", arguments: [id])
+                    let stored = try Int64.fetchOne(
+                        db,
+                        sql: "SELECT version FROM siteRecord WHERE id = ?",
+                        arguments: [id]
+                    )
                     try Self.writeSiteRow(record, version: (stored ?? 0) + 1, created: now, keys: keys, db)
                 }
             }
@@ -85,11 +89,18 @@ extension Vault {
             return rows.compactMap { row -> SiteRecord? in
                 let id: String = row["id"]
                 guard
-                    var plaintext = try? keys.open(row["sealed"], associatedData: Self.siteRecordAD(id, version: row["version"])),
+                    var plaintext = try? keys.open(
+                        row["sealed"],
+                        associatedData: Self.siteRecordAD(id, version: row["version"])
+                    ),
                     let sealed = try? JSONDecoder().decode(SealedSiteRecord.self, from: plaintext)
                 else { return nil }
                 plaintext.resetBytes(in: 0..<plaintext.count)
-                return SiteRecord(site: sealed.site, content: sealed.content, expires: Date(timeIntervalSince1970: row["expires"]))
+                return SiteRecord(
+                    site: sealed.site,
+                    content: sealed.content,
+                    expires: Date(timeIntervalSince1970: row["expires"])
+                )
             }
         }
     }
