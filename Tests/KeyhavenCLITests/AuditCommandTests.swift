@@ -1,8 +1,8 @@
 import BreachCheck
 import Foundation
-import GRDB
 import KeyhavenTesting
 import Testing
+import Vault
 
 /// `keyhaven audit` end to end: JSON shape, table, breach sources, no network.
 struct AuditCommandTests {
@@ -139,10 +139,13 @@ struct AuditCommandTests {
             }
         )
         #expect(report.summary.unreachableSites == 62 && report.summary.pendingSites == 0)
-        let kept = try DatabaseQueue(path: fresh).read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM siteRecord")
-        }
-        #expect(kept == 62)
+        // Kept in the vault, sealed (no site's name in the file).
+        let vault = try Vault.open(
+            at: URL(fileURLWithPath: fresh),
+            masterPassword: "audit master",
+            allowInsecureKDF: true
+        )
+        #expect(try vault.siteRecords().count == 62)
         #expect(try String(contentsOfFile: fresh, encoding: .isoLatin1).range(of: "site1.invalid") == nil)
     }
 }
