@@ -76,7 +76,7 @@ public final class WebApp: Sendable {
             launchLifetime: TimeInterval = 5 * 60,
             sessionIdle: TimeInterval = 12 * 3600,
             upgradeDeadline: Duration = .seconds(600),
-            auditPatience: Duration = .milliseconds(150),
+            auditPatience: Duration = .milliseconds(50),
             auditLookups: SiteLookups.Limits = SiteLookups.Limits(budget: .seconds(60))
         ) {
             self.now = now

@@ -230,7 +230,14 @@ enum WebAppScript {
               setTimeout(poll, 2000);
               return;
             }
-            if (waiting ? body.ready : String(body.run) !== run) {
+            // A page made before its findings were ready waits for them (however long the offline
+            // checks take), then reloads; a page made from them reloads when the vault changed.
+            if (waiting && !body.ready) {
+              if (body.status) auditStatus.textContent = body.status;
+              setTimeout(poll, 500);
+              return;
+            }
+            if (waiting || String(body.run) !== run) {
               location.reload();
               return;
             }
