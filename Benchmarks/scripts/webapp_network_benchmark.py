@@ -9,9 +9,15 @@
 
 Prints p50/p95/max of each request's time (the whole response, over loopback): the Unlock POST
 (scrypt at the vault's calibrated cost, and nothing else), the first page after it (the overview),
-the vault list right after, and later pages (the recommendations, the overview and the vault list
-again, while the lookups run in the background). Goal: p95 ≤ 300 ms for every page. Also the time
-from Unlock until the page can show the offline findings (not a request: the page updates itself).
+the vault list right after, pages while the offline checks still run, and later pages once the
+offline findings are ready (the recommendations, the overview, the vault list, a search; in the
+first round while the sites are being asked in the background — later unlocks start from what the
+vault learned). Goal: p95 ≤ 300 ms for every page. Also the time from Unlock until the page can
+show the offline findings (not a request: the page updates itself).
+
+Builds in release under the shared build lock first when $KEYHAVEN_BINARY is not set:
+    flock /tmp/keyhaven-build.lock swift build -c release --product keyhaven
+    KEYHAVEN_BINARY=.build/release/keyhaven Benchmarks/scripts/webapp_network_benchmark.py
 
     Benchmarks/scripts/webapp_network_benchmark.py [CREDENTIALS] [ROUNDS]   (default 10000, 20)
 
@@ -151,31 +157,35 @@ def world(binary, name, rows, slow=None):
         # No offline index: the range API, on a name that never resolves (as with no internet).
         app.post("/settings", idleLockMinutes="0", breachSource="api",
                  breachAPI="https://api.pwnedpasswords.invalid", breachIndexPath="", contactServices="1")
-        times = {key: [] for key in ("unlock", "first page (overview)", "vault list", "later pages", "findings")}
+        keys = ("unlock", "first page (overview)", "vault list", "pages while checking", "findings", "later pages")
+        times = {key: [] for key in keys}
         busy = 0
+        # The loop locks at once: the audit the settings started is dropped before it asks any site,
+        # so the first round's audit asks them while its later pages are served.
         for _ in range(rounds):
             app.post("/lock")
             started = time.perf_counter()
             times["unlock"].append(app.post("/unlock", masterPassword=MASTER))
-            elapsed, _ = app.get("/")
-            times["first page (overview)"].append(elapsed)
+            times["first page (overview)"].append(app.get("/")[0])
             times["vault list"].append(app.get("/vault")[0])
-            for path in ("/recommendations", "/", "/vault", "/api/items?q=site42"):
-                times["later pages"].append(app.get(path)[0])
-            # Sites are asked only when what the vault knows of them is missing or due (the first
-            # round here; later unlocks start from what it learned).
-            busy += '"lookingUp" : true' in app.get("/api/audit/updates")[1]
+            for path in ("/recommendations", "/api/items?q=site42"):
+                times["pages while checking"].append(app.get(path)[0])
             while '"ready" : true' not in app.get("/api/audit/updates")[1]:
                 time.sleep(0.02)
             times["findings"].append((time.perf_counter() - started) * 1000)
+            # Sites are asked only when what the vault knows of them is missing or due: the first
+            # round here (later unlocks start from what it learned).
+            busy += '"lookingUp" : true' in app.get("/api/audit/updates")[1]
+            for path in ("/recommendations", "/", "/vault", "/api/items?q=site42"):
+                times["later pages"].append(app.get(path)[0])
         status = app.get("/api/audit/updates")[1]
         looking = re.search(r'"pendingSites" : (\d+)', status)
         print(f"\n{name}: {count} credentials, {rounds} rounds of lock → Unlock → pages"
-              f" (rounds with lookups under way during the pages: {busy}; sites still being asked at the end:"
+              f" (rounds with sites being asked during the later pages: {busy}; sites still being asked at the end:"
               f" {looking.group(1) if looking else '?'})")
         for key, values in times.items():
             label = {"unlock": "Unlock (POST, scrypt)", "findings": "Unlock → offline findings on screen"}.get(key, key)
-            goal = "  (goal p95 ≤ 300 ms)" if key in ("first page (overview)", "vault list", "later pages") else ""
+            goal = "  (goal p95 ≤ 300 ms)" if key not in ("unlock", "findings") else ""
             print(f"  {label:38} {stats(values)}{goal}")
     finally:
         subprocess.run([binary, "agent", "stop"], env=env, capture_output=True)
