@@ -111,7 +111,7 @@ let package = Package(
         // The one factory of outgoing HTTP clients (internal; AsyncHTTPClient).
         .target(
             name: "_KeyhavenHTTPSupport",
-            dependencies: [asyncHTTPClient, nioCore],
+            dependencies: [asyncHTTPClient, nioCore, nioPosix],
             swiftSettings: swiftSettings
         ),
         // The web toolkit the three servers share (internal): security headers as middleware, HTML,
@@ -393,6 +393,7 @@ let package = Package(
             name: "KeyhavenWebAppTests",
             dependencies: [
                 "KeyhavenWebApp", "AutoFill", "KeyhavenApp", "Vault", "SecurityRecommendations", "AccountModification",
+                "UpgradeHTTP",
                 "Passkeys", "KeyhavenTesting", "_KeyhavenSupport", "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore,
                 nioHTTP1,
             ],

@@ -3,7 +3,7 @@ public import SecurityRecommendations
 import _KeyhavenSupport
 
 /// The audit's “one-tap upgrade available” from the very reader `keyhaven upgrade` uses, so the
-/// audit never advertises an upgrade that `upgrade` then refuses. One read per origin.
+/// audit never advertises an upgrade that `upgrade` then refuses. One read per origin that answers.
 public actor ManifestUpgradeOffers: UpgradeOfferSource {
     let reader: any ManifestReader
     private var cache: [ServiceOrigin: UpgradeOffer?] = [:]
@@ -24,11 +24,13 @@ public actor ManifestUpgradeOffers: UpgradeOfferSource {
                 passkey: manifest.supportsUpgradeToPasskey == true
             )
         } catch  where error.code == .unreachable {
-            offer = nil
+            // Not an answer: asked again next time (the audit's site knowledge says when).
+            return nil
         } catch {
             offer = UpgradeOffer(strongPassword: false, signIn: false)
         }
-        cache[origin] = offer
+        // A read cut short (the audit's time per site ran out) is not an answer either.
+        if !Task.isCancelled { cache[origin] = offer }
         return offer
     }
 }

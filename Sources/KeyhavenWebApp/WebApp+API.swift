@@ -5,6 +5,7 @@ import Hummingbird
 import NIOCore
 import OneTimeCodes
 import PasswordStrength
+import SecurityRecommendations
 import Synchronization
 import Vault
 import _KeyhavenSupport
@@ -23,7 +24,22 @@ extension WebApp {
         }
         router.get("/api/audit") { _, _ -> Response in
             let vault = try await self.requireVault()
-            return try Self.json(try await self.audit(vault).report)
+            let audit = try await self.audit(vault)
+            guard audit.waitingFor == nil else {
+                var response = try Self.json(
+                    ["message": "The audit of the vault as it is now is still running: ask again in a moment."],
+                    status: .serviceUnavailable
+                )
+                response.headers[.retryAfter] = "1"
+                return response
+            }
+            return try Self.json(audit.report)
+        }
+        // What the page's script polls while the audit progresses: never waits.
+        router.get("/api/audit/updates") { request, _ -> Response in
+            let vault = try await self.requireVault()
+            let since = Self.query(request)["since"].flatMap { Int($0) } ?? 0
+            return try Self.json(AuditUpdates(try await self.audit(vault, patience: .zero), since: since))
         }
         router.get("/api/items") { request, _ -> Response in
             let vault = try await self.requireVault()
@@ -107,5 +123,41 @@ extension WebApp {
     /// can send it.
     func requireCSRFHeader(_ request: Request, _ context: WebAppContext) throws {
         guard CSRF.matches(request.headers[CSRF.header], context.csrf) else { throw WebAppError.staleForm }
+    }
+}
+
+/// `/api/audit/updates?since=GENERATION`: where the audit is, and the actions of the items that
+/// changed after `GENERATION` (the page's script adds them to the recommendations it shows).
+struct AuditUpdates: Encodable {
+    struct Change: Encodable {
+        var id: String
+        var changePasswordURL: String?
+        var upgrade: UpgradeOffer?
+    }
+
+    /// The background run the page's report came from (another one means the vault changed), and
+    /// how many times its report changed.
+    var run, generation: Int
+    /// Whether the findings answer for the vault as it is now, and whether sites are being asked.
+    var ready, lookingUp: Bool
+    var pendingSites, unreachableSites: Int
+    /// The page's status line (empty once there is nothing to wait for).
+    var status: String
+    var notices: [String]
+    var changes: [Change]
+
+    init(_ audit: AuditCache, since: Int) {
+        run = audit.run
+        generation = audit.generation
+        ready = audit.waitingFor == nil
+        lookingUp = audit.lookingUp
+        pendingSites = audit.report.summary.pendingSites
+        unreachableSites = audit.report.summary.unreachableSites
+        status = WebAppPages.auditStatusText(audit) ?? ""
+        notices = audit.report.summary.notices
+        changes = audit.report.items.compactMap { item in
+            guard (audit.actionsChanged[item.id] ?? 0) > since else { return nil }
+            return Change(id: item.id, changePasswordURL: item.actions.changePasswordURL, upgrade: item.actions.upgrade)
+        }
     }
 }

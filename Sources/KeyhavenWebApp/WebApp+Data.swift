@@ -41,58 +41,6 @@ public struct WebSettings: Codable, Sendable, Equatable {
     static let kind = "web-settings"
 }
 
-/// One audit, kept until the vault or the settings change (and dropped when the agent locks; one
-/// whose sites did not all answer, only ``AuditCache/retryUnreachableAfter``), with
-/// the vault list ready to search: rows sorted by title once, each with its lower-cased text (a
-/// search is one pass of `contains`). It holds no password: the report is made without `reveal`,
-/// and the rows carry titles, user names, sites and badges.
-struct AuditCache: Sendable {
-    var key: String
-    var report: AuditReport
-    var seconds: Double
-    var rows: [(row: VaultRow, text: String)]
-    var passkeys: [PasskeyFacts]
-    var made: Date
-
-    /// How long an audit whose network lookups partly failed is kept: a site that was down (or a
-    /// network that dropped) for a moment must not hide its change-password page and upgrades for
-    /// the rest of the session.
-    static let retryUnreachableAfter: TimeInterval = 60
-
-    init(
-        key: String,
-        report: AuditReport,
-        credentials: [Credential],
-        passkeys: [PasskeyFacts],
-        seconds: Double,
-        made: Date
-    ) {
-        self.key = key
-        self.made = made
-        self.report = report
-        self.seconds = seconds
-        self.passkeys = passkeys
-        var items: [String: AuditItem] = [:]
-        items.reserveCapacity(report.items.count)
-        for item in report.items { items[item.id] = item }
-        rows = credentials.map { credential -> (row: VaultRow, text: String, order: String) in
-            let text =
-                ([credential.title, credential.user, credential.notes, credential.folder ?? ""]
-                + credential.services.map(\.identifier)).joined(separator: "\u{1F}").lowercased()
-            let row = VaultRow(credential, audit: items[credential.id.rawValue], passkeys: passkeys)
-            return (row, text, row.title.lowercased())
-        }
-        .sorted { $0.order < $1.order }
-        .map { ($0.row, $0.text) }
-    }
-
-    /// Whether this audit still answers for `key` at `now`.
-    func isCurrent(for key: String, at now: Date) -> Bool {
-        key == self.key
-            && (report.summary.unreachableSites == 0 || now.timeIntervalSince(made) < Self.retryUnreachableAfter)
-    }
-}
-
 /// A recommendation the person chose to ignore: hidden while the credential shows no issue beyond
 /// the ones it had then.
 struct IgnoredRecommendation: Codable, Sendable {
@@ -120,15 +68,13 @@ extension WebApp {
     func saveSettings(_ settings: WebSettings, _ vault: Vault) async throws {
         let content = try JSONEncoder().encode(settings)
         let now = self.now
-        try await blocking {
+        try await session.writeWithoutCredentialChanges { vault in
             try vault.saveAgentRecord(
                 AgentRecord(id: WebSettings.kind, kind: WebSettings.kind, content: content, created: now)
             )
         }
-        state.withLock {
-            $0.settings = settings
-            $0.audit = nil
-        }
+        // The audit's key holds the settings: the next page starts an audit under them.
+        state.withLock { $0.settings = settings }
     }
 
     func ignored(_ vault: Vault) async throws -> [String: IgnoredRecommendation] {
@@ -148,7 +94,7 @@ extension WebApp {
         let entry = IgnoredRecommendation(credential: item.id, issues: item.issues.map(\.rawValue), ignored: now)
         let content = try JSONEncoder().encode(entry)
         let now = self.now
-        try await blocking {
+        try await session.writeWithoutCredentialChanges { vault in
             if ignore {
                 try vault.saveAgentRecord(
                     AgentRecord(id: id, kind: IgnoredRecommendation.kind, content: content, created: now)
@@ -159,49 +105,10 @@ extension WebApp {
         }
     }
 
-    /// The vault's audit under the current settings: computed once per vault revision and settings,
-    /// then served from memory (the recommendations page renders from it); one whose sites did not
-    /// all answer is computed again after ``AuditCache/retryUnreachableAfter``.
-    func audit(_ vault: Vault) async throws -> AuditCache {
-        let settings = try await settings(vault)
-        // Sorted keys: without them the encoding's key order may differ between two calls.
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let settingsKey = String(decoding: try encoder.encode(settings), as: UTF8.self)
-        let key = "\(await session.currentRevision)|\(settingsKey)"
-        let now = self.now
-        if let cached = state.withLock({ $0.audit }), cached.isCurrent(for: key, at: now) { return cached }
-        let started = ContinuousClock.now
-        let (listing, passkeys) = try await blocking { (try vault.list(), try vault.passkeys().map(PasskeyFacts.init)) }
-        let source: SecurityAudit.BreachSource
-        do {
-            source = try services.breachSource(settings, vault.url)
-        } catch {
-            throw WebAppError(
-                .badRequest,
-                "The breach check set in Settings cannot be used (\(error)): change it in Settings."
-            )
-        }
-        let service = AuditService(breachSource: source, network: services.auditNetwork(settings))
-        let (report, _) = await service.audit.run(listing.credentials, unreadable: listing.failures.count)
-        let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let cache = AuditCache(
-            key: key,
-            report: report,
-            credentials: listing.credentials,
-            passkeys: passkeys,
-            seconds: seconds,
-            made: now
-        )
-        state.withLock { $0.audit = cache }
-        return cache
-    }
-
-    /// Forgets the audit (after the app changed the vault itself); the session notices the change
-    /// and tells its other front ends (browsers).
+    /// The app changed the vault's credentials itself: the session notices (a new revision, told
+    /// to browsers), and the next page starts a new audit (showing the last one until the new
+    /// one's findings are ready).
     func vaultChanged() async throws {
         await session.refresh()
-        state.withLock { $0.audit = nil }
     }
 }

@@ -133,25 +133,20 @@ extension WebApp {
         router.get("/") { _, context -> Response in
             let vault = try await self.requireVault()
             let audit = try await self.audit(vault)
-            return Self.html(
-                WebAppPages.overview(
-                    audit.report,
-                    session: context.page,
-                    flash: self.flash(context),
-                    auditSeconds: audit.seconds
-                )
-            )
+            return Self.html(WebAppPages.overview(audit, session: context.page, flash: self.flash(context)))
         }
         router.get("/vault") { request, context -> Response in
             let vault = try await self.requireVault()
             let query = Self.query(request)["q"] ?? ""
-            let result = try await self.search(vault, query: query, limit: Self.listLimit)
+            let audit = try await self.audit(vault)
+            let result = Self.search(audit, query: query, limit: Self.listLimit)
             return Self.html(
                 WebAppPages.vault(
                     rows: result.rows,
                     total: result.total,
                     matched: result.matched,
                     query: query,
+                    status: WebAppPages.auditStatus(audit),
                     session: context.page,
                     flash: self.flash(context)
                 )
@@ -269,7 +264,8 @@ extension WebApp {
         }
     }
 
-    /// The recommendations page from the kept audit (the benchmark measures this).
+    /// The recommendations page from the audit as far as it has got (the benchmark measures this):
+    /// the offline findings at once, each site's answer added by the page's script as it comes.
     func recommendationsPage(
         _ vault: Vault,
         expanded: String?,
@@ -279,7 +275,7 @@ extension WebApp {
         let audit = try await audit(vault)
         let ignored = try await ignored(vault)
         return Self.recommendationsPage(
-            audit.report,
+            audit,
             ignored: ignored,
             expanded: expanded,
             session: session,
@@ -288,12 +284,14 @@ extension WebApp {
     }
 
     static func recommendationsPage(
-        _ report: AuditReport,
+        _ audit: AuditCache,
         ignored: [String: IgnoredRecommendation],
         expanded: String?,
         session: WebAppPages.Session,
         flash: Flash?
     ) -> HTML {
+        let report = audit.report
+        guard audit.stage >= .offline else { return WebAppPages.checking(audit, session: session, flash: flash) }
         var shown: [AuditItem] = []
         var hidden: [AuditItem] = []
         for item in report.items where item.severity != .none {
@@ -308,6 +306,7 @@ extension WebApp {
             ignored: hidden,
             summary: report.summary,
             expanded: expanded,
+            status: WebAppPages.auditStatus(audit),
             session: session,
             flash: flash
         )

@@ -63,6 +63,11 @@ public final class WebApp: Sendable {
         public var sessionIdle: TimeInterval
         /// How long an upgrade may wait for the service (its confirmation page included).
         public var upgradeDeadline: Duration
+        /// How long a page waits for the audit's offline findings before it shows what it has
+        /// (and updates itself when they are ready). Pages never wait for the network.
+        public var auditPatience: Duration
+        /// How the audit asks sites (in the background: a minute in all by default).
+        public var auditLookups: SiteLookups.Limits
 
         public init(
             now: @escaping @Sendable () -> Date = { Date() },
@@ -72,13 +77,17 @@ public final class WebApp: Sendable {
             },
             launchLifetime: TimeInterval = 5 * 60,
             sessionIdle: TimeInterval = 12 * 3600,
-            upgradeDeadline: Duration = .seconds(600)
+            upgradeDeadline: Duration = .seconds(600),
+            auditPatience: Duration = .milliseconds(50),
+            auditLookups: SiteLookups.Limits = SiteLookups.Limits(budget: .seconds(60))
         ) {
             self.now = now
             self.randomBytes = randomBytes
             self.launchLifetime = launchLifetime
             self.sessionIdle = sessionIdle
             self.upgradeDeadline = upgradeDeadline
+            self.auditPatience = auditPatience
+            self.auditLookups = auditLookups
         }
     }
 
@@ -110,6 +119,10 @@ public final class WebApp: Sendable {
         var sessions: [Data: Session] = [:]
         var previews: [String: ImportPreview] = [:]
         var audit: AuditCache?
+        /// The audit running (or done) in the background for the latest key (``audit(_:need:)``).
+        var auditRun: AuditRun?
+        /// Audits started so far (each run's id).
+        var auditRuns = 0
         /// The settings read from the vault (``settings(_:)``).
         var settings: WebSettings?
         var server: Task<Void, any Error>?
@@ -131,13 +144,14 @@ public final class WebApp: Sendable {
         self.services = services
         self.configuration = configuration
         // Locks with the session (idle time, `keyhaven lock`, the Lock button): what the app read
-        // from the vault — the audit, import previews with their passwords — is dropped at once
+        // from the vault — the audit, import previews with their passwords — is dropped at once; an
+        // unlock (here or `keyhaven unlock`) starts the audit, so the first page finds it under way
         // (`followSession`; every read of the vault makes sure of it too).
         Task { [weak self] in await self?.followSession() }
     }
 
     /// Observes the session (once): at its lock, ``forgetWhatWasRead()`` runs before the lock
-    /// returns, so no page answers from what was read before it.
+    /// returns, so no page answers from what was read before it; at its unlock the audit starts.
     func followSession() async {
         let already = state.withLock { state in
             defer { state.following = true }
@@ -145,14 +159,18 @@ public final class WebApp: Sendable {
         }
         if already { return }
         await session.observe { [weak self] event in
-            guard case .locked = event else { return }
-            self?.forgetWhatWasRead()
+            guard let self else { return }
+            switch event {
+            case .locked: self.forgetWhatWasRead()
+            case .unlocked: self.auditAfterUnlock()
+            case .changed: break
+            }
         }
     }
 
     func forgetWhatWasRead() {
         state.withLock {
-            $0.audit = nil
+            self.dropAudit(&$0)
             $0.settings = nil
             $0.previews = [:]
         }

@@ -51,6 +51,7 @@ extension WebAppPages {
         ignored: [AuditItem],
         summary: AuditSummary,
         expanded: String? = nil,
+        status: HTML = "",
         session: Session,
         flash: WebApp.Flash?
     ) -> HTML {
@@ -85,6 +86,7 @@ extension WebAppPages {
             session: session,
             flash: flash,
             """
+            \(status)
             <p id="summary">\(summary.withIssues == 0 ? "No known issues among \(summary.credentials) passwords." : "\(items.count) of \(summary.credentials) passwords need attention, most urgent first.")</p>
             \(summary.notices.map { HTML("<p class=\"notice warning\">\($0)</p>") }.joined())
             \(groups.joined())
@@ -107,10 +109,61 @@ extension WebAppPages {
             <div class="actions">
             \(passkey ? button("Upgrade to passkey", action: "/items/\(item.id)/upgrade-to-passkey", session: session, id: "passkey-\(item.id)", style: "") : "")
             \(upgrade ? button("Upgrade", action: "/items/\(item.id)/upgrade", session: session, id: "upgrade-\(item.id)", style: passkey ? "secondary" : "") : "")
-            \(item.actions.changePasswordURL.map { HTML("<a class=\"button secondary\" href=\"\($0)\" target=\"_blank\" rel=\"noopener noreferrer\">Change on website</a>") } ?? "")
+            \(item.actions.changePasswordURL.map { HTML("<a class=\"button secondary\" data-action=\"change\" href=\"\($0)\" target=\"_blank\" rel=\"noopener noreferrer\">Change on website</a>") } ?? "")
             \(button("Ignore", action: "/recommendations/\(item.id)/ignore", session: session, id: "ignore-\(item.id)"))
             </div></li>
             """
+    }
+
+    // MARK: The audit as it progresses
+
+    /// Where the audit is, for a page made from it: nothing once it is done; otherwise a status
+    /// line that the page's script (`app.js`) keeps current — it reloads a page made before the
+    /// findings it shows were ready, and adds each site's answer to the recommendations as it
+    /// comes (`/api/audit/updates`).
+    static func auditStatus(_ audit: AuditCache) -> HTML {
+        guard let text = auditStatusText(audit) else { return "" }
+        return """
+            <p class="notice" id="audit-status" role="status" aria-live="polite" data-audit-run="\(String(audit.run))" data-audit-generation="\(String(audit.generation))" data-audit-wait="\(audit.waitingFor == nil ? "" : "1")">\(text)</p>
+            """
+    }
+
+    /// The status line's words, nil when there is nothing to wait for.
+    static func auditStatusText(_ audit: AuditCache) -> String? {
+        if audit.waitingFor != nil {
+            if audit.stage < .offline || audit.made == .distantPast {
+                return "Checking your passwords for breached, reused and weak ones…"
+            }
+            return "The vault changed: checking it again…"
+        }
+        guard audit.lookingUp else { return nil }
+        if audit.report.summary.breachCheck == .pending { return "Asking the breach range API…" }
+        let left = audit.report.summary.pendingSites
+        return left == 0
+            ? "Looking up change-password pages and upgrades…"
+            : "Looking up change-password pages and upgrades: \(left) site\(left == 1 ? "" : "s") left…"
+    }
+
+    /// A page whose findings are not ready yet: it says so and reloads itself when they are.
+    static func checking(
+        _ audit: AuditCache,
+        session: Session,
+        flash: WebApp.Flash?,
+        title: String = "Security Recommendations"
+    ) -> HTML {
+        let count = audit.rows.count
+        let words =
+            count > 0 ? "\(count) passwords in the vault. This page updates itself." : "This page updates itself."
+        return page(
+            title,
+            section: title == "Overview" ? .overview : .recommendations,
+            session: session,
+            flash: flash,
+            """
+            \(auditStatus(audit))
+            <p class="muted" id="checking">\(words)</p>
+            """
+        )
     }
 
     // MARK: Upgrade progress

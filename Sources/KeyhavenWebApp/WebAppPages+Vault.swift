@@ -73,6 +73,7 @@ extension WebAppPages {
         total: Int,
         matched: Int,
         query: String,
+        status: HTML = "",
         session: Session,
         flash: WebApp.Flash?
     )
@@ -84,6 +85,7 @@ extension WebAppPages {
             session: session,
             flash: flash,
             """
+            \(status)
             <form method="get" action="\(session.path("/vault"))" role="search" class="card">
             <label for="search">Search passwords</label>
             <input id="search" name="q" type="search" value="\(query)" placeholder="Site, user name, notes…" autocomplete="off">

@@ -159,7 +159,9 @@ enum WebAppPages {
 
     // MARK: Overview
 
-    static func overview(_ report: AuditReport, session: Session, flash: WebApp.Flash?, auditSeconds: Double) -> HTML {
+    static func overview(_ audit: AuditCache, session: Session, flash: WebApp.Flash?) -> HTML {
+        guard audit.stage >= .offline else { return checking(audit, session: session, flash: flash, title: "Overview") }
+        let report = audit.report
         let summary = report.summary
         let scores = (0...4).map { score in report.items.filter { $0.strengthScore == score }.count }
         let issues: [(String, String, Int)] = [
@@ -173,6 +175,7 @@ enum WebAppPages {
             session: session,
             flash: flash,
             """
+            \(auditStatus(audit))
             <div class="grid">
             <section class="card" aria-labelledby="h-total"><h2 id="h-total" class="visually-hidden">Passwords</h2>
             <p class="stat" id="count-credentials">\(summary.credentials)</p><p class="muted">passwords in the vault</p></section>
@@ -189,16 +192,17 @@ enum WebAppPages {
             \(Charts.bars(zip(StrengthWords.all, scores).enumerated().map { .init(label: $0.element.0, value: $0.element.1, style: "bar-score-\($0.offset)") }, id: "chart-strength", title: "Passwords per strength score (zxcvbn 0–4)"))
             </section>
             </div>
-            <p class="muted">Breach check: \(breachWords(summary.breachCheck)). Checked in \(String(format: "%.2f", auditSeconds)) s; the report is kept until the vault or the settings change.</p>
+            <p class="muted">Breach check: \(breachWords(summary.breachCheck)). Checked in \(String(format: "%.2f", audit.seconds)) s; the report is kept until the vault or the settings change, what websites said in the vault until it is due again.</p>
             """
         )
     }
 
-    static func breachWords(_ check: String) -> String {
+    static func breachWords(_ check: BreachCheckMode) -> String {
         switch check {
-        case "index": "an offline index"
-        case "api": "the range API (only 5 hex digits of each hash left this computer)"
-        default: "skipped (see Settings)"
+        case .index: "an offline index"
+        case .api: "the range API (only 5 hex digits of each hash left this computer)"
+        case .pending: "waiting for the range API"
+        case .skipped: "skipped (see Settings)"
         }
     }
 

@@ -3,6 +3,12 @@
 public struct AuditReport: Sendable, Encodable {
     public var items: [AuditItem]
     public var summary: AuditSummary
+
+    /// A report of `credentials` credentials with no findings yet (a page's stand-in while they are
+    /// being made).
+    public static func notYetMade(credentials: Int) -> AuditReport {
+        AuditReport(items: [], summary: AuditSummary(credentials: credentials, breachCheck: .pending))
+    }
 }
 
 /// One kind of problem (Apple's Security Recommendations, plus Bitwarden's "unsecured website").
@@ -29,7 +35,7 @@ public enum AuditIssue: String, Sendable, Codable, CaseIterable, Comparable {
 /// 4. `weak`;
 /// 5. `unsecured`;
 /// 6. `none`: nothing found.
-public enum AuditSeverity: String, Sendable, Codable, CaseIterable, Comparable {
+public enum AuditSeverity: String, Sendable, Codable, CodingKeyRepresentable, CaseIterable, Comparable {
     case high
     case reusedAndWeak = "reused-and-weak"
     case reused
@@ -123,7 +129,7 @@ public struct AuditActions: Sendable, Encodable, Equatable {
 }
 
 /// A service's account-modification manifest, as far as the audit needs it.
-public struct UpgradeOffer: Sendable, Encodable, Equatable {
+public struct UpgradeOffer: Sendable, Codable, Equatable {
     public var strongPassword: Bool
     public var signIn: Bool
     /// The service turns the account into a passkey (`keyhaven upgrade SERVICE --to passkey`):
@@ -140,18 +146,37 @@ public struct UpgradeOffer: Sendable, Encodable, Equatable {
 /// Counts and notes.
 public struct AuditSummary: Sendable, Encodable {
     public var credentials: Int
-    public var withIssues: Int
-    public var breached: Int
-    public var reused: Int
-    public var weak: Int
-    public var unsecured: Int
-    public var bySeverity: [String: Int]
-    /// `index`, `api`, or `skipped`.
-    public var breachCheck: String
+    public var withIssues: Int = 0
+    public var breached: Int = 0
+    public var reused: Int = 0
+    public var weak: Int = 0
+    public var unsecured: Int = 0
+    /// Items per severity (every severity present; JSON: an object keyed by the severity's name).
+    public var bySeverity: [AuditSeverity: Int] = [:]
+    /// Where breach counts came from.
+    public var breachCheck: BreachCheckMode
     /// Anything the person should know about how the audit ran (a skipped check, unreadable
     /// records, sites that could not be reached).
-    public var notices: [String]
+    public var notices: [String] = []
     /// Sites (origins) whose change-password page or upgrade manifest could not be looked up for a
-    /// network error: their actions are incomplete, and a later audit asks again.
+    /// network error, now or when last asked (the vault keeps the answer until it is due again):
+    /// their actions are incomplete, and a later audit asks again.
     public var unreachableSites: Int = 0
+    /// Sites whose lookups have not finished: still under way (the web app's report while sites
+    /// answer), or left when the audit's time for the network ran out (the next audit asks them).
+    /// Added in issue 27; 0 in a finished `keyhaven audit` unless its time ran out.
+    public var pendingSites: Int = 0
+}
+
+/// Where an audit's breach counts came from (JSON: its raw value).
+public enum BreachCheckMode: String, Sendable, Codable {
+    /// An offline index: nothing left the machine.
+    case index
+    /// The k-anonymity range API.
+    case api
+    /// Not checked (a notice says why).
+    case skipped
+    /// The range API has not answered yet (the web app's report before it does; never in a
+    /// finished `keyhaven audit`). Added in issue 27.
+    case pending
 }

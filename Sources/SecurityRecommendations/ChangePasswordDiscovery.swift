@@ -32,10 +32,10 @@ public protocol WellKnownProbe: Sendable {
 ///    parent domain), if any.
 ///
 /// Only https origins are probed, and http ones on loopback (for local services and tests).
-/// Answers are cached per origin.
+/// ``lookUp(service:domain:)`` caches answers per origin for the life of the discovery; the audit
+/// asks through ``page(origin:)`` and keeps what sites said as ``SiteKnowledge``, in the vault.
 public actor ChangePasswordDiscovery {
     let probe: (any WellKnownProbe)?
-    let quirks: [String: String]
     /// A change-password URL and where it came from (`well-known` or `quirk`); nils when none is known.
     public typealias Found = (url: String?, source: String?)
     /// A lookup's answer, and whether the site answered (`false` after a network error).
@@ -49,7 +49,6 @@ public actor ChangePasswordDiscovery {
     /// `probe` nil: quirks only (no network).
     public init(probe: (any WellKnownProbe)?) {
         self.probe = probe
-        quirks = Self.embeddedQuirks
     }
 
     static let embeddedQuirks: [String: String] = {
@@ -69,7 +68,7 @@ public actor ChangePasswordDiscovery {
     /// ``changePasswordURL(service:domain:)``, and whether the site answered: `false` after a
     /// network error (the answer then is the quirk alone, and a later discovery asks again).
     public func lookUp(service identifier: String, domain: String?) async -> Lookup {
-        guard let probe, let origin = Self.origin(for: identifier) else { return (quirk(domain), true) }
+        guard let probe, let origin = Self.origin(for: identifier) else { return (Self.quirk(for: domain), true) }
         let answer: Lookup
         if let cached = cache[origin] {
             answer = cached
@@ -77,7 +76,18 @@ public actor ChangePasswordDiscovery {
             answer = await Self.probe(origin, with: probe)
             cache[origin] = answer
         }
-        return (answer.found.url == nil ? quirk(domain) : answer.found, answer.reached)
+        return (answer.found.url == nil ? Self.quirk(for: domain) : answer.found, answer.reached)
+    }
+
+    /// Whether this discovery may contact sites (it has a probe).
+    public nonisolated var contactsSites: Bool { probe != nil }
+
+    /// The site's own change-password page (`well-known`; no quirk), and whether it answered; nil
+    /// without a probe. Asked now, never from the cache: what outlives a round of lookups is
+    /// ``SiteKnowledge``, and a site that was down must be asked again when its knowledge expires.
+    public nonisolated func page(origin: String) async -> Lookup? {
+        guard let probe else { return nil }
+        return await Self.probe(origin, with: probe)
     }
 
     private static func probe(_ origin: String, with probe: any WellKnownProbe) async -> Lookup {
@@ -89,10 +99,11 @@ public actor ChangePasswordDiscovery {
         return (found, true)
     }
 
-    func quirk(_ domain: String?) -> Found {
+    /// Apple's `change-password-URLs.json` entry for `domain` or a parent domain (no network).
+    public static func quirk(for domain: String?) -> Found {
         guard var candidate = domain?.lowercased() else { return (nil, nil) }
         while true {
-            if let url = quirks[candidate] { return (url, "quirk") }
+            if let url = embeddedQuirks[candidate] { return (url, "quirk") }
             guard let dot = candidate.firstIndex(of: ".") else { return (nil, nil) }
             candidate = String(candidate[candidate.index(after: dot)...])
             if !candidate.contains(".") { return (nil, nil) }

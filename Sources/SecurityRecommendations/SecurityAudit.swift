@@ -1,5 +1,5 @@
 public import BreachCheck
-import Foundation
+public import Foundation
 public import Vault
 import _KeyhavenSupport
 
@@ -13,6 +13,13 @@ import _KeyhavenSupport
 ///
 /// The result depends only on the credentials, the breach corpus and what sites answer; items are
 /// sorted by severity, then service, user and id.
+///
+/// The stages, each a step of its own: ``findings(_:unreadable:progress:timings:)`` (offline:
+/// breaches from a local index, reuse, strength, unsecured), ``checkBreaches(_:progress:timings:)``
+/// (the range API, when that is the source), ``siteLookups`` (change-password pages and upgrade
+/// offers, concurrently and within a time budget), then ``AuditFindings/report(knowledge:pending:final:)``.
+/// ``run(_:unreadable:progress:)`` runs them all; `KeyhavenApp`'s `AuditService` runs them with what
+/// the vault already knows about sites, and shows the offline report before any site answers.
 public struct SecurityAudit: Sendable {
     /// Where breach counts come from.
     public enum BreachSource: Sendable {
@@ -31,6 +38,14 @@ public struct SecurityAudit: Sendable {
     /// Where upgrade offers come from; nil: none looked up (no network).
     public var upgradeOffers: (any UpgradeOfferSource)?
     public var reveal: Bool
+    /// How sites are asked (concurrency, time per site, overall budget).
+    public var lookupLimits: SiteLookups.Limits
+    /// How long what sites said counts.
+    public var knowledgePolicy: SiteKnowledge.Policy
+    /// Stage timings and lookup deadlines are measured on it.
+    public var clock: any Clock<Duration>
+    /// What sites said is dated by it.
+    public var now: @Sendable () -> Date
 
     public init(
         breachSource: BreachSource,
@@ -38,7 +53,11 @@ public struct SecurityAudit: Sendable {
         reuse: ReuseDetector = .shared,
         discovery: ChangePasswordDiscovery = ChangePasswordDiscovery(probe: nil),
         upgradeOffers: (any UpgradeOfferSource)? = nil,
-        reveal: Bool = false
+        reveal: Bool = false,
+        lookupLimits: SiteLookups.Limits = SiteLookups.Limits(),
+        knowledgePolicy: SiteKnowledge.Policy = .standard,
+        clock: any Clock<Duration> = ContinuousClock(),
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.upgradeOffers = upgradeOffers
         self.breachSource = breachSource
@@ -46,6 +65,10 @@ public struct SecurityAudit: Sendable {
         self.reuse = reuse
         self.discovery = discovery
         self.reveal = reveal
+        self.lookupLimits = lookupLimits
+        self.knowledgePolicy = knowledgePolicy
+        self.clock = clock
+        self.now = now
     }
 
     /// A login URL on plain http to another machine (loopback is not sent over a network).
@@ -57,67 +80,136 @@ public struct SecurityAudit: Sendable {
     /// Progress: a stage name and items done / total.
     public typealias Progress = @Sendable (_ stage: String, _ done: Int, _ total: Int) -> Void
 
-    /// Seconds spent per stage, for benchmarks (`--timings`).
+    /// Seconds spent per stage, for benchmarks (`--timings`), measured on the audit's clock.
     public struct Timings: Sendable {
         public var stages: [(name: String, seconds: Double)] = []
+
+        public init() {}
+
+        /// Adds a stage that took `elapsed`.
+        public mutating func add(_ name: String, _ elapsed: Duration) {
+            let (seconds, attoseconds) = elapsed.components
+            stages.append((name, Double(seconds) + Double(attoseconds) / 1e18))
+        }
     }
 
+    /// The time since it was made, on a clock (``Clock/stopwatch()``), and sleeping on that clock.
+    public struct Stopwatch: Sendable {
+        /// The time since the stopwatch was made.
+        public let elapsed: @Sendable () -> Duration
+        /// Sleeps `duration` on the stopwatch's clock.
+        public let sleep: @Sendable (Duration) async throws -> Void
+        var last = Duration.zero
+
+        /// The time since the last lap (or the start), added to `timings` as `name`.
+        public mutating func lap(_ name: String, into timings: inout Timings) {
+            let now = elapsed()
+            timings.add(name, now - last)
+            last = now
+        }
+    }
+
+    /// A stopwatch on the audit's clock.
+    public func stopwatch() -> Stopwatch { clock.stopwatch() }
+
+    /// The change-password and upgrade lookups this audit makes.
+    public var siteLookups: SiteLookups {
+        SiteLookups(
+            discovery: discovery,
+            offers: upgradeOffers,
+            limits: lookupLimits,
+            policy: knowledgePolicy,
+            clock: clock,
+            now: now
+        )
+    }
+
+    /// Every stage, asking every flagged credential's site (nothing is known beforehand).
     public func run(
         _ credentials: [Credential],
         unreadable: Int = 0,
         progress: Progress? = nil
     ) async -> (report: AuditReport, timings: Timings) {
         var timings = Timings()
-        var clock = Date()
-        func lap(_ name: String) {
-            let now = Date()
-            timings.stages.append((name, now.timeIntervalSince(clock)))
-            clock = now
-        }
+        var findings = await self.findings(credentials, unreadable: unreadable, progress: progress, timings: &timings)
+        await checkBreaches(&findings, progress: progress, timings: &timings)
+        var stopwatch = self.stopwatch()
+        let sites = findings.sites
+        let outcome = await siteLookups.lookUp(sites, progress: progress)
+        let knowledge = Dictionary(outcome.learned.map { ($0.origin, $0) }, uniquingKeysWith: { $1 })
+        let report = findings.report(knowledge: knowledge, pending: Set(outcome.notLookedUp))
+        stopwatch.lap("actions and report", into: &timings)
+        return (report, timings)
+    }
+
+    // MARK: Stages
+
+    /// The offline stage: breaches from a local index (the range API is left to
+    /// ``checkBreaches(_:progress:timings:)``), reuse, strength and unsecured logins.
+    public func findings(
+        _ credentials: [Credential],
+        unreadable: Int = 0,
+        progress: Progress? = nil,
+        timings: inout Timings
+    ) async -> AuditFindings {
+        var stopwatch = self.stopwatch()
         var notices: [String] = []
         if unreadable > 0 {
             notices.append("\(unreadable) credential(s) could not be decrypted and were not audited")
         }
         let withPasswords = credentials.filter { ($0.password ?? "").isEmpty == false }
+        let breaches = indexBreaches(withPasswords, progress: progress)
+        notices += breaches.notices
+        stopwatch.lap("breach check", into: &timings)
+        let reusedWith = self.reusedWith(withPasswords)
+        stopwatch.lap("reuse", into: &timings)
+        let verdicts = self.verdicts(withPasswords, progress: progress)
+        stopwatch.lap("strength", into: &timings)
+        let entries = credentials.map { credential in
+            entry(
+                credential,
+                reusedWith: reusedWith[credential.id] ?? [],
+                verdict: verdicts[credential.id],
+                digest: breaches.mode == .pending
+                    ? credential.password.flatMap { $0.isEmpty ? nil : SHA1Digest(password: $0) } : nil
+            )
+        }
+        return AuditFindings(
+            entries: entries,
+            notices: notices,
+            breachCheck: breaches.mode,
+            breachCounts: breaches.counts
+        )
+    }
 
-        // Breaches.
-        var breachCounts: [CredentialID: Int] = [:]
-        let breachMode: String
+    /// The breach counts a local index gives (or the mode that says why there are none yet).
+    func indexBreaches(
+        _ withPasswords: [Credential],
+        progress: Progress?
+    ) -> (counts: [CredentialID: Int], mode: BreachCheckMode, notices: [String]) {
         switch breachSource {
         case .index(let index):
             do {
+                var counts: [CredentialID: Int] = [:]
                 for (position, credential) in withPasswords.enumerated() {
-                    breachCounts[credential.id] = try index.count(of: SHA1Digest(password: credential.password!))
+                    counts[credential.id] = try index.count(of: SHA1Digest(password: credential.password!))
                     if position % 512 == 0 { progress?("breaches", position, withPasswords.count) }
                 }
-                breachMode = "index"
-                if !index.exactCounts {
-                    notices.append("breach counts come from a compact index and are approximate (powers of two)")
-                }
+                let approximate = "breach counts come from a compact index and are approximate (powers of two)"
+                return (counts, .index, index.exactCounts ? [] : [approximate])
             } catch {
                 // A damaged index: no count read from it is trusted.
-                breachCounts = [:]
-                breachMode = "skipped"
-                notices.append("breach check skipped: \(error.message)")
+                return ([:], .skipped, ["breach check skipped: \(error.message)"])
             }
-        case .api(let client):
-            breachMode = "api"
-            progress?("breaches", 0, withPasswords.count)
-            do {
-                let counts = try await client.counts(for: withPasswords.map { SHA1Digest(password: $0.password!) })
-                for (credential, count) in zip(withPasswords, counts) {
-                    breachCounts[credential.id] = count
-                }
-            } catch {
-                notices.append("breach check skipped: \(error.message)")
-            }
+        case .api:
+            return ([:], .pending, [])
         case .none(let reason):
-            breachMode = "skipped"
-            notices.append("breach check skipped: \(reason)")
+            return ([:], .skipped, ["breach check skipped: \(reason)"])
         }
-        lap("breach check")
+    }
 
-        // Reuse: group by password, then count backends.
+    /// Reuse: credentials sharing a password across services that are not one backend.
+    func reusedWith(_ withPasswords: [Credential]) -> [CredentialID: [CredentialID]] {
         var byPassword: [String: [Credential]] = [:]
         for credential in withPasswords {
             byPassword[credential.password!, default: []].append(credential)
@@ -134,123 +226,83 @@ public struct SecurityAudit: Sendable {
                     .map(\.element.id).sorted()
             }
         }
-        lap("reuse")
+        return reusedWith
+    }
 
-        // Strength.
+    /// Strength: each password judged with its user name and site as context.
+    func verdicts(_ withPasswords: [Credential], progress: Progress?) -> [CredentialID: WeakPasswordPolicy.Verdict] {
         var verdicts: [CredentialID: WeakPasswordPolicy.Verdict] = [:]
         for (position, credential) in withPasswords.enumerated() {
             let inputs = WeakPasswordPolicy.userInputs(user: credential.user, domain: credential.primaryDomain)
             verdicts[credential.id] = weakPolicy.judge(credential.password!, userInputs: inputs)
             if position % 256 == 0 { progress?("strength", position, withPasswords.count) }
         }
-        lap("strength")
+        return verdicts
+    }
 
-        // Issues and severities.
-        var issuesByID: [CredentialID: Set<AuditIssue>] = [:]
-        for credential in credentials {
-            var issues = Set<AuditIssue>()
-            if (breachCounts[credential.id] ?? 0) > 0 { issues.insert(.breached) }
-            if reusedWith[credential.id] != nil { issues.insert(.reused) }
-            if verdicts[credential.id]?.isWeak == true { issues.insert(.weak) }
-            if credential.services.contains(where: Self.isUnsecured) { issues.insert(.unsecured) }
-            issuesByID[credential.id] = issues
-        }
-
-        // Actions, for flagged credentials: one discovery per distinct service, 8 at a time.
-        var services: [String: String?] = [:]  // identifier -> domain
-        for credential in credentials where issuesByID[credential.id]?.isEmpty == false {
-            if let first = credential.services.first { services[first.identifier] = credential.primaryDomain }
-        }
-        let discovery = self.discovery
-        let upgradeOffers = self.upgradeOffers
-        let pending = services.sorted { $0.key < $1.key }
-        var actionsByService: [String: AuditActions] = [:]
-        var unreachable = Set<String>()  // origins that did not answer
-        await withTaskGroup(of: (String, AuditActions, unreachableOrigin: String?).self) { group in
-            var next = 0
-            func schedule() {
-                guard next < pending.count else { return }
-                let (identifier, domain) = pending[next]
-                next += 1
-                group.addTask {
-                    let lookup = await discovery.lookUp(service: identifier, domain: domain)
-                    let offer = await upgradeOffers?.upgradeOffer(service: identifier)
-                    let origin = ChangePasswordDiscovery.origin(for: identifier)
-                    // A site's manifest is nil (unknown) only when it could not be reached.
-                    let reached = lookup.reached && (upgradeOffers == nil || offer != nil || origin == nil)
-                    return (
-                        identifier,
-                        AuditActions(
-                            changePasswordURL: lookup.found.url,
-                            changePasswordSource: lookup.found.source,
-                            upgrade: offer
-                        ),
-                        reached ? nil : origin
-                    )
-                }
-            }
-            for _ in 0..<8 { schedule() }
-            while let (identifier, actions, unreachableOrigin) = await group.next() {
-                actionsByService[identifier] = actions
-                if let unreachableOrigin { unreachable.insert(unreachableOrigin) }
-                progress?("actions", actionsByService.count, pending.count)
-                schedule()
-            }
-        }
-
-        var items: [AuditItem] = []
-        for credential in credentials {
-            let issues = issuesByID[credential.id] ?? []
-            let verdict = verdicts[credential.id]
-            let checked = breachMode != "skipped" && credential.password != nil
-            items.append(
-                AuditItem(
-                    id: credential.id.rawValue,
-                    service: credential.primaryDomain ?? credential.services.first?.identifier ?? "",
-                    user: credential.user,
-                    title: credential.content.displayTitle,
-                    issues: issues.sorted(),
-                    severity: AuditSeverity(issues: issues),
-                    actions: credential.services.first.flatMap { actionsByService[$0.identifier] } ?? AuditActions(),
-                    breachCount: checked ? breachCounts[credential.id] ?? 0 : nil,
-                    strengthScore: verdict?.score,
-                    weakness: verdict?.isWeak == true ? verdict?.reason : nil,
-                    reusedWith: (reusedWith[credential.id] ?? []).map(\.rawValue),
-                    password: reveal ? credential.password : nil
-                )
-            )
-        }
-        items.sort { a, b in
-            if a.severity != b.severity { return a.severity < b.severity }
-            if a.service != b.service { return a.service < b.service }
-            if a.user != b.user { return a.user < b.user }
-            return a.id < b.id
-        }
-        lap("actions and report")
-
-        if !unreachable.isEmpty {
-            notices.append(
-                unreachable.count == 1
-                    ? "1 site could not be reached (\(unreachable.first!)): its change-password page and upgrades may be missing."
-                    : "\(unreachable.count) sites could not be reached: their change-password pages and upgrades may be missing."
-            )
-        }
-        var bySeverity: [String: Int] = [:]
-        for severity in AuditSeverity.allCases {
-            bySeverity[severity.rawValue] = items.filter { $0.severity == severity }.count
-        }
-        let summary = AuditSummary(
-            credentials: credentials.count,
-            withIssues: items.filter { !$0.issues.isEmpty }.count,
-            breached: items.filter { $0.issues.contains(.breached) }.count,
-            reused: items.filter { $0.issues.contains(.reused) }.count,
-            weak: items.filter { $0.issues.contains(.weak) }.count,
-            unsecured: items.filter { $0.issues.contains(.unsecured) }.count,
-            bySeverity: bySeverity,
-            breachCheck: breachMode,
-            notices: notices,
-            unreachableSites: unreachable.count
+    /// One credential's item (issues and severity follow from the breach counts).
+    func entry(
+        _ credential: Credential,
+        reusedWith: [CredentialID],
+        verdict: WeakPasswordPolicy.Verdict?,
+        digest: SHA1Digest?
+    ) -> AuditFindings.Entry {
+        let service = credential.services.first
+        return AuditFindings.Entry(
+            item: AuditItem(
+                id: credential.id.rawValue,
+                service: credential.primaryDomain ?? service?.identifier ?? "",
+                user: credential.user,
+                title: credential.content.displayTitle,
+                issues: [],
+                severity: .none,
+                actions: AuditActions(),
+                breachCount: nil,
+                strengthScore: verdict?.score,
+                weakness: verdict?.isWeak == true ? verdict?.reason : nil,
+                reusedWith: reusedWith.map(\.rawValue),
+                password: reveal ? credential.password : nil
+            ),
+            weak: verdict?.isWeak == true,
+            unsecured: credential.services.contains(where: Self.isUnsecured),
+            hasPassword: credential.password != nil,
+            digest: digest,
+            origin: service.flatMap { ChangePasswordDiscovery.origin(for: $0.identifier) },
+            domain: credential.primaryDomain
         )
-        return (AuditReport(items: items, summary: summary), timings)
+    }
+
+    /// The range API stage: asks it about the passwords' hash prefixes when it is the source
+    /// (nothing happens otherwise); a failure is a notice and the check counts as skipped.
+    public func checkBreaches(_ findings: inout AuditFindings, progress: Progress? = nil, timings: inout Timings) async
+    {
+        guard findings.breachCheck == .pending, case .api(let client) = breachSource else { return }
+        var stopwatch = self.stopwatch()
+        let pending = findings.pendingDigests
+        progress?("breaches", 0, pending.count)
+        do {
+            let counts = try await client.counts(for: pending.map(\.digest))
+            var byID: [CredentialID: Int] = [:]
+            for (entry, count) in zip(pending, counts) {
+                if let id = CredentialID(rawValue: entry.id) { byID[id] = count }
+            }
+            findings.resolveBreaches(byID, notice: nil)
+        } catch {
+            findings.resolveBreaches(nil, notice: "breach check skipped: \(error.message)")
+        }
+        progress?("breaches", pending.count, pending.count)
+        stopwatch.lap("breach check (range API)", into: &timings)
+    }
+}
+
+extension Clock where Duration == Swift.Duration {
+    /// A stopwatch started now on this clock (what audits measure and wait with: a clock that tests
+    /// can inject, seen through one concrete type).
+    public func stopwatch() -> SecurityAudit.Stopwatch {
+        let start = now
+        return SecurityAudit.Stopwatch(
+            elapsed: { start.duration(to: self.now) },
+            sleep: { duration in try await self.sleep(for: duration) }
+        )
     }
 }

@@ -118,25 +118,16 @@ public struct HTTPModificationTransport: ModificationTransport {
         }
     }
 
-    static func isRefused(_ error: any Error) -> Bool {
-        if let error = error as? NIOConnectionError {
-            return error.connectionErrors.allSatisfy { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
-                && !error.connectionErrors.isEmpty || error.dnsAError != nil && error.dnsAAAAError != nil
-        }
-        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
-        let text = String(describing: error)
-        return text.contains("connectionRefused") || text.contains("Connection refused") || text.contains("connect(")
-    }
-
     /// A failed HTTP call as a transport error: refused connections were certainly not delivered.
     static func failure(_ error: any Error, endpoint: String) -> ModificationTransportError {
-        if isRefused(error) {
-            return .init(.unreachable, "cannot reach \(endpoint) (connection refused)", delivered: false)
-        }
-        if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout {
+        switch OutboundFailure(error) {
+        case .unreachable:
+            return .init(.unreachable, "cannot reach \(endpoint) (no connection could be made)", delivered: false)
+        case .timedOut:
             return .init(.timedOut, "\(endpoint) did not answer in time", delivered: true)
+        case .cancelled, .other:
+            return .init(.unreachable, "the connection to \(endpoint) failed (\(error))", delivered: true)
         }
-        return .init(.unreachable, "the connection to \(endpoint) failed (\(error))", delivered: true)
     }
 }
 

@@ -99,6 +99,23 @@ struct RangeClientTests {
         #expect(transport.requested.count == 3)
     }
 
+    /// A transport that knows nothing was sent (no name, no route, refused) is not retried: with
+    /// no network, the audit's breach check gives up at once instead of after its backoff.
+    @Test func nothingSentIsNotRetried() async throws {
+        let transport = ScriptedTransport { _, _ in throw BreachError(.offline, "no connection could be made") }
+        let client = RangeClient(transport: transport, baseDescription: "http://127.0.0.1:9", maxAttempts: 5) { _ in
+            Issue.record("waited to retry")
+        }
+        await #expect {
+            try await client.count(for: Self.breached)
+        } throws: { error in
+            let error = error as! BreachError
+            return error.code == .offline && error.message.contains("http://127.0.0.1:9")
+                && error.message.contains("no connection could be made")
+        }
+        #expect(transport.requested.count == 1)
+    }
+
     @Test func persistentFailuresAndClientErrorsAreReported() async throws {
         let failing = RangeClient(
             transport: ScriptedTransport { _, _ in RangeHTTPResponse(status: 500, body: []) },

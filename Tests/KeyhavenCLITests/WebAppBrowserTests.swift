@@ -14,7 +14,8 @@ struct WebAppBrowserTests {
 
     @Test(
         arguments: [
-            "unlock", "search", "item", "recommendations", "upgrade", "upgrade_to_passkey", "step_up", "cancel",
+            "unlock", "search", "item", "recommendations", "progressive", "upgrade", "upgrade_to_passkey", "step_up",
+            "cancel",
             "generator",
             "import_preview", "export", "pairing", "settings", "lock", "attacks", "accessibility",
         ]

@@ -3,6 +3,7 @@ import Foundation
 import KeyhavenTesting
 import PasswordStrength
 import SecurityRecommendations
+import Synchronization
 import Testing
 import Vault
 
@@ -74,8 +75,8 @@ struct AuditTests {
         #expect(report.summary.weak == 6)
         #expect(report.summary.unsecured == 1)
         #expect(report.summary.withIssues == 10)
-        #expect(report.summary.bySeverity["high"] == 2)
-        #expect(report.summary.breachCheck == "index")
+        #expect(report.summary.bySeverity[.high] == 2)
+        #expect(report.summary.breachCheck == .index)
     }
 
     @Test func resultsAreDeterministicAndRevealIsOptIn() async throws {
@@ -94,9 +95,54 @@ struct AuditTests {
         let revealed = try encoder.encode(await revealing.run(credentials).report)
         #expect(String(decoding: revealed, as: UTF8.self).contains("qwerty123"))
         let report = await audit.run(credentials).report
-        #expect(report.summary.breachCheck == "skipped")
+        #expect(report.summary.breachCheck == .skipped)
         #expect(report.summary.notices.contains { $0.contains("breach check skipped") })
         #expect(report.items.allSatisfy { $0.breachCount == nil })
+    }
+
+    /// A clock that moves one second each time it is read: stage timings become exact.
+    struct SteppingClock: Clock {
+        struct Instant: InstantProtocol {
+            var offset: Duration
+            func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+            func duration(to other: Instant) -> Duration { other.offset - offset }
+            static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        }
+
+        final class Ticks: Sendable {
+            let value = Synchronization.Mutex(Duration.zero)
+        }
+
+        let ticks = Ticks()
+        var now: Instant {
+            Instant(
+                offset: ticks.value.withLock {
+                    $0 += .seconds(1)
+                    return $0
+                }
+            )
+        }
+        var minimumResolution: Duration { .zero }
+        func sleep(until deadline: Instant, tolerance: Duration?) async throws {}
+    }
+
+    /// Timings are measured on the audit's clock (no `Date()` inside the audit), and the summary's
+    /// typed counts and breach mode encode as they always did (`keyhaven audit --json`).
+    @Test func timingsComeFromTheInjectedClockAndTheSummaryKeepsItsJSON() async throws {
+        let test = try TestVault()
+        _ = try test.vault.importFile(Fixtures.url("audit-chrome.csv"))
+        let audit = SecurityAudit(breachSource: .none(reason: "test"), clock: SteppingClock())
+        let (report, timings) = await audit.run(try test.vault.list().credentials)
+        #expect(timings.stages.map(\.name) == ["breach check", "reuse", "strength", "actions and report"])
+        #expect(timings.stages.allSatisfy { $0.seconds == 1 })
+        #expect(report.summary.bySeverity[.reusedAndWeak] == 2)
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(report.summary)) as? [String: Any]
+        )
+        #expect((json["bySeverity"] as? [String: Int])?["reused-and-weak"] == 2)
+        #expect((json["bySeverity"] as? [String: Int])?.count == AuditSeverity.allCases.count)
+        #expect(json["breachCheck"] as? String == "skipped")
+        #expect(json["pendingSites"] as? Int == 0)
     }
 
     @Test func theRangeAPIIsUsedWhenThereIsNoIndex() async throws {
@@ -111,7 +157,7 @@ struct AuditTests {
         _ = try test.vault.importFile(Fixtures.url("audit-chrome.csv"))
         let audit = SecurityAudit(breachSource: .api(RangeClient(transport: Transport())))
         let report = await audit.run(try test.vault.list().credentials).report
-        #expect(report.summary.breachCheck == "api")
+        #expect(report.summary.breachCheck == .api)
         #expect(report.items.filter { $0.issues.contains(.breached) }.map(\.service) == ["forum.example.org"])
     }
 

@@ -241,7 +241,7 @@ class Harness:
     def go(self, path):
         self.driver.get(self.origin + self.base + path)
 
-    def launch_and_unlock(self):
+    def launch_and_unlock(self, settle=True):
         self.driver.get(self.launch_page)
         self.landed()
         self.find("master-password").send_keys(MASTER)
@@ -249,6 +249,16 @@ class Harness:
         wait_for(lambda: self.exists("count-credentials"), timeout=30, what="the overview")
         # The breach index and the services: as `keyhaven audit --breach-index` would see them.
         self.save_settings(breach="index", index=str(self.index))
+        if settle:
+            self.settled()
+
+    def settled(self):
+        """Waits until the audit has asked every site (it does so in the background: pages never
+        wait for the network), so a page shows what each site said."""
+        def done():
+            body = json.loads(self.api("/api/audit/updates")["text"])
+            return body["ready"] and not body["lookingUp"]
+        wait_for(done, timeout=30, what="the audit's lookups")
 
     def save_settings(self, breach=None, index=None, idle=None):
         self.go("/settings")
@@ -404,6 +414,58 @@ def recommendations(h):
     h.driver.find_element("css selector", "#ignored button").click()
     wait_for(lambda: len(h.driver.find_elements("css selector", "li.recommendation")) == len(flagged),
              what="the recommendation back")
+
+
+def progressive(h):
+    """Issue 27: the recommendations show at once, and take each site's answer as it comes. A site
+    that answers its change-password request only after 3 s (a stand-in on loopback) gets its
+    "Change on website" link on the open page, added by the page's script — no reload — and the
+    status line says when every site was asked."""
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/.well-known/change-password":
+                time.sleep(3)
+                self.send_response(302)
+                self.send_header("Location", "/account/password")
+                body = b""
+            elif self.path == "/account/password":
+                self.send_response(200)
+                body = b"change your password here"
+            else:
+                self.send_response(404)
+                body = b""
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = Pages(("127.0.0.1", free_port()), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    h.servers.append(server)
+    site = f"http://127.0.0.1:{server.server_address[1]}"
+    h.keyhaven("add", site + "/login", "--user", "ada", "--password", "letmein", password=True)
+    listed = json.loads(h.keyhaven("list", "--json", password=True).stdout)
+    slow = next(c for c in listed if c["services"][0].startswith(site))
+    h.launch_and_unlock(settle=False)
+    h.go("/recommendations")
+    from selenium.webdriver.common.by import By
+    # The page made from the offline findings (a page made earlier reloads itself once they are ready).
+    wait_for(lambda: h.find("audit-status").get_attribute("data-audit-wait") == "", what="the offline findings")
+    row = h.driver.find_element(By.CSS_SELECTOR, f'li.recommendation[data-id="{slow["id"]}"]')
+    assert "letmein" not in row.text and "easy to guess" in row.text, row.text
+    assert not row.find_elements(By.CSS_SELECTOR, '[data-action="change"]'), "the slow site answered already"
+    h.driver.execute_script("document.body.dataset.kept = 'yes'")
+    link = wait_for(lambda: row.find_element(By.CSS_SELECTOR, '[data-action="change"]'), timeout=20,
+                    what="the slow site's change-password link")
+    assert link.get_attribute("href") == site + "/account/password", link.get_attribute("href")
+    assert row.get_attribute("data-updated") == "1"
+    assert h.driver.execute_script("return document.body.dataset.kept") == "yes", "the page was reloaded"
+    wait_for(lambda: h.find("audit-status").get_attribute("data-done") == "1", timeout=20, what="every site asked")
+    # mail, bank and forum (.invalid) cannot be reached; the status says so.
+    assert "could not be reached" in h.text("audit-status"), h.text("audit-status")
+    h.shot("recommendations-progressive")
 
 
 def upgrade(h):
@@ -789,7 +851,7 @@ def firefox(h):
             process.kill()
 
 
-SCENARIOS = {f.__name__: f for f in [unlock, search, item, recommendations, upgrade, upgrade_to_passkey, step_up, cancel, generator,
+SCENARIOS = {f.__name__: f for f in [unlock, search, item, recommendations, progressive, upgrade, upgrade_to_passkey, step_up, cancel, generator,
                                      import_preview, export, pairing, settings, lock, attacks, accessibility, firefox]}
 
 

@@ -106,6 +106,13 @@ public actor RangeClient {
                 response = try await transport.fetchRange(prefix: prefix)
             } catch is CancellationError {
                 throw CancellationError()
+            } catch let error as BreachError where error.code == .offline {
+                // The transport knows nothing was sent (no route, no name, refused): the network is
+                // not there, and waiting a second will not bring it back.
+                throw BreachError(
+                    .offline,
+                    "cannot reach \(baseDescription) (\(error.message)); check the network, or use --index for offline checks"
+                )
             } catch {
                 lastProblem = "\(error)"
                 // Unreachable servers rarely come back within seconds: retry twice at most.

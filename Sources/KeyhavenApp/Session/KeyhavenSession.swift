@@ -195,6 +195,19 @@ public actor KeyhavenSession {
         return try body(vault)
     }
 
+    /// Runs `write` with the unlocked vault: a change that leaves its credentials as they are (the
+    /// web app's settings, what audits learned about sites). The files as they are after it count as
+    /// seen — no new revision, no `.changed` (which would make every front end read every credential
+    /// again) — unless another process changed them before (that is still noticed, first).
+    public func writeWithoutCredentialChanges<T: Sendable>(_ write: @Sendable (Vault) throws -> T) throws -> T {
+        guard let vault else { throw SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.") }
+        lastActivity = now
+        noticeChanges()
+        let result = try write(vault)
+        fileStamp = Self.fileStamp(configuration.vaultURL)
+        return result
+    }
+
     /// Runs synchronous work that is not a read of the unlocked vault (a file read, the vault of an
     /// import preview) on the session's thread; a change to the vault's files is noticed after it.
     public func perform<T: Sendable>(_ work: @Sendable () throws -> T) throws -> T {

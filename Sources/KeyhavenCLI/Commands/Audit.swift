@@ -24,7 +24,11 @@ extension Keyhaven {
                 Severity, most urgent first: high (breached), reused-and-weak, reused, weak, unsecured. \
                 Each flagged item gets a change-password URL from the site's \
                 /.well-known/change-password (trusted only when the site answers non-2xx for a page \
-                that cannot exist) or Apple's per-site list. --no-network contacts no site and no API.
+                that cannot exist) or Apple's per-site list. Sites are asked 16 at a time, 4 s each, 20 s in \
+                all; when none answers, the network counts as down. What they said is kept in the vault \
+                (sealed): an answer for a week, a site that did not answer is asked again after 5 minutes, \
+                then 10, 20… up to a day. --no-network contacts no site and no API (what the vault knows \
+                is still shown).
                 """
         )
         @OptionGroup var options: VaultOptions
@@ -133,12 +137,12 @@ extension Keyhaven {
                 }
             }
             print("")
-            print("No issues: \(summary.bySeverity["none"] ?? 0)")
+            print("No issues: \(summary.bySeverity[.none] ?? 0)")
             let breach: String
             switch summary.breachCheck {
-            case "index": breach = "offline index"
-            case "api": breach = "range API (only 5 hex digits of each hash were sent)"
-            default: breach = "skipped"
+            case .index: breach = "offline index"
+            case .api: breach = "range API (only 5 hex digits of each hash were sent)"
+            case .skipped, .pending: breach = "skipped"
             }
             print("Breach check: \(breach).")
             for notice in summary.notices {

@@ -300,7 +300,7 @@ extension Keyhaven {
                     print(line)
                 }
             }
-            print("  no issues: \(report.summary.bySeverity["none"] ?? 0)")
+            print("  no issues: \(report.summary.bySeverity[.none] ?? 0)")
         }
     }
 }

@@ -102,9 +102,18 @@ extension Keyhaven {
             )
             let result: UpgradeResult
             if to == .signIn {
-                let manifest = try? await HTTPUpgradeEnvironment().manifest(for: service)
-                let issuer = manifest?.signIn?.issuer
-                guard let issuer else {
+                let manifest: AccountModificationManifest
+                do {
+                    manifest = try await HTTPUpgradeEnvironment().manifest(for: service)
+                } catch let error as ManifestError where error.code == .unreachable {
+                    // Not an answer: the service may well offer it (P4 of the 11-27 review).
+                    throw Output.failure(
+                        "cannot read \(service)'s upgrade manifest (\(error.message)); nothing was changed: try again when it can be reached"
+                    )
+                } catch {
+                    throw Output.failure("\(service) does not offer upgrades to Sign in with Keyhaven (\(error))")
+                }
+                guard let issuer = manifest.signIn?.issuer else {
                     throw Output.failure("\(service) does not offer upgrades to Sign in with Keyhaven")
                 }
                 let session = try providerSession(vault, issuer)

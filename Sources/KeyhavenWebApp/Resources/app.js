@@ -186,3 +186,72 @@ if (waiting) {
       element("p", { class: "muted", id: "pairing-client" }, `for ${body.client}`));
   }, 1000);
 }
+
+// The audit as it progresses (`#audit-status`): a page made before the findings it shows were
+// ready reloads when they are; the recommendations take each site's change-password page and
+// upgrade offer as it comes, without a reload.
+const auditStatus = document.getElementById("audit-status");
+if (auditStatus) {
+  const run = auditStatus.dataset.auditRun;
+  const waiting = auditStatus.dataset.auditWait === "1";
+  let generation = auditStatus.dataset.auditGeneration;
+  const upgradeButton = (id, kind, label, style) => {
+    const action = kind === "passkey" ? "upgrade-to-passkey" : "upgrade";
+    const form = element("form", { class: "inline", method: "post", action: `${base}/items/${encodeURIComponent(id)}/${action}` },
+      element("input", { type: "hidden", name: "csrf", value: csrf }),
+      element("button", { type: "submit", class: style, id: `${kind}-${id}` }, label));
+    form.dataset.action = kind;
+    return form;
+  };
+  const applyChange = (change) => {
+    const row = document.querySelector(`li.recommendation[data-id="${CSS.escape(change.id)}"]`);
+    const actions = row?.querySelector(".actions");
+    if (!actions) return;
+    for (const kind of ["passkey", "upgrade"]) document.getElementById(`${kind}-${change.id}`)?.closest("form")?.remove();
+    actions.querySelector('[data-action="change"]')?.remove();
+    const ignore = document.getElementById(`ignore-${change.id}`)?.closest("form") ?? null;
+    const passkey = change.upgrade?.passkey === true;
+    if (passkey) actions.insertBefore(upgradeButton(change.id, "passkey", "Upgrade to passkey", ""), ignore);
+    if (change.upgrade?.strongPassword === true) {
+      actions.insertBefore(upgradeButton(change.id, "upgrade", "Upgrade", passkey ? "secondary" : ""), ignore);
+    }
+    // Only web pages: a site's answer never becomes a script URL.
+    if (typeof change.changePasswordURL === "string" && /^https?:\/\//i.test(change.changePasswordURL)) {
+      actions.insertBefore(element("a", { class: "button secondary", "data-action": "change", href: change.changePasswordURL,
+        target: "_blank", rel: "noopener noreferrer" }, "Change on website"), ignore);
+    }
+    row.dataset.updated = "1";
+  };
+  const poll = async () => {
+    let body;
+    try {
+      body = await api(`/api/audit/updates?since=${encodeURIComponent(generation)}`);
+    } catch {
+      setTimeout(poll, 2000);
+      return;
+    }
+    // A page made before its findings were ready waits for them (however long the offline
+    // checks take), then reloads; a page made from them reloads when the vault changed.
+    if (waiting && !body.ready) {
+      if (body.status) auditStatus.textContent = body.status;
+      setTimeout(poll, 500);
+      return;
+    }
+    if (waiting || String(body.run) !== run) {
+      location.reload();
+      return;
+    }
+    for (const change of body.changes) applyChange(change);
+    generation = String(body.generation);
+    auditStatus.dataset.auditGeneration = generation;
+    if (body.lookingUp) {
+      auditStatus.textContent = body.status;
+      setTimeout(poll, 1000);
+      return;
+    }
+    const unreachable = body.notices.find((notice) => notice.includes("could not be reached"));
+    auditStatus.textContent = unreachable ?? "Every website was asked.";
+    auditStatus.dataset.done = "1";
+  };
+  setTimeout(poll, 500);
+}

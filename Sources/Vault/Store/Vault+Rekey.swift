@@ -5,9 +5,10 @@ extension Vault {
     /// Changes the master password and re-keys the vault.
     ///
     /// A new random vault key replaces the old one: every credential, password-history entry,
-    /// upgrade-journal row and provider session is re-sealed under it (and every lookup tag
-    /// re-computed), the new key is wrapped under the new password with `kdf`, and the key check and
-    /// integrity HMAC are rewritten — all in one transaction, so a crash leaves the old vault intact.
+    /// upgrade-journal row, provider session, agent record and passkey is re-sealed under it (and
+    /// every lookup tag re-computed; site records, a cache of what websites said, are dropped), the
+    /// new key is wrapped under the new password with `kdf`, and the key check and integrity HMAC
+    /// are rewritten — all in one transaction, so a crash leaves the old vault intact.
     /// Whoever learned the old password and kept a copy of the file (a backup, a sync history) can
     /// read that copy, but nothing written afterwards: the old key opens none of it, and an old
     /// header spliced into the new file gives `keyChanged`.
@@ -59,6 +60,7 @@ extension Vault {
         try rekeyProviderSessions(db, from: oldKeys, to: newKeys)
         try rekeyAgentRecords(db, from: oldKeys, to: newKeys)
         try rekeyPasskeys(db, from: oldKeys, to: newKeys)
+        try rekeySiteRecords(db)
         if let format {
             try db.execute(
                 sql: "UPDATE vault SET format = ?, kdf = ?, wrappedKey = ? WHERE id = 1",

@@ -42,6 +42,7 @@ enum VaultIntegrity {
     private static let laterSections: [(name: String, sql: String)] = [
         ("agentRecord", "SELECT id, kind, version, created FROM agentRecord ORDER BY id"),
         ("passkey", "SELECT id, rpTag, version, created FROM passkey ORDER BY id"),
+        ("siteRecord", "SELECT id, version, expires, created FROM siteRecord ORDER BY id"),
     ]
 
     static func code(_ db: Database, keys: VaultKeys) throws -> Data {
@@ -187,6 +188,9 @@ enum VaultIntegrity {
         }
         try verifyLaterTable(db, keys: keys, table: "passkey", what: "a passkey") { key, version in
             Vault.passkeyAD(key.text, version: version)
+        }
+        try verifyLaterTable(db, keys: keys, table: "siteRecord", what: "a site record") { key, version in
+            Vault.siteRecordAD(key.text, version: version)
         }
     }
 

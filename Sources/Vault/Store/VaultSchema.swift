@@ -105,6 +105,18 @@ enum VaultSchema {
                 t.column("created", .double).notNull()
             }
         }
+        migrator.registerMigration("v7-site-records") { db in
+            // What audits learned per website (issue 27): sealed, under a keyed hash of the site, with
+            // the expiry in the clear (authenticated) so expired rows go without being opened.
+            try db.execute(
+                sql: """
+                    CREATE TABLE siteRecord (
+                        id TEXT PRIMARY KEY, version INTEGER NOT NULL, sealed BLOB NOT NULL,
+                        expires DOUBLE NOT NULL, created DOUBLE NOT NULL
+                    )
+                    """
+            )
+        }
         return migrator
     }
 }
