@@ -211,10 +211,10 @@ let package = Package(
             dependencies: ["ShinyService", argumentParser],
             swiftSettings: swiftSettings
         ),
-        // The use-case layer between the front ends and the domain: upgrades through one journal-first
-        // pipeline with explicit reconciliation, the audit (its upgrade offers from the same manifest
-        // reader), imports. The CLI and the web app call it; the agent does not yet (issue 27). Time
-        // and randomness are injected.
+        // The use-case layer between the front ends and the domain: KeyhavenSession (the one owner of
+        // the unlocked vault, on its own executor: the one rule for blocking work), upgrades through
+        // one journal-first pipeline with explicit reconciliation, the audit (its upgrade offers from
+        // the same manifest reader), imports. Time and randomness are injected.
         .target(
             name: "KeyhavenApp",
             dependencies: [
@@ -257,8 +257,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // `keyhaven agent`'s process: the Unix socket (peer uid checked), one thread per connection,
-        // browser sessions and the CLI's requests.
+        // `keyhaven agent`'s process: the Unix socket on SwiftNIO (peer uid checked), every task on
+        // the session's executor, browser sessions and the CLI's requests.
         .target(
             name: "KeyhavenAgent",
             dependencies: ["AutoFill", "KeyhavenApp", "Vault", "_KeyhavenSupport", nioCore, nioPosix, nioFoundationCompat],

@@ -638,7 +638,7 @@ import _KeyhavenSupport
         let recommendations = try await h.get("/recommendations", session)
         #expect(recommendations.body.components(separatedBy: #"class="recommendation""#).count - 1 == 8)
         let updates = try await h.get("/api/audit/updates?since=0", session)
-        #expect(updates.body.contains(#""lookingUp" : true"#), "\(updates.body)")
+        #expect(updates.body.contains(#""lookingUp":true"#), "\(updates.body)")
         #expect(recommendations.body.contains(#"id="audit-status""#))
 
         let done = try await Self.settled(h.app, h.testVault.vault)
