@@ -133,6 +133,9 @@ public final class AgentServer: Sendable {
             return
         }
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            // A client that sends its last request and shuts down its side (the browser host at the
+            // end of its input) still gets every answer: the end of input is not the end of output.
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .bind(fd) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
@@ -158,7 +161,10 @@ public final class AgentServer: Sendable {
                     group.addTask { await self.serve(connection) }
                 }
             }
+            // Stopped: connections still open (a browser's, a client that never hangs up) end now;
+            // the agent does not wait for their peers.
             running.withLock { $0.stopped = true }
+            group.cancelAll()
         }
     }
 
