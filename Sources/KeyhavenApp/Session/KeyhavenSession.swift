@@ -263,7 +263,8 @@ public actor KeyhavenSession {
         let content = Data(#"{"idleLockSeconds":\#(seconds.isFinite ? Int(seconds) : 0)}"#.utf8)
         let created = now
         do {
-            try withVault { vault in
+            // A setting, not a credential: no new revision (front ends' caches stay good).
+            try writeWithoutCredentialChanges { vault in
                 try vault.saveAgentRecord(
                     AgentRecord(id: Self.settingsKind, kind: Self.settingsKind, content: content, created: created)
                 )
