@@ -3,7 +3,8 @@ public import Foundation
 /// Asks sites for their change-password page and upgrade manifest, many at once and never for
 /// long: each site gets ``Limits/perSite`` (its lookups run side by side and are cancelled when it
 /// is up), all of them together ``Limits/budget``, and when sites fail without any answering
-/// (``Limits/networkDownAfter``) the network counts as down and the rest are not contacted.
+/// (``Limits/networkDownAfter``) the network counts as down and the rest are not contacted (those
+/// already under way keep their own time: a live site slower than dead ones keeps its answer).
 ///
 /// Why: one audit used to ask its sites 8 at a time, each one lookup after another, with nothing
 /// to stop a lookup but its own 5–10 s deadline. Offline, a single name lookup that the system
@@ -126,8 +127,9 @@ public struct SiteLookups: Sendable {
                 if !outcome.networkDown, answered == 0, failed >= limits.networkDownAfter,
                     clock.elapsed() >= limits.networkDownGrace
                 {
+                    // No new site is asked; those under way keep their own time (a slow live site
+                    // that is answering must not lose its answer to dead ones that failed first).
                     outcome.networkDown = true
-                    group.cancelAll()
                 }
                 schedule()
             }

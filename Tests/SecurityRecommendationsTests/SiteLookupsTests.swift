@@ -83,6 +83,22 @@ struct SiteLookupsTests {
         #expect(outcome.learned.contains { $0.status == .notAsked })
     }
 
+    /// Dead sites fail first and the network looks down, while a live one is still answering: no
+    /// more sites are asked, and the one under way keeps its answer (the web app's progressive
+    /// page showed the slow site as unreachable when its lookup was cut short here).
+    @Test func aLookupUnderWayKeepsItsAnswerWhenTheNetworkLooksDown() async throws {
+        let sites = Sites { origin in origin == "https://site3.example" ? (.milliseconds(400), 200) : (.milliseconds(20), nil) }
+        let origins = Array(Self.origins.prefix(100))
+        let outcome = await Self.lookups(sites, .init(concurrency: 4, networkDownGrace: .milliseconds(50)))
+            .lookUp(origins)
+        #expect(outcome.networkDown)
+        let slow = try #require(outcome.learned.first { $0.origin == "https://site3.example" })
+        #expect(slow.status == .answered)
+        #expect(slow.changePasswordURL == "https://site3.example/account/password")
+        #expect(sites.sitesAsked.count < 100, "\(sites.sitesAsked.count) sites were contacted")
+        #expect(outcome.learned.contains { $0.status == .notAsked })
+    }
+
     /// Sites that no longer exist fail at once while live ones take a moment: not a dead network.
     @Test func deadSitesAmongLiveOnesDoNotStopTheLookups() async throws {
         let sites = Sites { origin in origin.hasSuffix("1.example") ? (.zero, nil) : (.milliseconds(100), 200) }
