@@ -5,7 +5,6 @@ import NIOCore
 import NIOFoundationCompat
 import NIOPosix
 import Synchronization
-public import Vault
 public import _KeyhavenSupport
 
 #if canImport(Glibc)
@@ -18,27 +17,14 @@ import Darwin
 /// (0700 directory, 0600 socket, peer uid checked), and locks it when idle.
 ///
 /// A connection is either a browser's (its first frame is the browser host's `host.hello`; then
-/// the AutoFill protocol, sealed after `session.open`) or the CLI's (`agent.*` requests in the
-/// clear: unlock, lock, status, pairing codes, pairings, and vault commands run with the unlocked
-/// vault). Only processes of the agent's own user can connect at all.
+/// the AutoFill protocol, sealed after `session.open`) or the CLI's, in the clear: `agent.*`
+/// requests (unlock, lock, status, pairing codes, pairings) and the vault commands' typed
+/// ``SessionRequest``s (``SessionProtocol``), answered by the session. Only processes of the
+/// agent's own user can connect at all.
 ///
 /// Connections are NIO channels on the shared event loop group, each served by a task of its own;
 /// nothing here blocks a thread: the vault's work runs on the session's executor.
 public final class AgentServer: Sendable {
-    /// Runs a `keyhaven` vault command in-process with the agent's unlocked vault:
-    /// `(arguments, environment, standard input, vault) → (exit status, standard output, standard error)`.
-    public typealias CommandRunner =
-        @Sendable (AgentCommand, Vault) async -> (Int32, String, String)
-
-    /// A command the CLI asked the agent to run (`agent.run`).
-    public struct AgentCommand: Sendable {
-        public var arguments: [String]
-        public var environment: [String: String]
-        public var standardInput: String
-        /// The CLI's working directory (relative paths are resolved against it).
-        public var workingDirectory: String?
-    }
-
     /// What `agent.ui` answers (`keyhaven ui`).
     public struct WebAppLaunch: Sendable {
         /// The one-time launch URL, `http://127.0.0.1:PORT/launch?secret=…`.
@@ -64,7 +50,6 @@ public final class AgentServer: Sendable {
     /// The socket's folder, checked before the agent listens (``AgentRuntimeDirectory``).
     public let runtimeDirectory: AgentRuntimeDirectory
     public var socketPath: String { runtimeDirectory.socketPath }
-    let runCommand: CommandRunner?
     let launchWebApp: WebAppLauncher?
     let version: String
     /// The listening descriptor and the inode of the socket file it made.
@@ -76,13 +61,11 @@ public final class AgentServer: Sendable {
         agent: AutoFillAgent,
         runtimeDirectory: AgentRuntimeDirectory,
         version: String,
-        runCommand: CommandRunner?,
         launchWebApp: WebAppLauncher? = nil
     ) {
         self.agent = agent
         self.runtimeDirectory = runtimeDirectory
         self.version = version
-        self.runCommand = runCommand
         self.launchWebApp = launchWebApp
     }
 
@@ -91,14 +74,12 @@ public final class AgentServer: Sendable {
         agent: AutoFillAgent,
         socketPath: String,
         version: String,
-        runCommand: CommandRunner?,
         launchWebApp: WebAppLauncher? = nil
     ) {
         self.init(
             agent: agent,
             runtimeDirectory: AgentRuntimeDirectory(chosenSocket: socketPath),
             version: version,
-            runCommand: runCommand,
             launchWebApp: launchWebApp
         )
     }
@@ -212,14 +193,16 @@ public final class AgentServer: Sendable {
                 try await BrowserConnection(server: self, hello: message).run(&frames, outbound)
                 return
             }
-            var next: JSONValue? = message
-            while let request = next {
-                let reply = await answerCLI(request)
-                try await outbound.write(ByteBuffer(bytes: reply.encoded()))
+            var next: (Data, JSONValue)? = (Data(buffer: first), message)
+            while case let (frame, request)? = next {
+                let reply: Data =
+                    request["type"]?.string == SessionProtocol.type
+                    ? await answerSession(frame) : await answerCLI(request).encoded()
+                try await outbound.write(ByteBuffer(bytes: reply))
                 guard let frame = try await frames.next(), let parsed = try? JSONValue.parse(Data(buffer: frame)) else {
                     return
                 }
-                next = parsed
+                next = (Data(buffer: frame), parsed)
             }
         }
     }
@@ -309,8 +292,6 @@ public final class AgentServer: Sendable {
             return ["revoked": .string(id)]
         case "agent.sites":
             return .array(await agent.sites().map { .string($0) })
-        case "agent.run":
-            return try await run(request)
         case "agent.ui":
             guard let launchWebApp else { throw AutoFillError(.failed, "This agent does not serve the web app.") }
             let port = request["port"]?.integer ?? 0
@@ -329,34 +310,27 @@ public final class AgentServer: Sendable {
         }
     }
 
-    /// `agent.run`: a vault command with the unlocked vault, its output returned.
-    func run(_ request: JSONValue) async throws -> JSONValue {
-        guard let runCommand else { throw AutoFillError(.failed, "This agent does not run commands.") }
-        let session = agent.session
-        let vault: Vault
-        do {
-            vault = try await session.withVault { $0 }
-        } catch {
-            throw AutoFillError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")
+    /// A vault command's typed request (``SessionProtocol``), answered by the session; a request
+    /// of another protocol version is refused, and so is an answer too long for one frame.
+    func answerSession(_ frame: Data) async -> Data {
+        let (id, decoded) = SessionProtocol.decodeRequest(frame)
+        let response: SessionResponse
+        switch decoded {
+        case .success(let request): response = await agent.session.answer(request)
+        case .failure(let error): response = .failure(error)
         }
-        let arguments = request["arguments"]?.array?.compactMap(\.string) ?? []
-        var environment: [String: String] = [:]
-        if case .object(let members)? = request["environment"] {
-            for (key, value) in members { environment[key] = value.string }
-        }
-        let command = AgentCommand(
-            arguments: arguments,
-            environment: environment,
-            standardInput: request["standardInput"]?.string ?? "",
-            workingDirectory: request["workingDirectory"]?.string
+        let reply = SessionProtocol.encode(response, id: id)
+        guard reply.count > Frames.maximumLength else { return reply }
+        return SessionProtocol.encode(
+            .failure(
+                SessionError(
+                    .failed,
+                    "The answer is larger than the agent's socket carries (1 MiB): run the command with "
+                        + "KEYHAVEN_NO_AGENT=1 to open the vault in its own process."
+                )
+            ),
+            id: id
         )
-        // The command's synchronous vault calls run on the session's thread.
-        let (status, output, errors) = await Task(executorPreference: session.taskExecutor) {
-            await runCommand(command, vault)
-        }.value
-        // A command that may have changed the vault: the session notices, browsers are told.
-        await session.refresh()
-        return ["status": .number(Double(status)), "standardOutput": .string(output), "standardError": .string(errors)]
     }
 }
 

@@ -82,15 +82,6 @@ extension Keyhaven {
     public static func runMain(_ arguments: [String]? = nil) async {
         do {
             var command = try parseAsRoot(arguments)
-            // An unlocked agent holds the vault: it runs the vault commands it can for us.
-            if let vaultCommand = command as? any ParsableCommandWithVault,
-                let status = try AgentClient.forward(
-                    vaultCommand,
-                    arguments: arguments ?? Array(CommandLine.arguments.dropFirst())
-                )
-            {
-                Self.exit(withError: status == 0 ? nil : ExitCode(status))
-            }
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
             } else {

@@ -25,11 +25,7 @@ import Glibc
             testVault = try TestVault()
             directory = try TemporaryDirectory.make().appendingPathComponent("run")
             let agent = AutoFillAgent(vaultURL: testVault.url, allowInsecureKDF: true)
-            server = AgentServer(agent: agent, socketPath: directory.path + "/agent.sock", version: "test") {
-                command,
-                vault in
-                (0, "ran \(command.arguments.joined(separator: " ")) with \(try! vault.count()) credentials", "")
-            }
+            server = AgentServer(agent: agent, socketPath: directory.path + "/agent.sock", version: "test")
             try server.bind()
             // The test reads the socket synchronously (blocking a thread of Swift's pool while it
             // waits): the server starts on the session's executor, as all its work runs there.
@@ -44,6 +40,12 @@ import Glibc
             try connection.send(message)
             return try JSONValue.parse(try #require(try connection.receive()))
         }
+
+        /// One typed request of the CLI's (``SessionProtocol``) and its answer.
+        func session(_ connection: FrameConnection, _ request: SessionRequest) throws -> SessionResponse {
+            try connection.send(try SessionProtocol.encode(request))
+            return try SessionProtocol.decodeResponse(try #require(try connection.receive()))
+        }
     }
 
     @Test func theSocketIsPrivateFromTheStartAndASecondAgentIsRefused() async throws {
@@ -56,21 +58,20 @@ import Glibc
         let second = AgentServer(
             agent: running.server.agent,
             socketPath: running.server.socketPath,
-            version: "t",
-            runCommand: nil
+            version: "t"
         )
         #expect(throws: AgentError.self) { try second.bind() }
     }
 
-    @Test func theCLIUnlocksRunsCommandsWithTheVaultAndLocks() async throws {
+    @Test func theCLIUnlocksAsksTypedRequestsAndLocks() async throws {
         let running = try Running()
         _ = try running.testVault.vault.add(
             CredentialContent(services: [ServiceIdentifier("example.com")], user: "ada", password: "p")
         )
         let cli = try running.connect()
         #expect(try running.ask(cli, ["v": 1, "id": 1, "type": "agent.status"])["ok"]?["state"]?.string == "locked")
-        let refused = try running.ask(cli, ["v": 1, "id": 2, "type": "agent.run", "arguments": ["list"]])
-        #expect(refused["error"]?["code"]?.string == "locked")
+        let locked = try running.session(cli, .list(deleted: false))
+        #expect(locked.failureCode == .locked, "a locked agent refuses, not \(locked)")
         let wrong = try running.ask(cli, ["v": 1, "id": 3, "type": "agent.unlock", "masterPassword": "nope"])
         #expect(wrong["error"]?["code"]?.string == "wrongPassword")
         let unlocked = try running.ask(
@@ -78,8 +79,34 @@ import Glibc
             ["v": 1, "id": 4, "type": "agent.unlock", "masterPassword": .string(running.testVault.masterPassword)]
         )
         #expect(unlocked["ok"]?["state"]?.string == "unlocked")
-        let ran = try running.ask(cli, ["v": 1, "id": 5, "type": "agent.run", "arguments": ["list", "--json"]])
-        #expect(ran["ok"]?["standardOutput"]?.string == "ran list --json with 1 credentials")
+        guard case .listing(let listing) = try running.session(cli, .list(deleted: false)) else {
+            Issue.record("a list request is answered with a listing")
+            return
+        }
+        #expect(listing.credentials.map(\.user) == ["ada"] && listing.failures.isEmpty)
+        // A write through the session is a change of the vault: the revision grows (browsers are
+        // told, the AutoFill index is read again).
+        let before = try #require(try running.ask(cli, ["v": 1, "id": 9, "type": "agent.status"])["ok"]?["revision"]?.integer)
+        let added = try running.session(
+            cli,
+            .add(CredentialContent(services: [ServiceIdentifier("example.org")], user: "bob", password: "b"))
+        )
+        guard case .id(let id) = added else {
+            Issue.record("an add is answered with the new id, not \(added)")
+            return
+        }
+        let after = try #require(try running.ask(cli, ["v": 1, "id": 10, "type": "agent.status"])["ok"])
+        #expect(after["revision"]?.integer ?? 0 > before && after["identities"]?.integer == 2)
+        #expect(try running.testVault.vault.credential(id).user == "bob")
+        // Argv no longer crosses the socket: `agent.run` is an unknown request.
+        let run = try running.ask(cli, ["v": 1, "id": 11, "type": "agent.run", "arguments": ["list", "--json"]])
+        #expect(run["error"]?["code"]?.string == "badRequest")
+        #expect(run["ok"] == nil)
+        // A request of another protocol version is refused, saying what to do.
+        try cli.send(try SessionProtocol.encode(.list(deleted: false), id: 12, version: 2))
+        let refused = try SessionProtocol.decodeResponse(try #require(try cli.receive()))
+        #expect(refused.failureCode == .unsupportedVersion, "a version-2 request is refused, not \(refused)")
+        if case .failure(let error) = refused { #expect(error.message.contains("restart the agent")) }
         #expect(try running.ask(cli, ["v": 1, "id": 6, "type": "agent.sites"])["ok"] == ["example.com"])
         _ = try running.ask(cli, ["v": 1, "id": 7, "type": "agent.lock"])
         #expect(try running.ask(cli, ["v": 1, "id": 8, "type": "agent.status"])["ok"]?["state"]?.string == "locked")
@@ -319,5 +346,12 @@ import Glibc
         withUnsafeBytes(of: UInt32(Frames.maximumLength + 1).littleEndian) { header.append(contentsOf: $0) }
         _ = header.withUnsafeBytes { write(connection.output, $0.baseAddress!, $0.count) }
         #expect(try connection.receive() == nil)
+    }
+}
+
+extension SessionResponse {
+    /// The code of a refusal; nil for an answer.
+    var failureCode: SessionError.Code? {
+        if case .failure(let error) = self { error.code } else { nil }
     }
 }

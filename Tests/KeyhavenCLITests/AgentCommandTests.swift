@@ -113,13 +113,17 @@ struct AgentCommandTests {
         #expect(try run(completion).stdout.split(separator: "\n") == ["github.com"])
         let status = try run(["agent", "status", "--json"])
         #expect(status.stdout.contains("\"state\":\"unlocked\"") && status.stdout.contains("\"identities\":2"))
-        // The agent runs only the forwarded commands, whoever asks.
+        // The commands reach the agent with typed requests only: it runs no command line, whoever asks.
         let socket = try #require(
             try UnixSocket.connect(to: directory.appendingPathComponent("run/keyhaven/agent.sock").path)
         )
-        try socket.send(["v": 1, "id": 1, "type": "agent.run", "arguments": ["passwd"]] as JSONValue)
+        try socket.send(["v": 1, "id": 1, "type": "agent.run", "arguments": ["list", "--json"]] as JSONValue)
         let refused = try JSONValue.parse(try #require(try socket.receive()))
-        #expect(refused["ok"]?["status"]?.integer == 64)
+        #expect(refused["error"]?["code"]?.string == "badRequest" && refused["ok"] == nil)
+        // KEYHAVEN_NO_AGENT=1 opens the vault here (which needs the password); --password-stdin too.
+        #expect(try run(["list"], ["KEYHAVEN_NO_AGENT": "1"]).status == 1)
+        let local = try run(["list", "--password-stdin"], stdin: "correct horse battery\n")
+        #expect(local.status == 0 && local.stdout.contains("alice"), "\(local.stderr)")
         #expect(try run(["lock"]).status == 0)
         #expect(try run(["list"]).status == 1)
         #expect(try run(completion).stdout.isEmpty)
@@ -129,6 +133,49 @@ struct AgentCommandTests {
             !FileManager.default.fileExists(atPath: directory.appendingPathComponent("run/keyhaven/agent.sock").path)
         )
         #expect(try run(["agent", "status"]).status == 1)
+    }
+
+    /// Issue 27 item 2: through the agent, the commands send typed requests and print here exactly
+    /// what they print when they open the vault themselves.
+    @Test func typedRequestsThroughTheAgentPrintWhatTheVaultOpenedHerePrints() throws {
+        try vaultWithOneAccount()
+        let agent = try startAgent(["--idle-lock", "1h"])
+        defer {
+            agent.terminate()
+            agent.waitUntilExit()
+        }
+        #expect(try run(["unlock"], Self.password).status == 0)
+        let local = ["KEYHAVEN_NO_AGENT": "1"].merging(Self.password) { $1 }
+        // Written through the agent (no password here): add, edit with a password generated here.
+        let added = try run(["add", "--service", "example.org", "--user", "bob", "--password", "bob-Pw-2", "--json"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout.contains("\"user\" : \"bob\""))
+        let edited = try run(["edit", "example.org", "--generate", "--folder", "Work", "--add-service", "app.example.org"])
+        #expect(edited.status == 0, "\(edited.stderr)")
+        let generated = try #require(edited.stdout.split(separator: "\n").last?.split(separator: " ").last.map(String.init))
+        #expect(edited.stdout.hasPrefix("Updated ") && edited.stdout.contains("Generated password: "))
+        let revealed = try run(["show", "example.org", "--reveal"], local)
+        #expect(revealed.stdout.contains("password:  \(generated)") && revealed.stdout.contains("bob-Pw-2"))
+        #expect(try run(["rm", "github.com"]).status == 0)
+        // Read through the agent and here: the same output, byte for byte.
+        for arguments in [
+            ["list", "--json"], ["list"], ["list", "--deleted", "--json"], ["show", "example.org", "--json", "--reveal"],
+            ["show", "example.org"], ["search", "example.org", "--json"], ["search", "--text", "bob"],
+        ] {
+            let viaAgent = try run(arguments)
+            let here = try run(arguments, local)
+            #expect(viaAgent.status == 0 && here.status == 0, "\(arguments): \(viaAgent.stderr) \(here.stderr)")
+            #expect(viaAgent.stdout == here.stdout, "\(arguments)")
+        }
+        let restored = try run(["list", "--deleted"]).stdout.split(separator: "\n").dropFirst().first
+        let id = try #require(restored?.split(separator: " ").first.map(String.init))
+        #expect(try run(["restore", id]).status == 0)
+        // A failure comes back typed: the same message and status as here.
+        let missing = try run(["show", "nothing.example"])
+        let missingHere = try run(["show", "nothing.example"], local)
+        #expect(missing.status == 1 && missing.stderr == missingHere.stderr)
+        // Each write reached the agent's session: its AutoFill index holds all of them.
+        #expect(try run(["agent", "status", "--json"]).stdout.contains("\"identities\":2"))
     }
 
     @Test func theAgentLocksItselfWhenIdle() throws {

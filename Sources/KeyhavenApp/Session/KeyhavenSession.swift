@@ -325,16 +325,33 @@ public actor KeyhavenSession {
     }
 }
 
-/// Why the session refused (its codes are stable; messages are for people, never a secret).
-public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
+/// Why the session refused (its codes are stable; messages are for people, never a secret). It
+/// travels as `{"code", "message"}` in a ``SessionResponse``; a vault error keeps its own code
+/// (`notFound`, `ambiguous`, …).
+public struct SessionError: Error, Hashable, Sendable, Codable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, Codable, CustomStringConvertible {
+        public let name: String
         public var description: String { name }
         /// Nothing is unlocked: unlock first.
         public static let locked = Code(name: "locked")
         public static let wrongPassword = Code(name: "wrongPassword")
         public static let badRequest = Code(name: "badRequest")
         public static let failed = Code(name: "failed")
+        /// A message of another session protocol version (``SessionProtocol``).
+        public static let unsupportedVersion = Code(name: "unsupportedVersion")
+
+        init(name: String) {
+            self.name = name
+        }
+
+        public init(from decoder: any Decoder) throws {
+            name = try decoder.singleValueContainer().decode(String.self)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(name)
+        }
     }
 
     public var code: Code
@@ -346,4 +363,9 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// Errors compare and hash by code alone (as ``KeyhavenError``), so a test builds the one it
+    /// expects without its message.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -24,9 +24,11 @@ extension Keyhaven {
                 of your own user are answered, and clients talk only to an agent of their own user). \
                 It starts locked: `keyhaven unlock` unlocks it; it locks again after --idle-lock \
                 without a request, on `keyhaven lock`, and when it stops (`keyhaven agent stop`, \
-                SIGTERM, SIGINT or SIGHUP). While it is unlocked, the vault commands run in it \
-                without asking for the master password (`init`, `passwd` and an `add` that would \
-                ask for the new password on the terminal still open the vault themselves).
+                SIGTERM, SIGINT or SIGHUP). While it is unlocked, the vault commands (add, list, \
+                show, copy, otp, search, edit, rm, restore, import, export) ask it for what they \
+                need instead of opening the vault, so no master password is asked; they prompt and \
+                print here as always. `init`, `passwd`, the other commands, and any command given \
+                --password-stdin or KEYHAVEN_NO_AGENT=1 open the vault themselves.
 
                 Examples:
                   keyhaven agent --idle-lock 5m &
@@ -90,36 +92,12 @@ extension Keyhaven {
                 let agent = AutoFillAgent(session: session)
                 let location = AgentClient.location(socket)
                 let path = location.socketPath
-                let executable = CommandIO.current.executable
                 // `keyhaven ui`: the web app, started on the first request for it.
                 let web = WebApp(agent: agent, services: .http(environment: CommandIO.current.environment))
                 let server = AgentServer(
                     agent: agent,
                     runtimeDirectory: location,
                     version: KeyhavenVersion.current,
-                    runCommand: {
-                        command,
-                        vault in
-                        // Only the commands the CLI forwards (defence in depth: any process of this
-                        // user may ask, and e.g. `agent`, `passwd` or `serve` make no sense in here).
-                        guard
-                            let parsed = try? Keyhaven.parseAsRoot(command.arguments) as? any ParsableCommandWithVault,
-                            AgentClient.forwarded.contains(type(of: parsed).commandName)
-                        else {
-                            let names = AgentClient.forwarded.sorted().joined(separator: ", ")
-                            return (64, "", "keyhaven: error: the agent runs only these commands: \(names)\n")
-                        }
-                        let io = CommandIO(
-                            environment: command.environment,
-                            standardInput: command.standardInput,
-                            executable: executable,
-                            workingDirectory: command.workingDirectory
-                        )
-                        let status = await AgentVault.$current.withValue(vault) {
-                            await Keyhaven.run(command.arguments, io: io)
-                        }
-                        return (status, io.standardOutput, io.standardError)
-                    },
                     launchWebApp: { port, withFile in
                         let bound = try await web.start(port: port)
                         // The launch file goes into the agent's private runtime folder, the socket's.

@@ -46,8 +46,7 @@ extension Keyhaven {
             guard let clipboard = Clipboard.find(environment: environment) else {
                 throw Output.failure(Clipboard.installAdvice)
             }
-            let vault = try await openVault()
-            let credential = try account(selection.account, in: vault)
+            let credential = try account(selection.account, in: try await openStore())
             let (what, text) = try choose(from: credential)
             try clipboard.put(text, environment: environment)
             var note = "Copied the \(what) of \(credential.content.displayTitle) to the clipboard"

@@ -30,8 +30,7 @@ extension Keyhaven {
         }
 
         func run() async throws {
-            let vault = try await openVault()
-            let credential = try account(selection.account, in: vault)
+            let credential = try account(selection.account, in: try await openStore())
             let code = try OneTimeCodeReading.current(for: credential, named: selection.account)
             if json {
                 print(try Output.jsonLine(Report(code: code.code, expiresIn: code.expiresIn)))

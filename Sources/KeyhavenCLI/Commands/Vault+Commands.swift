@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeyhavenApp
 import PasswordRules
 import Vault
 
@@ -92,14 +93,8 @@ extension Keyhaven {
             }
         }
 
-        /// Run by an unlocked agent unless it would ask for the new password on this terminal.
-        var forwardable: Bool {
-            AgentClient.forwarded.contains(Self._commandName) && !options.passwordStdin
-                && !(password == nil && !generate && isatty(0) == 1)
-        }
-
         func run() async throws {
-            let vault = try await openVault()
+            let store = try await openStore()
             var secret = password
             var generated = false
             if secret == nil && !generate && isatty(0) == 1 && !options.passwordStdin {
@@ -118,9 +113,9 @@ extension Keyhaven {
                 totp: totp,
                 folder: folder
             )
-            let id = try reporting { try vault.add(content) }
+            let id = try store.add(content)
             if json {
-                print(try Output.json(CredentialSummary(try reporting { try vault.credential(id) })))
+                print(try Output.json(CredentialSummary(try store.credential(id))))
             } else {
                 print("Added \(id.short) (\(content.displayTitle)).")
                 if generated { print("Generated password: \(secret ?? "")") }
@@ -148,18 +143,18 @@ extension Keyhaven {
         @Flag(name: .long, help: "List recently deleted credentials instead.") var deleted = false
 
         func run() async throws {
-            let vault = try await openVault()
-            let listing = try reporting { try vault.list(onlyDeleted: deleted) }
+            let store = try await openStore()
+            let listing = try store.list(deleted: deleted)
             if json {
                 if deleted {
                     print(try Output.json(listing.credentials.map { CredentialSummary($0) }))
                 } else {
-                    let passkeys = try reporting { try vault.passkeys() }.map { (vault.passkeyID($0), $0) }
+                    let passkeys = try store.passkeys().map { (id: $0.id, passkey: $0.passkey) }
                     print(try Output.json(CredentialSummary.listing(listing.credentials, passkeys: passkeys)))
                 }
             } else {
                 Table.print(listing.credentials)
-                if !deleted, let count = try? vault.passkeys().count, count > 0 {
+                if !deleted, let count = try? store.passkeys().count, count > 0 {
                     print("\(count) passkey\(count == 1 ? "" : "s"): keyhaven passkey list")
                 }
             }
@@ -190,9 +185,9 @@ extension Keyhaven {
         @Flag(name: .long, help: "Print JSON.") var json = false
 
         func run() async throws {
-            let vault = try await openVault()
-            let credential = try account(selection.account, in: vault)
-            let history = try reporting { try vault.history(credential.id) }
+            let store = try await openStore()
+            let credential = try account(selection.account, in: store)
+            let history = try store.history(credential.id)
             if json {
                 print(try Output.json(CredentialSummary(credential, reveal: reveal, history: history)))
                 return
@@ -244,11 +239,9 @@ extension Keyhaven {
         @Flag(name: .long, help: "Print JSON.") var json = false
 
         func run() async throws {
-            let vault = try await openVault()
+            let store = try await openStore()
             let looksLikeService = !text && !query.contains(" ") && (query.contains(".") || query.contains("://"))
-            let listing = try reporting {
-                looksLikeService ? try vault.credentials(forService: query) : try vault.search(text: query)
-            }
+            let listing = try store.search(query, text: !looksLikeService)
             if json {
                 print(try Output.json(listing.credentials.map { CredentialSummary($0) }))
             } else {
@@ -289,28 +282,30 @@ extension Keyhaven {
         func validate() throws { try ServiceArgument.validate(addService) }
 
         func run() async throws {
-            let vault = try await openVault()
+            let store = try await openStore()
+            let existing = try account(selection.account, in: store)
             var newPassword = password
-            let resolved = try account(selection.account, in: vault).id
-            let credential = try reporting {
-                if generate {
-                    let existing = try vault.credential(resolved)
-                    newPassword = try ServicePasswordRules(
-                        requirements: nil,
-                        domains: existing.services.map(\.identifier)
-                    ).generate()
-                }
-                return try vault.update(resolved) { content in
-                    if let user { content.user = user }
-                    if let newPassword { content.password = newPassword }
-                    if let title { content.title = title }
-                    if let notes { content.notes = notes }
-                    if let totp { content.totp = totp.isEmpty ? nil : totp }
-                    if let folder { content.folder = folder.isEmpty ? nil : folder }
-                    content.services.removeAll { removeService.contains($0.identifier) }
-                    content.services += addService.map(ServiceIdentifier.init)
+            if generate {
+                // Generated here, where the person sees it, and sent as the new password.
+                newPassword = try reporting {
+                    try ServicePasswordRules(requirements: nil, domains: existing.services.map(\.identifier))
+                        .generate()
                 }
             }
+            func field(_ value: String?) -> CredentialChanges.Field? {
+                value.map { $0.isEmpty ? .remove : .set($0) }
+            }
+            let changes = CredentialChanges(
+                user: user,
+                password: newPassword,
+                title: title,
+                notes: notes,
+                totp: field(totp),
+                folder: field(folder),
+                addServices: addService.map(ServiceIdentifier.init),
+                removeServices: removeService
+            )
+            let credential = try store.update(existing.id, changes)
             print("Updated \(credential.id.short) (\(credential.content.displayTitle)).")
             if generate, let newPassword { print("Generated password: \(newPassword)") }
         }
@@ -331,9 +326,9 @@ extension Keyhaven {
         @OptionGroup var selection: AccountSelection
 
         func run() async throws {
-            let vault = try await openVault()
-            let resolved = try account(selection.account, in: vault).id
-            try reporting { try vault.remove(resolved) }
+            let store = try await openStore()
+            let resolved = try account(selection.account, in: store).id
+            try store.remove(resolved)
             print("Moved \(resolved.short) to Recently Deleted; `keyhaven restore \(resolved.short)` brings it back.")
         }
     }
@@ -345,12 +340,9 @@ extension Keyhaven {
         @Argument(help: "The credential id (or its first characters).") var id: String
 
         func run() async throws {
-            let vault = try await openVault()
-            let resolved = try reporting {
-                let resolved = try vault.resolve(id)
-                try vault.restore(resolved)
-                return resolved
-            }
+            let store = try await openStore()
+            let resolved = try store.resolve(id)
+            try store.restore(resolved)
             print("Restored \(resolved.short).")
         }
     }

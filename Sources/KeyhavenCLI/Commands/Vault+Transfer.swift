@@ -50,8 +50,7 @@ extension Keyhaven {
             let parsed = try reporting {
                 try ImportService.read(contentsOf: URL(fileURLWithPath: CommandIO.current.path(file)), format: forced)
             }
-            let service = ImportService(vault: try await openVault())
-            let report = try reporting { dryRun ? try service.preview(parsed) : try service.run(parsed) }
+            let report = try await openStore().importItems(parsed, dryRun: dryRun)
             if json {
                 print(try Output.json(report))
                 return
@@ -106,15 +105,11 @@ extension Keyhaven {
             if let output, FileManager.default.fileExists(atPath: output) {
                 throw Output.failure("\(output) already exists; choose another name")
             }
-            let vault = try await openVault()
-            let listing = try reporting { try vault.list() }
-            var history: [CredentialID: [PasswordHistoryEntry]] = [:]
-            if exportFormat == .bitwardenJSON {
-                for credential in listing.credentials {
-                    history[credential.id] = try reporting { try vault.history(credential.id) }
-                }
-            }
-            let passkeys = try reporting { try vault.passkeys() }
+            let store = try await openStore()
+            let listing = try store.list()
+            let history = exportFormat == .bitwardenJSON ? try store.histories(listing.credentials.map(\.id)) : [:]
+            // Private keys cross the agent's socket only for a format that carries them.
+            let passkeys = try store.passkeys(withKeys: Exporter.carriesPasskeys(exportFormat)).map(\.passkey)
             if !passkeys.isEmpty && !Exporter.carriesPasskeys(exportFormat) {
                 Output.error(
                     "keyhaven: note: \(passkeys.count) passkey\(passkeys.count == 1 ? "" : "s") not exported: only --format cxf, bitwarden-json and keepass-xml carry passkeys"

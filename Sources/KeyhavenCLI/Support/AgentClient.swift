@@ -4,8 +4,8 @@ import KeyhavenAgent
 import Vault
 import _KeyhavenSupport
 
-/// The CLI's side of `keyhaven agent`: finds its socket, sends `agent.*` requests, and runs vault
-/// commands through an unlocked agent instead of opening the vault itself.
+/// The CLI's side of `keyhaven agent`: finds its socket, sends `agent.*` requests, and reaches an
+/// unlocked agent's session for the vault commands (``store(for:)``) instead of opening the vault.
 enum AgentClient {
     /// Where the agent's socket is: `override` (`--socket`), `$KEYHAVEN_AGENT_SOCKET`,
     /// `$XDG_RUNTIME_DIR/keyhaven/agent.sock`, else `$XDG_STATE_HOME/keyhaven/run/agent.sock`
@@ -74,23 +74,16 @@ enum AgentClient {
         return reply["ok"] ?? .null
     }
 
-    /// Vault commands an unlocked agent runs for the CLI (none of them prompts).
-    static let forwarded: Set<String> = [
-        "add", "list", "show", "copy", "otp", "search", "edit", "rm", "restore", "import", "export",
-    ]
-    /// Those of them that change the vault (the agent re-reads its identities after them).
-    static let changing: Set<String> = ["add", "edit", "rm", "restore", "import"]
-
-    /// Runs `arguments` in the agent when it is unlocked for the vault the command names and the
-    /// command is one it runs; nil to run it here. Prints what the agent's run printed.
+    /// The running agent's unlocked session for the vault at `vaultURL`, reached with typed
+    /// requests; nil to open the vault here: no agent runs, it is locked or holds another vault,
+    /// or `KEYHAVEN_NO_AGENT=1`, or the command runs in-process (``Keyhaven/run(_:io:)``).
     ///
     /// - Throws: a failure when the agent's socket is not the person's own (nothing was sent):
-    ///   the command does not quietly run here instead, so the person learns of it.
-    static func forward(_ command: any ParsableCommandWithVault, arguments: [String]) throws -> Int32? {
-        guard command.forwardable,
-            CommandIO.current.isProcess,
-            CommandIO.current.environment["KEYHAVEN_NO_AGENT"] != "1"
-        else { return nil }
+    ///   the command does not quietly open the vault here instead, so the person learns of it.
+    static func store(for vaultURL: URL) throws -> AgentCredentialStore? {
+        guard CommandIO.current.isProcess, CommandIO.current.environment["KEYHAVEN_NO_AGENT"] != "1" else {
+            return nil
+        }
         let reached: FrameConnection?
         do {
             reached = try connect()
@@ -104,40 +97,8 @@ enum AgentClient {
             let status = try? request(connection, "agent.status"),
             status["state"]?.string == "unlocked",
             let path = status["vault"]?.string,
-            URL(fileURLWithPath: path).standardizedFileURL == command.vaultFileURL.standardizedFileURL
+            URL(fileURLWithPath: path).standardizedFileURL == vaultURL.standardizedFileURL
         else { return nil }
-        let keep = ["HOME", "PATH", "NO_COLOR", "TERM", "LANG", "LC_ALL", "DISPLAY", "WAYLAND_DISPLAY", "COLUMNS"]
-        var environment: [String: JSONValue] = [:]
-        for (key, value) in CommandIO.current.environment
-        where keep.contains(key) || key.hasPrefix("XDG_") || key.hasPrefix("KEYHAVEN_") {
-            environment[key] = .string(value)
-        }
-        environment["KEYHAVEN_PASSWORD"] = nil
-        guard
-            let result = try? request(
-                connection,
-                "agent.run",
-                [
-                    "arguments": .array(arguments.map { .string($0) }), "environment": .object(environment),
-                    "changesVault": .bool(changing.contains(type(of: command).commandName)),
-                    "workingDirectory": .string(FileManager.default.currentDirectoryPath),
-                ]
-            )
-        else { return nil }
-        FileHandle.standardOutput.write(Data((result["standardOutput"]?.string ?? "").utf8))
-        FileHandle.standardError.write(Data((result["standardError"]?.string ?? "").utf8))
-        return Int32(result["status"]?.integer ?? 1)
+        return AgentCredentialStore(connection: connection)
     }
-}
-
-/// A parsed vault command, as the forwarding sees it.
-protocol ParsableCommandWithVault {
-    static var commandName: String { get }
-    var forwardable: Bool { get }
-    var vaultFileURL: URL { get }
-}
-
-/// The unlocked vault of the agent running this command (`agent.run`), if any.
-enum AgentVault {
-    @TaskLocal static var current: Vault?
 }

@@ -13,16 +13,13 @@ enum Reconciler {
     /// Tells the person, without contacting anything, that upgrades are pending (or that the
     /// journal cannot be read).
     static func notice(_ vault: Vault) {
-        do {
-            let count = try vault.pendingUpgrades().count
-            guard count > 0 else { return }
-            Output.error(
-                "keyhaven: note: \(count) upgrade(s) are unconfirmed; both passwords are kept. "
-                    + "`keyhaven upgrade --reconcile` asks the service."
-            )
-        } catch {
-            Output.error("keyhaven: warning: the upgrade journal cannot be read (\(error.message))")
-        }
+        LocalCredentialStore(vault: vault).noticePendingUpgrades()
+    }
+
+    /// What ``notice(_:)`` says of `count` pending upgrades.
+    static func pendingNote(_ count: Int) -> String {
+        "keyhaven: note: \(count) upgrade(s) are unconfirmed; both passwords are kept. "
+            + "`keyhaven upgrade --reconcile` asks the service."
     }
 
     /// Asks the services about every pending upgrade and reports each result. Returns how many are

@@ -3,7 +3,7 @@ import Foundation
 import Vault
 
 /// A vault subcommand: options, the global `--vault`, and opening.
-protocol VaultCommand: AsyncParsableCommand, ParsableCommandWithVault {
+protocol VaultCommand: AsyncParsableCommand {
     var options: VaultOptions { get }
     var root: Keyhaven { get }
 }
@@ -11,20 +11,24 @@ protocol VaultCommand: AsyncParsableCommand, ParsableCommandWithVault {
 extension VaultCommand {
     var vaultURL: URL { options.url(global: root.vault) }
 
-    /// A command the agent may run for the CLI (``AgentClient/forwarded``), unless the password
-    /// is to come from standard input.
-    var forwardable: Bool {
-        AgentClient.forwarded.contains(Self._commandName) && !options.passwordStdin
-    }
-    var vaultFileURL: URL { vaultURL }
-    static var commandName: String { _commandName }
-
     /// Opens the vault. Contacts nothing: upgrades a previous run left pending are only mentioned
     /// (`upgrade` and `serve` settle them).
     func openVault() async throws -> Vault {
         let vault = try options.open(global: root.vault)
         Reconciler.notice(vault)
         return vault
+    }
+
+    /// The credentials the command works on: the running agent's unlocked session for this vault
+    /// (typed requests over its socket; no master password is asked), else the vault opened here
+    /// (``openVault()``). With `--password-stdin` the vault is always opened here: the person gave
+    /// the master password for it.
+    func openStore() async throws -> any CredentialStore {
+        if !options.passwordStdin, let agent = try AgentClient.store(for: vaultURL) {
+            agent.noticePendingUpgrades()
+            return agent
+        }
+        return LocalCredentialStore(vault: try await openVault())
     }
 
     /// Runs `body`, reporting vault errors with their exit code.

@@ -68,10 +68,6 @@ struct VaultOptions: ParsableArguments {
     /// Opens the vault, turning failures into clear messages and exit codes (2: wrong password).
     func open(global: String? = nil) throws -> Vault {
         let url = url(global: global)
-        // Run by the agent (`agent.run`): its unlocked vault, when it is this one.
-        if let vault = AgentVault.current, vault.url.standardizedFileURL == url.standardizedFileURL {
-            return vault
-        }
         let password = try masterPassword()
         let vault: Vault
         do {

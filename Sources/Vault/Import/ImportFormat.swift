@@ -92,7 +92,7 @@ public enum ImportFormat: String, Sendable, Codable, CaseIterable {
 }
 
 /// What an import read from a file, before it touches a vault.
-public struct ParsedImport: Sendable {
+public struct ParsedImport: Hashable, Sendable, Codable {
     public var format: ImportFormat
     public var items: [Item]
     public var skipped: [ImportProblem]
@@ -101,7 +101,7 @@ public struct ParsedImport: Sendable {
     public var passkeys: [PasskeyCredential] = []
 
     /// One credential from the file.
-    public struct Item: Sendable {
+    public struct Item: Hashable, Sendable, Codable {
         public var content: CredentialContent
         /// Earlier passwords, when the format carries them (Bitwarden JSON).
         public var history: [PasswordHistoryEntry]

@@ -2,7 +2,7 @@ public import Foundation
 import GRDB
 
 /// The outcome of an import.
-public struct ImportReport: Sendable, Codable {
+public struct ImportReport: Hashable, Sendable, Codable {
     public var format: ImportFormat
     /// Credentials added to the vault.
     public var imported: Int

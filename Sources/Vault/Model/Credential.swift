@@ -6,7 +6,7 @@ public import Foundation
 /// `credential.password = …`) through `@dynamicMemberLookup`, so they are declared once, in
 /// ``CredentialContent``.
 @dynamicMemberLookup
-public struct Credential: Hashable, Sendable, Identifiable {
+public struct Credential: Hashable, Sendable, Codable, Identifiable {
     public var id: CredentialID
     /// The editable content, without identity and dates.
     public var content: CredentialContent
@@ -88,7 +88,7 @@ public struct SignInLink: Hashable, Sendable, Codable {
 
 /// A password a credential used before, with the time it was replaced. History is never dropped
 /// while the credential exists.
-public struct PasswordHistoryEntry: Hashable, Sendable {
+public struct PasswordHistoryEntry: Hashable, Sendable, Codable {
     public var password: String
     public var replaced: Date
 

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// What a name typed by a person (`github.com`, `github.com/alice`, `GitHub`, or an id) finds.
-public enum AccountLookup: Sendable {
+public enum AccountLookup: Hashable, Sendable, Codable {
     /// Exactly one credential.
     case found(Credential)
     /// Several credentials fit equally well: the person must choose (by `SERVICE/USER` or id).

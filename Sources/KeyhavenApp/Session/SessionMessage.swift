@@ -1,0 +1,250 @@
+public import Foundation
+public import Passkeys
+public import Vault
+
+/// What a front end asks of a ``KeyhavenSession`` from another process: the session's remote form
+/// (the CLI's requests to a running, unlocked agent). One request, one ``SessionResponse``; both
+/// travel as JSON in a ``SessionProtocol`` envelope that carries the protocol version.
+///
+/// Everything the vault commands need and nothing more: no command line, environment or printed
+/// text crosses the socket, only these values; the command renders the answer where it runs.
+public enum SessionRequest: Hashable, Sendable, Codable {
+    /// The credentials, or only the recently deleted ones: ``SessionResponse/listing(_:)``.
+    case list(deleted: Bool)
+    /// `text`: titles, users, services, notes and folders containing `query`; else the credentials
+    /// for the service `query` names (a domain or URL): ``SessionResponse/listing(_:)``.
+    case search(query: String, text: Bool)
+    /// The account a person's name for it finds (``Vault/account(named:)``: an id or its first
+    /// characters, `SERVICE[/USER]`, or a title): ``SessionResponse/account(_:)``.
+    case account(name: String)
+    /// One credential by id: ``SessionResponse/credential(_:)``.
+    case credential(id: CredentialID)
+    /// Its earlier passwords, oldest first: ``SessionResponse/history(_:)``.
+    case history(id: CredentialID)
+    /// The histories of several credentials at once (an export): ``SessionResponse/histories(_:)``.
+    case histories(ids: [CredentialID])
+    /// A new credential (its password chosen, or generated, by the caller): ``SessionResponse/id(_:)``.
+    case add(CredentialContent)
+    /// Changes to a credential: ``SessionResponse/credential(_:)`` as it is after them.
+    case update(id: CredentialID, changes: CredentialChanges)
+    /// To Recently Deleted: ``SessionResponse/done``.
+    case remove(id: CredentialID)
+    /// Back from Recently Deleted: ``SessionResponse/done``.
+    case restore(id: CredentialID)
+    /// The credential whose id starts with `prefix` (4+ characters): ``SessionResponse/id(_:)``.
+    case resolve(prefix: String)
+    /// The vault's passkeys with their ids; their private keys only `withKeys` (an export):
+    /// ``SessionResponse/passkeys(_:)``.
+    case passkeys(withKeys: Bool)
+    /// An export read by the caller, added in one transaction, or only previewed (`dryRun`):
+    /// ``SessionResponse/importReport(_:)``.
+    case importItems(ParsedImport, dryRun: Bool)
+    /// How many upgrades a previous run left unconfirmed: ``SessionResponse/count(_:)``.
+    case pendingUpgrades
+}
+
+/// The session's answer to one ``SessionRequest``: the typed values, or why it refused.
+public enum SessionResponse: Hashable, Sendable, Codable {
+    case listing(CredentialListing)
+    case account(AccountLookup)
+    case credential(Credential)
+    case history([PasswordHistoryEntry])
+    case histories([CredentialID: [PasswordHistoryEntry]])
+    case id(CredentialID)
+    case passkeys([PasskeyEntry])
+    case importReport(ImportReport)
+    case count(Int)
+    case done
+    /// A code to match on and a message for the person; never a secret.
+    case failure(SessionError)
+}
+
+/// Credentials and the records that could not be read (``Vault/Listing`` as it travels).
+public struct CredentialListing: Hashable, Sendable, Codable {
+    public var credentials: [Credential]
+    /// One per record that could not be read, named by id.
+    public var failures: [SessionError]
+
+    public init(credentials: [Credential], failures: [SessionError] = []) {
+        self.credentials = credentials
+        self.failures = failures
+    }
+
+    public init(_ listing: Vault.Listing) {
+        self.init(credentials: listing.credentials, failures: listing.failures.map(SessionError.init(vault:)))
+    }
+}
+
+/// A passkey with the id the vault knows it by (`keyhaven passkey rm ID`).
+public struct PasskeyEntry: Hashable, Sendable, Codable {
+    public var id: String
+    /// Its private key is empty unless the request asked for keys.
+    public var passkey: PasskeyCredential
+
+    public init(id: String, passkey: PasskeyCredential) {
+        self.id = id
+        self.passkey = passkey
+    }
+}
+
+/// What `keyhaven edit` changes in a credential; nil (or an empty list) leaves a field as it is.
+public struct CredentialChanges: Hashable, Sendable, Codable {
+    /// A change of an optional field: a new value, or none.
+    public enum Field: Hashable, Sendable, Codable {
+        case set(String)
+        case remove
+
+        var value: String? {
+            if case .set(let value) = self { value } else { nil }
+        }
+    }
+
+    public var user: String?
+    /// A new password; the old one moves to the history.
+    public var password: String?
+    public var title: String?
+    public var notes: String?
+    public var totp: Field?
+    public var folder: Field?
+    public var addServices: [ServiceIdentifier]
+    /// Services removed, by identifier.
+    public var removeServices: [String]
+
+    public init(
+        user: String? = nil,
+        password: String? = nil,
+        title: String? = nil,
+        notes: String? = nil,
+        totp: Field? = nil,
+        folder: Field? = nil,
+        addServices: [ServiceIdentifier] = [],
+        removeServices: [String] = []
+    ) {
+        self.user = user
+        self.password = password
+        self.title = title
+        self.notes = notes
+        self.totp = totp
+        self.folder = folder
+        self.addServices = addServices
+        self.removeServices = removeServices
+    }
+
+    /// `content` with these changes (services removed first, then the new ones added).
+    public func apply(to content: inout CredentialContent) {
+        if let user { content.user = user }
+        if let password { content.password = password }
+        if let title { content.title = title }
+        if let notes { content.notes = notes }
+        if let totp { content.totp = totp.value }
+        if let folder { content.folder = folder.value }
+        content.services.removeAll { removeServices.contains($0.identifier) }
+        content.services += addServices
+    }
+}
+
+/// The envelope of a session message on the agent's socket and its version.
+///
+/// A request is `{"type": "session", "version": 1, "id": N, "request": {…}}`, its answer
+/// `{"version": 1, "id": N, "response": {…}}`. A request of another version is refused with
+/// ``SessionError/Code/unsupportedVersion`` before anything else of it is read, and so is an
+/// answer of another version: the CLI and the agent must be the same Keyhaven.
+public enum SessionProtocol {
+    /// The version this Keyhaven speaks.
+    public static let version = 1
+    /// The `type` of a request frame (the agent's other CLI requests are `agent.*`).
+    public static let type = "session"
+
+    struct Header: Codable {
+        var type: String?
+        var version: Int
+        var id: Int?
+    }
+
+    struct RequestFrame: Codable {
+        var type = SessionProtocol.type
+        var version: Int
+        var id: Int
+        var request: SessionRequest
+    }
+
+    struct ResponseFrame: Codable {
+        var version: Int
+        var id: Int
+        var response: SessionResponse
+    }
+
+    /// A request ready to send.
+    public static func encode(_ request: SessionRequest, id: Int = 1, version: Int = version) throws -> Data {
+        try JSONEncoder().encode(RequestFrame(version: version, id: id, request: request))
+    }
+
+    /// The request in `frame` and its id; the error says why it cannot be served (another version,
+    /// a request this Keyhaven does not know). The error never repeats what the frame holds.
+    public static func decodeRequest(_ frame: Data) -> (id: Int, request: Result<SessionRequest, SessionError>) {
+        guard let header = try? JSONDecoder().decode(Header.self, from: frame) else {
+            return (0, .failure(SessionError(.badRequest, "The request has no session protocol version.")))
+        }
+        let id = header.id ?? 0
+        guard header.version == version else { return (id, .failure(.unsupportedVersion(header.version))) }
+        do {
+            return (id, .success(try JSONDecoder().decode(RequestFrame.self, from: frame).request))
+        } catch {
+            return (id, .failure(SessionError(.badRequest, "The request could not be read\(Self.place(error)).")))
+        }
+    }
+
+    /// An answer ready to send.
+    public static func encode(_ response: SessionResponse, id: Int, version: Int = version) -> Data {
+        do {
+            return try JSONEncoder().encode(ResponseFrame(version: version, id: id, response: response))
+        } catch {
+            let failure = SessionResponse.failure(SessionError(.failed, "The answer could not be written."))
+            // A failure always encodes.
+            return (try? JSONEncoder().encode(ResponseFrame(version: version, id: id, response: failure))) ?? Data()
+        }
+    }
+
+    /// The answer in `frame`.
+    public static func decodeResponse(_ frame: Data) throws(SessionError) -> SessionResponse {
+        guard let header = try? JSONDecoder().decode(Header.self, from: frame) else {
+            throw SessionError(.badRequest, "The agent's answer has no session protocol version.")
+        }
+        guard header.version == version else { throw .unsupportedVersion(header.version) }
+        do {
+            return try JSONDecoder().decode(ResponseFrame.self, from: frame).response
+        } catch {
+            throw SessionError(.badRequest, "The agent's answer could not be read\(Self.place(error)).")
+        }
+    }
+
+    /// Where decoding failed (the coding path, never a value).
+    static func place(_ error: any Error) -> String {
+        let context: DecodingError.Context? =
+            switch error as? DecodingError {
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
+                .dataCorrupted(let context):
+                context
+            default: nil
+            }
+        guard let path = context?.codingPath, !path.isEmpty else { return "" }
+        return " at " + path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+}
+
+extension SessionError {
+    /// A message of another protocol version than this Keyhaven's.
+    static func unsupportedVersion(_ version: Int) -> SessionError {
+        SessionError(
+            .unsupportedVersion,
+            "Session protocol version \(version) is not supported (this Keyhaven speaks version "
+                + "\(SessionProtocol.version)): run the same Keyhaven for the command and the agent — "
+                + "restart the agent after an update (`keyhaven agent stop`, then `keyhaven agent`)."
+        )
+    }
+
+    /// A vault error as it travels: its code and message (which name records by id only).
+    public init(vault error: VaultError) {
+        self.init(Code(name: error.code.name), error.message)
+    }
+}

@@ -1,0 +1,148 @@
+import AutoFill
+import Foundation
+import KeyhavenAgent
+import KeyhavenApp
+import Vault
+
+/// Where a vault command's credentials are: the vault this process opened (``LocalCredentialStore``),
+/// or the running agent's unlocked one, reached with typed ``SessionRequest``s over its socket
+/// (``AgentCredentialStore``). The commands are written once against it and render the answers here.
+protocol CredentialStore {
+    /// Serves one request; a refusal is a ``SessionResponse/failure(_:)``.
+    func answer(_ request: SessionRequest) throws -> SessionResponse
+}
+
+/// The vault opened by this process (no agent, a locked one, or `KEYHAVEN_NO_AGENT=1`).
+struct LocalCredentialStore: CredentialStore {
+    let vault: Vault
+
+    func answer(_ request: SessionRequest) throws -> SessionResponse {
+        request.answer(with: vault)
+    }
+}
+
+/// The running agent's unlocked session, over the connection this command opened.
+struct AgentCredentialStore: CredentialStore {
+    let connection: FrameConnection
+
+    func answer(_ request: SessionRequest) throws -> SessionResponse {
+        let frame = try SessionProtocol.encode(request)
+        guard frame.count <= Frames.maximumLength else {
+            throw Output.failure(
+                "the request is too large for the agent's socket (\(frame.count >> 20) MiB, at most 1 MiB): "
+                    + "run the command with KEYHAVEN_NO_AGENT=1 to open the vault here"
+            )
+        }
+        let reply: Data
+        do {
+            try connection.send(frame)
+            guard let received = try connection.receive() else {
+                throw Output.failure("the agent closed the connection without answering")
+            }
+            reply = received
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw Output.failure("the agent did not answer: \(error)")
+        }
+        return try SessionProtocol.decodeResponse(reply)
+    }
+}
+
+extension CredentialStore {
+    /// The answer to `request` that `extract` accepts; a refusal becomes the command's failure
+    /// (exit 2 for a wrong password or a locked agent, as when the vault is opened here).
+    func ask<T>(_ request: SessionRequest, _ extract: (SessionResponse) -> T?) throws -> T {
+        let response: SessionResponse
+        do {
+            response = try answer(request)
+        } catch let error as SessionError {
+            throw Self.failure(error)
+        }
+        if case .failure(let error) = response { throw Self.failure(error) }
+        guard let value = extract(response) else {
+            throw Output.failure("the agent answered with something else than was asked: is it the same Keyhaven?")
+        }
+        return value
+    }
+
+    static func failure(_ error: SessionError) -> CommandFailure {
+        let message = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
+        return Output.failure(message, exitCode: [.wrongPassword, .locked].contains(error.code) ? 2 : 1)
+    }
+
+    func list(deleted: Bool = false) throws -> CredentialListing {
+        try ask(.list(deleted: deleted)) { if case .listing(let listing) = $0 { listing } else { nil } }
+    }
+
+    func search(_ query: String, text: Bool) throws -> CredentialListing {
+        try ask(.search(query: query, text: text)) { if case .listing(let listing) = $0 { listing } else { nil } }
+    }
+
+    func account(named name: String) throws -> AccountLookup {
+        try ask(.account(name: name)) { if case .account(let lookup) = $0 { lookup } else { nil } }
+    }
+
+    func credential(_ id: CredentialID) throws -> Credential {
+        try ask(.credential(id: id)) { if case .credential(let credential) = $0 { credential } else { nil } }
+    }
+
+    func history(_ id: CredentialID) throws -> [PasswordHistoryEntry] {
+        try ask(.history(id: id)) { if case .history(let history) = $0 { history } else { nil } }
+    }
+
+    func histories(_ ids: [CredentialID]) throws -> [CredentialID: [PasswordHistoryEntry]] {
+        try ask(.histories(ids: ids)) { if case .histories(let histories) = $0 { histories } else { nil } }
+    }
+
+    func add(_ content: CredentialContent) throws -> CredentialID {
+        try ask(.add(content)) { if case .id(let id) = $0 { id } else { nil } }
+    }
+
+    func update(_ id: CredentialID, _ changes: CredentialChanges) throws -> Credential {
+        try ask(.update(id: id, changes: changes)) {
+            if case .credential(let credential) = $0 { credential } else { nil }
+        }
+    }
+
+    func remove(_ id: CredentialID) throws {
+        try done(.remove(id: id))
+    }
+
+    func restore(_ id: CredentialID) throws {
+        try done(.restore(id: id))
+    }
+
+    /// Asks for a change answered with ``SessionResponse/done``.
+    func done(_ request: SessionRequest) throws {
+        _ = try ask(request) { (response: SessionResponse) -> Bool? in
+            if case .done = response { true } else { nil }
+        }
+    }
+
+    func resolve(_ prefix: String) throws -> CredentialID {
+        try ask(.resolve(prefix: prefix)) { if case .id(let id) = $0 { id } else { nil } }
+    }
+
+    func passkeys(withKeys: Bool = false) throws -> [PasskeyEntry] {
+        try ask(.passkeys(withKeys: withKeys)) { if case .passkeys(let passkeys) = $0 { passkeys } else { nil } }
+    }
+
+    func importItems(_ parsed: ParsedImport, dryRun: Bool) throws -> ImportReport {
+        try ask(.importItems(parsed, dryRun: dryRun)) { if case .importReport(let report) = $0 { report } else { nil } }
+    }
+
+    /// Tells the person, without contacting anything, that upgrades are pending (or that the
+    /// journal cannot be read): ``Reconciler/notice(_:)`` wherever the vault is.
+    func noticePendingUpgrades() {
+        do {
+            let count: Int = try ask(.pendingUpgrades) { if case .count(let count) = $0 { count } else { nil } }
+            guard count > 0 else { return }
+            Output.error(Reconciler.pendingNote(count))
+        } catch let failure as CommandFailure {
+            Output.error("keyhaven: warning: the upgrade journal cannot be read (\(failure.message))")
+        } catch {
+            Output.error("keyhaven: warning: the upgrade journal cannot be read (\(error))")
+        }
+    }
+}

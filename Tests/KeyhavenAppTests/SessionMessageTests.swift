@@ -1,0 +1,260 @@
+import Foundation
+import KeyhavenApp
+import KeyhavenTesting
+import Passkeys
+import Testing
+import Vault
+
+/// The session's remote form (issue 27, item 2): every request and answer survives the socket's
+/// JSON unchanged, another protocol version is refused with what to do, and the one implementation
+/// of the requests does what the commands expect of it.
+struct SessionMessageTests {
+    static let chrome = Fixtures.packageRoot().appendingPathComponent("Tests/VaultTests/Fixtures/imports/chrome.csv")
+
+    struct Samples {
+        let credential: Credential
+        let other: Credential
+        let passkey: PasskeyCredential
+        let parsed: ParsedImport
+        let report: ImportReport
+    }
+
+    static func samples() throws -> Samples {
+        let test = try TestVault()
+        let id = try test.vault.add(
+            CredentialContent(
+                title: "GitHub",
+                services: [ServiceIdentifier("github.com"), ServiceIdentifier("https://gist.github.com/login")],
+                user: "ada",
+                password: "pw-1 ✓",
+                notes: "line one\nline two",
+                totp: "JBSWY3DPEHPK3PXP",
+                folder: "Work/Code"
+            )
+        )
+        try test.vault.update(id) { $0.password = "pw-2" }
+        try test.vault.remove(id)
+        let credential = try test.vault.credential(id)
+        let other = try test.vault.credential(
+            try test.vault.add(CredentialContent(services: [ServiceIdentifier("example.org")], user: "bob"))
+        )
+        let passkey = PasskeyCredential(
+            rpID: "example.org",
+            credentialID: [1, 2, 3, 250],
+            userHandle: [9, 8, 7],
+            userName: "bob",
+            userDisplayName: "Bob",
+            algorithm: -7,
+            privateKey: Array(repeating: 42, count: 32),
+            signCount: 3,
+            created: Date(timeIntervalSince1970: 1_700_000_000.25),
+            lastUsed: Date(timeIntervalSince1970: 1_700_000_100)
+        )
+        let parsed = try ImportService.read(contentsOf: chrome)
+        let report = try ImportService(vault: try TestVault().vault).preview(parsed)
+        return Samples(credential: credential, other: other, passkey: passkey, parsed: parsed, report: report)
+    }
+
+    /// Which case a request is; the switch is exhaustive, so a new request does not compile until
+    /// it is listed here (and then in ``requests(_:)``).
+    static func kind(_ request: SessionRequest) -> String {
+        switch request {
+        case .list: "list"
+        case .search: "search"
+        case .account: "account"
+        case .credential: "credential"
+        case .history: "history"
+        case .histories: "histories"
+        case .add: "add"
+        case .update: "update"
+        case .remove: "remove"
+        case .restore: "restore"
+        case .resolve: "resolve"
+        case .passkeys: "passkeys"
+        case .importItems: "importItems"
+        case .pendingUpgrades: "pendingUpgrades"
+        }
+    }
+
+    static func kind(_ response: SessionResponse) -> String {
+        switch response {
+        case .listing: "listing"
+        case .account: "account"
+        case .credential: "credential"
+        case .history: "history"
+        case .histories: "histories"
+        case .id: "id"
+        case .passkeys: "passkeys"
+        case .importReport: "importReport"
+        case .count: "count"
+        case .done: "done"
+        case .failure: "failure"
+        }
+    }
+
+    static func requests(_ samples: Samples) -> [SessionRequest] {
+        let id = samples.credential.id
+        return [
+            .list(deleted: true), .list(deleted: false), .search(query: "github.com", text: false),
+            .search(query: "work notes", text: true), .account(name: "github.com/ada"), .credential(id: id),
+            .history(id: id), .histories(ids: [id, samples.other.id]), .add(samples.credential.content),
+            .update(
+                id: id,
+                changes: CredentialChanges(
+                    user: "ada@example.org",
+                    password: "generated-in-the-cli",
+                    title: "",
+                    notes: "n",
+                    totp: .remove,
+                    folder: .set("Home"),
+                    addServices: [ServiceIdentifier("android://com.example.app")],
+                    removeServices: ["github.com"]
+                )
+            ),
+            .update(id: id, changes: CredentialChanges()), .remove(id: id), .restore(id: id),
+            .resolve(prefix: String(id.rawValue.prefix(6))), .passkeys(withKeys: true),
+            .passkeys(withKeys: false), .importItems(samples.parsed, dryRun: true), .pendingUpgrades,
+        ]
+    }
+
+    static func responses(_ samples: Samples) -> [SessionResponse] {
+        [
+            .listing(
+                CredentialListing(
+                    credentials: [samples.credential, samples.other],
+                    failures: [SessionError(.failed, "record 1234 could not be read")]
+                )
+            ),
+            .account(.found(samples.credential)), .account(.ambiguous([samples.credential, samples.other])),
+            .account(.notFound), .credential(samples.credential),
+            .history([PasswordHistoryEntry(password: "old", replaced: Date(timeIntervalSince1970: 12.5))]),
+            .histories([samples.credential.id: [PasswordHistoryEntry(password: "o", replaced: Date())], samples.other.id: []]),
+            .id(samples.other.id), .passkeys([PasskeyEntry(id: "pk-1", passkey: samples.passkey)]),
+            .importReport(samples.report), .count(3), .done,
+            .failure(SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")),
+        ]
+    }
+
+    @Test func everyRequestAndAnswerSurvivesTheSocketUnchanged() throws {
+        let samples = try Self.samples()
+        let requests = Self.requests(samples)
+        #expect(Set(requests.map(Self.kind)).count == 14, "every kind of request is sent")
+        for (index, request) in requests.enumerated() {
+            let frame = try SessionProtocol.encode(request, id: index + 7)
+            let (id, decoded) = SessionProtocol.decodeRequest(frame)
+            #expect(id == index + 7)
+            #expect(try decoded.get() == request, "\(Self.kind(request))")
+        }
+        let responses = Self.responses(samples)
+        #expect(Set(responses.map(Self.kind)).count == 11, "every kind of answer is sent")
+        for response in responses {
+            let frame = SessionProtocol.encode(response, id: 3)
+            let decoded = try SessionProtocol.decodeResponse(frame)
+            #expect(decoded == response, "\(Self.kind(response))")
+            if case .failure(let sent) = response, case .failure(let received) = decoded {
+                #expect(sent.message == received.message)
+            }
+        }
+        // The envelope names its type and version.
+        let envelope = try JSONSerialization.jsonObject(with: try SessionProtocol.encode(.pendingUpgrades)) as? [String: Any]
+        #expect(envelope?["type"] as? String == "session" && envelope?["version"] as? Int == SessionProtocol.version)
+    }
+
+    @Test func anotherVersionIsRefusedWithWhatToDo() throws {
+        let (id, request) = SessionProtocol.decodeRequest(try SessionProtocol.encode(.list(deleted: false), id: 4, version: 2))
+        #expect(id == 4)
+        #expect(throws: SessionError(.unsupportedVersion, "")) { try request.get() }
+        if case .failure(let error) = request {
+            #expect(error.message.contains("version 2") && error.message.contains("restart the agent"))
+        }
+        let answer = SessionProtocol.encode(.done, id: 1, version: 0)
+        #expect(throws: SessionError(.unsupportedVersion, "")) { try SessionProtocol.decodeResponse(answer) }
+        // A request this Keyhaven does not know, and a frame without a version, are bad requests
+        // whose message does not repeat what was sent.
+        let unknown = Data(#"{"type":"session","version":1,"id":2,"request":{"teleport":{"secret":"s3cret"}}}"#.utf8)
+        let (unknownID, refused) = SessionProtocol.decodeRequest(unknown)
+        #expect(unknownID == 2)
+        #expect(throws: SessionError(.badRequest, "")) { try refused.get() }
+        if case .failure(let error) = refused { #expect(!error.message.contains("s3cret")) }
+        #expect(throws: SessionError(.badRequest, "")) { try SessionProtocol.decodeRequest(Data("{}".utf8)).request.get() }
+    }
+
+    @Test func theRequestsDoWhatTheCommandsExpect() throws {
+        let test = try TestVault()
+        func ask(_ request: SessionRequest) -> SessionResponse { request.answer(with: test.vault) }
+        guard case .id(let id) = ask(.add(CredentialContent(services: [ServiceIdentifier("github.com")], user: "ada", password: "a", totp: "JBSWY3DPEHPK3PXP", folder: "Work"))) else {
+            Issue.record("add answers with an id")
+            return
+        }
+        let changes = CredentialChanges(
+            password: "b",
+            totp: .remove,
+            folder: .set("Home"),
+            addServices: [ServiceIdentifier("gist.github.com")],
+            removeServices: ["github.com"]
+        )
+        guard case .credential(let changed) = ask(.update(id: id, changes: changes)) else {
+            Issue.record("update answers with the credential")
+            return
+        }
+        #expect(changed.password == "b" && changed.totp == nil && changed.folder == "Home" && changed.user == "ada")
+        #expect(changed.services.map(\.identifier) == ["gist.github.com"])
+        #expect(ask(.history(id: id)) == .history(try test.vault.history(id)))
+        #expect(ask(.account(name: "gist.github.com/ada")) == .account(.found(changed)))
+        #expect(ask(.account(name: "nothing.example")) == .account(.notFound))
+        // Refusals carry the vault's code and a message without secrets.
+        guard case .failure(let missing) = ask(.resolve(prefix: "ffffffff")) else {
+            Issue.record("an unknown id is refused")
+            return
+        }
+        #expect(missing.code.name == "notFound")
+        // Passkeys travel without their private keys unless asked.
+        let passkey = PasskeyCredential(
+            rpID: "github.com",
+            credentialID: [1],
+            userHandle: [2],
+            userName: "ada",
+            userDisplayName: "Ada",
+            algorithm: -7,
+            privateKey: Array(repeating: 7, count: 32),
+            created: Date()
+        )
+        try test.vault.savePasskey(passkey)
+        guard case .passkeys(let listed) = ask(.passkeys(withKeys: false)),
+            case .passkeys(let withKeys) = ask(.passkeys(withKeys: true))
+        else {
+            Issue.record("passkeys are listed")
+            return
+        }
+        #expect(listed.count == 1 && listed[0].passkey.privateKey.isEmpty && listed[0].id == test.vault.passkeyID(passkey))
+        #expect(withKeys.map(\.passkey) == [passkey])
+        #expect(ask(.remove(id: id)) == .done)
+        guard case .listing(let deleted) = ask(.list(deleted: true)) else {
+            Issue.record("list answers with a listing")
+            return
+        }
+        #expect(deleted.credentials.map(\.id) == [id])
+        #expect(ask(.restore(id: id)) == .done)
+        #expect(ask(.pendingUpgrades) == .count(0))
+    }
+
+    @Test func aChangeThroughTheSessionIsPublished() async throws {
+        let test = try TestVault()
+        let session = KeyhavenSession(.init(vaultURL: test.url, allowInsecureKDF: true))
+        #expect(await session.answer(.list(deleted: false)) == .failure(SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")))
+        try await session.unlock(masterPassword: test.masterPassword)
+        let events = await session.events()
+        let unchanged = await session.currentRevision
+        _ = await session.answer(.list(deleted: false))
+        #expect(await session.currentRevision == unchanged, "a read is no change")
+        let added = await session.answer(.add(CredentialContent(services: [ServiceIdentifier("example.org")], user: "bob")))
+        guard case .id(let id) = added else {
+            Issue.record("add answers with an id, not \(added)")
+            return
+        }
+        #expect(try test.vault.credential(id).user == "bob")
+        var iterator = events.makeAsyncIterator()
+        let event = await iterator.next()
+        #expect(event == .changed(revision: unchanged + 1))
+    }
+}
