@@ -195,10 +195,31 @@ public final class AgentServer: Sendable {
             }
             var next: (Data, JSONValue)? = (Data(buffer: first), message)
             while case let (frame, request)? = next {
-                let reply: Data =
-                    request["type"]?.string == SessionProtocol.type
-                    ? await answerSession(frame) : await answerCLI(request).encoded()
-                try await outbound.write(ByteBuffer(bytes: reply))
+                let type = request["type"]?.string
+                if type == SessionProtocol.type || type == SessionProtocol.partsType {
+                    var message = frame
+                    if type == SessionProtocol.partsType {
+                        // A message in parts: its frames, joined (a header it cannot serve ends the
+                        // connection, with why).
+                        let parts: Int
+                        do {
+                            parts = try SessionProtocol.parts(in: frame) ?? 0
+                        } catch {
+                            try await outbound.write(ByteBuffer(bytes: SessionProtocol.encode(.failure(error), id: 0)))
+                            return
+                        }
+                        message = Data()
+                        for _ in 0..<parts {
+                            guard let part = try await frames.next() else { return }
+                            message.append(Data(buffer: part))
+                        }
+                    }
+                    for part in SessionProtocol.frames(await answerSession(message), limit: Frames.maximumLength) {
+                        try await outbound.write(ByteBuffer(bytes: part))
+                    }
+                } else {
+                    try await outbound.write(ByteBuffer(bytes: await answerCLI(request).encoded()))
+                }
                 guard let frame = try await frames.next(), let parsed = try? JSONValue.parse(Data(buffer: frame)) else {
                     return
                 }
@@ -311,7 +332,7 @@ public final class AgentServer: Sendable {
     }
 
     /// A vault command's typed request (``SessionProtocol``), answered by the session; a request
-    /// of another protocol version is refused, and so is an answer too long for one frame.
+    /// of another protocol version is refused.
     func answerSession(_ frame: Data) async -> Data {
         let (id, decoded) = SessionProtocol.decodeRequest(frame)
         let response: SessionResponse
@@ -319,18 +340,7 @@ public final class AgentServer: Sendable {
         case .success(let request): response = await agent.session.answer(request)
         case .failure(let error): response = .failure(error)
         }
-        let reply = SessionProtocol.encode(response, id: id)
-        guard reply.count > Frames.maximumLength else { return reply }
-        return SessionProtocol.encode(
-            .failure(
-                SessionError(
-                    .failed,
-                    "The answer is larger than the agent's socket carries (1 MiB): run the command with "
-                        + "KEYHAVEN_NO_AGENT=1 to open the vault in its own process."
-                )
-            ),
-            id: id
-        )
+        return SessionProtocol.encode(response, id: id)
     }
 }
 

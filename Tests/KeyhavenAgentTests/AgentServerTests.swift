@@ -41,10 +41,23 @@ import Glibc
             return try JSONValue.parse(try #require(try connection.receive()))
         }
 
-        /// One typed request of the CLI's (``SessionProtocol``) and its answer.
-        func session(_ connection: FrameConnection, _ request: SessionRequest) throws -> SessionResponse {
-            try connection.send(try SessionProtocol.encode(request))
-            return try SessionProtocol.decodeResponse(try #require(try connection.receive()))
+        /// One typed request of the CLI's (``SessionProtocol``) and its answer, each in parts when
+        /// longer than a frame; `parts` counts the frames of the answer.
+        func session(
+            _ connection: FrameConnection,
+            _ request: SessionRequest,
+            parts: UnsafeMutablePointer<Int>? = nil
+        ) throws -> SessionResponse {
+            for frame in SessionProtocol.frames(try SessionProtocol.encode(request), limit: Frames.maximumLength) {
+                try connection.send(frame)
+            }
+            var reply = try #require(try connection.receive())
+            if let count = try SessionProtocol.parts(in: reply) {
+                parts?.pointee = count
+                reply = Data()
+                for _ in 0..<count { reply.append(try #require(try connection.receive())) }
+            }
+            return try SessionProtocol.decodeResponse(reply)
         }
     }
 
@@ -110,6 +123,37 @@ import Glibc
         #expect(try running.ask(cli, ["v": 1, "id": 6, "type": "agent.sites"])["ok"] == ["example.com"])
         _ = try running.ask(cli, ["v": 1, "id": 7, "type": "agent.lock"])
         #expect(try running.ask(cli, ["v": 1, "id": 8, "type": "agent.status"])["ok"]?["state"]?.string == "locked")
+    }
+
+    /// A message longer than a frame travels in parts, both ways: a credential with 1.5 MiB of
+    /// notes is added, and the listing that holds it comes back whole.
+    @Test func messagesLongerThanAFrameTravelInParts() async throws {
+        let running = try Running()
+        let cli = try running.connect()
+        _ = try running.ask(
+            cli,
+            ["v": 1, "id": 1, "type": "agent.unlock", "masterPassword": .string(running.testVault.masterPassword)]
+        )
+        let notes = String(repeating: "0123456789abcdef", count: 3 << 16)
+        let content = CredentialContent(services: [ServiceIdentifier("example.com")], user: "ada", notes: notes)
+        guard case .id(let id) = try running.session(cli, .add(content)) else {
+            Issue.record("a long add is answered with the new id")
+            return
+        }
+        var parts = 0
+        let listed = try running.session(cli, .list(deleted: false), parts: &parts)
+        #expect(parts == 2)
+        guard case .listing(let listing) = listed else {
+            Issue.record("a long listing arrives whole")
+            return
+        }
+        #expect(listing.credentials.map(\.id) == [id] && listing.credentials.first?.notes == notes)
+        // The connection goes on after it, and a header of too many parts is refused.
+        #expect(try running.ask(cli, ["v": 1, "id": 2, "type": "agent.status"])["ok"]?["state"]?.string == "unlocked")
+        try cli.send(Data(#"{"type":"session.parts","version":1,"parts":100000}"#.utf8))
+        let refused = try SessionProtocol.decodeResponse(try #require(try cli.receive()))
+        #expect(refused.failureCode == .badRequest)
+        #expect(try cli.receive() == nil)
     }
 
     @Test func aBrowserPairsAndTalksSealedAndNeverReachesTheCLIRequests() async throws {

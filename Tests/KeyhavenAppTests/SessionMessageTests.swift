@@ -179,6 +179,20 @@ struct SessionMessageTests {
         #expect(throws: SessionError(.badRequest, "")) { try SessionProtocol.decodeRequest(Data("{}".utf8)).request.get() }
     }
 
+    @Test func aMessageLongerThanAFrameIsCutIntoPartsAndJoinedWhole() throws {
+        let message = try SessionProtocol.encode(.search(query: String(repeating: "x", count: 95), text: true))
+        #expect(SessionProtocol.frames(message, limit: message.count) == [message])
+        let frames = SessionProtocol.frames(message, limit: 40)
+        let parts = try #require(try SessionProtocol.parts(in: frames[0]))
+        #expect(parts == frames.count - 1 && frames.dropFirst().allSatisfy { $0.count <= 40 })
+        #expect(frames.dropFirst().reduce(Data(), +) == message)
+        #expect(try SessionProtocol.parts(in: message) == nil)
+        let tooMany = Data(#"{"type":"session.parts","version":1,"parts":129}"#.utf8)
+        #expect(throws: SessionError(.badRequest, "")) { try SessionProtocol.parts(in: tooMany) }
+        let otherVersion = Data(#"{"type":"session.parts","version":2,"parts":2}"#.utf8)
+        #expect(throws: SessionError(.unsupportedVersion, "")) { try SessionProtocol.parts(in: otherVersion) }
+    }
+
     @Test func theRequestsDoWhatTheCommandsExpect() throws {
         let test = try TestVault()
         func ask(_ request: SessionRequest) -> SessionResponse { request.answer(with: test.vault) }

@@ -149,16 +149,49 @@ public struct CredentialChanges: Hashable, Sendable, Codable {
 /// `{"version": 1, "id": N, "response": {…}}`. A request of another version is refused with
 /// ``SessionError/Code/unsupportedVersion`` before anything else of it is read, and so is an
 /// answer of another version: the CLI and the agent must be the same Keyhaven.
+///
+/// A message longer than a frame (a listing of thousands of credentials, a large import) travels
+/// in parts (``frames(_:limit:)``): a header `{"type": "session.parts", "version": 1, "parts": K}`,
+/// then K frames whose bytes, joined, are the message.
 public enum SessionProtocol {
     /// The version this Keyhaven speaks.
     public static let version = 1
     /// The `type` of a request frame (the agent's other CLI requests are `agent.*`).
     public static let type = "session"
+    /// The `type` of the header of a message in parts.
+    public static let partsType = "session.parts"
+    /// The most parts a message may have (128 frames of 1 MiB: an import's 64 MiB file, parsed).
+    public static let maximumParts = 128
 
     struct Header: Codable {
         var type: String?
         var version: Int
         var id: Int?
+        var parts: Int?
+    }
+
+    /// The frames that carry `message` where a frame holds at most `limit` bytes: the message
+    /// itself, or a parts header and the message's bytes cut into frames.
+    public static func frames(_ message: Data, limit: Int) -> [Data] {
+        guard message.count > limit else { return [message] }
+        let chunks = stride(from: 0, to: message.count, by: limit).map { offset in
+            Data(message.dropFirst(offset).prefix(limit))
+        }
+        let header = Data(#"{"type":"\#(partsType)","version":\#(version),"parts":\#(chunks.count)}"#.utf8)
+        return [header] + chunks
+    }
+
+    /// How many frames follow `frame`, when it is the header of a message in parts; nil when it is
+    /// a message itself. A header of another version, or of too many parts, is refused.
+    public static func parts(in frame: Data) throws(SessionError) -> Int? {
+        guard let header = try? JSONDecoder().decode(Header.self, from: frame), header.type == partsType else {
+            return nil
+        }
+        guard header.version == version else { throw .unsupportedVersion(header.version) }
+        guard let parts = header.parts, (1...maximumParts).contains(parts) else {
+            throw SessionError(.badRequest, "A message in parts has 1 to \(maximumParts) parts.")
+        }
+        return parts
     }
 
     struct RequestFrame: Codable {

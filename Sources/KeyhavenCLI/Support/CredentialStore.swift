@@ -26,26 +26,33 @@ struct AgentCredentialStore: CredentialStore {
     let connection: FrameConnection
 
     func answer(_ request: SessionRequest) throws -> SessionResponse {
-        let frame = try SessionProtocol.encode(request)
-        guard frame.count <= Frames.maximumLength else {
-            throw Output.failure(
-                "the request is too large for the agent's socket (\(frame.count >> 20) MiB, at most 1 MiB): "
-                    + "run the command with KEYHAVEN_NO_AGENT=1 to open the vault here"
-            )
-        }
-        let reply: Data
+        let message = try SessionProtocol.encode(request)
+        var reply = Data()
         do {
-            try connection.send(frame)
-            guard let received = try connection.receive() else {
-                throw Output.failure("the agent closed the connection without answering")
+            for frame in SessionProtocol.frames(message, limit: Frames.maximumLength) {
+                try connection.send(frame)
             }
-            reply = received
-        } catch let failure as CommandFailure {
-            throw failure
+            let first = try receive()
+            if let parts = try SessionProtocol.parts(in: first) {
+                for _ in 0..<parts { reply.append(try receive()) }
+            } else {
+                reply = first
+            }
+        } catch let error as CommandFailure {
+            throw error
+        } catch let error as SessionError {
+            throw error
         } catch {
             throw Output.failure("the agent did not answer: \(error)")
         }
         return try SessionProtocol.decodeResponse(reply)
+    }
+
+    private func receive() throws -> Data {
+        guard let frame = try connection.receive() else {
+            throw Output.failure("the agent closed the connection without answering")
+        }
+        return frame
     }
 }
 
