@@ -94,23 +94,16 @@ struct SessionMessageTests {
 
     static func requests(_ samples: Samples) -> [SessionRequest] {
         let id = samples.credential.id
+        var everyChange = CredentialChanges()
+        (everyChange.user, everyChange.password) = ("ada@example.org", "generated-in-the-cli")
+        (everyChange.title, everyChange.notes, everyChange.totp, everyChange.folder) = ("", "n", .remove, .set("Home"))
+        everyChange.addServices = [ServiceIdentifier("android://com.example.app")]
+        everyChange.removeServices = ["github.com"]
         return [
             .list(deleted: true), .list(deleted: false), .search(query: "github.com", text: false),
             .search(query: "work notes", text: true), .account(name: "github.com/ada"), .credential(id: id),
             .history(id: id), .histories(ids: [id, samples.other.id]), .add(samples.credential.content),
-            .update(
-                id: id,
-                changes: CredentialChanges(
-                    user: "ada@example.org",
-                    password: "generated-in-the-cli",
-                    title: "",
-                    notes: "n",
-                    totp: .remove,
-                    folder: .set("Home"),
-                    addServices: [ServiceIdentifier("android://com.example.app")],
-                    removeServices: ["github.com"]
-                )
-            ),
+            .update(id: id, changes: everyChange),
             .update(id: id, changes: CredentialChanges()), .remove(id: id), .restore(id: id),
             .resolve(prefix: String(id.rawValue.prefix(6))), .passkeys(withKeys: true),
             .passkeys(withKeys: false), .importItems(samples.parsed, dryRun: true), .pendingUpgrades,
@@ -200,13 +193,10 @@ struct SessionMessageTests {
             Issue.record("add answers with an id")
             return
         }
-        let changes = CredentialChanges(
-            password: "b",
-            totp: .remove,
-            folder: .set("Home"),
-            addServices: [ServiceIdentifier("gist.github.com")],
-            removeServices: ["github.com"]
-        )
+        var changes = CredentialChanges()
+        (changes.password, changes.totp, changes.folder) = ("b", .remove, .set("Home"))
+        changes.addServices = [ServiceIdentifier("gist.github.com")]
+        changes.removeServices = ["github.com"]
         guard case .credential(let changed) = ask(.update(id: id, changes: changes)) else {
             Issue.record("update answers with the credential")
             return

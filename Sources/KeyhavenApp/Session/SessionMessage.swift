@@ -66,8 +66,7 @@ public struct CredentialListing: Hashable, Sendable, Codable {
     public var failures: [SessionError]
 
     public init(credentials: [Credential], failures: [SessionError] = []) {
-        self.credentials = credentials
-        self.failures = failures
+        (self.credentials, self.failures) = (credentials, failures)
     }
 
     public init(_ listing: Vault.Listing) {
@@ -82,12 +81,17 @@ public struct PasskeyEntry: Hashable, Sendable, Codable {
     public var passkey: PasskeyCredential
 
     public init(id: String, passkey: PasskeyCredential) {
-        self.id = id
-        self.passkey = passkey
+        (self.id, self.passkey) = (id, passkey)
     }
 }
 
 /// What `keyhaven edit` changes in a credential; nil (or an empty list) leaves a field as it is.
+///
+/// ```swift
+/// var changes = CredentialChanges()
+/// changes.password = generated
+/// changes.folder = .remove
+/// ```
 public struct CredentialChanges: Hashable, Sendable, Codable {
     /// A change of an optional field: a new value, or none.
     public enum Field: Hashable, Sendable, Codable {
@@ -106,29 +110,12 @@ public struct CredentialChanges: Hashable, Sendable, Codable {
     public var notes: String?
     public var totp: Field?
     public var folder: Field?
-    public var addServices: [ServiceIdentifier]
+    public var addServices: [ServiceIdentifier] = []
     /// Services removed, by identifier.
-    public var removeServices: [String]
+    public var removeServices: [String] = []
 
-    public init(
-        user: String? = nil,
-        password: String? = nil,
-        title: String? = nil,
-        notes: String? = nil,
-        totp: Field? = nil,
-        folder: Field? = nil,
-        addServices: [ServiceIdentifier] = [],
-        removeServices: [String] = []
-    ) {
-        self.user = user
-        self.password = password
-        self.title = title
-        self.notes = notes
-        self.totp = totp
-        self.folder = folder
-        self.addServices = addServices
-        self.removeServices = removeServices
-    }
+    /// No change yet: set the fields to change.
+    public init() {}
 
     /// `content` with these changes (services removed first, then the new ones added).
     public func apply(to content: inout CredentialContent) {

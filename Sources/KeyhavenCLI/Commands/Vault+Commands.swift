@@ -295,16 +295,11 @@ extension Keyhaven {
             func field(_ value: String?) -> CredentialChanges.Field? {
                 value.map { $0.isEmpty ? .remove : .set($0) }
             }
-            let changes = CredentialChanges(
-                user: user,
-                password: newPassword,
-                title: title,
-                notes: notes,
-                totp: field(totp),
-                folder: field(folder),
-                addServices: addService.map(ServiceIdentifier.init),
-                removeServices: removeService
-            )
+            var changes = CredentialChanges()
+            (changes.user, changes.password, changes.title, changes.notes) = (user, newPassword, title, notes)
+            (changes.totp, changes.folder) = (field(totp), field(folder))
+            changes.addServices = addService.map(ServiceIdentifier.init)
+            changes.removeServices = removeService
             let credential = try store.update(existing.id, changes)
             print("Updated \(credential.id.short) (\(credential.content.displayTitle)).")
             if generate, let newPassword { print("Generated password: \(newPassword)") }
