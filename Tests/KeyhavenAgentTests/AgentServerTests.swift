@@ -99,7 +99,9 @@ import Glibc
         #expect(listing.credentials.map(\.user) == ["ada"] && listing.failures.isEmpty)
         // A write through the session is a change of the vault: the revision grows (browsers are
         // told, the AutoFill index is read again).
-        let before = try #require(try running.ask(cli, ["v": 1, "id": 9, "type": "agent.status"])["ok"]?["revision"]?.integer)
+        let before = try #require(
+            try running.ask(cli, ["v": 1, "id": 9, "type": "agent.status"])["ok"]?["revision"]?.integer
+        )
         let added = try running.session(
             cli,
             .add(CredentialContent(services: [ServiceIdentifier("example.org")], user: "bob", password: "b"))

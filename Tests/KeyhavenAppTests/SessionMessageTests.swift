@@ -121,7 +121,9 @@ struct SessionMessageTests {
             .account(.found(samples.credential)), .account(.ambiguous([samples.credential, samples.other])),
             .account(.notFound), .credential(samples.credential),
             .history([PasswordHistoryEntry(password: "old", replaced: Date(timeIntervalSince1970: 12.5))]),
-            .histories([samples.credential.id: [PasswordHistoryEntry(password: "o", replaced: Date())], samples.other.id: []]),
+            .histories([
+                samples.credential.id: [PasswordHistoryEntry(password: "o", replaced: Date())], samples.other.id: [],
+            ]),
             .id(samples.other.id), .passkeys([PasskeyEntry(id: "pk-1", passkey: samples.passkey)]),
             .importReport(samples.report), .count(3), .done,
             .failure(SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")),
@@ -149,12 +151,15 @@ struct SessionMessageTests {
             }
         }
         // The envelope names its type and version.
-        let envelope = try JSONSerialization.jsonObject(with: try SessionProtocol.encode(.pendingUpgrades)) as? [String: Any]
+        let envelope =
+            try JSONSerialization.jsonObject(with: try SessionProtocol.encode(.pendingUpgrades)) as? [String: Any]
         #expect(envelope?["type"] as? String == "session" && envelope?["version"] as? Int == SessionProtocol.version)
     }
 
     @Test func anotherVersionIsRefusedWithWhatToDo() throws {
-        let (id, request) = SessionProtocol.decodeRequest(try SessionProtocol.encode(.list(deleted: false), id: 4, version: 2))
+        let (id, request) = SessionProtocol.decodeRequest(
+            try SessionProtocol.encode(.list(deleted: false), id: 4, version: 2)
+        )
         #expect(id == 4)
         #expect(throws: SessionError(.unsupportedVersion, "")) { try request.get() }
         if case .failure(let error) = request {
@@ -169,7 +174,9 @@ struct SessionMessageTests {
         #expect(unknownID == 2)
         #expect(throws: SessionError(.badRequest, "")) { try refused.get() }
         if case .failure(let error) = refused { #expect(!error.message.contains("s3cret")) }
-        #expect(throws: SessionError(.badRequest, "")) { try SessionProtocol.decodeRequest(Data("{}".utf8)).request.get() }
+        #expect(throws: SessionError(.badRequest, "")) {
+            try SessionProtocol.decodeRequest(Data("{}".utf8)).request.get()
+        }
     }
 
     @Test func aMessageLongerThanAFrameIsCutIntoPartsAndJoinedWhole() throws {
@@ -189,7 +196,19 @@ struct SessionMessageTests {
     @Test func theRequestsDoWhatTheCommandsExpect() throws {
         let test = try TestVault()
         func ask(_ request: SessionRequest) -> SessionResponse { request.answer(with: test.vault) }
-        guard case .id(let id) = ask(.add(CredentialContent(services: [ServiceIdentifier("github.com")], user: "ada", password: "a", totp: "JBSWY3DPEHPK3PXP", folder: "Work"))) else {
+        guard
+            case .id(let id) = ask(
+                .add(
+                    CredentialContent(
+                        services: [ServiceIdentifier("github.com")],
+                        user: "ada",
+                        password: "a",
+                        totp: "JBSWY3DPEHPK3PXP",
+                        folder: "Work"
+                    )
+                )
+            )
+        else {
             Issue.record("add answers with an id")
             return
         }
@@ -230,7 +249,9 @@ struct SessionMessageTests {
             Issue.record("passkeys are listed")
             return
         }
-        #expect(listed.count == 1 && listed[0].passkey.privateKey.isEmpty && listed[0].id == test.vault.passkeyID(passkey))
+        #expect(
+            listed.count == 1 && listed[0].passkey.privateKey.isEmpty && listed[0].id == test.vault.passkeyID(passkey)
+        )
         #expect(withKeys.map(\.passkey) == [passkey])
         #expect(ask(.remove(id: id)) == .done)
         guard case .listing(let deleted) = ask(.list(deleted: true)) else {
@@ -245,13 +266,18 @@ struct SessionMessageTests {
     @Test func aChangeThroughTheSessionIsPublished() async throws {
         let test = try TestVault()
         let session = KeyhavenSession(.init(vaultURL: test.url, allowInsecureKDF: true))
-        #expect(await session.answer(.list(deleted: false)) == .failure(SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")))
+        #expect(
+            await session.answer(.list(deleted: false))
+                == .failure(SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`."))
+        )
         try await session.unlock(masterPassword: test.masterPassword)
         let events = await session.events()
         let unchanged = await session.currentRevision
         _ = await session.answer(.list(deleted: false))
         #expect(await session.currentRevision == unchanged, "a read is no change")
-        let added = await session.answer(.add(CredentialContent(services: [ServiceIdentifier("example.org")], user: "bob")))
+        let added = await session.answer(
+            .add(CredentialContent(services: [ServiceIdentifier("example.org")], user: "bob"))
+        )
         guard case .id(let id) = added else {
             Issue.record("add answers with an id, not \(added)")
             return

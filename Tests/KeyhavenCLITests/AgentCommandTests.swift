@@ -150,16 +150,21 @@ struct AgentCommandTests {
         let added = try run(["add", "--service", "example.org", "--user", "bob", "--password", "bob-Pw-2", "--json"])
         #expect(added.status == 0, "\(added.stderr)")
         #expect(added.stdout.contains("\"user\" : \"bob\""))
-        let edited = try run(["edit", "example.org", "--generate", "--folder", "Work", "--add-service", "app.example.org"])
+        let edited = try run([
+            "edit", "example.org", "--generate", "--folder", "Work", "--add-service", "app.example.org",
+        ])
         #expect(edited.status == 0, "\(edited.stderr)")
-        let generated = try #require(edited.stdout.split(separator: "\n").last?.split(separator: " ").last.map(String.init))
+        let generated = try #require(
+            edited.stdout.split(separator: "\n").last?.split(separator: " ").last.map(String.init)
+        )
         #expect(edited.stdout.hasPrefix("Updated ") && edited.stdout.contains("Generated password: "))
         let revealed = try run(["show", "example.org", "--reveal"], local)
         #expect(revealed.stdout.contains("password:  \(generated)") && revealed.stdout.contains("bob-Pw-2"))
         #expect(try run(["rm", "github.com"]).status == 0)
         // Read through the agent and here: the same output, byte for byte.
         for arguments in [
-            ["list", "--json"], ["list"], ["list", "--deleted", "--json"], ["show", "example.org", "--json", "--reveal"],
+            ["list", "--json"], ["list"], ["list", "--deleted", "--json"],
+            ["show", "example.org", "--json", "--reveal"],
             ["show", "example.org"], ["search", "example.org", "--json"], ["search", "--text", "bob"],
         ] {
             let viaAgent = try run(arguments)

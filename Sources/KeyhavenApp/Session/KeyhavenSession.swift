@@ -1,6 +1,6 @@
 public import Foundation
 public import Vault
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -328,44 +328,34 @@ public actor KeyhavenSession {
 /// Why the session refused (its codes are stable; messages are for people, never a secret). It
 /// travels as `{"code", "message"}` in a ``SessionResponse``; a vault error keeps its own code
 /// (`notFound`, `ambiguous`, …).
-public struct SessionError: Error, Hashable, Sendable, Codable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, Codable, CustomStringConvertible {
-        public let name: String
-        public var description: String { name }
-        /// Nothing is unlocked: unlock first.
-        public static let locked = Code(name: "locked")
-        public static let wrongPassword = Code(name: "wrongPassword")
-        public static let badRequest = Code(name: "badRequest")
-        public static let failed = Code(name: "failed")
-        /// A message of another session protocol version (``SessionProtocol``).
-        public static let unsupportedVersion = Code(name: "unsupportedVersion")
+public typealias SessionError = KeyhavenError<SessionErrorDomain>
 
-        init(name: String) {
-            self.name = name
-        }
+/// The domain of ``SessionError``.
+public enum SessionErrorDomain: KeyhavenErrorDomain {}
 
-        public init(from decoder: any Decoder) throws {
-            name = try decoder.singleValueContainer().decode(String.self)
-        }
+extension SessionError.Code {
+    /// Nothing is unlocked: unlock first.
+    public static var locked: Self { Self("locked") }
+    public static var wrongPassword: Self { Self("wrongPassword") }
+    public static var badRequest: Self { Self("badRequest") }
+    public static var failed: Self { Self("failed") }
+    /// A message of another session protocol version (``SessionProtocol``).
+    public static var unsupportedVersion: Self { Self("unsupportedVersion") }
+}
 
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(name)
-        }
+/// A session error as it travels: `{"code", "message"}` (where it was made stays behind).
+extension KeyhavenError: Codable where Domain == SessionErrorDomain {
+    public init(from decoder: any Decoder) throws {
+        let wire = try SessionErrorWire(from: decoder)
+        self.init(Code(wire.code), wire.message)
     }
 
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
+    public func encode(to encoder: any Encoder) throws {
+        try SessionErrorWire(code: code.name, message: message).encode(to: encoder)
     }
+}
 
-    public var description: String { message }
-
-    /// Errors compare and hash by code alone (as ``KeyhavenError``), so a test builds the one it
-    /// expects without its message.
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+private struct SessionErrorWire: Codable {
+    var code: String
+    var message: String
 }

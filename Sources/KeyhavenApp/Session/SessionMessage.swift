@@ -265,6 +265,6 @@ extension SessionError {
 
     /// A vault error as it travels: its code and message (which name records by id only).
     public init(vault error: VaultError) {
-        self.init(Code(name: error.code.name), error.message)
+        self.init(Code(error.code.name), error.message)
     }
 }
