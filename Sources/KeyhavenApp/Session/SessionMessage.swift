@@ -195,7 +195,7 @@ public enum SessionProtocol {
     }
 
     /// A request ready to send.
-    public static func encode(_ request: SessionRequest, id: Int = 1, version: Int = version) throws -> Data {
+    public static func encode(_ request: SessionRequest, id: Int = 1, version: Int = SessionProtocol.version) throws -> Data {
         try JSONEncoder().encode(RequestFrame(version: version, id: id, request: request))
     }
 
@@ -215,7 +215,7 @@ public enum SessionProtocol {
     }
 
     /// An answer ready to send.
-    public static func encode(_ response: SessionResponse, id: Int, version: Int = version) -> Data {
+    public static func encode(_ response: SessionResponse, id: Int, version: Int = SessionProtocol.version) -> Data {
         do {
             return try JSONEncoder().encode(ResponseFrame(version: version, id: id, response: response))
         } catch {
