@@ -195,7 +195,11 @@ public enum SessionProtocol {
     }
 
     /// A request ready to send.
-    public static func encode(_ request: SessionRequest, id: Int = 1, version: Int = SessionProtocol.version) throws -> Data {
+    public static func encode(
+        _ request: SessionRequest,
+        id: Int = 1,
+        version: Int = SessionProtocol.version
+    ) throws -> Data {
         try JSONEncoder().encode(RequestFrame(version: version, id: id, request: request))
     }
 
