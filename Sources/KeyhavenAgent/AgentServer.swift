@@ -204,8 +204,10 @@ public final class AgentServer: Sendable {
                         let parts: Int
                         do {
                             parts = try SessionProtocol.parts(in: frame) ?? 0
-                        } catch {
+                        } catch let error as SessionError {
                             try await outbound.write(ByteBuffer(bytes: SessionProtocol.encode(.failure(error), id: 0)))
+                            return
+                        } catch {
                             return
                         }
                         message = Data()

@@ -1,3 +1,4 @@
+import Passkeys
 public import Vault
 
 extension SessionRequest {
