@@ -122,7 +122,8 @@ import Glibc
         let refused = try SessionProtocol.decodeResponse(try #require(try cli.receive()))
         #expect(refused.failureCode == .unsupportedVersion, "a version-2 request is refused, not \(refused)")
         if case .failure(let error) = refused { #expect(error.message.contains("restart the agent")) }
-        #expect(try running.ask(cli, ["v": 1, "id": 6, "type": "agent.sites"])["ok"] == ["example.com", "example.org"])
+        let sites = try running.ask(cli, ["v": 1, "id": 6, "type": "agent.sites"])["ok"]
+        #expect(sites == ["example.com", "example.org"])
         _ = try running.ask(cli, ["v": 1, "id": 7, "type": "agent.lock"])
         #expect(try running.ask(cli, ["v": 1, "id": 8, "type": "agent.status"])["ok"]?["state"]?.string == "locked")
     }

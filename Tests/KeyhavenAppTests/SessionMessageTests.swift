@@ -156,6 +156,14 @@ struct SessionMessageTests {
         #expect(envelope?["type"] as? String == "session" && envelope?["version"] as? Int == SessionProtocol.version)
     }
 
+    @Test func errorCodesTravelByTheirNames() throws {
+        let codes: [SessionError.Code] = [.locked, .wrongPassword, .badRequest, .failed, .unsupportedVersion]
+        #expect(codes.map(\.name) == ["locked", "wrongPassword", "badRequest", "failed", "unsupportedVersion"])
+        let wire = try JSONEncoder().encode(SessionError(.wrongPassword, "The master password is wrong."))
+        let object = try JSONSerialization.jsonObject(with: wire) as? [String: String]
+        #expect(object == ["code": "wrongPassword", "message": "The master password is wrong."])
+    }
+
     @Test func anotherVersionIsRefusedWithWhatToDo() throws {
         let (id, request) = SessionProtocol.decodeRequest(
             try SessionProtocol.encode(.list(deleted: false), id: 4, version: 2)

@@ -334,13 +334,14 @@ public typealias SessionError = KeyhavenError<SessionErrorDomain>
 public enum SessionErrorDomain: KeyhavenErrorDomain {}
 
 extension SessionError.Code {
-    /// Nothing is unlocked: unlock first.
-    public static var locked: Self { Self("locked") }
-    public static var wrongPassword: Self { Self("wrongPassword") }
-    public static var badRequest: Self { Self("badRequest") }
-    public static var failed: Self { Self("failed") }
-    /// A message of another session protocol version (``SessionProtocol``).
-    public static var unsupportedVersion: Self { Self("unsupportedVersion") }
+    /// Nothing is unlocked: unlock first. Also `wrongPassword`, `badRequest`, `failed`, and
+    /// `unsupportedVersion` (a message of another ``SessionProtocol`` version). A code's name is
+    /// its property's (`#function`), as it travels.
+    public static var locked: Self { Self(#function) }
+    public static var wrongPassword: Self { Self(#function) }
+    public static var badRequest: Self { Self(#function) }
+    public static var failed: Self { Self(#function) }
+    public static var unsupportedVersion: Self { Self(#function) }
 }
 
 /// A session error as it travels: `{"code", "message"}` (where it was made stays behind).
