@@ -203,7 +203,7 @@ extension WebApp {
 /// A ``WebAppError`` renders itself (Hummingbird's `HTTPResponseError`): its status from its code,
 /// and under `/api/` the JSON `{"error": CODE, "message": …}` the app's script reads, elsewhere a
 /// page that says what happened and what to do.
-extension WebAppError: HTTPResponseError {
+extension WebAppError: ResponseGenerator, HTTPResponseError {
     public var status: HTTPResponse.Status {
         switch code {
         case .forbidden: .forbidden
