@@ -1,6 +1,6 @@
 public import Foundation
 public import Vault
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -326,24 +326,15 @@ public actor KeyhavenSession {
 }
 
 /// Why the session refused (its codes are stable; messages are for people, never a secret).
-public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
-        public var description: String { name }
-        /// Nothing is unlocked: unlock first.
-        public static let locked = Code(name: "locked")
-        public static let wrongPassword = Code(name: "wrongPassword")
-        public static let badRequest = Code(name: "badRequest")
-        public static let failed = Code(name: "failed")
-    }
+public typealias SessionError = KeyhavenError<SessionErrorDomain>
 
-    public var code: Code
-    public var message: String
+/// The domain of ``SessionError``.
+public enum SessionErrorDomain: KeyhavenErrorDomain {}
 
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
+extension SessionError.Code {
+    /// Nothing is unlocked: unlock first.
+    public static var locked: Self { Self("locked") }
+    public static var wrongPassword: Self { Self("wrongPassword") }
+    public static var badRequest: Self { Self("badRequest") }
+    public static var failed: Self { Self("failed") }
 }
