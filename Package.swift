@@ -261,7 +261,9 @@ let package = Package(
         // the session's executor, browser sessions and the CLI's requests.
         .target(
             name: "KeyhavenAgent",
-            dependencies: ["AutoFill", "KeyhavenApp", "Vault", "_KeyhavenSupport", nioCore, nioPosix, nioFoundationCompat],
+            dependencies: [
+                "AutoFill", "KeyhavenApp", "Vault", "_KeyhavenSupport", nioCore, nioPosix, nioFoundationCompat,
+            ],
             swiftSettings: swiftSettings
         ),
         // Passkeys (WebAuthn) without HTTP: CBOR, COSE keys, authenticator data, attestation `none`,
@@ -380,7 +382,9 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyhavenAgentTests",
-            dependencies: ["KeyhavenAgent", "AutoFill", "KeyhavenApp", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto],
+            dependencies: [
+                "KeyhavenAgent", "AutoFill", "KeyhavenApp", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto,
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

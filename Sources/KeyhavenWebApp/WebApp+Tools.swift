@@ -213,7 +213,7 @@ extension WebApp {
     var idleLockMinutes: Int {
         get async {
             let seconds = await session.idleLockSeconds
-        return seconds.isFinite ? Int((seconds / 60).rounded()) : 0
+            return seconds.isFinite ? Int((seconds / 60).rounded()) : 0
         }
     }
 

@@ -26,11 +26,13 @@ import _KeyhavenSupport
         init(idleLock: TimeInterval = 900, randomness: AutoFillRandomness = .system) throws {
             clock = TestClock()
             testVault = try TestVault(now: clock.now)
-            agent = AutoFillAgent(vaultURL: testVault.url,
-                    idleLock: idleLock,
-                    allowInsecureKDF: true,
-                    now: clock.now,
-                    randomness: randomness)
+            agent = AutoFillAgent(
+                vaultURL: testVault.url,
+                idleLock: idleLock,
+                allowInsecureKDF: true,
+                now: clock.now,
+                randomness: randomness
+            )
         }
 
         @discardableResult
@@ -90,7 +92,12 @@ import _KeyhavenSupport
         await session.tick()
         #expect(await harness.agent.isUnlocked == false)
         // Another agent on the same vault (started with its own default) takes it at unlock.
-        let next = AutoFillAgent(vaultURL: harness.testVault.url, idleLock: 900, allowInsecureKDF: true, now: harness.clock.now)
+        let next = AutoFillAgent(
+            vaultURL: harness.testVault.url,
+            idleLock: 900,
+            allowInsecureKDF: true,
+            now: harness.clock.now
+        )
         #expect(await next.session.idleLockSeconds == 900)
         try await next.unlock(masterPassword: harness.testVault.masterPassword)
         #expect(await next.session.idleLockSeconds == 120)
@@ -106,7 +113,9 @@ import _KeyhavenSupport
         try await harness.unlock()
         let pairing = try await harness.pair()
         let again = AutoFillAgent(vaultURL: harness.testVault.url, allowInsecureKDF: true)
-        await #expect(throws: AutoFillError.self) { try await again.openSession(pairingId: pairing, clientNonce: Data(count: 16)) }
+        await #expect(throws: AutoFillError.self) {
+            try await again.openSession(pairingId: pairing, clientNonce: Data(count: 16))
+        }
         try await again.unlock(masterPassword: harness.testVault.masterPassword)
         _ = try await again.openSession(pairingId: pairing, clientNonce: Data(count: 16))
         try await again.revokePairing(pairing)
@@ -132,12 +141,17 @@ import _KeyhavenSupport
             )
         }
         #expect(
-            await provide(id, "https://example.com/login", "https://example.com/")["ok"]?["credential"]?["password"]?.string
+            await provide(id, "https://example.com/login", "https://example.com/")["ok"]?["credential"]?["password"]?
+                .string
                 == "example-Pw-1"
         )
         #expect(await provide(id, "https://example.com/login", "https://www.example.com/")["ok"] != nil)  // same site
-        #expect(errorCode(await provide(id, "https://example.com/login", "https://evil.test/")) == "userInteractionRequired")
-        #expect(errorCode(await provide(id, "https://evil.test/", "https://evil.test/")) == "credentialIdentityNotFound")
+        #expect(
+            errorCode(await provide(id, "https://example.com/login", "https://evil.test/")) == "userInteractionRequired"
+        )
+        #expect(
+            errorCode(await provide(id, "https://evil.test/", "https://evil.test/")) == "credentialIdentityNotFound"
+        )
         #expect(await provide(local, "http://127.0.0.1:8080/", "http://127.0.0.1:8080/")["ok"] != nil)  // loopback
         #expect(
             errorCode(await provide(plain, "http://plain.example.net/", "http://plain.example.net/"))
@@ -257,12 +271,17 @@ import _KeyhavenSupport
         #expect(changes.count == 2)
         #expect(changes.first?["saved"]?.array?.first?["user"]?.string == "ada")
         #expect(changes.map { $0["revision"]?.integer ?? 0 } == changes.map { $0["revision"]?.integer ?? 0 }.sorted())
-        let query = await harness.ask(["id": 2, "type": "identities.query", "url": "https://shop.example/login"], pairing)
+        let query = await harness.ask(
+            ["id": 2, "type": "identities.query", "url": "https://shop.example/login"],
+            pairing
+        )
         #expect(query["ok"]?["identities"]?.array?.compactMap { $0["user"]?.string } == ["ada"])
         await harness.agent.lock()
         #expect(events.all.contains { $0["event"]?.string == "state" && $0["state"]?.string == "locked" })
         #expect(
-            errorCode(await harness.ask(["id": 3, "type": "identities.query", "url": "https://shop.example/"], pairing))
+            errorCode(
+                await harness.ask(["id": 3, "type": "identities.query", "url": "https://shop.example/"], pairing)
+            )
                 == "locked"
         )
     }
@@ -308,7 +327,9 @@ import _KeyhavenSupport
             pairing
         )["ok"]
         #expect(quirk?["source"]?.string == "quirk")
-        let plain = await harness.ask(["id": 3, "type": "password.generate", "url": "https://shop.example/"], pairing)["ok"]
+        let plain = await harness.ask(["id": 3, "type": "password.generate", "url": "https://shop.example/"], pairing)[
+            "ok"
+        ]
         #expect(plain?["source"]?.string == "default")
         #expect(plain?["password"]?.string?.count == 20)
     }
@@ -347,7 +368,12 @@ struct HarnessView {
     /// `request`: the pairing id and the key the extension keeps.
     func pairing(code: String? = nil, request: String? = nil) async throws -> (id: String, key: SymmetricKey) {
         let clientNonce = Self.random(16)
-        let offer = try await agent.beginPairing(clientNonce: clientNonce, request: request, caller: caller, browser: browser)
+        let offer = try await agent.beginPairing(
+            clientNonce: clientNonce,
+            request: request,
+            caller: caller,
+            browser: browser
+        )
         let shown = await agent.waitForPairingCode(timeout: 1)
         let typed = try code ?? #require(shown).code
         let client = try PairingExchange(

@@ -250,7 +250,9 @@ import _KeyhavenSupport
         }
         #expect(await offered() == ["ada"])
 
-        #expect(await signal(["kind": "unknownCredential", "credentialId": .string(id)])["ok"]?["changed"]?.number == 1)
+        #expect(
+            await signal(["kind": "unknownCredential", "credentialId": .string(id)])["ok"]?["changed"]?.number == 1
+        )
         #expect(await offered() == [])
         #expect(try harness.testVault.vault.passkeys().first?.hidden == true)  // kept
         let hiddenAssert = await harness.ask(
@@ -278,7 +280,9 @@ import _KeyhavenSupport
         _ = await signal(["kind": "allAcceptedCredentials", "userId": user, "allAcceptedCredentialIds": [.string(id)]])
 
         #expect(
-            await signal(["kind": "currentUserDetails", "userId": user, "name": "ada@example.com", "displayName": "Ada L."])[
+            await signal([
+                "kind": "currentUserDetails", "userId": user, "name": "ada@example.com", "displayName": "Ada L.",
+            ])[
                 "ok"
             ]?["changed"]?.number == 1
         )

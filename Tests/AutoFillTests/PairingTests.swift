@@ -146,7 +146,9 @@ import _KeyhavenSupport
         #expect(await agent.waitForPairingCode(timeout: 1) != nil)
         #expect(await asked.finish(agent)?.code == .userCanceled)
         let stranger = HarnessView(agent: agent, browser: "firefox", caller: "someone@else")
-        await #expect(throws: AutoFillError.self) { try await Try(stranger, code: Self.code, request: asked.offer.request) }
+        await #expect(throws: AutoFillError.self) {
+            try await Try(stranger, code: Self.code, request: asked.offer.request)
+        }
         await agent.lock()
         await #expect(throws: AutoFillError(.locked, "Unlock Keyhaven to pair a browser.")) {
             try await Try(view, code: Self.code, request: asked.offer.request)
@@ -307,9 +309,15 @@ import _KeyhavenSupport
             )
         }
         // Every other guess needs a try of its own (a fresh agent share) and counts.
-        #expect(try await Try(relayView, code: "111111", request: first.offer.request).finish(agent)?.code == .userCanceled)
-        #expect(try await Try(relayView, code: "222222", request: first.offer.request).finish(agent)?.code == .userCanceled)
-        await #expect(throws: AutoFillError.self) { try await Try(relayView, code: shown, request: first.offer.request) }
+        #expect(
+            try await Try(relayView, code: "111111", request: first.offer.request).finish(agent)?.code == .userCanceled
+        )
+        #expect(
+            try await Try(relayView, code: "222222", request: first.offer.request).finish(agent)?.code == .userCanceled
+        )
+        await #expect(throws: AutoFillError.self) {
+            try await Try(relayView, code: shown, request: first.offer.request)
+        }
         #expect(try await agent.pairings().isEmpty)
 
         // A relay that forwards but names another browser than the extension's makes the two sides

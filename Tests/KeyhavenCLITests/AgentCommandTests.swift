@@ -15,15 +15,7 @@ struct AgentCommandTests {
 
     init() throws {
         directory = try TemporaryDirectory.make()
-        var environment = ProcessInfo.processInfo.environment
-        environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
-        environment["KEYHAVEN_INSECURE_KDF"] = "1"
-        environment["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("run").path
-        environment["HOME"] = directory.path
-        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-        environment["KEYHAVEN_PASSWORD"] = nil
-        environment["KEYHAVEN_AGENT_SOCKET"] = nil
-        self.environment = environment
+        environment = IsolatedEnvironment.make(in: directory, runtime: directory.appendingPathComponent("run"))
         keyhaven = CommandRunner.keyhaven(environment: environment)
     }
 

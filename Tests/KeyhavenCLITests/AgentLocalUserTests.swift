@@ -29,15 +29,12 @@ struct AgentLocalUserTests {
         shared = directory.appendingPathComponent("shared")
         try PrivateFile.createDirectory(at: shared)
         chmod(shared.path, 0o1777)
-        var environment = ProcessInfo.processInfo.environment
-        for name in ["KEYHAVEN_PASSWORD", "KEYHAVEN_AGENT_SOCKET", "XDG_RUNTIME_DIR", "XDG_STATE_HOME"] {
-            environment[name] = nil
-        }
-        environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
-        environment["KEYHAVEN_INSECURE_KDF"] = "1"
-        environment["HOME"] = directory.appendingPathComponent("home").path
-        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-        self.environment = environment
+        environment = IsolatedEnvironment.make(
+            in: directory,
+            home: directory.appendingPathComponent("home"),
+            runtime: nil,
+            removing: ["XDG_STATE_HOME"]
+        )
         keyhaven = CommandRunner.keyhaven(environment: environment)
     }
 

@@ -7,14 +7,8 @@ import Testing
 /// Tests/browser/autofill_browser.py (selenium + headless Chromium; Marionette + Firefox ESR).
 @Suite(.enabled(if: ExternalTools.browser, ExternalTools.browserReason))
 struct AutoFillBrowserTests {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("browser/autofill_browser.py")
-
     static func run(_ scenario: String) async throws -> CommandRunner.Result {
-        var environment = ProcessInfo.processInfo.environment
-        environment["KEYHAVEN_BINARY"] = CommandRunner.keyhaven().executable.path
-        return try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"), environment: environment)
-            .runDetached(["python3", script.path, scenario])
+        try await BrowserScript.run("autofill_browser.py", scenario)
     }
 
     @Test(
@@ -65,14 +59,8 @@ struct AutoFillBrowserTests {
 /// Driven by Tests/browser/hostile_pages.py (Chromium) and hostile_firefox.py (Firefox ESR).
 @Suite(.enabled(if: ExternalTools.browser, ExternalTools.browserReason))
 struct HostilePageBrowserTests {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("browser/hostile_pages.py")
-
     static func run(_ scenario: String) async throws -> CommandRunner.Result {
-        var environment = ProcessInfo.processInfo.environment
-        environment["KEYHAVEN_BINARY"] = CommandRunner.keyhaven().executable.path
-        return try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"), environment: environment)
-            .runDetached(["python3", script.path, scenario])
+        try await BrowserScript.run("hostile_pages.py", scenario)
     }
 
     @Test(
@@ -100,6 +88,19 @@ struct HostilePageBrowserTests {
         let result = try await Self.run(scenario)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("ok \(scenario)"))
+    }
+}
+
+/// A scenario of one of Tests/browser's scripts, with the `keyhaven` binary under test.
+enum BrowserScript {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("browser")
+
+    static func run(_ name: String, _ scenario: String) async throws -> CommandRunner.Result {
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYHAVEN_BINARY"] = CommandRunner.keyhaven().executable.path
+        return try await CommandRunner(executable: URL(fileURLWithPath: "/usr/bin/env"), environment: environment)
+            .runDetached(["python3", folder.appendingPathComponent(name).path, scenario])
     }
 }
 

@@ -18,16 +18,11 @@ struct WebAppLaunchTests {
 
     init() throws {
         directory = try TemporaryDirectory.make()
-        var environment = ProcessInfo.processInfo.environment
-        environment["KEYHAVEN_VAULT"] = directory.appendingPathComponent("vault.sqlite").path
-        environment["KEYHAVEN_INSECURE_KDF"] = "1"
-        environment["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("run").path
-        environment["HOME"] = directory.path
-        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
-        for name in ["KEYHAVEN_PASSWORD", "KEYHAVEN_AGENT_SOCKET", "BROWSER", "DISPLAY", "WAYLAND_DISPLAY"] {
-            environment[name] = nil
-        }
-        self.environment = environment
+        environment = IsolatedEnvironment.make(
+            in: directory,
+            runtime: directory.appendingPathComponent("run"),
+            removing: ["BROWSER", "DISPLAY", "WAYLAND_DISPLAY"]
+        )
         keyhaven = CommandRunner.keyhaven(environment: environment)
     }
 

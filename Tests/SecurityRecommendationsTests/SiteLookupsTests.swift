@@ -87,7 +87,9 @@ struct SiteLookupsTests {
     /// more sites are asked, and the one under way keeps its answer (the web app's progressive
     /// page showed the slow site as unreachable when its lookup was cut short here).
     @Test func aLookupUnderWayKeepsItsAnswerWhenTheNetworkLooksDown() async throws {
-        let sites = Sites { origin in origin == "https://site3.example" ? (.milliseconds(400), 200) : (.milliseconds(20), nil) }
+        let sites = Sites { origin in
+            origin == "https://site3.example" ? (.milliseconds(400), 200) : (.milliseconds(20), nil)
+        }
         let origins = Array(Self.origins.prefix(100))
         let outcome = await Self.lookups(sites, .init(concurrency: 4, networkDownGrace: .milliseconds(50)))
             .lookUp(origins)

@@ -179,16 +179,21 @@ class KeyhavenFrame:
 
 class FrameRow:
     """An actionable row of Keyhaven's frame; `click()` is a real pointer click at its place, after
-    the frame's 400 ms guard."""
+    the frame's guards."""
 
     def __init__(self, frame, shown, row):
         self.frame, self.shown, self.row = frame, shown, row
         self.text = row["text"] + ("\n" + row["detail"] if row["detail"] else "")
 
+    # The frame ignores clicks for 400 ms after it renders, and the page's content script for 350 ms
+    # after it places the frame: a new view is rendered, then resized by a message that arrives
+    # later (longer on a loaded machine). A person's click comes after both; so does this one.
+    SETTLE_S = 0.9
+
     def click(self):
         from selenium.webdriver.common.action_chains import ActionChains
         driver = self.frame.driver
-        wait = 0.45 - (time.time() * 1000 - self.shown["rendered"]) / 1000
+        wait = self.SETTLE_S - (time.time() * 1000 - self.shown["rendered"]) / 1000
         if wait > 0:
             time.sleep(wait)
         host = wait_for(lambda: next((h for h in driver.find_elements("css selector", "keyhaven-ui")

@@ -207,8 +207,22 @@ def passkey_without_the_person(h):
     time.sleep(0.8)
     assert h.driver.execute_script("return window.outcome") is None, "a synthetic click used the passkey"
     assert "ada" not in json.dumps(page_loot(h)["reads"])
-    row.click()
-    outcome = A.page_outcome(h, "the conditional get() after the person's choice")
+    # The person's click. A click that lands while the menu is being shown again (the field's own
+    # focus handling, a late view) is ignored by the frame's guard, as it should be; a person then
+    # clicks again, and so does the test, with the row read afresh.
+    outcome = None
+    for _ in range(3):
+        row.click()
+        try:
+            outcome = wait_for(lambda: h.driver.execute_script("return window.outcome"), timeout=4,
+                               what="the conditional get() after the person's choice")
+            break
+        except AssertionError:
+            h.driver.find_element("id", "user").click()
+            time.sleep(0.6)  # past the guard of a menu shown again
+            row = wait_for(lambda: next((o for o in h.menu_options() if "passkey · localhost" in o.text), None),
+                           what="the passkey row again")
+    assert outcome, "the person's clicks on the passkey row did nothing"
     flags = base64.urlsafe_b64decode(outcome["ok"]["response"]["authenticatorData"] + "==")[32]
     assert flags & 0x01, f"no user presence after the person's choice: {flags:#x}"
 

@@ -44,21 +44,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     var history: [CredentialID: [PasswordHistoryEntry]] = [:]
     for item in parsed.items {
         let id = CredentialID()
-        var credential = Credential(
-            id: id,
-            title: "",
-            services: [],
-            user: "",
-            password: nil,
-            notes: "",
-            totp: nil,
-            folder: nil,
-            signIn: nil,
-            created: epoch,
-            modified: epoch,
-            deleted: nil
-        )
-        credential.content = item.content
+        let credential = Credential(id: id, content: item.content, created: epoch, modified: epoch)
         credentials.append(credential)
         history[id] = item.history
     }
