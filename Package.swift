@@ -376,7 +376,9 @@ let package = Package(
         ),
         .testTarget(
             name: "AutoFillTests",
-            dependencies: ["AutoFill", "Vault", "Passkeys", "KeyhavenTesting", "_KeyhavenSupport", crypto],
+            dependencies: [
+                "AutoFill", "KeyhavenApp", "Vault", "Passkeys", "KeyhavenTesting", "_KeyhavenSupport", crypto,
+            ],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

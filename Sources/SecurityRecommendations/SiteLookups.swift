@@ -94,11 +94,12 @@ public struct SiteLookups: Sendable {
         var next = 0
         var answered = 0
         var failed = 0
+        var cutShort: [String] = []
         // Each site's knowledge and whether anything answered; nil: the grace has passed.
         await withTaskGroup(of: (knowledge: SiteKnowledge, heard: Bool)?.self) { group in
             var inFlight = 0
             func schedule() {
-                guard next < sites.count, !outcome.networkDown else { return }
+                guard next < sites.count, !outcome.networkDown, !Task.isCancelled else { return }
                 let remaining = limits.budget - clock.elapsed()
                 guard remaining > .zero else { return }
                 let site = sites[next]
@@ -118,6 +119,13 @@ public struct SiteLookups: Sendable {
             while inFlight > 0, let result = await group.next() {
                 if let result {
                     inFlight -= 1
+                    // The round itself was cancelled (its audit was replaced, or the vault locked):
+                    // a lookup cut short by that is not what the site said. It is not kept, and the
+                    // site is asked by the next round.
+                    if Task.isCancelled {
+                        cutShort.append(result.knowledge.origin)
+                        continue
+                    }
                     outcome.learned.append(result.knowledge)
                     await learned(result.knowledge)
                     progress?("actions", outcome.learned.count, sites.count)
@@ -136,7 +144,9 @@ public struct SiteLookups: Sendable {
             group.cancelAll()  // the grace's timer, when everything finished before it
         }
         let rest = Array(sites[next...])
-        if outcome.networkDown {
+        if Task.isCancelled {
+            outcome.notLookedUp = cutShort + rest
+        } else if outcome.networkDown {
             let now = self.now()
             for site in rest {
                 let knowledge = carried(site, known: known[site], status: .notAsked, at: now)

@@ -101,6 +101,22 @@ struct SiteLookupsTests {
         #expect(outcome.learned.contains { $0.status == .notAsked })
     }
 
+    /// A round cancelled while a site is still answering (the web app replaced its audit when the
+    /// settings changed, or the vault locked): what was cut short is not kept as the site's answer,
+    /// so the next round asks it again (it showed as unreachable for the length of its backoff).
+    @Test func aCancelledRoundKeepsNothingItCutShort() async throws {
+        let sites = Sites { origin in origin == "https://site0.example" ? (.seconds(3), 200) : (.zero, 200) }
+        let lookups = Self.lookups(sites, .init(networkDownAfter: 1000))
+        let origins = Array(Self.origins.prefix(3))
+        let round = Task { await lookups.lookUp(origins) }
+        try await Task.sleep(for: .milliseconds(300))
+        round.cancel()
+        let outcome = await round.value
+        #expect(!outcome.learned.contains { $0.origin == "https://site0.example" })
+        #expect(outcome.notLookedUp == ["https://site0.example"])
+        #expect(outcome.learned.map(\.origin).sorted() == ["https://site1.example", "https://site2.example"])
+    }
+
     /// Sites that no longer exist fail at once while live ones take a moment: not a dead network.
     @Test func deadSitesAmongLiveOnesDoNotStopTheLookups() async throws {
         let sites = Sites { origin in origin.hasSuffix("1.example") ? (.zero, nil) : (.milliseconds(100), 200) }

@@ -125,8 +125,15 @@ def cross_site_frame(h):
     h.driver.execute_async_script("window.attackField('user').then(arguments[arguments.length - 1])")
     assert not shown_in_page(h) and h.ui.view() is None
     assert_no_secrets("the framed page's reads", page_loot(h))
-    h.choose(h.driver.find_element("id", "user"), "ada")
-    wait_for(lambda: "another site" in h.menu_text(), what="the cross-site question")
+    # The person picks "ada" (again if a click landed inside the guard of a menu being re-shown).
+    for attempt in range(3):
+        h.choose(h.driver.find_element("id", "user"), "ada")
+        try:
+            wait_for(lambda: "another site" in h.menu_text(), timeout=5, what="the cross-site question")
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
     h.driver.execute_script("window.clickKeyhaven();")
     time.sleep(0.8)
     assert h.value("password") == "", "the frame's synthetic click confirmed the fill"

@@ -20,46 +20,50 @@ func passkeyBenchmarks() {
         kdf: .random(logN: 10),
         allowInsecureKDF: true
     ).close()
-    let agent = AutoFillAgent(.init(vaultURL: vaultURL, allowInsecureKDF: true))
-    try! agent.unlock(masterPassword: "benchmark master password")
-
-    // Pair as the extension does (CPace with the code the agent shows).
-    let clientNonce = Data((0..<16).map { _ in UInt8.random(in: .min ... .max) })
-    let offer = try! agent.beginPairing(clientNonce: clientNonce, caller: "benchmark", browser: "chromium")
-    let code = agent.waitForPairingCode(timeout: 5)!.code
-    let client = try! PairingExchange(
-        role: .extensionSide,
-        context: PairingContext(
-            code: code,
+    // The agent is an actor on its session's thread: set up from here by waiting for it.
+    let agent = AutoFillAgent(vaultURL: vaultURL, allowInsecureKDF: true)
+    let pairing = waitFor {
+        try! await agent.unlock(masterPassword: "benchmark master password")
+        // Pair as the extension does (CPace with the code the agent shows).
+        let clientNonce = Data((0..<16).map { _ in UInt8.random(in: .min ... .max) })
+        let offer = try! await agent.beginPairing(clientNonce: clientNonce, caller: "benchmark", browser: "chromium")
+        let code = await agent.waitForPairingCode(timeout: 5)!.code
+        let client = try! PairingExchange(
+            role: .extensionSide,
+            context: PairingContext(
+                code: code,
+                request: offer.request,
+                browser: "chromium",
+                caller: "benchmark",
+                clientNonce: clientNonce,
+                agentNonce: offer.agentNonce
+            ),
+            scalar: Data((0..<32).map { _ in UInt8.random(in: .min ... .max) })
+        )
+        return try! await agent.finishPairing(
             request: offer.request,
-            browser: "chromium",
-            caller: "benchmark",
-            clientNonce: clientNonce,
-            agentNonce: offer.agentNonce
-        ),
-        scalar: Data((0..<32).map { _ in UInt8.random(in: .min ... .max) })
-    )
-    let pairing = try! agent.finishPairing(
-        request: offer.request,
-        clientShare: client.share,
-        clientConfirm: client.keys(otherShare: offer.agentShare).clientConfirm
-    ).pairingId
+            clientShare: client.share,
+            clientConfirm: client.keys(otherShare: offer.agentShare).clientConfirm
+        ).pairingId
+    }
 
     // Requests as the extension sends them (the protocol's JSON, written as literals).
-    let registered = agent.handle(
-        [
-            "id": 1, "type": "passkey.register", "origin": "https://shop.example.com", "confirmed": true,
-            "options": [
-                "rp": ["id": "example.com", "name": "Example"],
-                "user": ["id": "dXNlcg", "name": "ada", "displayName": "Ada"],
-                "challenge": "AAECAwQFBgcICQoLDA0ODw", "pubKeyCredParams": [["type": "public-key", "alg": -7]],
+    let registered = waitFor {
+        await agent.handle(
+            [
+                "id": 1, "type": "passkey.register", "origin": "https://shop.example.com", "confirmed": true,
+                "options": [
+                    "rp": ["id": "example.com", "name": "Example"],
+                    "user": ["id": "dXNlcg", "name": "ada", "displayName": "Ada"],
+                    "challenge": "AAECAwQFBgcICQoLDA0ODw", "pubKeyCredParams": [["type": "public-key", "alg": -7]],
+                ],
             ],
-        ],
-        pairingId: pairing
-    )
+            pairingId: pairing
+        )
+    }
     let credentialID = registered["ok"]?["responseJson"]?["id"]?.string ?? ""
-    func assert() -> Bool {
-        agent.handle(
+    @Sendable func assert() async -> Bool {
+        await agent.handle(
             [
                 "id": 2, "type": "passkey.assert", "origin": "https://shop.example.com",
                 "credentialId": .string(credentialID),
@@ -70,14 +74,14 @@ func passkeyBenchmarks() {
             pairingId: pairing
         )["ok"] != nil
     }
-    precondition(assert(), "the agent did not sign")
+    precondition(waitFor { await assert() }, "the agent did not sign")
 
     Benchmark(
         "Passkey assertion by the agent (passkey.assert, counter saved to the vault)",
         configuration: .init(metrics: [.wallClock, .throughput], maxDuration: .seconds(10), maxIterations: 20_000)
-    ) { benchmark in
+    ) { benchmark async in
         for _ in benchmark.scaledIterations {
-            blackHole(assert())
+            blackHole(await assert())
         }
     }
 
@@ -114,4 +118,23 @@ func passkeyBenchmarks() {
             }
         }
     }
+}
+
+/// Waits for `body` from the benchmarks' synchronous registration (async set-up of an actor's
+/// state; the work itself runs on the actor's own thread).
+func waitFor<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+    let box = WaitBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        box.value = await body()
+        done.signal()
+    }
+    done.wait()
+    return box.value!
+}
+
+/// The value ``waitFor(_:)`` hands from its task to the waiting thread (the semaphore orders the
+/// write before the read).
+final class WaitBox<T>: @unchecked Sendable {
+    var value: T?
 }
