@@ -54,8 +54,21 @@ public final class AgentServer: Sendable {
     let version: String
     /// The listening descriptor and the inode of the socket file it made.
     let listener = Mutex<(descriptor: Int32, inode: ino_t)>((-1, 0))
-    /// Stopped, and the listening channel while it serves.
-    let running = Mutex<(stopped: Bool, channel: (any Channel)?)>((false, nil))
+    /// Stopped, the listening channel while it serves, and the connections accepted but not yet
+    /// served.
+    let running = Mutex<Running>(Running())
+
+    struct Running {
+        var stopped = false
+        var channel: (any Channel)?
+        /// Each accepted connection's async channel, from the moment it is made (on its event loop)
+        /// until a task serves it. NIO hands accepted connections to the server through a stream,
+        /// and a connection still in that stream when the server stops is dropped with it; an
+        /// `NIOAsyncChannel` dropped before anyone finished its writer traps the process
+        /// (swift-nio#2637). So the stream carries only the channel, the async channel waits here,
+        /// and whatever is left when the server stops is closed by ``closeUnserved()``.
+        var unserved: [ObjectIdentifier: NIOAsyncChannel<ByteBuffer, ByteBuffer>] = [:]
+    }
 
     public init(
         agent: AutoFillAgent,
@@ -121,7 +134,16 @@ public final class AgentServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    let connection = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+                        wrappingChannelSynchronously: channel
+                    )
+                    let kept = self.running.withLock { state in
+                        guard !state.stopped else { return false }
+                        state.unserved[ObjectIdentifier(channel)] = connection
+                        return true
+                    }
+                    if !kept { Self.finish(unserved: connection) }
+                    return channel
                 }
             }
         let alreadyStopped = running.withLock { state -> Bool in
@@ -137,16 +159,36 @@ public final class AgentServer: Sendable {
                     await session.tick()
                 }
             }
+            defer { closeUnserved() }
             try await server.executeThenClose { connections in
-                for try await connection in connections {
+                for try await channel in connections {
+                    guard let connection = running.withLock({ $0.unserved.removeValue(forKey: ObjectIdentifier(channel)) })
+                    else { continue }
                     group.addTask { await self.serve(connection) }
                 }
             }
             // Stopped: connections still open (a browser's, a client that never hangs up) end now;
             // the agent does not wait for their peers.
-            running.withLock { $0.stopped = true }
+            closeUnserved()
             group.cancelAll()
         }
+    }
+
+    /// Stops the server taking connections and closes those accepted and never served.
+    func closeUnserved() {
+        let left = running.withLock { state in
+            state.stopped = true
+            defer { state.unserved = [:] }
+            return Array(state.unserved.values)
+        }
+        for connection in left { Self.finish(unserved: connection) }
+    }
+
+    /// Closes an accepted connection nobody will serve, through `executeThenClose` (which finishes
+    /// its writer, the one thing an `NIOAsyncChannel` must not be dropped without). The task holds
+    /// the connection until then.
+    static func finish(unserved connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) {
+        Task { try? await connection.executeThenClose { _, _ in } }
     }
 
     /// Stops accepting, locks the session and removes the socket.
@@ -181,7 +223,7 @@ public final class AgentServer: Sendable {
         // Only processes of the agent's own user (the folder's mode already says so; the peer's
         // uid is checked anyway).
         guard await Self.peerUID(connection.channel) == getuid() else {
-            try? await connection.channel.close()
+            try? await connection.executeThenClose { _, _ in }
             return
         }
         try? await connection.executeThenClose { inbound, outbound in

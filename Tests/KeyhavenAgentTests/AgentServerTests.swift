@@ -394,6 +394,29 @@ import Glibc
         _ = header.withUnsafeBytes { write(connection.output, $0.baseAddress!, $0.count) }
         #expect(try connection.receive() == nil)
     }
+
+    /// Connections that arrive as the agent stops (NIO has accepted them, nobody has served them
+    /// yet) are closed. NIO's async server drops such a connection with its stream, and an
+    /// `NIOAsyncChannel` dropped unfinished traps the whole process (swift-nio#2637; it crashed
+    /// CI once): a burst of clients and a stop, round after round.
+    @Test func connectionsArrivingAsTheAgentStopsAreClosed() async throws {
+        for _ in 0..<12 {
+            let testVault = try TestVault()
+            let directory = try TemporaryDirectory.make().appendingPathComponent("run")
+            let agent = AutoFillAgent(vaultURL: testVault.url, allowInsecureKDF: true)
+            let server = AgentServer(agent: agent, socketPath: directory.path + "/agent.sock", version: "test")
+            try server.bind()
+            let serving = Task(executorPreference: agent.session.taskExecutor) { try await server.serve() }
+            var connections: [FrameConnection] = []
+            for _ in 0..<32 {
+                if let connection = try? UnixSocket.connect(to: server.socketPath) { connections.append(connection) }
+            }
+            await server.stop()
+            try await serving.value
+            // Every client hears the end: closed by the agent, or refused with the listener.
+            for connection in connections { #expect((try? connection.receive()) == nil) }
+        }
+    }
 }
 
 extension SessionResponse {
