@@ -9,7 +9,8 @@ same data: a target's transitive dependencies must not reach what it promises no
 
 Usage:
   scripts/architecture.py            rewrite the section in README.md
-  scripts/architecture.py --check    exit 1 when the section is stale or a boundary is crossed (CI:
+  scripts/architecture.py --check    exit 1 when the section is stale, a boundary is crossed, or a
+                                     front end opens the vault without a KeyhavenSession (CI:
                                      scripts/soundness.sh); first proves on the real package and
                                      README that a crossing (a forbidden dependency added) and a
                                      hand edit of the section are caught
@@ -40,6 +41,13 @@ DOMAIN = ["PasswordRules", "PasswordStrength", "BreachCheck", "Vault", "Security
 HTTP_FRAMEWORKS = {"Hummingbird", "HummingbirdCore", "AsyncHTTPClient"}
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Darwin", "Musl", "Synchronization",
           "Testing", "XCTest", "_Concurrency", "Swift", "os", "CoreFoundation", "FoundationNetworking", "FoundationXML"}
+# The one owner of an unlocked vault (issue 27): every front end (the CLI, the agent, AutoFill,
+# the web app, shiny…) reaches the vault through a KeyhavenSession, which alone opens or creates one.
+# Only these files may call Vault.open/Vault.create: the vault itself, the session, and the testing
+# library (which builds vaults for tests).
+VAULT_OPENERS = {("Vault", None), ("KeyhavenApp", "Session/KeyhavenSession.swift"), ("KeyhavenTesting", None)}
+# `Vault.open(`, `Vault.create(`, or a bare `.open(at: …, masterPassword:` the type is inferred for.
+OPENS_VAULT = re.compile(r"\bVault\s*\.\s*(?:open|create)\s*\(|\.(?:open|create)\(\s*at:[^()]*?masterPassword:")
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public |internal |package |private |fileprivate )?import\s+"
                     r"(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?(\w+)")
 
@@ -164,6 +172,8 @@ def render(package, root=ROOT):
     for name, (forbidden, why) in BOUNDARIES.items():
         lines.append(f"- `{name}` links none of {code(sorted(forbidden))}: {why}.")
     lines.append(f"- No HTTP framework ({', '.join(sorted(HTTP_FRAMEWORKS))}) below a domain target: {code(DOMAIN)}.")
+    lines.append("- Only `KeyhavenSession` (and the `Vault` and `KeyhavenTesting` targets) opens or creates a vault: "
+                 "the CLI, the agent, AutoFill and the web app reach it through a session.")
     lines += ["", END]
     return "\n".join(lines)
 
@@ -180,6 +190,29 @@ def crossings(package):
     for name in DOMAIN:
         for crossed in sorted(closure(targets, name) & HTTP_FRAMEWORKS):
             problems.append(f"{name} is a domain target but links {crossed}")
+    return problems
+
+
+def strip_comments(text):
+    """`text` without `//` comments (doc comments show how a vault is opened)."""
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def vault_openers(package, root=ROOT, extra=None):
+    """Files outside VAULT_OPENERS that open or create a vault: `path: line`. `extra` maps a target's
+    name to more (file name, text) pairs (the self-test's)."""
+    problems = []
+    for name, target in sorted(graph(package).items()):
+        sources = [(source, open(os.path.join(root, target["path"], source), encoding="utf-8").read())
+                   for source in target.get("sources", [])]
+        sources += (extra or {}).get(name, [])
+        for source, text in sources:
+            if (name, None) in VAULT_OPENERS or (name, source) in VAULT_OPENERS:
+                continue
+            for match in OPENS_VAULT.finditer(strip_comments(text)):
+                line = strip_comments(text)[:match.start()].count("\n") + 1
+                problems.append(f"{target['path']}/{source}:{line} opens the vault itself: front ends reach it "
+                                "through a KeyhavenSession (unlock/create, then its methods)")
     return problems
 
 
@@ -208,6 +241,15 @@ def self_test(package, text):
     if missing or crossings(package):
         print(f"architecture self-test failed: missing {missing}, real package {crossings(package)}", file=sys.stderr)
         return 1
+    # A front end that opens the vault itself, in each way it could be written, must be refused.
+    ways = ["let v = try Vault.open(at: url, masterPassword: p)",
+            "let v = try Vault\n    .create(at: url, masterPassword: p)",
+            "let v: Vault = try .open(\n    at: url,\n    masterPassword: p\n)"]
+    for way in ways:
+        found = vault_openers(package, extra={"KeyhavenWebApp": [("Injected.swift", "import Vault\n" + way)]})
+        if len(found) != 1 or "Injected.swift:2" not in found[0]:
+            print(f"architecture self-test failed: {way!r} was not caught ({found})", file=sys.stderr)
+            return 1
     # A product renamed in the section's first line, as a hand edit would: must read as stale.
     section = text.split(BEGIN, 1)[1].split(END, 1)[0]
     first = next(line for line in section.splitlines() if line.startswith("**Products**"))
@@ -228,7 +270,7 @@ def main(argv):
         print(f"README.md has no {BEGIN!r} … {END!r} section", file=sys.stderr)
         return 1
     status = self_test(package, text) if check else 0
-    for problem in crossings(package):
+    for problem in crossings(package) + vault_openers(package):
         print(f"boundary: {problem}", file=sys.stderr)
         status = 1
     if check:

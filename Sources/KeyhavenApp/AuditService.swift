@@ -96,6 +96,20 @@ public struct AuditService: Sendable {
         return Outcome(report: live.report, timings: live.timings, unreadable: listing.failures)
     }
 
+    /// ``run(_:progress:)`` through `session`: the vault is read on the session's executor and
+    /// what sites said is kept through it (the CLI's in-process audit).
+    public func run(_ session: KeyhavenSession, progress: SecurityAudit.Progress? = nil) async throws -> Outcome {
+        let listing = try await session.withVault { try $0.list() }
+        let live = await start(
+            listing.credentials,
+            unreadable: listing.failures.count,
+            store: .session(session),
+            progress: progress
+        )
+        await live.lookUp(progress: progress)
+        return Outcome(report: live.report, timings: live.timings, unreadable: listing.failures)
+    }
+
     /// The offline stage of an audit of `credentials`, with what `store` knows about their sites:
     /// no network. The returned audit's ``LiveAudit/report`` is ready to show.
     public func start(

@@ -111,11 +111,39 @@ public actor KeyhavenSession {
     /// Opens the vault with `masterPassword` (scrypt: a second or so, on the session's thread).
     /// Already unlocked: counts as activity only.
     public func unlock(masterPassword: String) throws(SessionError) {
+        do {
+            try unlockVault(masterPassword: masterPassword)
+        } catch {
+            throw Self.sessionError(error)
+        }
+    }
+
+    /// ``unlock(masterPassword:)`` failing with the vault's own error, for a front end that reports
+    /// it as it is (the CLI: a missing file, a wrong password and tampering each have their message
+    /// and exit code).
+    public func unlockVault(masterPassword: String) throws(VaultError) {
         if vault != nil {
             lastActivity = now
             return
         }
-        let opened = try open(masterPassword: masterPassword)
+        adopt(try openVault(masterPassword: masterPassword))
+    }
+
+    /// Creates the vault file (none may be there) and unlocks it: `keyhaven init`, the demo.
+    public func create(masterPassword: String, kdf: KDFParameters = .calibrated()) throws(VaultError) {
+        guard vault == nil else { throw VaultError(.invalidInput, "a vault is already unlocked in this session") }
+        adopt(
+            try Vault.create(
+                at: configuration.vaultURL,
+                masterPassword: masterPassword,
+                kdf: kdf,
+                allowInsecureKDF: configuration.allowInsecureKDF,
+                now: configuration.now
+            )
+        )
+    }
+
+    func adopt(_ opened: Vault) {
         vault = opened
         unlockedAt = now
         lastActivity = now
@@ -170,16 +198,26 @@ public actor KeyhavenSession {
 
     func open(masterPassword: String) throws(SessionError) -> Vault {
         do {
-            return try Vault.open(
-                at: configuration.vaultURL,
-                masterPassword: masterPassword,
-                allowInsecureKDF: configuration.allowInsecureKDF,
-                now: configuration.now
-            )
+            return try openVault(masterPassword: masterPassword)
         } catch {
-            if error.code == .wrongPassword { throw SessionError(.wrongPassword, "The master password is wrong.") }
-            throw SessionError(.failed, "The vault could not be opened: \(error.message)")
+            throw Self.sessionError(error)
         }
+    }
+
+    /// The one place a front end's vault is opened (`scripts/architecture.py` holds every other
+    /// target of Keyhaven's own to it).
+    func openVault(masterPassword: String) throws(VaultError) -> Vault {
+        try Vault.open(
+            at: configuration.vaultURL,
+            masterPassword: masterPassword,
+            allowInsecureKDF: configuration.allowInsecureKDF,
+            now: configuration.now
+        )
+    }
+
+    static func sessionError(_ error: VaultError) -> SessionError {
+        if error.code == .wrongPassword { return SessionError(.wrongPassword, "The master password is wrong.") }
+        return SessionError(.failed, "The vault could not be opened: \(error.message)")
     }
 
     // MARK: The vault

@@ -80,7 +80,7 @@ extension Keyhaven {
         func run() async throws {
             let start = Date()
             let source = try breachSource()
-            let vault = try await openVault()
+            let session = try await openSession()
             let opened = Date()
             let bar = ProgressBar()
             let service = AuditService(
@@ -89,7 +89,7 @@ extension Keyhaven {
                 reveal: reveal
             )
             let outcome = try await reportingAsync {
-                try await service.run(vault) { stage, done, total in bar.update(stage, done: done, total: total) }
+                try await service.run(session) { stage, done, total in bar.update(stage, done: done, total: total) }
             }
             bar.finish()
             for failure in outcome.unreadable {

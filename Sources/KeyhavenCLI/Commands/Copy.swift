@@ -46,7 +46,7 @@ extension Keyhaven {
             guard let clipboard = Clipboard.find(environment: environment) else {
                 throw Output.failure(Clipboard.installAdvice)
             }
-            let credential = try account(selection.account, in: try await openStore())
+            let credential = try await account(selection.account, in: try await openStore())
             let (what, text) = try choose(from: credential)
             try clipboard.put(text, environment: environment)
             var note = "Copied the \(what) of \(credential.content.displayTitle) to the clipboard"

@@ -82,171 +82,176 @@ extension Keyhaven {
 
             // 2. A vault with the usual problems.
             let vaultURL = folder.appendingPathComponent("vault.sqlite")
-            let vault = try Vault.create(
-                at: vaultURL,
+            let demoSession = KeyhavenSession(.init(vaultURL: vaultURL, idleLock: .infinity))
+            try await demoSession.create(
                 masterPassword: Self.masterPassword,
                 kdf: .random(logN: KDFParameters.minimumLogN)
             )
-            let alice = try vault.add(
-                CredentialContent(
-                    title: "shiny (alice)",
-                    services: [.init("\(origin)/signin")],
-                    user: "alice",
-                    password: alicePassword
+            try await withUnlockedVault(demoSession) { vault in
+                let alice = try vault.add(
+                    CredentialContent(
+                        title: "shiny (alice)",
+                        services: [.init("\(origin)/signin")],
+                        user: "alice",
+                        password: alicePassword
+                    )
                 )
-            )
-            let bob = try vault.add(
-                CredentialContent(
-                    title: "shiny (bob)",
-                    services: [.init("\(origin)/signin")],
-                    user: "bob",
-                    password: bobPassword,
-                    totp: bobSecret
+                let bob = try vault.add(
+                    CredentialContent(
+                        title: "shiny (bob)",
+                        services: [.init("\(origin)/signin")],
+                        user: "bob",
+                        password: bobPassword,
+                        totp: bobSecret
+                    )
                 )
-            )
-            try vault.add(
-                CredentialContent(
-                    title: "Code forge",
-                    services: [.init("https://git.example.com/login")],
-                    user: "alice",
-                    password: alicePassword
+                try vault.add(
+                    CredentialContent(
+                        title: "Code forge",
+                        services: [.init("https://git.example.com/login")],
+                        user: "alice",
+                        password: alicePassword
+                    )
                 )
-            )
-            try vault.add(
-                CredentialContent(
-                    title: "Webmail",
-                    services: [.init("https://mail.example.net")],
-                    user: "alice@mail.example.net",
-                    password: "password1"
+                try vault.add(
+                    CredentialContent(
+                        title: "Webmail",
+                        services: [.init("https://mail.example.net")],
+                        user: "alice@mail.example.net",
+                        password: "password1"
+                    )
                 )
-            )
-            try vault.add(
-                CredentialContent(
-                    title: "Bank app",
-                    services: [.init("androidapp://com.example.bank")],
-                    user: "alice",
-                    password: "1234"
+                try vault.add(
+                    CredentialContent(
+                        title: "Bank app",
+                        services: [.init("androidapp://com.example.bank")],
+                        user: "alice",
+                        password: "1234"
+                    )
                 )
-            )
-            try vault.add(
-                CredentialContent(
-                    title: "Old intranet",
-                    services: [.init("http://intranet.example.org/login")],
-                    user: "admin",
-                    password: "v7#Lq2!xR9mTz4Wp"
+                try vault.add(
+                    CredentialContent(
+                        title: "Old intranet",
+                        services: [.init("http://intranet.example.org/login")],
+                        user: "admin",
+                        password: "v7#Lq2!xR9mTz4Wp"
+                    )
                 )
-            )
-            try vault.add(
-                CredentialContent(
-                    title: "Library",
-                    services: [.init("https://library.example.org")],
-                    user: "alice",
-                    password: "gusty-Orbit-lantern-94"
+                try vault.add(
+                    CredentialContent(
+                        title: "Library",
+                        services: [.init("https://library.example.org")],
+                        user: "alice",
+                        password: "gusty-Orbit-lantern-94"
+                    )
                 )
-            )
-            say("▶ a temporary vault with 7 credentials at \(vaultURL.path)")
+                say("▶ a temporary vault with 7 credentials at \(vaultURL.path)")
 
-            // 3. A small offline breach index (the real one is built from HIBP's download).
-            let source = folder.appendingPathComponent("pwned.txt")
-            let breached = ["password1", "Password1234", "123456", "qwerty"].map {
-                "\(SHA1Digest(password: $0).hex):\(Int.random(in: 1000...90000))"
-            }
-            try PrivateFile.create(at: source, contents: Array(breached.joined(separator: "\n").utf8))
-            let indexURL = folder.appendingPathComponent("pwned.khbi")
-            _ = try BreachIndexBuilder().build(input: source, output: indexURL)
-            let index = try BreachIndex(url: indexURL)
+                // 3. A small offline breach index (the real one is built from HIBP's download).
+                let source = folder.appendingPathComponent("pwned.txt")
+                let breached = ["password1", "Password1234", "123456", "qwerty"].map {
+                    "\(SHA1Digest(password: $0).hex):\(Int.random(in: 1000...90000))"
+                }
+                try PrivateFile.create(at: source, contents: Array(breached.joined(separator: "\n").utf8))
+                let indexURL = folder.appendingPathComponent("pwned.khbi")
+                _ = try BreachIndexBuilder().build(input: source, output: indexURL)
+                let index = try BreachIndex(url: indexURL)
 
-            let audit = AuditService(
-                breachSource: .index(index),
-                network: .init(probe: LoopbackProbe(), manifests: HTTPManifestReader())
-            )
-            let before = try await audit.run(vault).report
-            say("\n▶ keyhaven audit (before)")
-            printAudit(before)
-
-            // 4. One-tap upgrades.
-            let host = DemoHost(secret: bobSecret)
-            let coordinator = UpgradeService(
-                vault: vault,
-                environment: HTTPUpgradeEnvironment(),
-                host: host,
-                pollInterval: .milliseconds(100)
-            )
-            say("\n▶ keyhaven upgrade \(origin) --user alice")
-            let first = await coordinator.upgradeToStrongPassword(alice, service: origin)
-            say("  \(describe(first))")
-            say("\n▶ keyhaven upgrade \(origin) --user bob   (shiny asks bob to confirm with his code)")
-            let second = await coordinator.upgradeToStrongPassword(bob, service: origin)
-            say("  \(describe(second))")
-
-            // 5. Sign in with Keyhaven.
-            let signIn = try await signInPart(
-                vault: vault,
-                shiny: shiny,
-                provider: provider,
-                coordinator: coordinator,
-                say: say
-            )
-
-            // 6. Proof, by signing in to shiny as an app would.
-            let newAlice = try vault.credential(alice).password ?? ""
-            let newBob = try vault.credential(bob).password ?? ""
-            // shiny takes each authenticator code once, and the current one may have confirmed bob's
-            // upgrade: the next step's code (shiny allows one step of drift).
-            let code = try TOTP(secret: bobSecret).code(at: Date().addingTimeInterval(30))
-            var checks = signIn.checks
-            checks.append(
-                ("alice's new password signs in to shiny", try await shiny.signsIn(user: "alice", password: newAlice))
-            )
-            checks.append(
-                (
-                    "alice's old password no longer does",
-                    try await !shiny.signsIn(user: "alice", password: alicePassword)
+                let audit = AuditService(
+                    breachSource: .index(index),
+                    network: .init(probe: LoopbackProbe(), manifests: HTTPManifestReader())
                 )
-            )
-            checks.append(
-                (
-                    "bob's new password (with his code) signs in",
-                    try await shiny.signsIn(user: "bob", password: newBob, code: code)
-                )
-            )
-            checks.append(
-                (
-                    "bob's old password no longer does",
-                    try await !shiny.signsIn(user: "bob", password: bobPassword, code: code)
-                )
-            )
-            checks.append(
-                (
-                    "the old passwords are kept in the history",
-                    try vault.history(alice).map(\.password) == [alicePassword]
-                        && vault.history(bob).map(\.password) == [bobPassword]
-                )
-            )
-            say("\n▶ checks")
-            for (label, passed) in checks {
-                say("  \(passed ? "✓" : "✗") \(label)")
-            }
+                let before = try await audit.run(demoSession).report
+                say("\n▶ keyhaven audit (before)")
+                printAudit(before)
 
-            let after = try await audit.run(vault).report
-            say("\n▶ keyhaven audit (after)")
-            printAudit(after)
+                // 4. One-tap upgrades.
+                let host = DemoHost(secret: bobSecret)
+                let coordinator = UpgradeService(
+                    vault: vault,
+                    environment: HTTPUpgradeEnvironment(),
+                    host: host,
+                    pollInterval: .milliseconds(100)
+                )
+                say("\n▶ keyhaven upgrade \(origin) --user alice")
+                let first = await coordinator.upgradeToStrongPassword(alice, service: origin)
+                say("  \(describe(first))")
+                say("\n▶ keyhaven upgrade \(origin) --user bob   (shiny asks bob to confirm with his code)")
+                let second = await coordinator.upgradeToStrongPassword(bob, service: origin)
+                say("  \(describe(second))")
 
-            say("\n▶ before → after")
-            let strength = StrengthEstimator.shared
-            for (name, old, new) in [("alice@shiny", alicePassword, newAlice), ("bob@shiny", bobPassword, newBob)] {
+                // 5. Sign in with Keyhaven.
+                let signIn = try await signInPart(
+                    vault: vault,
+                    shiny: shiny,
+                    provider: provider,
+                    coordinator: coordinator,
+                    say: say
+                )
+
+                // 6. Proof, by signing in to shiny as an app would.
+                let newAlice = try vault.credential(alice).password ?? ""
+                let newBob = try vault.credential(bob).password ?? ""
+                // shiny takes each authenticator code once, and the current one may have confirmed bob's
+                // upgrade: the next step's code (shiny allows one step of drift).
+                let code = try TOTP(secret: bobSecret).code(at: Date().addingTimeInterval(30))
+                var checks = signIn.checks
+                checks.append(
+                    (
+                        "alice's new password signs in to shiny",
+                        try await shiny.signsIn(user: "alice", password: newAlice)
+                    )
+                )
+                checks.append(
+                    (
+                        "alice's old password no longer does",
+                        try await !shiny.signsIn(user: "alice", password: alicePassword)
+                    )
+                )
+                checks.append(
+                    (
+                        "bob's new password (with his code) signs in",
+                        try await shiny.signsIn(user: "bob", password: newBob, code: code)
+                    )
+                )
+                checks.append(
+                    (
+                        "bob's old password no longer does",
+                        try await !shiny.signsIn(user: "bob", password: bobPassword, code: code)
+                    )
+                )
+                checks.append(
+                    (
+                        "the old passwords are kept in the history",
+                        try vault.history(alice).map(\.password) == [alicePassword]
+                            && vault.history(bob).map(\.password) == [bobPassword]
+                    )
+                )
+                say("\n▶ checks")
+                for (label, passed) in checks {
+                    say("  \(passed ? "✓" : "✗") \(label)")
+                }
+
+                let after = try await audit.run(demoSession).report
+                say("\n▶ keyhaven audit (after)")
+                printAudit(after)
+
+                say("\n▶ before → after")
+                let strength = StrengthEstimator.shared
+                for (name, old, new) in [("alice@shiny", alicePassword, newAlice), ("bob@shiny", bobPassword, newBob)] {
+                    say(
+                        "  \(name): \(mask(old)) (strength \(strength.estimate(old).score)/4) → \(mask(new)) (strength \(strength.estimate(new).score)/4)"
+                    )
+                }
                 say(
-                    "  \(name): \(mask(old)) (strength \(strength.estimate(old).score)/4) → \(mask(new)) (strength \(strength.estimate(new).score)/4)"
+                    "  issues: \(before.summary.withIssues) → \(after.summary.withIssues) of \(after.summary.credentials) credentials"
                 )
+                if keep { say("\nKept \(folder.path)") }
+                guard checks.allSatisfy(\.1), case .upgraded = first, case .upgraded = second, signIn.upgraded else {
+                    throw Output.failure("the demo's checks did not all pass")
+                }
+                say("\nAll checks passed.")
             }
-            say(
-                "  issues: \(before.summary.withIssues) → \(after.summary.withIssues) of \(after.summary.credentials) credentials"
-            )
-            if keep { say("\nKept \(folder.path)") }
-            guard checks.allSatisfy(\.1), case .upgraded = first, case .upgraded = second, signIn.upgraded else {
-                throw Output.failure("the demo's checks did not all pass")
-            }
-            say("\nAll checks passed.")
             try await openTheApp(on: vaultURL, say: say)
         }
 

@@ -2,14 +2,15 @@ import ArgumentParser
 import Foundation
 import IdentityProvider
 import IdentityProviderClient
+import KeyhavenApp
 import Vault
 
-/// Opens the vault for an `idp` subcommand (contacting nothing; pending upgrades are mentioned).
+/// Unlocks the vault for an `idp` subcommand (contacting nothing; pending upgrades are mentioned).
 /// `global` is `keyhaven --vault PATH idp …`.
-func openVault(_ options: VaultOptions, global: String?) async throws -> Vault {
-    let vault = try options.open(global: global)
-    Reconciler.notice(vault)
-    return vault
+func openSession(_ options: VaultOptions, global: String?) async throws -> KeyhavenSession {
+    let session = try await options.openSession(global: global)
+    await LocalCredentialStore(session: session).noticePendingUpgrades()
+    return session
 }
 
 /// The session for `issuerOrURL` (an issuer, or the URL Keyhaven logged in to), or the only one.
@@ -61,67 +62,68 @@ struct ProviderLogin: AsyncParsableCommand {
     @Option(name: .long, help: "A name for this Keyhaven on your account page.") var name = "Keyhaven"
 
     func run() async throws {
-        let vault = try await openVault(options, global: idp.root.vault)
-        let client = ProviderDeviceClient()
-        let (issuer, baseURL): (String, String)
-        do {
-            (issuer, baseURL) = try await client.discover(url)
-        } catch {
-            throw Output.failure("\(error)")
-        }
-        let address =
-            try email
-            ?? {
-                CommandIO.current.writeError(Data("E-mail at \(issuer): ".utf8))
-                guard let line = CommandIO.current.readLine(), !line.isEmpty else {
-                    throw Output.failure("an e-mail address is needed")
-                }
-                return line
-            }()
-        let password =
-            try CommandIO.current.environment["KEYHAVEN_IDP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? Terminal.askSecret("Password at \(issuer): ")
-        // Signing in again: the token held so far proves this is a known device (the provider
-        // then counts the attempt on the device's own counter, not the account's).
-        let previous = try? vault.providerSession(issuer: issuer)
-        var oneTimeCode = code
-        var result: (token: String, email: String)?
-        while result == nil {
+        try await withUnlockedVault(try await openSession(options, global: idp.root.vault)) { vault in
+            let client = ProviderDeviceClient()
+            let (issuer, baseURL): (String, String)
             do {
-                result = try await client.login(
-                    baseURL: baseURL,
-                    email: address,
-                    password: password,
-                    code: oneTimeCode,
-                    name: name,
-                    deviceToken: previous?.baseURL == baseURL ? previous?.deviceToken : nil
-                )
-            } catch let failure as ProviderDeviceClient.Failure where failure.code == .secondFactorRequired {
-                guard oneTimeCode == nil else { throw Output.failure(failure.message) }
-                oneTimeCode = try Terminal.askSecret("One-time code: ")
+                (issuer, baseURL) = try await client.discover(url)
             } catch {
                 throw Output.failure("\(error)")
             }
-        }
-        guard let result else { return }
-        do {
-            try vault.saveProviderSession(
-                ProviderSession(
-                    issuer: issuer,
-                    baseURL: baseURL,
-                    email: result.email,
-                    deviceToken: result.token,
-                    created: Date()
+            let address =
+                try email
+                ?? {
+                    CommandIO.current.writeError(Data("E-mail at \(issuer): ".utf8))
+                    guard let line = CommandIO.current.readLine(), !line.isEmpty else {
+                        throw Output.failure("an e-mail address is needed")
+                    }
+                    return line
+                }()
+            let password =
+                try CommandIO.current.environment["KEYHAVEN_IDP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? Terminal.askSecret("Password at \(issuer): ")
+            // Signing in again: the token held so far proves this is a known device (the provider
+            // then counts the attempt on the device's own counter, not the account's).
+            let previous = try? vault.providerSession(issuer: issuer)
+            var oneTimeCode = code
+            var result: (token: String, email: String)?
+            while result == nil {
+                do {
+                    result = try await client.login(
+                        baseURL: baseURL,
+                        email: address,
+                        password: password,
+                        code: oneTimeCode,
+                        name: name,
+                        deviceToken: previous?.baseURL == baseURL ? previous?.deviceToken : nil
+                    )
+                } catch let failure as ProviderDeviceClient.Failure where failure.code == .secondFactorRequired {
+                    guard oneTimeCode == nil else { throw Output.failure(failure.message) }
+                    oneTimeCode = try Terminal.askSecret("One-time code: ")
+                } catch {
+                    throw Output.failure("\(error)")
+                }
+            }
+            guard let result else { return }
+            do {
+                try vault.saveProviderSession(
+                    ProviderSession(
+                        issuer: issuer,
+                        baseURL: baseURL,
+                        email: result.email,
+                        deviceToken: result.token,
+                        created: Date()
+                    )
                 )
-            )
-        } catch {
-            throw Output.vaultFailure(error)
+            } catch {
+                throw Output.vaultFailure(error)
+            }
+            // The token it replaces is revoked (best effort: it is forgotten here either way).
+            if let replaced = previous, replaced.deviceToken != result.token {
+                try? await client.logout(replaced)
+            }
+            print("Signed in to \(issuer) as \(result.email).")
         }
-        // The token it replaces is revoked (best effort: it is forgotten here either way).
-        if let replaced = previous, replaced.deviceToken != result.token {
-            try? await client.logout(replaced)
-        }
-        print("Signed in to \(issuer) as \(result.email).")
     }
 }
 
@@ -135,15 +137,16 @@ struct ProviderLogout: AsyncParsableCommand {
     @Argument(help: "The provider's issuer or URL (optional when there is one).") var provider: String?
 
     func run() async throws {
-        let vault = try await openVault(options, global: idp.root.vault)
-        let session = try providerSession(vault, provider)
-        try? await ProviderDeviceClient().logout(session)
-        do {
-            try vault.removeProviderSession(issuer: session.issuer)
-        } catch {
-            throw Output.vaultFailure(error)
+        try await withUnlockedVault(try await openSession(options, global: idp.root.vault)) { vault in
+            let session = try providerSession(vault, provider)
+            try? await ProviderDeviceClient().logout(session)
+            do {
+                try vault.removeProviderSession(issuer: session.issuer)
+            } catch {
+                throw Output.vaultFailure(error)
+            }
+            print("Signed out of \(session.issuer).")
         }
-        print("Signed out of \(session.issuer).")
     }
 }
 
@@ -168,23 +171,24 @@ struct ProviderServices: AsyncParsableCommand {
     @Flag(name: .long, help: "JSON output.") var json = false
 
     func run() async throws {
-        let vault = try await openVault(options, global: idp.root.vault)
-        let session = try providerSession(vault, provider)
-        let client = ProviderDeviceClient()
-        do {
-            if let stopUsing { try await client.stopUsing(session, clientId: stopUsing) }
-            if let relayOff { try await client.setRelayForwarding(session, clientId: relayOff, enabled: false) }
-            if let relayOn { try await client.setRelayForwarding(session, clientId: relayOn, enabled: true) }
-            let services = try await client.services(session)
-            if json { return print(try Output.json(services)) }
-            if services.isEmpty { print("No service signs you in with \(session.issuer) yet.") }
-            for service in services {
-                let email = service.email.map { " as \($0)" } ?? ""
-                let relay = service.hidesEmail ? (service.relayForwarding ? " (relay on)" : " (relay off)") : ""
-                print("\(service.clientId)\t\(service.name)\t\(service.state.rawValue)\(email)\(relay)")
+        try await withUnlockedVault(try await openSession(options, global: idp.root.vault)) { vault in
+            let session = try providerSession(vault, provider)
+            let client = ProviderDeviceClient()
+            do {
+                if let stopUsing { try await client.stopUsing(session, clientId: stopUsing) }
+                if let relayOff { try await client.setRelayForwarding(session, clientId: relayOff, enabled: false) }
+                if let relayOn { try await client.setRelayForwarding(session, clientId: relayOn, enabled: true) }
+                let services = try await client.services(session)
+                if json { return print(try Output.json(services)) }
+                if services.isEmpty { print("No service signs you in with \(session.issuer) yet.") }
+                for service in services {
+                    let email = service.email.map { " as \($0)" } ?? ""
+                    let relay = service.hidesEmail ? (service.relayForwarding ? " (relay on)" : " (relay off)") : ""
+                    print("\(service.clientId)\t\(service.name)\t\(service.state.rawValue)\(email)\(relay)")
+                }
+            } catch {
+                throw Output.failure(from: error) { Output.failure("\($0)") }
             }
-        } catch {
-            throw Output.failure(from: error) { Output.failure("\($0)") }
         }
     }
 }

@@ -30,7 +30,7 @@ extension Keyhaven {
         }
 
         func run() async throws {
-            let credential = try account(selection.account, in: try await openStore())
+            let credential = try await account(selection.account, in: try await openStore())
             let code = try OneTimeCodeReading.current(for: credential, named: selection.account)
             if json {
                 print(try Output.jsonLine(Report(code: code.code, expiresIn: code.expiresIn)))

@@ -95,26 +95,27 @@ extension Keyhaven {
             var json = false
 
             func run() async throws {
-                let vault = try options.open(global: passkey.root.vault)
-                let passkeys = try Output.reporting { try vault.passkeys(rpID: site?.lowercased()) }
-                let summaries = passkeys.map { Summary($0, id: vault.passkeyID($0)) }
-                if json {
-                    print(try Output.json(summaries))
-                    return
-                }
-                guard !summaries.isEmpty else {
-                    print(site.map { "No passkeys for \($0)." } ?? "No passkeys yet.")
-                    return
-                }
-                let formatter = ISO8601DateFormatter()
-                formatter.formatOptions = [.withFullDate]
-                for summary in summaries {
-                    let user = summary.userName.isEmpty ? "(no user name)" : summary.userName
-                    let used = summary.lastUsed.map { "last used " + formatter.string(from: $0) } ?? "never used"
-                    let hidden = summary.hidden ? "  (hidden: the site no longer knows it)" : ""
-                    print(
-                        "\(summary.id.prefix(8))  \(summary.rpId)  \(user)  \(summary.algorithm)  created \(formatter.string(from: summary.created)), \(used)\(hidden)"
-                    )
+                try await withUnlockedVault(try await options.openSession(global: passkey.root.vault)) { vault in
+                    let passkeys = try Output.reporting { try vault.passkeys(rpID: site?.lowercased()) }
+                    let summaries = passkeys.map { Summary($0, id: vault.passkeyID($0)) }
+                    if json {
+                        print(try Output.json(summaries))
+                        return
+                    }
+                    guard !summaries.isEmpty else {
+                        print(site.map { "No passkeys for \($0)." } ?? "No passkeys yet.")
+                        return
+                    }
+                    let formatter = ISO8601DateFormatter()
+                    formatter.formatOptions = [.withFullDate]
+                    for summary in summaries {
+                        let user = summary.userName.isEmpty ? "(no user name)" : summary.userName
+                        let used = summary.lastUsed.map { "last used " + formatter.string(from: $0) } ?? "never used"
+                        let hidden = summary.hidden ? "  (hidden: the site no longer knows it)" : ""
+                        print(
+                            "\(summary.id.prefix(8))  \(summary.rpId)  \(user)  \(summary.algorithm)  created \(formatter.string(from: summary.created)), \(used)\(hidden)"
+                        )
+                    }
                 }
             }
         }
@@ -127,30 +128,31 @@ extension Keyhaven {
             @Flag(name: .long, help: "Print JSON.") var json = false
 
             func run() async throws {
-                let vault = try options.open(global: passkey.root.vault)
-                let (rowID, found) = try Passkey.find(id, in: vault)
-                let summary = Summary(found, id: rowID)
-                if json {
-                    print(try Output.json(summary))
-                    return
-                }
-                let formatter = ISO8601DateFormatter()
-                print("id:            \(summary.id)")
-                print("site (RP ID):  \(summary.rpId)")
-                print(
-                    "user:          \(summary.userName)\(summary.userDisplayName.isEmpty ? "" : " (\(summary.userDisplayName))")"
-                )
-                print("user handle:   \(summary.userHandle)")
-                print("credential id: \(summary.credentialId)")
-                print("algorithm:     \(summary.algorithm)")
-                print("sign count:    \(summary.signCount)")
-                print(
-                    "backed up:     \(summary.backedUp ? "yes" : "no") (eligible: \(summary.backupEligible ? "yes" : "no"))"
-                )
-                print("created:       \(formatter.string(from: summary.created))")
-                print("last used:     \(summary.lastUsed.map { formatter.string(from: $0) } ?? "never")")
-                if summary.hidden {
-                    print("hidden:        yes — the site said it no longer knows this passkey; kept, not offered")
+                try await withUnlockedVault(try await options.openSession(global: passkey.root.vault)) { vault in
+                    let (rowID, found) = try Passkey.find(id, in: vault)
+                    let summary = Summary(found, id: rowID)
+                    if json {
+                        print(try Output.json(summary))
+                        return
+                    }
+                    let formatter = ISO8601DateFormatter()
+                    print("id:            \(summary.id)")
+                    print("site (RP ID):  \(summary.rpId)")
+                    print(
+                        "user:          \(summary.userName)\(summary.userDisplayName.isEmpty ? "" : " (\(summary.userDisplayName))")"
+                    )
+                    print("user handle:   \(summary.userHandle)")
+                    print("credential id: \(summary.credentialId)")
+                    print("algorithm:     \(summary.algorithm)")
+                    print("sign count:    \(summary.signCount)")
+                    print(
+                        "backed up:     \(summary.backedUp ? "yes" : "no") (eligible: \(summary.backupEligible ? "yes" : "no"))"
+                    )
+                    print("created:       \(formatter.string(from: summary.created))")
+                    print("last used:     \(summary.lastUsed.map { formatter.string(from: $0) } ?? "never")")
+                    if summary.hidden {
+                        print("hidden:        yes — the site said it no longer knows this passkey; kept, not offered")
+                    }
                 }
             }
         }
@@ -165,13 +167,14 @@ extension Keyhaven {
             @Argument(help: "The passkey's id (its first characters).") var id: String
 
             func run() async throws {
-                let vault = try options.open(global: passkey.root.vault)
-                let (rowID, found) = try Passkey.find(id, in: vault)
-                _ = try Output.reporting { try vault.removePasskey(id: rowID) }
-                print(
-                    "Removed the passkey for \(found.userName.isEmpty ? found.rpID : "\(found.userName) on \(found.rpID)"); "
-                        + "sign in to \(found.rpID) another way and remove it there too."
-                )
+                try await withUnlockedVault(try await options.openSession(global: passkey.root.vault)) { vault in
+                    let (rowID, found) = try Passkey.find(id, in: vault)
+                    _ = try Output.reporting { try vault.removePasskey(id: rowID) }
+                    print(
+                        "Removed the passkey for \(found.userName.isEmpty ? found.rpID : "\(found.userName) on \(found.rpID)"); "
+                            + "sign in to \(found.rpID) another way and remove it there too."
+                    )
+                }
             }
         }
     }

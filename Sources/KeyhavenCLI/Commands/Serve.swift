@@ -25,35 +25,37 @@ extension Keyhaven {
         var tokenFile: String?
 
         func run() async throws {
-            let vault = try await openVault()
-            try await Reconciler.run(vault)
-            let token = LocalAPIServer.makeToken()
-            let tokenURL =
-                tokenFile.map { URL(fileURLWithPath: $0) }
-                ?? vaultURL.deletingLastPathComponent().appendingPathComponent("api-token")
-            // A private file renamed over whatever was there (a symbolic link is replaced, not followed).
-            do {
-                try PrivateFile.replace(at: tokenURL, contents: Array(token.utf8))
-            } catch {
-                throw Output.failure("cannot write the token file: \(error.message)")
-            }
-            defer { try? FileManager.default.removeItem(at: tokenURL) }
-            let coordinator = UpgradeService(
-                vault: vault,
-                environment: HTTPUpgradeEnvironment(),
-                host: TerminalHost()
-            )
-            let server = LocalAPIServer(token: token) { request in
-                let result = await coordinator.inAppRequest(request)
-                Output.error(
-                    "keyhaven: in-app \(request.type.rawValue) for \(request.user) on \(request.serviceIdentifier): \(result.status.rawValue)"
+            let unlocked = try await openSession()
+            try await withUnlockedVault(unlocked) { vault in
+                try await Reconciler.run(vault)
+                let token = LocalAPIServer.makeToken()
+                let tokenURL =
+                    tokenFile.map { URL(fileURLWithPath: $0) }
+                    ?? vaultURL.deletingLastPathComponent().appendingPathComponent("api-token")
+                // A private file renamed over whatever was there (a symbolic link is replaced, not followed).
+                do {
+                    try PrivateFile.replace(at: tokenURL, contents: Array(token.utf8))
+                } catch let error as PrivateFileError {
+                    throw Output.failure("cannot write the token file: \(error.message)")
+                }
+                defer { try? FileManager.default.removeItem(at: tokenURL) }
+                let coordinator = UpgradeService(
+                    vault: vault,
+                    environment: HTTPUpgradeEnvironment(),
+                    host: TerminalHost()
                 )
-                return result
-            }
-            try await server.run(port: port) { bound in
-                Output.error(
-                    "keyhaven: local API on http://127.0.0.1:\(bound) (token in \(tokenURL.path)); Ctrl-C stops"
-                )
+                let server = LocalAPIServer(token: token) { request in
+                    let result = await coordinator.inAppRequest(request)
+                    Output.error(
+                        "keyhaven: in-app \(request.type.rawValue) for \(request.user) on \(request.serviceIdentifier): \(result.status.rawValue)"
+                    )
+                    return result
+                }
+                try await server.run(port: port) { bound in
+                    Output.error(
+                        "keyhaven: local API on http://127.0.0.1:\(bound) (token in \(tokenURL.path)); Ctrl-C stops"
+                    )
+                }
             }
         }
     }

@@ -58,119 +58,121 @@ extension Keyhaven {
         }
 
         func run() async throws {
-            let vault = try options.open(global: root.vault)
-            // The one command that settles interrupted upgrades (it contacts services anyway).
-            let (pendingBefore, left) = try await Reconciler.run(vault)
-            if reconcile {
-                print(
-                    left > 0
-                        ? "\(left) upgrade(s) still unconfirmed."
-                        : pendingBefore == 0 ? "No upgrade is pending." : "Every pending upgrade is settled."
-                )
-                if left > 0 { throw ExitCode(3) }
-                return
-            }
-            guard let service else { return }
-            // Only credentials saved for this very origin (scheme, host and port): an upgrade sends
-            // the current password to the service, so a parent domain's or another port's will not do.
-            let candidates = try reporting {
-                try vault.credentials(
-                    forService: ServiceOrigin(service: service)?.serialized ?? service,
-                    accepting: .exact
-                )
-                .credentials
-            }
-            let matching = candidates.filter { user == nil || $0.user == user }
-            guard !matching.isEmpty else {
-                throw Output.failure(
-                    candidates.isEmpty
-                        ? "the vault has no credential for \(service)"
-                        : "no credential for \(service) with user \(user ?? "")"
-                )
-            }
-            guard matching.count == 1, let credential = matching.first else {
-                let users = matching.map { $0.user.isEmpty ? "(no user name)" : $0.user }.joined(separator: ", ")
-                throw Output.failure("several accounts for \(service) (\(users)): choose one with --user")
-            }
-            let interrupt = InterruptFlag()
-            interrupt.install()
-            let coordinator = UpgradeService(
-                vault: vault,
-                environment: HTTPUpgradeEnvironment(),
-                host: TerminalHost(openBrowser: !noBrowser),
-                deadline: .seconds(timeout)
-            )
-            let result: UpgradeResult
-            if to == .signIn {
-                let manifest: AccountModificationManifest
-                do {
-                    manifest = try await HTTPUpgradeEnvironment().manifest(for: service)
-                } catch let error as ManifestError where error.code == .unreachable {
-                    // Not an answer: the service may well offer it (P4 of the 11-27 review).
-                    throw Output.failure(
-                        "cannot read \(service)'s upgrade manifest (\(error.message)); nothing was changed: try again when it can be reached"
+            let unlocked = try await options.openSession(global: root.vault)
+            try await withUnlockedVault(unlocked) { vault in
+                // The one command that settles interrupted upgrades (it contacts services anyway).
+                let (pendingBefore, left) = try await Reconciler.run(vault)
+                if reconcile {
+                    print(
+                        left > 0
+                            ? "\(left) upgrade(s) still unconfirmed."
+                            : pendingBefore == 0 ? "No upgrade is pending." : "Every pending upgrade is settled."
                     )
-                } catch {
-                    throw Output.failure("\(service) does not offer upgrades to Sign in with Keyhaven (\(error))")
+                    if left > 0 { throw ExitCode(3) }
+                    return
                 }
-                guard let issuer = manifest.signIn?.issuer else {
-                    throw Output.failure("\(service) does not offer upgrades to Sign in with Keyhaven")
+                guard let service else { return }
+                // Only credentials saved for this very origin (scheme, host and port): an upgrade sends
+                // the current password to the service, so a parent domain's or another port's will not do.
+                let candidates = try reporting {
+                    try vault.credentials(
+                        forService: ServiceOrigin(service: service)?.serialized ?? service,
+                        accepting: .exact
+                    )
+                    .credentials
                 }
-                let session = try providerSession(vault, issuer)
-                let choice = email?.rawValue
-                let authority = DeviceSignInAuthority(session: session) { consent in
-                    await Self.consent(consent, choice: choice)
+                let matching = candidates.filter { user == nil || $0.user == user }
+                guard !matching.isEmpty else {
+                    throw Output.failure(
+                        candidates.isEmpty
+                            ? "the vault has no credential for \(service)"
+                            : "no credential for \(service) with user \(user ?? "")"
+                    )
                 }
-                result = await coordinator.upgradeToSignIn(
-                    credential.id,
-                    service: service,
-                    authority: authority,
-                    allowInteraction: !noInteraction
-                ) { interrupt.isRaised }
-            } else if to == .passkey {
-                result = await coordinator.upgradeToPasskey(
-                    credential.id,
-                    service: service,
-                    allowInteraction: !noInteraction
-                ) { interrupt.isRaised }
-            } else {
-                result = await coordinator.upgradeToStrongPassword(
-                    credential.id,
-                    service: service,
-                    allowInteraction: !noInteraction
-                ) { interrupt.isRaised }
-            }
-            let name = credential.user.isEmpty ? service : "\(credential.user) on \(service)"
-            switch result {
-            case .upgraded where to == .signIn:
-                print(
-                    "Upgraded \(name): it now signs in with Keyhaven; the password no longer works and is kept "
-                        + "in the history."
-                )
-            case .upgraded(let id, _) where to == .passkey:
-                let kept = (try? vault.credential(id).password) != nil
-                print(
-                    "Upgraded \(name): it now signs in with a passkey kept in Keyhaven"
-                        + (kept
-                            ? "; its password still works."
-                            : "; the password no longer works and is kept in the history.")
-                )
-            case .upgraded(_, let substituted):
-                print(
-                    "Upgraded \(name): a new strong password is saved"
-                        + (substituted ? " (the service chose it)" : "") + "; the old one is in the history."
-                )
-            case .failed(let reason, let code):
-                if code == .userCanceled {
-                    throw Output.failure("cancelled: \(name) keeps its password")
+                guard matching.count == 1, let credential = matching.first else {
+                    let users = matching.map { $0.user.isEmpty ? "(no user name)" : $0.user }.joined(separator: ", ")
+                    throw Output.failure("several accounts for \(service) (\(users)): choose one with --user")
                 }
-                throw Output.failure("\(name) was not upgraded: \(reason)")
-            case .pending(let reason):
-                Output.error(
-                    "keyhaven: the service did not confirm (\(reason)). Both passwords are kept; Keyhaven will ask it "
-                        + "again next time (or run `keyhaven upgrade --reconcile`)."
+                let interrupt = InterruptFlag()
+                interrupt.install()
+                let coordinator = UpgradeService(
+                    vault: vault,
+                    environment: HTTPUpgradeEnvironment(),
+                    host: TerminalHost(openBrowser: !noBrowser),
+                    deadline: .seconds(timeout)
                 )
-                throw ExitCode(3)
+                let result: UpgradeResult
+                if to == .signIn {
+                    let manifest: AccountModificationManifest
+                    do {
+                        manifest = try await HTTPUpgradeEnvironment().manifest(for: service)
+                    } catch let error as ManifestError where error.code == .unreachable {
+                        // Not an answer: the service may well offer it (P4 of the 11-27 review).
+                        throw Output.failure(
+                            "cannot read \(service)'s upgrade manifest (\(error.message)); nothing was changed: try again when it can be reached"
+                        )
+                    } catch {
+                        throw Output.failure("\(service) does not offer upgrades to Sign in with Keyhaven (\(error))")
+                    }
+                    guard let issuer = manifest.signIn?.issuer else {
+                        throw Output.failure("\(service) does not offer upgrades to Sign in with Keyhaven")
+                    }
+                    let session = try providerSession(vault, issuer)
+                    let choice = email?.rawValue
+                    let authority = DeviceSignInAuthority(session: session) { consent in
+                        await Self.consent(consent, choice: choice)
+                    }
+                    result = await coordinator.upgradeToSignIn(
+                        credential.id,
+                        service: service,
+                        authority: authority,
+                        allowInteraction: !noInteraction
+                    ) { interrupt.isRaised }
+                } else if to == .passkey {
+                    result = await coordinator.upgradeToPasskey(
+                        credential.id,
+                        service: service,
+                        allowInteraction: !noInteraction
+                    ) { interrupt.isRaised }
+                } else {
+                    result = await coordinator.upgradeToStrongPassword(
+                        credential.id,
+                        service: service,
+                        allowInteraction: !noInteraction
+                    ) { interrupt.isRaised }
+                }
+                let name = credential.user.isEmpty ? service : "\(credential.user) on \(service)"
+                switch result {
+                case .upgraded where to == .signIn:
+                    print(
+                        "Upgraded \(name): it now signs in with Keyhaven; the password no longer works and is kept "
+                            + "in the history."
+                    )
+                case .upgraded(let id, _) where to == .passkey:
+                    let kept = (try? vault.credential(id).password) != nil
+                    print(
+                        "Upgraded \(name): it now signs in with a passkey kept in Keyhaven"
+                            + (kept
+                                ? "; its password still works."
+                                : "; the password no longer works and is kept in the history.")
+                    )
+                case .upgraded(_, let substituted):
+                    print(
+                        "Upgraded \(name): a new strong password is saved"
+                            + (substituted ? " (the service chose it)" : "") + "; the old one is in the history."
+                    )
+                case .failed(let reason, let code):
+                    if code == .userCanceled {
+                        throw Output.failure("cancelled: \(name) keeps its password")
+                    }
+                    throw Output.failure("\(name) was not upgraded: \(reason)")
+                case .pending(let reason):
+                    Output.error(
+                        "keyhaven: the service did not confirm (\(reason)). Both passwords are kept; Keyhaven will ask it "
+                            + "again next time (or run `keyhaven upgrade --reconcile`)."
+                    )
+                    throw ExitCode(3)
+                }
             }
         }
     }

@@ -35,10 +35,9 @@ extension Keyhaven {
             let password = try options.masterPassword(confirm: true)
             try newPassword.check(password)
             let kdf = chosen ?? .calibrated()
-            let vault = try reporting {
-                try Vault.create(at: url, masterPassword: password, kdf: kdf, allowInsecureKDF: options.insecureKDF)
-            }
-            try? vault.close()
+            let session = KeyhavenSession(.init(vaultURL: url, allowInsecureKDF: options.insecureKDF))
+            try await reportingAsync { try await session.create(masterPassword: password, kdf: kdf) }
+            await session.lock()
             print("Created vault \(url.path) (scrypt N=2^\(kdf.logN), r=\(kdf.r), p=\(kdf.p)).")
         }
     }
@@ -113,9 +112,9 @@ extension Keyhaven {
                 totp: totp,
                 folder: folder
             )
-            let id = try store.add(content)
+            let id = try await store.add(content)
             if json {
-                print(try Output.json(CredentialSummary(try store.credential(id))))
+                print(try Output.json(CredentialSummary(try await store.credential(id))))
             } else {
                 print("Added \(id.short) (\(content.displayTitle)).")
                 if generated { print("Generated password: \(secret ?? "")") }
@@ -144,17 +143,17 @@ extension Keyhaven {
 
         func run() async throws {
             let store = try await openStore()
-            let listing = try store.list(deleted: deleted)
+            let listing = try await store.list(deleted: deleted)
             if json {
                 if deleted {
                     print(try Output.json(listing.credentials.map { CredentialSummary($0) }))
                 } else {
-                    let passkeys = try store.passkeys().map { (id: $0.id, passkey: $0.passkey) }
+                    let passkeys = try await store.passkeys().map { (id: $0.id, passkey: $0.passkey) }
                     print(try Output.json(CredentialSummary.listing(listing.credentials, passkeys: passkeys)))
                 }
             } else {
                 Table.print(listing.credentials)
-                if !deleted, let count = try? store.passkeys().count, count > 0 {
+                if !deleted, let count = try? await store.passkeys().count, count > 0 {
                     print("\(count) passkey\(count == 1 ? "" : "s"): keyhaven passkey list")
                 }
             }
@@ -186,8 +185,8 @@ extension Keyhaven {
 
         func run() async throws {
             let store = try await openStore()
-            let credential = try account(selection.account, in: store)
-            let history = try store.history(credential.id)
+            let credential = try await account(selection.account, in: store)
+            let history = try await store.history(credential.id)
             if json {
                 print(try Output.json(CredentialSummary(credential, reveal: reveal, history: history)))
                 return
@@ -241,7 +240,7 @@ extension Keyhaven {
         func run() async throws {
             let store = try await openStore()
             let looksLikeService = !text && !query.contains(" ") && (query.contains(".") || query.contains("://"))
-            let listing = try store.search(query, text: !looksLikeService)
+            let listing = try await store.search(query, text: !looksLikeService)
             if json {
                 print(try Output.json(listing.credentials.map { CredentialSummary($0) }))
             } else {
@@ -283,7 +282,7 @@ extension Keyhaven {
 
         func run() async throws {
             let store = try await openStore()
-            let existing = try account(selection.account, in: store)
+            let existing = try await account(selection.account, in: store)
             var newPassword = password
             if generate {
                 // Generated here, where the person sees it, and sent as the new password.
@@ -300,7 +299,7 @@ extension Keyhaven {
             (changes.totp, changes.folder) = (field(totp), field(folder))
             changes.addServices = addService.map(ServiceIdentifier.init)
             changes.removeServices = removeService
-            let credential = try store.update(existing.id, changes)
+            let credential = try await store.update(existing.id, changes)
             print("Updated \(credential.id.short) (\(credential.content.displayTitle)).")
             if generate, let newPassword { print("Generated password: \(newPassword)") }
         }
@@ -322,8 +321,8 @@ extension Keyhaven {
 
         func run() async throws {
             let store = try await openStore()
-            let resolved = try account(selection.account, in: store).id
-            try store.remove(resolved)
+            let resolved = try await account(selection.account, in: store).id
+            try await store.remove(resolved)
             print("Moved \(resolved.short) to Recently Deleted; `keyhaven restore \(resolved.short)` brings it back.")
         }
     }
@@ -336,8 +335,8 @@ extension Keyhaven {
 
         func run() async throws {
             let store = try await openStore()
-            let resolved = try store.resolve(id)
-            try store.restore(resolved)
+            let resolved = try await store.resolve(id)
+            try await store.restore(resolved)
             print("Restored \(resolved.short).")
         }
     }

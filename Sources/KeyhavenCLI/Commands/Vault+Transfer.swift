@@ -106,10 +106,11 @@ extension Keyhaven {
                 throw Output.failure("\(output) already exists; choose another name")
             }
             let store = try await openStore()
-            let listing = try store.list()
-            let history = exportFormat == .bitwardenJSON ? try store.histories(listing.credentials.map(\.id)) : [:]
+            let listing = try await store.list()
+            let history =
+                exportFormat == .bitwardenJSON ? try await store.histories(listing.credentials.map(\.id)) : [:]
             // Private keys cross the agent's socket only for a format that carries them.
-            let passkeys = try store.passkeys(withKeys: Exporter.carriesPasskeys(exportFormat)).map(\.passkey)
+            let passkeys = try await store.passkeys(withKeys: Exporter.carriesPasskeys(exportFormat)).map(\.passkey)
             if !passkeys.isEmpty && !Exporter.carriesPasskeys(exportFormat) {
                 Output.error(
                     "keyhaven: note: \(passkeys.count) passkey\(passkeys.count == 1 ? "" : "s") not exported: only --format cxf, bitwarden-json and keepass-xml carry passkeys"
@@ -161,7 +162,7 @@ extension Keyhaven {
 
         func run() async throws {
             let chosen = try newMasterPassword.kdf(insecure: options.insecureKDF)
-            let vault = try await openVault()
+            let session = try await openSession()
             let newPassword: String
             if options.passwordStdin {
                 guard let line = Terminal.standardInputLine(), !line.isEmpty else {
@@ -177,8 +178,11 @@ extension Keyhaven {
             }
             try newMasterPassword.check(newPassword)
             let kdf = chosen ?? .calibrated()
-            try reporting {
-                try vault.changeMasterPassword(to: newPassword, kdf: kdf, allowInsecureKDF: options.insecureKDF)
+            let insecure = options.insecureKDF
+            try await reportingAsync {
+                try await session.withVault {
+                    try $0.changeMasterPassword(to: newPassword, kdf: kdf, allowInsecureKDF: insecure)
+                }
             }
             print(
                 "Master password changed; the vault was re-keyed (copies from before cannot read what is written now)."

@@ -8,8 +8,8 @@ extension VaultCommand {
     /// The credential `name` refers to (``Vault/account(named:)``, wherever the vault is): an id or id prefix, else
     /// `SERVICE[/USER]` or a title. An ambiguous name fails (exit 1) listing the candidates; a name
     /// that finds nothing fails saying how to look.
-    func account(_ name: String, in store: any CredentialStore) throws -> Credential {
-        switch try store.account(named: name) {
+    func account(_ name: String, in store: any CredentialStore) async throws -> Credential {
+        switch try await store.account(named: name) {
         case .found(let credential):
             return credential
         case .ambiguous(let candidates):

@@ -9,15 +9,16 @@ import Vault
 /// (``AgentCredentialStore``). The commands are written once against it and render the answers here.
 protocol CredentialStore {
     /// Serves one request; a refusal is a ``SessionResponse/failure(_:)``.
-    func answer(_ request: SessionRequest) throws -> SessionResponse
+    func answer(_ request: SessionRequest) async throws -> SessionResponse
 }
 
-/// The vault opened by this process (no agent, a locked one, or `KEYHAVEN_NO_AGENT=1`).
+/// The vault unlocked by this process (no agent, a locked one, or `KEYHAVEN_NO_AGENT=1`): a
+/// ``KeyhavenSession`` of the command's own answers the same typed requests the agent's does.
 struct LocalCredentialStore: CredentialStore {
-    let vault: Vault
+    let session: KeyhavenSession
 
-    func answer(_ request: SessionRequest) throws -> SessionResponse {
-        request.answer(with: vault)
+    func answer(_ request: SessionRequest) async throws -> SessionResponse {
+        await session.answer(request)
     }
 }
 
@@ -25,7 +26,7 @@ struct LocalCredentialStore: CredentialStore {
 struct AgentCredentialStore: CredentialStore {
     let connection: FrameConnection
 
-    func answer(_ request: SessionRequest) throws -> SessionResponse {
+    func answer(_ request: SessionRequest) async throws -> SessionResponse {
         let message = try SessionProtocol.encode(request)
         var reply = Data()
         do {
@@ -59,10 +60,10 @@ struct AgentCredentialStore: CredentialStore {
 extension CredentialStore {
     /// The answer to `request` that `extract` accepts; a refusal becomes the command's failure
     /// (exit 2 for a wrong password or a locked agent, as when the vault is opened here).
-    func ask<T>(_ request: SessionRequest, _ extract: (SessionResponse) -> T?) throws -> T {
+    func ask<T>(_ request: SessionRequest, _ extract: (SessionResponse) -> T?) async throws -> T {
         let response: SessionResponse
         do {
-            response = try answer(request)
+            response = try await answer(request)
         } catch let error as SessionError {
             throw Self.failure(error)
         }
@@ -78,72 +79,74 @@ extension CredentialStore {
         return Output.failure(message, exitCode: [.wrongPassword, .locked].contains(error.code) ? 2 : 1)
     }
 
-    func list(deleted: Bool = false) throws -> CredentialListing {
-        try ask(.list(deleted: deleted)) { if case .listing(let listing) = $0 { listing } else { nil } }
+    func list(deleted: Bool = false) async throws -> CredentialListing {
+        try await ask(.list(deleted: deleted)) { if case .listing(let listing) = $0 { listing } else { nil } }
     }
 
-    func search(_ query: String, text: Bool) throws -> CredentialListing {
-        try ask(.search(query: query, text: text)) { if case .listing(let listing) = $0 { listing } else { nil } }
+    func search(_ query: String, text: Bool) async throws -> CredentialListing {
+        try await ask(.search(query: query, text: text)) { if case .listing(let listing) = $0 { listing } else { nil } }
     }
 
-    func account(named name: String) throws -> AccountLookup {
-        try ask(.account(name: name)) { if case .account(let lookup) = $0 { lookup } else { nil } }
+    func account(named name: String) async throws -> AccountLookup {
+        try await ask(.account(name: name)) { if case .account(let lookup) = $0 { lookup } else { nil } }
     }
 
-    func credential(_ id: CredentialID) throws -> Credential {
-        try ask(.credential(id: id)) { if case .credential(let credential) = $0 { credential } else { nil } }
+    func credential(_ id: CredentialID) async throws -> Credential {
+        try await ask(.credential(id: id)) { if case .credential(let credential) = $0 { credential } else { nil } }
     }
 
-    func history(_ id: CredentialID) throws -> [PasswordHistoryEntry] {
-        try ask(.history(id: id)) { if case .history(let history) = $0 { history } else { nil } }
+    func history(_ id: CredentialID) async throws -> [PasswordHistoryEntry] {
+        try await ask(.history(id: id)) { if case .history(let history) = $0 { history } else { nil } }
     }
 
-    func histories(_ ids: [CredentialID]) throws -> [CredentialID: [PasswordHistoryEntry]] {
-        try ask(.histories(ids: ids)) { if case .histories(let histories) = $0 { histories } else { nil } }
+    func histories(_ ids: [CredentialID]) async throws -> [CredentialID: [PasswordHistoryEntry]] {
+        try await ask(.histories(ids: ids)) { if case .histories(let histories) = $0 { histories } else { nil } }
     }
 
-    func add(_ content: CredentialContent) throws -> CredentialID {
-        try ask(.add(content)) { if case .id(let id) = $0 { id } else { nil } }
+    func add(_ content: CredentialContent) async throws -> CredentialID {
+        try await ask(.add(content)) { if case .id(let id) = $0 { id } else { nil } }
     }
 
-    func update(_ id: CredentialID, _ changes: CredentialChanges) throws -> Credential {
-        try ask(.update(id: id, changes: changes)) {
+    func update(_ id: CredentialID, _ changes: CredentialChanges) async throws -> Credential {
+        try await ask(.update(id: id, changes: changes)) {
             if case .credential(let credential) = $0 { credential } else { nil }
         }
     }
 
-    func remove(_ id: CredentialID) throws {
-        try done(.remove(id: id))
+    func remove(_ id: CredentialID) async throws {
+        try await done(.remove(id: id))
     }
 
-    func restore(_ id: CredentialID) throws {
-        try done(.restore(id: id))
+    func restore(_ id: CredentialID) async throws {
+        try await done(.restore(id: id))
     }
 
     /// Asks for a change answered with ``SessionResponse/done``.
-    func done(_ request: SessionRequest) throws {
-        _ = try ask(request) { (response: SessionResponse) -> Bool? in
+    func done(_ request: SessionRequest) async throws {
+        _ = try await ask(request) { (response: SessionResponse) -> Bool? in
             if case .done = response { true } else { nil }
         }
     }
 
-    func resolve(_ prefix: String) throws -> CredentialID {
-        try ask(.resolve(prefix: prefix)) { if case .id(let id) = $0 { id } else { nil } }
+    func resolve(_ prefix: String) async throws -> CredentialID {
+        try await ask(.resolve(prefix: prefix)) { if case .id(let id) = $0 { id } else { nil } }
     }
 
-    func passkeys(withKeys: Bool = false) throws -> [PasskeyEntry] {
-        try ask(.passkeys(withKeys: withKeys)) { if case .passkeys(let passkeys) = $0 { passkeys } else { nil } }
+    func passkeys(withKeys: Bool = false) async throws -> [PasskeyEntry] {
+        try await ask(.passkeys(withKeys: withKeys)) { if case .passkeys(let passkeys) = $0 { passkeys } else { nil } }
     }
 
-    func importItems(_ parsed: ParsedImport, dryRun: Bool) throws -> ImportReport {
-        try ask(.importItems(parsed, dryRun: dryRun)) { if case .importReport(let report) = $0 { report } else { nil } }
+    func importItems(_ parsed: ParsedImport, dryRun: Bool) async throws -> ImportReport {
+        try await ask(.importItems(parsed, dryRun: dryRun)) {
+            if case .importReport(let report) = $0 { report } else { nil }
+        }
     }
 
     /// Tells the person, without contacting anything, that upgrades are pending (or that the
     /// journal cannot be read): ``Reconciler/notice(_:)`` wherever the vault is.
-    func noticePendingUpgrades() {
+    func noticePendingUpgrades() async {
         do {
-            let count: Int = try ask(.pendingUpgrades) { if case .count(let count) = $0 { count } else { nil } }
+            let count: Int = try await ask(.pendingUpgrades) { if case .count(let count) = $0 { count } else { nil } }
             guard count > 0 else { return }
             Output.error(Reconciler.pendingNote(count))
         } catch let failure as CommandFailure {

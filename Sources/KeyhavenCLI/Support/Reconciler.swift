@@ -10,12 +10,6 @@ import Vault
 /// upgrades (`upgrade`, `serve`), never from read-only commands or under `--no-network`. Other vault
 /// commands only mention that something is pending.
 enum Reconciler {
-    /// Tells the person, without contacting anything, that upgrades are pending (or that the
-    /// journal cannot be read).
-    static func notice(_ vault: Vault) {
-        LocalCredentialStore(vault: vault).noticePendingUpgrades()
-    }
-
     /// What ``notice(_:)`` says of `count` pending upgrades.
     static func pendingNote(_ count: Int) -> String {
         "keyhaven: note: \(count) upgrade(s) are unconfirmed; both passwords are kept. "

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeyhavenApp
 import Vault
 
 #if canImport(Glibc)
@@ -65,18 +66,24 @@ struct VaultOptions: ParsableArguments {
         return try Terminal.askSecret("Master password: ", confirm: confirm)
     }
 
-    /// Opens the vault, turning failures into clear messages and exit codes (2: wrong password).
-    func open(global: String? = nil) throws -> Vault {
-        let url = url(global: global)
+    /// Unlocks the vault in a ``KeyhavenSession`` of this process (the CLI without an agent): as
+    /// for the agent and the web app, the session opens the vault and owns it, and the command
+    /// works through it. Failures become clear messages and exit codes (2: wrong password). The
+    /// session never locks by itself: the command ends first (``KeyhavenSession/lock()``).
+    func openSession(global: String? = nil) async throws -> KeyhavenSession {
+        let session = KeyhavenSession(
+            .init(vaultURL: url(global: global), idleLock: .infinity, allowInsecureKDF: insecureKDF)
+        )
         let password = try masterPassword()
-        let vault: Vault
         do {
-            vault = try Vault.open(at: url, masterPassword: password, allowInsecureKDF: insecureKDF)
+            try await session.unlockVault(masterPassword: password)
         } catch {
             throw Output.vaultFailure(error)
         }
-        for warning in vault.fileWarnings { Output.error("keyhaven: warning: \(warning)") }
-        return vault
+        for warning in try await session.withVault({ $0.fileWarnings }) {
+            Output.error("keyhaven: warning: \(warning)")
+        }
+        return session
     }
 }
 
