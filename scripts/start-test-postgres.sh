@@ -18,11 +18,18 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     fi
 fi
 bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
+
+# The server outlives this script: it must not inherit its descriptors. Started under
+# `flock /tmp/keyhaven-build.lock …` (as .ci/run does), it would otherwise hold the build lock for
+# as long as it runs and every later build would wait for it.
+detached() {
+    python3 -c 'import os, sys; os.closerange(3, 65536); os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
 password=keyhaven-test
 
 if [ "$(id -u)" = 0 ] && command -v pg_lsclusters >/dev/null 2>&1 && [ -n "$(pg_lsclusters -h 2>/dev/null)" ]; then
     read -r version cluster port status _ < <(pg_lsclusters -h | head -1)
-    [ "$status" = online ] || pg_ctlcluster "$version" "$cluster" start >&2
+    [ "$status" = online ] || detached pg_ctlcluster "$version" "$cluster" start >&2
     for _ in $(seq 1 50); do runuser -u postgres -- psql -qAtc "SELECT 1" >/dev/null 2>&1 && break; sleep 0.2; done
     runuser -u postgres -- psql -qAt >/dev/null <<SQL
 DO \$\$ BEGIN
@@ -47,7 +54,7 @@ else
     else
         port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
         echo "$port" >"$data/port"
-        "$bin/pg_ctl" -D "$data" -l "$data/log" -o "-p $port -k /tmp -c listen_addresses=127.0.0.1" -w start >&2
+        detached "$bin/pg_ctl" -D "$data" -l "$data/log" -o "-p $port -k /tmp -c listen_addresses=127.0.0.1" -w start >&2
         PGPASSWORD=$password "$bin/psql" -h 127.0.0.1 -p "$port" -U keyhaven -d postgres -qAtc \
             "SELECT 1 FROM pg_database WHERE datname = 'keyhaven_test'" | grep -q 1 \
             || PGPASSWORD=$password "$bin/createdb" -h 127.0.0.1 -p "$port" -U keyhaven keyhaven_test

@@ -54,12 +54,7 @@ extension Keyhaven {
     public static func run(_ arguments: [String], io: CommandIO) async -> Int32 {
         await CommandIO.$current.withValue(io) {
             do {
-                var command = try parseAsRoot(arguments)
-                if var asynchronous = command as? any AsyncParsableCommand {
-                    try await asynchronous.run()
-                } else {
-                    try command.run()
-                }
+                try await parseAndRun(arguments)
                 return 0
             } catch let failure as CommandFailure {
                 Output.error("keyhaven: error: \(failure.message)")
@@ -81,17 +76,22 @@ extension Keyhaven {
     /// failure once (`keyhaven: error: …`) with its exit status.
     public static func runMain(_ arguments: [String]? = nil) async {
         do {
-            var command = try parseAsRoot(arguments)
-            if var asynchronous = command as? any AsyncParsableCommand {
-                try await asynchronous.run()
-            } else {
-                try command.run()
-            }
+            try await parseAndRun(arguments)
         } catch let failure as CommandFailure {
             Output.error("keyhaven: error: \(failure.message)")
             Self.exit(withError: ExitCode(failure.exitCode))
         } catch {
             Self.exit(withError: error)
+        }
+    }
+
+    /// Parses `arguments` (nil: the process's) and runs the command they name.
+    static func parseAndRun(_ arguments: [String]?) async throws {
+        var command = try parseAsRoot(arguments)
+        if var asynchronous = command as? any AsyncParsableCommand {
+            try await asynchronous.run()
+        } else {
+            try command.run()
         }
     }
 }

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Checks on the raw file, made before SQLite touches it, so that opening a foreign or damaged file
 /// never writes to it (SQLite would, for instance, switch a foreign database to WAL).
 enum VaultFile {
@@ -12,12 +18,34 @@ enum VaultFile {
         guard !isDirectory.boolValue else {
             throw VaultError(.notAVault, "\(path) is a directory, not a Keyhaven vault")
         }
+        // Another process may be writing the file right now (a checkpoint of its write-ahead log
+        // writes the header's new page count before the pages that grow the file): a file that
+        // looks short is read again for up to half a second before it is called damaged.
+        var attempt = 0
+        while true {
+            let (header, size) = try read(path)
+            let problem = try inconsistency(path, header: header, size: size)
+            guard let problem else { return }
+            attempt += 1
+            guard attempt < 25 else { throw problem }
+            usleep(20_000)
+        }
+    }
+
+    /// The first 100 bytes and the size of the file.
+    private static func read(_ path: String) throws -> (header: Data, size: Int) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw VaultError(.storage, "cannot read \(path) (permissions?)")
         }
         defer { try? handle.close() }
         let header = (try? handle.read(upToCount: 100)) ?? Data()
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        return (header, size)
+    }
+
+    /// Throws when the file is no Keyhaven vault; returns the error of a size that contradicts the
+    /// header (damage, or a write under way), nil when the two agree.
+    private static func inconsistency(_ path: String, header: Data, size: Int) throws -> VaultError? {
         guard header.count == 100, header.starts(with: Data("SQLite format 3\0".utf8)) else {
             throw VaultError(.notAVault, "\(path) is not a Keyhaven vault (not an SQLite database)")
         }
@@ -32,11 +60,12 @@ enum VaultFile {
         let pages = bigEndian(28, 4)
         let counterMatches = bigEndian(24, 4) == bigEndian(92, 4)
         guard pageSize >= 512, size % pageSize == 0, !counterMatches || size >= pages * pageSize else {
-            throw VaultError(
+            return VaultError(
                 .damaged,
                 "\(path) is damaged: \(size) bytes where the header promises \(pages) pages of \(pageSize); "
                     + "restore it from a backup"
             )
         }
+        return nil
     }
 }
