@@ -438,6 +438,18 @@ for (const [part, list] of [["sealed", schema.$defs.sealedRequest.oneOf], ["clea
     else if (type !== "lock") fail(`the test never made the extension send ${type}`);
   }
 }
+// The paths that add optional members ran too.
+for (const [name, found] of [
+  ["a cross-origin caller (crossOrigin, topOrigin)", received.sealed.some((m) => m.type === "passkey.assert" && m.crossOrigin === true && m.topOrigin)],
+  ["a silent conditional create (userPresent: false)", received.sealed.some((m) => m.type === "passkey.register" && m.userPresent === false)],
+  ["a one-time code query", received.sealed.some((m) => m.type === "identities.query" && m.kinds?.[0] === "oneTimeCode")],
+  ["a field's passwordrules", received.sealed.some((m) => m.type === "password.generate" && typeof m.passwordRules === "string")],
+  ["a pick from the whole list", received.sealed.some((m) => m.type === "credential.prepareInterface" && m.fromCredentialList === true)],
+  ["a list of accepted ids", received.sealed.some((m) => m.type === "passkey.signal" && Array.isArray(m.allAcceptedCredentialIds))],
+]) {
+  if (found) console.log(`ok sent ${name}`);
+  else fail(`the test never made the extension send ${name}`);
+}
 // The extension has no "lock" request of its own (the popup locks through `keyhaven lock`).
 if (seen.sealed.has("lock")) fail("the extension sends lock now: remove the exception above");
 process.exit(failures === 0 ? 0 : 1);
