@@ -50,15 +50,12 @@ extension AutoFillAgent {
     /// What the chooser shows before anything is signed: for `create`, the account and whether it
     /// already has an excluded passkey here; for `get`, the passkeys that may answer (hidden ones
     /// never). Never a key.
-    func passkeyChoices(
-        kind: BrowserRequest.CallKind,
-        options: JSONValue,
-        origin: String
-    ) throws(AutoFillError) -> BrowserReply.PasskeyChoices {
+    func passkeyChoices(_ call: BrowserRequest.PasskeyChoices) throws(AutoFillError) -> BrowserReply.PasskeyChoices {
+        let (options, origin) = (call.first.options, call.first.origin)
         let vault = try vault()
         var choices: BrowserReply.PasskeyChoices
         let verificationAsked: String
-        switch kind {
+        switch call.second.kind {
         case .create:
             let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: options) }
             let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin)
@@ -77,7 +74,7 @@ extension AutoFillAgent {
             let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin)
             }
             let passkeys = try offered(vault, rpID: rpID, allow: request.allowCredentials).map { passkey in
-                BrowserReply.PasskeyChoices.Passkey(
+                BrowserReply.PasskeyChoice(
                     credentialId: Base64URL.encode(passkey.credentialID),
                     user: passkey.userName,
                     displayName: passkey.userDisplayName
@@ -95,21 +92,17 @@ extension AutoFillAgent {
     /// (`RegistrationResponseJSON`). The person must have confirmed: with a gesture in Keyhaven's
     /// sheet (`userPresent`), or by the setting that allows the silent conditional create (then
     /// neither UP nor UV is set: nobody was asked).
-    func registerPasskey(
-        options: JSONValue,
-        caller: PasskeyCaller,
-        confirmed: Bool,
-        masterPassword: String?
-    ) throws(AutoFillError) -> BrowserReply.PasskeyResponse {
+    func registerPasskey(_ call: BrowserRequest.PasskeyRegister) throws(AutoFillError) -> BrowserReply.PasskeyResponse {
+        let caller = try PasskeyCaller(call.first)
         let vault = try vault()
-        guard confirmed else { throw AutoFillError(.userCanceled, "The person did not confirm.") }
-        let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: options) }
+        guard call.second.confirmed == true else { throw AutoFillError(.userCanceled, "The person did not confirm.") }
+        let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: call.first.options) }
         let rpID = try passkeyCall { () throws(PasskeyError) in
             try Authenticator.rpID(request.rpID, origin: caller.origin)
         }
         let existing = try stored(vault, rpID: rpID)
         // Verification is about the person making this call: none without presence.
-        let verified = try caller.userPresent ? userVerified(masterPassword: masterPassword) : false
+        let verified = try caller.userPresent ? userVerified(masterPassword: call.second.masterPassword) : false
         let (credential, response) = try passkeyCall { () throws(PasskeyError) in
             try authenticator.register(
                 request,
@@ -126,27 +119,23 @@ extension AutoFillAgent {
 
     /// `passkey.assert`: signs the page's challenge with the passkey the person chose — chose with a
     /// gesture in Keyhaven's own UI: an assertion is never made without user presence.
-    func assertPasskey(
-        options: JSONValue,
-        caller: PasskeyCaller,
-        credentialID: String,
-        masterPassword: String?
-    ) throws(AutoFillError) -> BrowserReply.PasskeyResponse {
+    func assertPasskey(_ call: BrowserRequest.PasskeyAssert) throws(AutoFillError) -> BrowserReply.PasskeyResponse {
+        let caller = try PasskeyCaller(call.first)
         let vault = try vault()
         guard caller.userPresent else {
             throw AutoFillError(.userCanceled, "A passkey is used only after the person chooses it in Keyhaven.")
         }
         let origin = caller.origin
-        let request = try passkeyCall { () throws(PasskeyError) in try AssertionRequest(json: options) }
+        let request = try passkeyCall { () throws(PasskeyError) in try AssertionRequest(json: call.first.options) }
         let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
-        guard let id = Base64URL.decode(credentialID),
+        guard let id = Base64URL.decode(call.second.credentialId),
             let passkey = try offered(vault, rpID: rpID, allow: request.allowCredentials).first(where: {
                 $0.credentialID == id
             })
         else {
             throw AutoFillError(.credentialIdentityNotFound, "Keyhaven has no such passkey for \(rpID).")
         }
-        let verified = try userVerified(masterPassword: masterPassword)
+        let verified = try userVerified(masterPassword: call.second.masterPassword)
         let (updated, response) = try passkeyCall { () throws(PasskeyError) in
             try authenticator.authenticate(
                 request,

@@ -26,13 +26,18 @@ extension AutoFillAgent {
                 throw AutoFillError(.notPaired, "This browser's pairing was revoked: pair it again.")
             }
             let request = try message.request.get()
-            return BrowserReply.json(id: message.id, .success(try answer(request, started: started)))
+            let ok = try answer(request, started: started)
+            assert(
+                ObjectIdentifier(type(of: ok)) == ObjectIdentifier(request.kind.replyType),
+                "\(request.kind.rawValue) answered with \(type(of: ok)), not its replyType"
+            )
+            return BrowserReply.json(id: message.id, .success(ok))
         } catch {
             return BrowserReply.json(id: message.id, .failure(error))
         }
     }
 
-    func answer(_ request: BrowserRequest, started: Date) throws(AutoFillError) -> any Encodable & Sendable {
+    func answer(_ request: BrowserRequest, started: Date) throws(AutoFillError) -> any BrowserProtocolObject {
         switch request {
         case .state:
             let status = onSession { $0.status() }
@@ -49,15 +54,17 @@ extension AutoFillAgent {
             return BrowserReply.State(state: .locked)
         case .identitiesQuery(let request):
             _ = try vault()
-            let kinds = request.kinds.map(Set.init) ?? [.password, .oneTimeCode]
-            let (identities, revision) = try queryIdentities(url: request.url, kinds: kinds)
+            let kinds = request.second.kinds.map(Set.init) ?? [.password, .oneTimeCode]
+            let (identities, revision) = try queryIdentities(url: request.first.url, kinds: kinds)
             return BrowserReply.Identities(revision: revision, identities: identities)
         case .credentialList(let request):
             return BrowserReply.Identities(identities: try credentialList(url: request.url, topURL: request.topURL))
         case .provideWithoutUserInteraction(let request):
             return try provide(request, confirmed: false, started: started)
         case .prepareInterface(let request):
-            guard request.confirmed == true else { throw AutoFillError(.userCanceled, "The person did not confirm.") }
+            guard request.first.confirmed == true else {
+                throw AutoFillError(.userCanceled, "The person did not confirm.")
+            }
             return try provide(request, confirmed: true, started: started)
         case .oneTimeCode(let request):
             let credential = try provide(
@@ -80,21 +87,11 @@ extension AutoFillAgent {
         case .generatePassword(let request):
             return try generate(url: request.url, rules: request.passwordRules)
         case .passkeyChoices(let request):
-            return try passkeyChoices(kind: request.second.kind, options: request.first.options, origin: request.first.origin)
+            return try passkeyChoices(request)
         case .passkeyRegister(let request):
-            return try registerPasskey(
-                options: request.first.options,
-                caller: try PasskeyCaller(request.first),
-                confirmed: request.second.confirmed == true,
-                masterPassword: request.second.masterPassword
-            )
+            return try registerPasskey(request)
         case .passkeyAssert(let request):
-            return try assertPasskey(
-                options: request.first.options,
-                caller: try PasskeyCaller(request.first),
-                credentialID: request.second.credentialId,
-                masterPassword: request.second.masterPassword
-            )
+            return try assertPasskey(request)
         case .verify(let request):
             // The person typed the master password again (Keyhaven's own page): passkey calls
             // count as verified for the next window.
@@ -112,13 +109,13 @@ extension AutoFillAgent {
         confirmed: Bool,
         started: Date
     ) throws(AutoFillError) -> BrowserReply.ProvidedCredential {
-        let deadline = (request.deadlineMs ?? 2000) / 1000
+        let deadline = (request.second.deadlineMs ?? 2000) / 1000
         let credential = try provide(
-            record: request.recordIdentifier,
-            url: request.url,
-            topURL: request.topURL ?? "",
+            record: request.first.recordIdentifier,
+            url: request.first.url,
+            topURL: request.first.topURL ?? "",
             confirmed: confirmed,
-            fromCredentialList: request.fromCredentialList == true
+            fromCredentialList: request.second.fromCredentialList == true
         )
         if !confirmed, now.timeIntervalSince(started) > deadline {
             throw AutoFillError(.userInteractionRequired, "The credential took longer than the deadline.")

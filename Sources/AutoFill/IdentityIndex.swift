@@ -3,8 +3,10 @@ public import Vault
 public import _KeyhavenSupport
 
 /// How a credential matches the frame asking for it (docs/autofill-protocol.md §3), best first.
-public enum MatchTier: String, Sendable, Comparable, CaseIterable, Encodable {
+public enum MatchTier: String, Comparable, BrowserProtocolEnum {
     case exact, parent, child, sharedBackend
+
+    public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
 
     var order: Int { Self.allCases.firstIndex(of: self)! }
     public static func < (lhs: MatchTier, rhs: MatchTier) -> Bool { lhs.order < rhs.order }
@@ -12,7 +14,7 @@ public enum MatchTier: String, Sendable, Comparable, CaseIterable, Encodable {
 
 /// What the agent offers for a frame: who, for which service, how well it matches. Never a secret
 /// (Apple's `ASPasswordCredentialIdentity` / `ASOneTimeCodeCredentialIdentity` with its rank).
-public struct CredentialIdentity: Sendable, Hashable, Encodable {
+public struct CredentialIdentity: BrowserProtocolObject, Hashable {
     public enum Kind: String, BrowserProtocolEnum {
         case password, oneTimeCode
         public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }

@@ -162,8 +162,8 @@ public final class AgentServer: Sendable {
             defer { closeUnserved() }
             try await server.executeThenClose { connections in
                 for try await channel in connections {
-                    guard let connection = running.withLock({ $0.unserved.removeValue(forKey: ObjectIdentifier(channel)) })
-                    else { continue }
+                    let unserved = running.withLock { $0.unserved.removeValue(forKey: ObjectIdentifier(channel)) }
+                    guard let connection = unserved else { continue }
                     group.addTask { await self.serve(connection) }
                 }
             }

@@ -31,7 +31,8 @@ final class BrowserConnection: Sendable {
         // In the clear until `session.open`.
         var pairingId: String?
         while pairingId == nil {
-            guard let frame = try await frames.next(), let message = BrowserClearMessage.read(Data(buffer: frame)) else {
+            guard let frame = try await frames.next(), let message = BrowserClearMessage.read(Data(buffer: frame))
+            else {
                 return
             }
             // The pairing messages are protocol 2's (CPace); the rest of the protocol is unchanged.
@@ -79,7 +80,7 @@ final class BrowserConnection: Sendable {
     /// A message in the clear: `hello`, `pair.begin`, `pair.finish`, `session.open`.
     func clear(
         _ request: BrowserClearRequest
-    ) async throws(AutoFillError) -> (any Encodable & Sendable, (SessionChannel, String)?) {
+    ) async throws(AutoFillError) -> (any BrowserProtocolObject, (SessionChannel, String)?) {
         switch request {
         case .hello:
             let state: BrowserReply.LockState = await agent.isUnlocked ? .unlocked : .locked
@@ -100,7 +101,10 @@ final class BrowserConnection: Sendable {
             )
             return (BrowserReply.Paired(pairingId: id, agentConfirm: agentConfirm), nil)
         case .sessionOpen(let open):
-            let (agentNonce, channel) = try await agent.openSession(pairingId: open.pairingId, clientNonce: open.clientNonce)
+            let (agentNonce, channel) = try await agent.openSession(
+                pairingId: open.pairingId,
+                clientNonce: open.clientNonce
+            )
             return (BrowserReply.SessionOpened(agentNonce: agentNonce), (channel, open.pairingId))
         }
     }

@@ -40,7 +40,11 @@ import _KeyhavenSupport
         // Every request type, sealed and in the clear, and nothing else.
         let sealed = BrowserRequest.Kind.allCases.map(\.rawValue)
         let clear = BrowserClearRequest.Kind.allCases.map(\.rawValue)
-        #expect(Set(definitions.keys) == Set(sealed + clear + ["sealedRequest", "clearRequest"]))
+        let types = sealed + clear
+        #expect(
+            Set(definitions.keys)
+                == Set(types + types.map { "reply:" + $0 } + ["sealedRequest", "clearRequest", "error"])
+        )
         #expect(definitions["sealedRequest"]?["oneOf"]?.array?.count == 15)
         #expect(definitions["clearRequest"]?["oneOf"]?.array?.count == 4)
 
@@ -54,12 +58,23 @@ import _KeyhavenSupport
         #expect(save["properties"]?["id"] == ["type": "integer"])
 
         let query = try #require(definitions["identities.query"])
-        #expect(query["properties"]?["kinds"] == ["type": "array", "items": ["type": "string", "enum": ["password", "oneTimeCode"]]])
+        #expect(
+            query["properties"]?["kinds"] == [
+                "type": "array", "items": ["type": "string", "enum": ["password", "oneTimeCode"]],
+            ]
+        )
         // The merged passkey members: the caller's and the call's own.
         let assert = try #require(definitions["passkey.assert"]?["properties"]?.object)
-        #expect(Set(assert.keys) == ["type", "v", "id", "options", "origin", "crossOrigin", "topOrigin", "userPresent", "credentialId", "masterPassword"])
+        #expect(
+            Set(assert.keys) == [
+                "type", "v", "id", "options", "origin", "crossOrigin", "topOrigin", "userPresent", "credentialId",
+                "masterPassword",
+            ]
+        )
         #expect(assert["options"] == ["type": "object"])
-        #expect(definitions["passkey.choices"]?["properties"]?["kind"] == ["type": "string", "enum": ["create", "get"]])
+        #expect(
+            definitions["passkey.choices"]?["properties"]?["kind"] == ["type": "string", "enum": ["create", "get"]]
+        )
         // Pairing is protocol 2: `v` is required and must be 2; hello's `v` is any integer.
         let begin = try #require(definitions["pair.begin"])
         #expect(begin["properties"]?["v"] == ["const": 2])
@@ -67,6 +82,22 @@ import _KeyhavenSupport
         #expect(definitions["hello"]?["properties"]?["v"] == ["type": "integer"])
         #expect(definitions["hello"]?["required"] == ["type"])
         #expect(definitions["state"]?["properties"]?.object?.keys.sorted() == ["id", "type", "v"])
+
+        // Replies, nested objects and lists of them included.
+        let state = try #require(definitions["reply:state"])
+        #expect(state["required"] == ["state"])
+        #expect(state["properties"]?["state"] == ["type": "string", "enum": ["locked", "unlocked"]])
+        #expect(state["properties"]?["revision"] == ["type": "integer"])
+        let identity = try #require(definitions["reply:identities.query"]?["properties"]?["identities"]?["items"])
+        #expect(identity["required"] == ["kind", "rank", "recordIdentifier", "serviceIdentifier", "user"])
+        #expect(identity["properties"]?["match"]?["enum"] == ["exact", "parent", "child", "sharedBackend"])
+        #expect(
+            definitions["reply:credential.provideWithoutUserInteraction"]?["properties"]?["credential"]?["required"]
+                == ["password", "user"]
+        )
+        #expect(definitions["reply:passkey.assert"]?["properties"]?["responseJson"] == [:])
+        #expect(definitions["reply:pair.begin"]?["properties"]?["agentShare"]?["pattern"] == "^[A-Za-z0-9_-]*$")
+        #expect(definitions["error"]?["required"] == ["code", "localizedFailureReason"])
     }
 
     @Test func everyRequestRoundTripsThroughItsWireForm() throws {
@@ -79,13 +110,19 @@ import _KeyhavenSupport
         )
         let requests: [BrowserRequest] = [
             .state, .lock, .unlock(.init(masterPassword: "pw")),
-            .identitiesQuery(.init(url: "https://a.example/", topURL: nil, kinds: [.password])),
+            .identitiesQuery(.init(.init(url: "https://a.example/", topURL: nil), .init(kinds: [.password]))),
             .credentialList(.init(url: "https://a.example/", topURL: "https://a.example/")),
             .provideWithoutUserInteraction(
-                .init(recordIdentifier: "r", url: "u", topURL: nil, confirmed: false, fromCredentialList: nil, deadlineMs: 2000)
+                .init(
+                    .init(recordIdentifier: "r", url: "u", topURL: nil, confirmed: false),
+                    .init(fromCredentialList: nil, deadlineMs: 2000)
+                )
             ),
             .prepareInterface(
-                .init(recordIdentifier: "r", url: "u", topURL: "t", confirmed: true, fromCredentialList: true, deadlineMs: nil)
+                .init(
+                    .init(recordIdentifier: "r", url: "u", topURL: "t", confirmed: true),
+                    .init(fromCredentialList: true, deadlineMs: nil)
+                )
             ),
             .oneTimeCode(.init(recordIdentifier: "r", url: "u", topURL: nil, confirmed: true)),
             .save(.init(url: "u", user: "ada", password: "pw")),
@@ -96,8 +133,14 @@ import _KeyhavenSupport
             .verify(.init(masterPassword: "pw")),
             .passkeySignal(
                 .init(
-                    kind: .allAcceptedCredentials, origin: "https://example.com", rpId: "example.com", credentialId: nil,
-                    userId: "AQ", allAcceptedCredentialIds: ["AQ", "Ag"], name: nil, displayName: nil
+                    kind: .allAcceptedCredentials,
+                    origin: "https://example.com",
+                    rpId: "example.com",
+                    credentialId: nil,
+                    userId: "AQ",
+                    allAcceptedCredentialIds: ["AQ", "Ag"],
+                    name: nil,
+                    displayName: nil
                 )
             ),
         ]
@@ -108,17 +151,25 @@ import _KeyhavenSupport
             #expect(try read(wire).get() == request, "\(wire)")
         }
         // The members sit in one flat object, as the extension sends them.
-        let assert = JSONValue(encoding: BrowserRequest.passkeyAssert(.init(call, .init(credentialId: "AQ", masterPassword: nil))))
-        #expect(assert["origin"] == "https://example.com" && assert["credentialId"] == "AQ" && assert["crossOrigin"] == true)
+        let assert = JSONValue(
+            encoding: BrowserRequest.passkeyAssert(.init(call, .init(credentialId: "AQ", masterPassword: nil)))
+        )
+        #expect(
+            assert["origin"] == "https://example.com" && assert["credentialId"] == "AQ" && assert["crossOrigin"] == true
+        )
     }
 
     @Test func malformedRequestsAreRefusedNamingTheMember() {
         #expect(refusal(["id": 1]) == "badRequest: type is missing.")
         #expect(refusal(["id": 1, "type": "agent.run"]) == "badRequest: Unknown request type agent.run.")
         #expect(refusal(["id": 1, "type": 7]) == "badRequest: type must be a string.")
-        #expect(refusal(["type": "credential.save", "url": "https://a.example/"]) == "badRequest: password is missing.")
+        #expect(
+            refusal(["type": "credential.save", "url": "https://a.example/"]) == "badRequest: password is missing."
+        )
         #expect(refusal(["type": "credential.save", "url": "", "password": "x"]) == "badRequest: url is missing.")
-        #expect(refusal(["type": "credential.save", "url": "u", "password": 5]) == "badRequest: password must be a string.")
+        #expect(
+            refusal(["type": "credential.save", "url": "u", "password": 5]) == "badRequest: password must be a string."
+        )
         #expect(refusal(["type": "credential.save", "url": .null, "password": "x"]) == "badRequest: url is missing.")
         #expect(
             refusal(["type": "identities.query", "url": "u", "kinds": ["password", "pin"]])
@@ -129,7 +180,8 @@ import _KeyhavenSupport
                 == "badRequest: kind must be one of create, get."
         )
         #expect(
-            refusal(["type": "passkey.register", "options": "{}", "origin": "o"]) == "badRequest: options must be an object."
+            refusal(["type": "passkey.register", "options": "{}", "origin": "o"])
+                == "badRequest: options must be an object."
         )
         #expect(refusal(["type": "state", "confirmed": "yes"]) == nil, "members of other requests are ignored")
         #expect(refusal(["type": "state", "v": 2])?.contains("protocol version 2") == true)
@@ -139,7 +191,9 @@ import _KeyhavenSupport
         let notJSON = BrowserSealedMessage.read(Data("{not json".utf8))
         #expect(notJSON.id == nil && notJSON.request.failure?.message == "The message is not JSON.")
         #expect(
-            BrowserSealedMessage.read(Data("[1]".utf8)).request.failure?.message.hasPrefix("The message is not a JSON object")
+            BrowserSealedMessage.read(Data("[1]".utf8)).request.failure?.message.hasPrefix(
+                "The message is not a JSON object"
+            )
                 == true
         )
     }

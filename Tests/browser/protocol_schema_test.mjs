@@ -8,7 +8,9 @@
 // chooser pages and content scripts send their messages; the in-page frame chooses rows), and
 // every message the agent receives is validated against the schema with a small validator
 // written here (node only: no npm). It fails on a message of an unknown type, a member of the
-// wrong type or one the agent does not read, and when a request type was never exercised.
+// wrong type or one the agent does not read, and when a request type was never exercised. The
+// stand-in's own answers are checked against the reply schemas, so the flows run on what the real
+// agent answers.
 //
 // Run: `node Tests/browser/protocol_schema_test.mjs` (ExtensionProtocolTests runs it); exit 1 on a problem.
 import { readFileSync } from "node:fs";
@@ -197,17 +199,21 @@ class Agent {
     setTimeout(() => this.port.listeners.forEach((listener) => listener(message)), 0);
   }
 
+  clearReply(type, message) {
+    this.reply(checked(type, message));
+  }
+
   async receive(message) {
     if (message.sealed === undefined) return this.clear(message);
     const plaintext = JSON.parse(new TextDecoder().decode(await this.channel.open(message.n, C.fromB64url(message.sealed))));
     received.sealed.push(plaintext);
-    const { n, sealed } = await this.channel.seal(new TextEncoder().encode(JSON.stringify(this.answer(plaintext))));
+    const { n, sealed } = await this.channel.seal(new TextEncoder().encode(JSON.stringify(checked(plaintext.type, this.answer(plaintext)))));
     this.reply({ v: 1, n, sealed: C.b64url(sealed) });
   }
 
   async clear(message) {
     received.clear.push(message);
-    const ok = (answer) => this.reply({ v: message.v ?? 1, id: message.id, ok: answer });
+    const ok = (answer) => this.clearReply(message.type, { v: message.v ?? 1, id: message.id, ok: answer });
     switch (message.type) {
       case "hello":
         return ok({ protocol: 2, agentVersion: "test", state: "unlocked" });
@@ -216,7 +222,7 @@ class Agent {
       case "pair.finish":
         // The first code typed is wrong; the second try gets a tag the extension must refuse.
         this.pairFinishes += 1;
-        if (this.pairFinishes === 1) return this.reply({ v: 2, id: message.id, error: { code: "userCanceled", localizedFailureReason: "The pairing code is wrong (2 more tries)." } });
+        if (this.pairFinishes === 1) return this.clearReply(message.type, { v: 2, id: message.id, error: { code: "userCanceled", localizedFailureReason: "The pairing code is wrong (2 more tries)." } });
         return ok({ pairingId: "p-test", agentConfirm: C.b64url(new Uint8Array(64)) });
       case "session.open": {
         const agentNonce = new Uint8Array(16).fill(9);
@@ -226,7 +232,7 @@ class Agent {
         return ok({ agentNonce: C.b64url(agentNonce) });
       }
       default:
-        return this.reply({ v: 1, id: message.id, error: { code: "notPaired", localizedFailureReason: "Open a session first." } });
+        return this.clearReply(message.type, { v: 1, id: message.id, error: { code: "notPaired", localizedFailureReason: "Open a session first." } });
     }
   }
 
@@ -267,6 +273,18 @@ class Agent {
     }
   }
 }
+
+/** The stand-in's answers are the agent's too: each `ok` against its `reply:TYPE` schema (generated
+ *  from the agent's reply types), each `error` against `error`. */
+function checked(type, reply) {
+  const wire = JSON.parse(JSON.stringify(reply));
+  const part = wire.error ? "#/$defs/error" : `#/$defs/reply:${type}`;
+  const problems = schema.$defs[part.slice(8)] ? validate(wire.error ?? wire.ok, { $ref: part }, "reply") : [`no schema ${part}`];
+  if (problems.length) fail(`the stand-in's answer to ${type} is not the agent's: ${problems.join("; ")}`);
+  else repliesChecked.add(part);
+  return reply;
+}
+const repliesChecked = new Set();
 
 /** A message from one of the extension's pages or content scripts, through the real router. */
 function send(message, sender) {
@@ -431,6 +449,7 @@ for (const [part, messages] of [["sealed", received.sealed], ["clear", received.
   }
 }
 console.log(`checked ${received.clear.length} clear and ${received.sealed.length} sealed messages against the schema`);
+console.log(`checked the stand-in's answers against ${repliesChecked.size} reply schemas`);
 for (const [part, list] of [["sealed", schema.$defs.sealedRequest.oneOf], ["clear", schema.$defs.clearRequest.oneOf]]) {
   for (const { $ref } of list) {
     const type = $ref.replace("#/$defs/", "");

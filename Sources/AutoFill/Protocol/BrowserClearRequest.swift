@@ -15,6 +15,16 @@ public enum BrowserClearRequest: Sendable, Hashable, Codable {
         case pairBegin = "pair.begin"
         case pairFinish = "pair.finish"
         case sessionOpen = "session.open"
+
+        /// What a reply's `ok` is for this message (`reply:TYPE` in the schema).
+        public var replyType: any BrowserProtocolObject.Type {
+            switch self {
+            case .hello: BrowserReply.Hello.self
+            case .pairBegin: BrowserReply.PairingOffer.self
+            case .pairFinish: BrowserReply.Paired.self
+            case .sessionOpen: BrowserReply.SessionOpened.self
+            }
+        }
     }
 
     /// `hello`: the extension's version and browser, as it reports them (the agent names a pairing
@@ -114,7 +124,7 @@ public struct BrowserHostHello: Codable, Sendable, Hashable {
     public var caller: String
     public var browser: String
 
-    enum Keys: String, CodingKey { case caller, browser }
+    enum Keys: String, CodingKey { case v, type, caller, browser }
 
     public init(caller: String, browser: String) { (self.caller, self.browser) = (caller, browser) }
 
@@ -123,4 +133,16 @@ public struct BrowserHostHello: Codable, Sendable, Hashable {
         caller = (try? container.decodeIfPresent(String.self, forKey: .caller)) ?? ""
         browser = (try? container.decodeIfPresent(String.self, forKey: .browser)) ?? ""
     }
+
+    /// `{"v": 1, "type": "host.hello", "caller": …, "browser": …}`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(1, forKey: .v)
+        try container.encode(Self.type, forKey: .type)
+        try container.encode(caller, forKey: .caller)
+        try container.encode(browser, forKey: .browser)
+    }
+
+    /// The frame the host sends.
+    public func encoded() -> Data { (try? JSONEncoder().encode(self)) ?? Data() }
 }

@@ -1,47 +1,43 @@
 import Foundation
 public import _KeyhavenSupport
 
-/// The JSON Schema of the browser protocol's requests (`Extension/protocol.schema.json`), made from
-/// the Swift types that read them: for each request type, the agent's own decoder
+/// The JSON Schema of the browser protocol (`Extension/protocol.schema.json`), made from the Swift
+/// types that read and write it: for each request type, the agent's own decoder
 /// (``BrowserSealedMessage``, ``BrowserClearMessage``) runs against a probe that answers every
 /// member with an example of its type and writes down what was read: the member, its
 /// ``BrowserProtocolValue/jsonSchema``, and whether it was required (`decode`) or optional
-/// (`decodeIfPresent`). Nothing here lists members by hand, so the schema says what the agent
-/// reads, and the extension's messages are checked against it in `node`
+/// (`decodeIfPresent`). A reply type (``BrowserReply``) is described the same way, by decoding
+/// one. Nothing here lists members by hand, so the schema says what the agent reads and answers,
+/// and the extension's messages are checked against it in `node`
 /// (`Tests/browser/protocol_schema_test.mjs`).
 ///
 /// The schema is stricter than the agent in one way: it allows no member the agent does not
 /// read (`additionalProperties: false`), so a member renamed on one side is caught.
 public enum BrowserProtocolSchema {
     /// The schema document: `$defs` holds one object schema per request type, and
-    /// `#/$defs/sealedRequest` and `#/$defs/clearRequest` pick among them by `type`.
+    /// `#/$defs/sealedRequest` and `#/$defs/clearRequest` pick among them by `type`; `reply:TYPE` is
+    /// the `ok` of its reply (``BrowserRequest/Kind/replyType``) and `error` a reply's error.
     public static func document() throws -> JSONValue {
-        var definitions: [String: JSONValue] = [:]
-        var sealed: [JSONValue] = []
-        for kind in BrowserRequest.Kind.allCases {
-            definitions[kind.rawValue] = try object(type: kind.rawValue) { decoder in
-                try BrowserSealedMessage(from: decoder).request.get()
-            }
-            sealed.append(["$ref": .string("#/$defs/\(kind.rawValue)")])
-        }
-        var clear: [JSONValue] = []
-        for kind in BrowserClearRequest.Kind.allCases {
-            definitions[kind.rawValue] = try object(type: kind.rawValue) { decoder in
-                try BrowserClearMessage(from: decoder).request.get()
-            }
-            clear.append(["$ref": .string("#/$defs/\(kind.rawValue)")])
-        }
+        var definitions: [String: JSONValue] = ["error": try BrowserReply.Failure.jsonSchema]
+        let sealed = try add(
+            BrowserRequest.Kind.allCases.map { ($0.rawValue, $0.replyType) },
+            to: &definitions
+        ) { decoder in try BrowserSealedMessage(from: decoder).request.get() }
+        let clear = try add(
+            BrowserClearRequest.Kind.allCases.map { ($0.rawValue, $0.replyType) },
+            to: &definitions
+        ) { decoder in try BrowserClearMessage(from: decoder).request.get() }
         definitions["sealedRequest"] = [
             "description": "A request inside a session: the plaintext of a sealed frame (§2.3, §2.4).",
-            "oneOf": .array(sealed),
+            "oneOf": sealed,
         ]
         definitions["clearRequest"] = [
             "description": "A message in the clear, before the session (§2.1, §2.2).",
-            "oneOf": .array(clear),
+            "oneOf": clear,
         ]
         return [
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "Keyhaven AutoFill browser protocol: the extension's requests",
+            "title": "Keyhaven AutoFill browser protocol: the extension's requests and the agent's replies",
             "description": """
             Generated from the Swift types the agent decodes (AutoFill's BrowserRequest and \
             BrowserClearRequest; docs/autofill-protocol.md): do not edit. Regenerate with \
@@ -58,18 +54,33 @@ public enum BrowserProtocolSchema {
         return String(decoding: try encoder.encode(try document()), as: UTF8.self) + "\n"
     }
 
+    /// Each request type's schema and its reply's, into `definitions`: the `$ref`s to the requests.
+    static func add(
+        _ kinds: [(type: String, reply: any BrowserProtocolObject.Type)],
+        to definitions: inout [String: JSONValue],
+        _ decode: (any Decoder) throws -> some Any
+    ) throws -> JSONValue {
+        var references: [JSONValue] = []
+        for (type, reply) in kinds {
+            definitions[type] = try object(type: type, decode)
+            definitions["reply:" + type] = try reply.jsonSchema
+            references.append(["$ref": .string("#/$defs/\(type)")])
+        }
+        return .array(references)
+    }
+
     /// One request type's object schema: what `decode` reads when the message's `type` is `type`.
     static func object(type: String, _ decode: (any Decoder) throws -> some Any) throws -> JSONValue {
         let recorder = Recorder(fixed: ["type": .string(type)])
         _ = try decode(Probe(recorder: recorder))
-        var properties: [String: JSONValue] = [:]
-        for (name, member) in recorder.members { properties[name] = member.schema }
-        return [
-            "type": "object",
-            "properties": .object(properties),
-            "required": .array(recorder.members.filter(\.value.required).keys.sorted().map { .string($0) }),
-            "additionalProperties": false,
-        ]
+        return recorder.schema
+    }
+
+    /// The object schema of `type` (what its `init(from:)` reads) and the example the probe made.
+    public static func describe<T: Decodable>(_ type: T.Type) throws -> (schema: JSONValue, value: T) {
+        let recorder = Recorder(fixed: [:])
+        let value = try T(from: Probe(recorder: recorder))
+        return (recorder.schema, value)
     }
 
     /// A member's name in messages about it: `kinds[1]`, `options`.
@@ -95,6 +106,18 @@ public enum BrowserProtocolSchema {
         var optional: Set<String> = []
 
         init(fixed: [String: JSONValue]) { self.fixed = fixed }
+
+        /// An object with the members read, and no other.
+        var schema: JSONValue {
+            var properties: [String: JSONValue] = [:]
+            for (name, member) in members { properties[name] = member.schema }
+            return [
+                "type": "object",
+                "properties": .object(properties),
+                "required": .array(members.filter(\.value.required).keys.sorted().map { .string($0) }),
+                "additionalProperties": false,
+            ]
+        }
 
         /// A member read as `schema`; a member read twice keeps its required reading.
         func record(_ name: String, _ schema: JSONValue) {
@@ -122,11 +145,11 @@ public enum BrowserProtocolSchema {
         }
 
         func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-            throw ProbeError(description: "a request is an object, not a list")
+            throw ProbeError(description: "a message is an object: read a list as an array of BrowserProtocolValue")
         }
 
         func singleValueContainer() throws -> any SingleValueDecodingContainer {
-            throw ProbeError(description: "a request is an object, not a single value")
+            throw ProbeError(description: "a message is an object: read a single value as a BrowserProtocolValue")
         }
     }
 
@@ -167,11 +190,12 @@ public enum BrowserProtocolSchema {
             }
             guard let value = T.self as? any BrowserProtocolValue.Type else {
                 throw ProbeError(
-                    description: "\(name) is read as \(T.self), which has no JSON Schema: make it a BrowserProtocolValue"
+                    description:
+                        "\(name) is read as \(T.self), which has no JSON Schema: make it a BrowserProtocolValue"
                 )
             }
-            recorder.record(name, value.jsonSchema)
-            guard let example = value.example as? T else {
+            recorder.record(name, try value.jsonSchema)
+            guard let example = try value.example as? T else {
                 throw ProbeError(description: "\(T.self)'s example is not a \(T.self)")
             }
             return example

@@ -6,8 +6,23 @@ public import _KeyhavenSupport
 /// place. Every member of a request is one of these: a request that reads anything else cannot be
 /// described, and the schema test fails.
 public protocol BrowserProtocolValue: Codable, Sendable {
-    static var jsonSchema: JSONValue { get }
-    static var example: Self { get }
+    static var jsonSchema: JSONValue { get throws }
+    static var example: Self { get throws }
+}
+
+/// An object of the protocol (a reply, a part of one): its schema and example are what
+/// ``BrowserProtocolSchema`` reads when its probe decodes one.
+public protocol BrowserProtocolObject: BrowserProtocolValue {}
+
+extension BrowserProtocolObject {
+    public static var jsonSchema: JSONValue { get throws { try BrowserProtocolSchema.describe(Self.self).schema } }
+    public static var example: Self { get throws { try BrowserProtocolSchema.describe(Self.self).value } }
+}
+
+/// Any JSON (the WebAuthn response a passkey call answers with).
+extension JSONValue: BrowserProtocolValue {
+    public static var jsonSchema: JSONValue { [:] }
+    public static var example: JSONValue { .null }
 }
 
 extension String: BrowserProtocolValue {
@@ -31,7 +46,7 @@ extension Double: BrowserProtocolValue {
 }
 
 extension Array: BrowserProtocolValue where Element: BrowserProtocolValue {
-    public static var jsonSchema: JSONValue { ["type": "array", "items": Element.jsonSchema] }
+    public static var jsonSchema: JSONValue { get throws { ["type": "array", "items": try Element.jsonSchema] } }
     public static var example: [Element] { [] }
 }
 
@@ -60,18 +75,26 @@ extension BrowserProtocolEnum {
     }
 }
 
-/// A string that must not be empty (a URL, a record identifier, a password): an empty one is
-/// missing, as a member that is absent.
-@propertyWrapper
-public struct NonEmpty: BrowserProtocolValue, Hashable {
-    public var wrappedValue: String
+/// What a member's value must be beyond its JSON type, with its schema and an example.
+public protocol MemberRule: Sendable {
+    associatedtype Value: Codable & Sendable & Hashable
+    static var jsonSchema: JSONValue { get }
+    static var example: Value { get }
+    /// Why `value` will not do (`is missing.`), or nil.
+    static func problem(with value: Value) -> String?
+}
 
-    public init(wrappedValue: String) { self.wrappedValue = wrappedValue }
+/// A member whose value `Rule` checks as it is decoded: one that fails is refused with `badRequest`.
+@propertyWrapper
+public struct Checked<Rule: MemberRule>: BrowserProtocolValue, Hashable {
+    public var wrappedValue: Rule.Value
+
+    public init(wrappedValue: Rule.Value) { self.wrappedValue = wrappedValue }
 
     public init(from decoder: any Decoder) throws {
-        wrappedValue = try decoder.singleValueContainer().decode(String.self)
-        guard !wrappedValue.isEmpty else {
-            throw AutoFillError(.badRequest, "\(BrowserProtocolSchema.name(decoder.codingPath)) is missing.")
+        wrappedValue = try decoder.singleValueContainer().decode(Rule.Value.self)
+        if let problem = Rule.problem(with: wrappedValue) {
+            throw AutoFillError(.badRequest, "\(BrowserProtocolSchema.name(decoder.codingPath)) \(problem)")
         }
     }
 
@@ -80,8 +103,28 @@ public struct NonEmpty: BrowserProtocolValue, Hashable {
         try container.encode(wrappedValue)
     }
 
+    public static var jsonSchema: JSONValue { Rule.jsonSchema }
+    public static var example: Checked { Checked(wrappedValue: Rule.example) }
+}
+
+/// A string that must not be empty (a URL, a record identifier, a password): an empty one is
+/// missing, as a member that is absent.
+public typealias NonEmpty = Checked<NonEmptyRule>
+
+public enum NonEmptyRule: MemberRule {
     public static var jsonSchema: JSONValue { ["type": "string", "minLength": 1] }
-    public static var example: NonEmpty { NonEmpty(wrappedValue: "x") }
+    public static var example: String { "x" }
+    public static func problem(with value: String) -> String? { value.isEmpty ? "is missing." : nil }
+}
+
+/// A page's WebAuthn options (`PublicKeyCredentialCreationOptionsJSON` or `…RequestOptionsJSON`),
+/// passed on as the page gave them: the authenticator reads them (Passkeys' `CreationRequest`).
+public typealias JSONObject = Checked<JSONObjectRule>
+
+public enum JSONObjectRule: MemberRule {
+    public static var jsonSchema: JSONValue { ["type": "object"] }
+    public static var example: JSONValue { [:] }
+    public static func problem(with value: JSONValue) -> String? { value.object == nil ? "must be an object." : nil }
 }
 
 /// Bytes as unpadded base64url (nonces, CPace shares and tags).
@@ -111,43 +154,19 @@ public struct Base64URLBytes: BrowserProtocolValue, Hashable {
     public static var example: Base64URLBytes { Base64URLBytes(wrappedValue: Data()) }
 }
 
-/// A page's WebAuthn options (`PublicKeyCredentialCreationOptionsJSON` or `…RequestOptionsJSON`),
-/// passed on as the page gave them: the authenticator reads them (Passkeys' `CreationRequest`).
-@propertyWrapper
-public struct JSONObject: BrowserProtocolValue, Hashable {
-    public var wrappedValue: JSONValue
-
-    public init(wrappedValue: JSONValue) { self.wrappedValue = wrappedValue }
-
-    public init(from decoder: any Decoder) throws {
-        wrappedValue = try decoder.singleValueContainer().decode(JSONValue.self)
-        guard wrappedValue.object != nil else {
-            throw AutoFillError(.badRequest, "\(BrowserProtocolSchema.name(decoder.codingPath)) must be an object.")
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(wrappedValue)
-    }
-
-    public static var jsonSchema: JSONValue { ["type": "object"] }
-    public static var example: JSONObject { JSONObject(wrappedValue: [:]) }
-}
-
-/// Which version a message must carry in `v`, and how another is refused.
+/// Which version a message must carry in `v`, and what a sender of another is told.
 public protocol ProtocolVersionRule: Sendable {
     static var required: Int { get }
-    static func refusal(_ version: Int) -> AutoFillError
+    static func refusal(_ version: Int) -> String
 }
 
-/// `v`: the one version a message of this kind may carry.
+/// `v`: the one version a message of this kind may carry; another is refused with `badRequest`.
 public struct ProtocolVersion<Rule: ProtocolVersionRule>: BrowserProtocolValue, Hashable {
     public init() {}
 
     public init(from decoder: any Decoder) throws {
         let version = try decoder.singleValueContainer().decode(Int.self)
-        guard version == Rule.required else { throw Rule.refusal(version) }
+        guard version == Rule.required else { throw AutoFillError(.badRequest, Rule.refusal(version)) }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -162,27 +181,21 @@ public struct ProtocolVersion<Rule: ProtocolVersionRule>: BrowserProtocolValue, 
 /// Sealed requests are version 1.
 public enum SealedVersionRule: ProtocolVersionRule {
     public static var required: Int { 1 }
-    public static func refusal(_ version: Int) -> AutoFillError {
-        AutoFillError(
-            .badRequest,
-            "This request is of protocol version \(version) and Keyhaven's agent speaks version 1: "
-                + "update Keyhaven and its extension together (`keyhaven browser extension --output DIR`)."
-        )
+    public static func refusal(_ version: Int) -> String {
+        "This request is of protocol version \(version) and Keyhaven's agent speaks version 1: update Keyhaven "
+            + "and its extension together (`keyhaven browser extension --output DIR`)."
     }
 }
 
-/// Pairing is protocol 2 (CPace; docs/autofill-protocol.md §2.2).
+/// Pairing is protocol 2 (CPace; docs/autofill-protocol.md §2.2). An extension from before pairs
+/// with an X25519 key and an HMAC of the code, which a relay could test offline: it is told to
+/// update rather than answered.
 public enum PairingVersionRule: ProtocolVersionRule {
     public static var required: Int { 2 }
-    /// An extension from before protocol 2 pairs with an X25519 key and an HMAC of the code, which a
-    /// relay could test offline: it is told to update rather than answered.
-    public static func refusal(_ version: Int) -> AutoFillError {
-        AutoFillError(
-            .badRequest,
-            "This Keyhaven extension is older than Keyhaven's agent: it pairs with protocol \(version), and the "
-                + "agent pairs with protocol 2 only. Update the extension (`keyhaven browser extension --output DIR`, "
-                + "then reload it in the browser) and pair again."
-        )
+    public static func refusal(_ version: Int) -> String {
+        "This Keyhaven extension is older than Keyhaven's agent: it pairs with protocol \(version), and the agent "
+            + "pairs with protocol 2 only. Update the extension (`keyhaven browser extension --output DIR`, then "
+            + "reload it in the browser) and pair again."
     }
 }
 

@@ -4,12 +4,20 @@ public import _KeyhavenSupport
 /// What the agent answers in a reply's `ok` (docs/autofill-protocol.md §2.1–2.5), one type per
 /// answer. A reply is `{"v": 1, "id": N, "ok": …}` or `{"v": 1, "id": N, "error": {"code", "localizedFailureReason"}}`.
 public enum BrowserReply {
-    public enum LockState: String, Codable, Sendable {
+    public enum LockState: String, BrowserProtocolEnum {
         case locked, unlocked
+        public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
+    }
+
+    /// A passkey `passkey.choices` offers for a `get` (never its key).
+    public struct PasskeyChoice: BrowserProtocolObject, Hashable {
+        public var credentialId: String
+        public var user: String
+        public var displayName: String
     }
 
     /// `state`, `unlock`, `lock`.
-    public struct State: Codable, Sendable, Hashable {
+    public struct State: BrowserProtocolObject, Hashable {
         public var state: LockState
         /// `state` only: the session's revision, and that `identities.changed` events come.
         public var revision: Int?
@@ -17,14 +25,14 @@ public enum BrowserReply {
     }
 
     /// `identities.query` (with the revision the identities are of) and `credentialList`.
-    public struct Identities: Encodable, Sendable {
+    public struct Identities: BrowserProtocolObject {
         public var revision: Int?
         public var identities: [CredentialIdentity]
     }
 
     /// `credential.provideWithoutUserInteraction` and `credential.prepareInterface`.
-    public struct ProvidedCredential: Codable, Sendable, Hashable {
-        public struct Secret: Codable, Sendable, Hashable {
+    public struct ProvidedCredential: BrowserProtocolObject, Hashable {
+        public struct Secret: BrowserProtocolObject, Hashable {
             public var user: String
             public var password: String
         }
@@ -32,29 +40,27 @@ public enum BrowserReply {
     }
 
     /// `oneTimeCode.provide`: the code and until when it is valid (ISO 8601).
-    public struct OneTimeCode: Codable, Sendable, Hashable {
+    public struct OneTimeCode: BrowserProtocolObject, Hashable {
         public var code: String
         public var validUntil: String
     }
 
     /// `credential.save`.
-    public struct Saved: Codable, Sendable, Hashable {
-        public enum Action: String, Codable, Sendable {
+    public struct Saved: BrowserProtocolObject, Hashable {
+        public enum Action: String, BrowserProtocolEnum {
             case saved, updated, unchanged
+            public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
         }
         public var recordIdentifier: String
         public var action: Action
     }
 
-    /// `password.generate`: the password, the rules it satisfies, and where they came from.
-    public struct GeneratedPassword: Codable, Sendable, Hashable {
-        public enum Source: String, Codable, Sendable {
-            /// The field's `passwordrules`.
-            case field
-            /// The site's quirk (Apple's password-manager-resources).
-            case quirk
-            /// Apple's format.
-            case `default`
+    /// `password.generate`: the password, the rules it satisfies, and where they came from: the
+    /// field's `passwordrules`, the site's quirk (Apple's password-manager-resources) or Apple's format.
+    public struct GeneratedPassword: BrowserProtocolObject, Hashable {
+        public enum Source: String, BrowserProtocolEnum {
+            case field, quirk, `default`
+            public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
         }
         public var password: String
         public var rules: String
@@ -63,39 +69,34 @@ public enum BrowserReply {
 
     /// `passkey.choices`: for `create`, the account and whether it already has an excluded passkey
     /// here; for `get`, the passkeys that may answer. Never a key.
-    public struct PasskeyChoices: Codable, Sendable, Hashable {
-        public struct Passkey: Codable, Sendable, Hashable {
-            public var credentialId: String
-            public var user: String
-            public var displayName: String
-        }
+    public struct PasskeyChoices: BrowserProtocolObject, Hashable {
         public var rpId: String
         public var user: String?
         public var displayName: String?
         public var excluded: Bool?
-        public var passkeys: [Passkey]?
+        public var passkeys: [PasskeyChoice]?
         /// The page requires verification and the unlock is too old: the chooser asks for the
         /// master password.
         public var verificationRequired: Bool
     }
 
     /// `passkey.register` and `passkey.assert`: the WebAuthn response JSON for the page.
-    public struct PasskeyResponse: Codable, Sendable, Hashable {
+    public struct PasskeyResponse: BrowserProtocolObject, Hashable {
         public var responseJson: JSONValue
     }
 
     /// `verify`.
-    public struct Verified: Codable, Sendable, Hashable {
+    public struct Verified: BrowserProtocolObject, Hashable {
         public var verified: Bool
     }
 
     /// `passkey.signal`: how many passkeys changed.
-    public struct SignalApplied: Codable, Sendable, Hashable {
+    public struct SignalApplied: BrowserProtocolObject, Hashable {
         public var changed: Int
     }
 
     /// `hello`: the protocol the agent speaks, its version and whether it is unlocked.
-    public struct Hello: Codable, Sendable, Hashable {
+    public struct Hello: BrowserProtocolObject, Hashable {
         public var `protocol`: Int
         public var agentVersion: String
         public var state: LockState
@@ -106,7 +107,7 @@ public enum BrowserReply {
     }
 
     /// `pair.begin`: the request and the agent's nonce and CPace share for this try.
-    public struct PairingOffer: Codable, Sendable, Hashable {
+    public struct PairingOffer: BrowserProtocolObject, Hashable {
         public var pairingRequest: String
         @Base64URLBytes public var agentNonce: Data
         @Base64URLBytes public var agentShare: Data
@@ -120,7 +121,7 @@ public enum BrowserReply {
     }
 
     /// `pair.finish`: the new pairing and the agent's confirmation tag.
-    public struct Paired: Codable, Sendable, Hashable {
+    public struct Paired: BrowserProtocolObject, Hashable {
         public var pairingId: String
         @Base64URLBytes public var agentConfirm: Data
 
@@ -131,17 +132,23 @@ public enum BrowserReply {
     }
 
     /// `session.open`: the agent's nonce for the session key.
-    public struct SessionOpened: Codable, Sendable, Hashable {
+    public struct SessionOpened: BrowserProtocolObject, Hashable {
         @Base64URLBytes public var agentNonce: Data
 
         public init(agentNonce: Data) { self.agentNonce = agentNonce }
+    }
+
+    /// A reply's `error`: a code to match on and a reason for the person (never a secret).
+    public struct Failure: BrowserProtocolObject, Hashable {
+        public var code: String
+        public var localizedFailureReason: String
     }
 
     /// A reply to request `id`: its answer, or the error.
     public static func json(
         id: Int?,
         version: Int = 1,
-        _ answer: Result<any Encodable & Sendable, AutoFillError>
+        _ answer: Result<any BrowserProtocolObject, AutoFillError>
     ) -> JSONValue {
         var reply: [String: JSONValue] = ["v": .number(Double(version)), "id": id.map { .number(Double($0)) } ?? .null]
         switch answer {

@@ -41,6 +41,23 @@ public enum BrowserRequest: Sendable, Hashable, Codable {
         case passkeyAssert = "passkey.assert"
         case verify
         case passkeySignal = "passkey.signal"
+
+        /// What a reply's `ok` is for this request (the agent checks its answers against it in
+        /// debug builds; the schema describes it as `reply:TYPE`).
+        public var replyType: any BrowserProtocolObject.Type {
+            switch self {
+            case .state, .unlock, .lock: BrowserReply.State.self
+            case .identitiesQuery, .credentialList: BrowserReply.Identities.self
+            case .provideWithoutUserInteraction, .prepareInterface: BrowserReply.ProvidedCredential.self
+            case .oneTimeCode: BrowserReply.OneTimeCode.self
+            case .save: BrowserReply.Saved.self
+            case .generatePassword: BrowserReply.GeneratedPassword.self
+            case .passkeyChoices: BrowserReply.PasskeyChoices.self
+            case .passkeyRegister, .passkeyAssert: BrowserReply.PasskeyResponse.self
+            case .verify: BrowserReply.Verified.self
+            case .passkeySignal: BrowserReply.SignalApplied.self
+            }
+        }
     }
 
     /// `unlock`: the master password typed in Keyhaven's unlock page.
@@ -48,41 +65,47 @@ public enum BrowserRequest: Sendable, Hashable, Codable {
         @NonEmpty public var masterPassword: String
     }
 
-    /// `identities.query`: who can sign in to the frame at `url` (no secret).
-    public struct IdentitiesQuery: Codable, Sendable, Hashable {
+    /// The frame a request is about, as the browser reported it: its URL and its tab's top page.
+    /// Alone, `credentialList`: every account name, for "Other passwords…" on a page the person
+    /// could fill silently (§2.4).
+    public struct Frame: Codable, Sendable, Hashable {
         @NonEmpty public var url: String
-        /// The tab's top page, as the extension sends it; the identities depend on the frame only.
         public var topURL: String?
+    }
+
+    /// Which identities `identities.query` asks for.
+    public struct KindsField: Codable, Sendable, Hashable {
         /// Passwords and one-time codes when absent.
         public var kinds: [CredentialIdentity.Kind]?
     }
 
-    /// `credentialList`: every account name, for "Other passwords…" on a page the person could
-    /// fill silently (§2.4).
-    public struct CredentialList: Codable, Sendable, Hashable {
-        @NonEmpty public var url: String
-        public var topURL: String?
-    }
+    /// `identities.query`: who can sign in to the frame (no secret). The identities depend on the
+    /// frame's URL only; `topURL` is what the extension sends along.
+    public typealias IdentitiesQuery = Merged<Frame, KindsField>
+    /// `credentialList`.
+    public typealias CredentialList = Frame
 
-    /// A credential for the frame at `url`, under the fill policy (§3).
-    public struct Provide: Codable, Sendable, Hashable {
+    /// A credential for the frame at `url`, under the fill policy (§3); alone, `oneTimeCode.provide`
+    /// (the current code of the credential's TOTP secret).
+    public struct CredentialFor: Codable, Sendable, Hashable {
         @NonEmpty public var recordIdentifier: String
         @NonEmpty public var url: String
         public var topURL: String?
         public var confirmed: Bool?
+    }
+
+    /// What a password fill adds.
+    public struct FillFields: Codable, Sendable, Hashable {
         /// The person picked it from the whole list (a credential of another site, confirmed).
         public var fromCredentialList: Bool?
         /// How long the extension waits for a silent fill (2000 when absent).
         public var deadlineMs: Double?
     }
 
-    /// `oneTimeCode.provide`: the current code of the credential's TOTP secret.
-    public struct OneTimeCode: Codable, Sendable, Hashable {
-        @NonEmpty public var recordIdentifier: String
-        @NonEmpty public var url: String
-        public var topURL: String?
-        public var confirmed: Bool?
-    }
+    /// `credential.provideWithoutUserInteraction` and `credential.prepareInterface`.
+    public typealias Provide = Merged<CredentialFor, FillFields>
+    /// `oneTimeCode.provide`.
+    public typealias OneTimeCode = CredentialFor
 
     /// `credential.save`: what the person submitted in the frame at `url`.
     public struct Save: Codable, Sendable, Hashable {
