@@ -452,16 +452,20 @@ const SIGNAL_FIELDS = {
 
 async function handlePasskeyMessage(message, sender) {
   if (message.kind === "passkey.signal") {
-    // Only a signal's own fields, as strings: nothing the page sends reaches the sealed request's
-    // other fields.
+    // Only a signal's own fields, as strings (the list of ids as a list of strings): nothing the
+    // page sends reaches the sealed request's other fields, and nothing of another type reaches the
+    // agent (Extension/protocol.schema.json).
     const signal = message.signal ?? {};
     const names = SIGNAL_FIELDS[signal.kind];
     if (!names) throw failure("badRequest", "Unknown signal.");
     const fields = { kind: signal.kind };
     for (const name of names) {
       const value = signal[name];
-      if (typeof value === "string") fields[name] = value;
-      else if (Array.isArray(value)) fields[name] = value.filter((item) => typeof item === "string");
+      if (name === "allAcceptedCredentialIds") {
+        if (Array.isArray(value)) fields[name] = value.filter((item) => typeof item === "string");
+      } else if (typeof value === "string") {
+        fields[name] = value;
+      }
     }
     return request({ ...fields, type: "passkey.signal", origin: sender.origin ?? originOf(sender.url) });
   }

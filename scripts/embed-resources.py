@@ -84,10 +84,15 @@ def render(resource: pathlib.Path, symbol: str) -> str:
 EMBEDDED_DIRECTORIES = [
     ("Extension", "Sources/KeyhavenCLI/Browser/EmbeddedExtension.generated.swift", "embeddedBrowserExtension"),
 ]
+# Files below those directories that are not shipped: the protocol's JSON Schema is for the tests
+# (generated from the agent's Swift types; Tests/browser/protocol_schema_test.mjs reads it).
+NOT_EMBEDDED = {"protocol.schema.json"}
 
 
 def render_directory(directory: pathlib.Path, symbol: str) -> str:
-    files = sorted(p for p in directory.rglob("*") if p.is_file() and not p.name.startswith("."))
+    files = sorted(
+        p for p in directory.rglob("*") if p.is_file() and not p.name.startswith(".") and p.name not in NOT_EMBEDDED
+    )
     digest = hashlib.sha256()
     entries = []
     for path in files:

@@ -20,17 +20,17 @@ struct PasskeyCaller: Sendable, Hashable {
     var topOrigin: String?
     var userPresent: Bool
 
-    init(_ request: JSONValue, origin: String) throws(AutoFillError) {
-        self.origin = origin
-        if request["crossOrigin"]?.bool == true {
-            guard let top = request["topOrigin"]?.string, !top.isEmpty else {
+    init(_ call: BrowserRequest.PasskeyCall) throws(AutoFillError) {
+        origin = call.origin
+        if call.crossOrigin == true {
+            guard let top = call.topOrigin, !top.isEmpty else {
                 throw AutoFillError(.badRequest, "topOrigin is missing for a cross-origin caller.")
             }
             topOrigin = top
         } else {
             topOrigin = nil
         }
-        userPresent = request["userPresent"]?.bool == true
+        userPresent = call.userPresent == true
     }
 }
 
@@ -50,63 +50,59 @@ extension AutoFillAgent {
     /// What the chooser shows before anything is signed: for `create`, the account and whether it
     /// already has an excluded passkey here; for `get`, the passkeys that may answer (hidden ones
     /// never). Never a key.
-    func passkeyChoices(kind: String, options: JSONValue, origin: String) throws(AutoFillError) -> JSONValue {
+    func passkeyChoices(_ call: BrowserRequest.PasskeyChoices) throws(AutoFillError) -> BrowserReply.PasskeyChoices {
+        let (options, origin) = (call.first.options, call.first.origin)
         let vault = try vault()
+        var choices: BrowserReply.PasskeyChoices
         let verificationAsked: String
-        var object: [String: JSONValue] = [:]
-        switch kind {
-        case "create":
+        switch call.second.kind {
+        case .create:
             let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: options) }
             let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin)
             }
             let stored = try stored(vault, rpID: rpID)
-            object["rpId"] = .string(rpID)
-            object["user"] = .string(request.userName)
-            object["displayName"] = .string(request.userDisplayName)
-            object["excluded"] = .bool(stored.contains { request.excludeCredentials.contains($0.credentialID) })
+            choices = BrowserReply.PasskeyChoices(
+                rpId: rpID,
+                user: request.userName,
+                displayName: request.userDisplayName,
+                excluded: stored.contains { request.excludeCredentials.contains($0.credentialID) },
+                verificationRequired: false
+            )
             verificationAsked = request.userVerification
-        case "get":
+        case .get:
             let request = try passkeyCall { () throws(PasskeyError) in try AssertionRequest(json: options) }
             let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin)
             }
-            object["rpId"] = .string(rpID)
-            object["passkeys"] = .array(
-                try offered(vault, rpID: rpID, allow: request.allowCredentials).map { passkey in
-                    [
-                        "credentialId": .string(Base64URL.encode(passkey.credentialID)),
-                        "user": .string(passkey.userName),
-                        "displayName": .string(passkey.userDisplayName),
-                    ]
-                }
-            )
+            let passkeys = try offered(vault, rpID: rpID, allow: request.allowCredentials).map { passkey in
+                BrowserReply.PasskeyChoice(
+                    credentialId: Base64URL.encode(passkey.credentialID),
+                    user: passkey.userName,
+                    displayName: passkey.userDisplayName
+                )
+            }
+            choices = BrowserReply.PasskeyChoices(rpId: rpID, passkeys: passkeys, verificationRequired: false)
             verificationAsked = request.userVerification
-        default:
-            throw AutoFillError(.badRequest, "kind must be create or get.")
         }
         let verified = try userVerified(masterPassword: nil)
-        object["verificationRequired"] = .bool(verificationAsked == "required" && !verified)
-        return .object(object)
+        choices.verificationRequired = verificationAsked == "required" && !verified
+        return choices
     }
 
     /// `passkey.register`: a new passkey for the page's creation options, stored, then answered
     /// (`RegistrationResponseJSON`). The person must have confirmed: with a gesture in Keyhaven's
     /// sheet (`userPresent`), or by the setting that allows the silent conditional create (then
     /// neither UP nor UV is set: nobody was asked).
-    func registerPasskey(
-        options: JSONValue,
-        caller: PasskeyCaller,
-        confirmed: Bool,
-        masterPassword: String?
-    ) throws(AutoFillError) -> JSONValue {
+    func registerPasskey(_ call: BrowserRequest.PasskeyRegister) throws(AutoFillError) -> BrowserReply.PasskeyResponse {
+        let caller = try PasskeyCaller(call.first)
         let vault = try vault()
-        guard confirmed else { throw AutoFillError(.userCanceled, "The person did not confirm.") }
-        let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: options) }
+        guard call.second.confirmed == true else { throw AutoFillError(.userCanceled, "The person did not confirm.") }
+        let request = try passkeyCall { () throws(PasskeyError) in try CreationRequest(json: call.first.options) }
         let rpID = try passkeyCall { () throws(PasskeyError) in
             try Authenticator.rpID(request.rpID, origin: caller.origin)
         }
         let existing = try stored(vault, rpID: rpID)
         // Verification is about the person making this call: none without presence.
-        let verified = try caller.userPresent ? userVerified(masterPassword: masterPassword) : false
+        let verified = try caller.userPresent ? userVerified(masterPassword: call.second.masterPassword) : false
         let (credential, response) = try passkeyCall { () throws(PasskeyError) in
             try authenticator.register(
                 request,
@@ -118,32 +114,28 @@ extension AutoFillAgent {
             )
         }
         try save([credential], in: vault, failure: "The passkey could not be saved")
-        return ["responseJson": response]
+        return BrowserReply.PasskeyResponse(responseJson: response)
     }
 
     /// `passkey.assert`: signs the page's challenge with the passkey the person chose — chose with a
     /// gesture in Keyhaven's own UI: an assertion is never made without user presence.
-    func assertPasskey(
-        options: JSONValue,
-        caller: PasskeyCaller,
-        credentialID: String,
-        masterPassword: String?
-    ) throws(AutoFillError) -> JSONValue {
+    func assertPasskey(_ call: BrowserRequest.PasskeyAssert) throws(AutoFillError) -> BrowserReply.PasskeyResponse {
+        let caller = try PasskeyCaller(call.first)
         let vault = try vault()
         guard caller.userPresent else {
             throw AutoFillError(.userCanceled, "A passkey is used only after the person chooses it in Keyhaven.")
         }
         let origin = caller.origin
-        let request = try passkeyCall { () throws(PasskeyError) in try AssertionRequest(json: options) }
+        let request = try passkeyCall { () throws(PasskeyError) in try AssertionRequest(json: call.first.options) }
         let rpID = try passkeyCall { () throws(PasskeyError) in try Authenticator.rpID(request.rpID, origin: origin) }
-        guard let id = Base64URL.decode(credentialID),
+        guard let id = Base64URL.decode(call.second.credentialId),
             let passkey = try offered(vault, rpID: rpID, allow: request.allowCredentials).first(where: {
                 $0.credentialID == id
             })
         else {
             throw AutoFillError(.credentialIdentityNotFound, "Keyhaven has no such passkey for \(rpID).")
         }
-        let verified = try userVerified(masterPassword: masterPassword)
+        let verified = try userVerified(masterPassword: call.second.masterPassword)
         let (updated, response) = try passkeyCall { () throws(PasskeyError) in
             try authenticator.authenticate(
                 request,
@@ -155,20 +147,19 @@ extension AutoFillAgent {
             )
         }
         try save([updated], in: vault, failure: "The passkey's use could not be recorded")
-        return ["responseJson": response]
+        return BrowserReply.PasskeyResponse(responseJson: response)
     }
 
     /// `passkey.signal`: the site's WebAuthn signals (Level 3 §5.1.10), checked against the
     /// caller's origin. Hides — never deletes — what the site no longer knows, restores what it
     /// lists again, renames the account. Returns how many passkeys changed.
-    func signalPasskeys(_ request: JSONValue, origin: String) throws(AutoFillError) -> JSONValue {
+    func signalPasskeys(_ signal: BrowserRequest.PasskeySignal) throws(AutoFillError) -> BrowserReply.SignalApplied {
         let vault = try vault()
-        guard let kind = request["kind"]?.string else { throw AutoFillError(.badRequest, "kind is missing.") }
         let rpID = try passkeyCall { () throws(PasskeyError) in
-            try Authenticator.rpID(request["rpId"]?.string, origin: origin)
+            try Authenticator.rpID(signal.rpId, origin: signal.origin)
         }
-        func bytes(_ name: String) throws(AutoFillError) -> [UInt8] {
-            guard let text = request[name]?.string, let value = Base64URL.decode(text) else {
+        func bytes(_ name: String, _ text: String?) throws(AutoFillError) -> [UInt8] {
+            guard let text, let value = Base64URL.decode(text) else {
                 throw AutoFillError(.badRequest, "\(name) is missing or not base64url.")
             }
             return value
@@ -176,27 +167,25 @@ extension AutoFillAgent {
         var changed: [PasskeyCredential] = []
         for var passkey in try stored(vault, rpID: rpID) {
             let before = passkey
-            switch kind {
-            case "unknownCredential":
-                if passkey.credentialID == (try bytes("credentialId")) { passkey.hidden = true }
-            case "allAcceptedCredentials":
-                guard passkey.userHandle == (try bytes("userId")) else { continue }
-                guard let accepted = request["allAcceptedCredentialIds"]?.array else {
+            switch signal.kind {
+            case .unknownCredential:
+                if passkey.credentialID == (try bytes("credentialId", signal.credentialId)) { passkey.hidden = true }
+            case .allAcceptedCredentials:
+                guard passkey.userHandle == (try bytes("userId", signal.userId)) else { continue }
+                guard let accepted = signal.allAcceptedCredentialIds else {
                     throw AutoFillError(.badRequest, "allAcceptedCredentialIds is missing.")
                 }
-                let ids = accepted.compactMap { $0.string.flatMap { Base64URL.decode($0) } }
+                let ids = accepted.compactMap { Base64URL.decode($0) }
                 passkey.hidden = !ids.contains(passkey.credentialID)
-            case "currentUserDetails":
-                guard passkey.userHandle == (try bytes("userId")) else { continue }
-                if let name = request["name"]?.string { passkey.userName = name }
-                if let displayName = request["displayName"]?.string { passkey.userDisplayName = displayName }
-            default:
-                throw AutoFillError(.badRequest, "Unknown signal \(kind).")
+            case .currentUserDetails:
+                guard passkey.userHandle == (try bytes("userId", signal.userId)) else { continue }
+                if let name = signal.name { passkey.userName = name }
+                if let displayName = signal.displayName { passkey.userDisplayName = displayName }
             }
             if passkey != before { changed.append(passkey) }
         }
         try save(changed, in: vault, failure: "The passkeys could not be updated")
-        return ["changed": .number(Double(changed.count))]
+        return BrowserReply.SignalApplied(changed: changed.count)
     }
 
     var authenticator: Authenticator {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import KeyhavenApp
 import OneTimeCodes
 import PasswordRules
@@ -7,153 +7,155 @@ import Vault
 public import _KeyhavenSupport
 
 extension AutoFillAgent {
-    /// Answers one request of an open session (docs/autofill-protocol.md §2.4): the reply object
-    /// with the request's `id` and `ok` or `error`.
+    /// Answers one sealed frame's plaintext (docs/autofill-protocol.md §2.4): the reply object with
+    /// the request's `id` and `ok` or `error`.
+    public func handle(_ plaintext: Data, pairingId: String) -> JSONValue {
+        handle(BrowserSealedMessage.read(plaintext), pairingId: pairingId)
+    }
+
+    /// Answers a request given as a JSON value (as the extension would send it).
     public func handle(_ request: JSONValue, pairingId: String) -> JSONValue {
-        let id = request["id"] ?? .null
+        handle(request.encoded(), pairingId: pairingId)
+    }
+
+    /// Answers a decoded message: a revoked pairing is refused before anything of the request.
+    public func handle(_ message: BrowserSealedMessage, pairingId: String) -> JSONValue {
         let started = now
         do throws(AutoFillError) {
             guard isPaired(pairingId) else {
                 throw AutoFillError(.notPaired, "This browser's pairing was revoked: pair it again.")
             }
-            let ok = try answer(request, pairingId: pairingId, started: started)
-            return ["v": 1, "id": id, "ok": ok]
+            let request = try message.request.get()
+            let ok = try answer(request, started: started)
+            assert(
+                ObjectIdentifier(type(of: ok)) == ObjectIdentifier(request.kind.replyType),
+                "\(request.kind.rawValue) answered with \(type(of: ok)), not its replyType"
+            )
+            return BrowserReply.json(id: message.id, .success(ok))
         } catch {
-            return ["v": 1, "id": id, "error": error.json]
+            return BrowserReply.json(id: message.id, .failure(error))
         }
     }
 
-    func answer(_ request: JSONValue, pairingId: String, started: Date) throws(AutoFillError) -> JSONValue {
-        guard let type = request["type"]?.string else { throw AutoFillError(.badRequest, "type is missing.") }
-        func field(_ name: String) throws(AutoFillError) -> String {
-            guard let value = request[name]?.string, !value.isEmpty else {
-                throw AutoFillError(.badRequest, "\(name) is missing.")
-            }
-            return value
-        }
-        switch type {
-        case "state":
+    func answer(_ request: BrowserRequest, started: Date) throws(AutoFillError) -> any BrowserProtocolObject {
+        switch request {
+        case .state:
             let status = onSession { $0.status() }
-            return [
-                "state": .string(status.unlocked ? "unlocked" : "locked"),
-                "revision": .number(Double(status.revision)),
-                "supportsIncrementalUpdates": true,
-            ]
-        case "unlock":
-            try unlock(masterPassword: try field("masterPassword"))
-            return ["state": "unlocked"]
-        case "lock":
+            return BrowserReply.State(
+                state: status.unlocked ? .unlocked : .locked,
+                revision: status.revision,
+                supportsIncrementalUpdates: true
+            )
+        case .unlock(let request):
+            try unlock(masterPassword: request.masterPassword)
+            return BrowserReply.State(state: .unlocked)
+        case .lock:
             lock()
-            return ["state": "locked"]
-        case "identities.query":
+            return BrowserReply.State(state: .locked)
+        case .identitiesQuery(let request):
             _ = try vault()
-            var kinds: Set<CredentialIdentity.Kind> = [.password, .oneTimeCode]
-            if let asked = request["kinds"]?.array {
-                kinds = Set(asked.compactMap { $0.string.flatMap(CredentialIdentity.Kind.init(rawValue:)) })
-            }
-            let url = try field("url")
-            let (identities, revision) = try queryIdentities(url: url, kinds: kinds)
-            return ["revision": .number(Double(revision)), "identities": .array(identities.map(\.json))]
-        case "credentialList":
-            _ = try vault()
-            let url = try field("url")
-            // Every account name in the vault: only for a page the person could fill silently
-            // (https or loopback, same site as its top page). The extension asks only from its own
-            // chooser page, which the page cannot script.
-            let (frame, _) = try IdentityIndex.frame(url)
-            guard frame.isPotentiallyTrustworthy,
-                let top = ServiceOrigin.of(url: request["topURL"]?.string ?? ""), Self.sameSite(frame, top)
-            else {
-                throw AutoFillError(
-                    .userInteractionRequired,
-                    "Other passwords are offered only on a secure page that is not framed by another site."
-                )
-            }
-            let (matching, _) = try queryIdentities(url: url, kinds: [.password])
-            let others = state.withLock { state in
-                state.index.entries.values.filter { entry in
-                    entry.hasPassword && !matching.contains { $0.recordIdentifier == entry.id.rawValue }
-                }
-                .sorted { ($0.user, $0.id.rawValue) < ($1.user, $1.id.rawValue) }
-                .map {
-                    CredentialIdentity(
-                        recordIdentifier: $0.id.rawValue,
-                        kind: .password,
-                        user: $0.user,
-                        serviceIdentifier: $0.services.first?.identifier ?? "",
-                        rank: state.index.rank($0),
-                        match: nil
-                    )
-                }
-            }
-            return ["identities": .array((matching + others).map(\.json))]
-        case "credential.provideWithoutUserInteraction", "credential.prepareInterface":
-            let confirmed = type == "credential.prepareInterface" && request["confirmed"]?.bool == true
-            if type == "credential.prepareInterface", !confirmed {
+            let kinds = request.second.kinds.map(Set.init) ?? [.password, .oneTimeCode]
+            let (identities, revision) = try queryIdentities(url: request.first.url, kinds: kinds)
+            return BrowserReply.Identities(revision: revision, identities: identities)
+        case .credentialList(let request):
+            return BrowserReply.Identities(identities: try credentialList(url: request.url, topURL: request.topURL))
+        case .provideWithoutUserInteraction(let request):
+            return try provide(request, confirmed: false, started: started)
+        case .prepareInterface(let request):
+            guard request.first.confirmed == true else {
                 throw AutoFillError(.userCanceled, "The person did not confirm.")
             }
-            let deadline = (request["deadlineMs"]?.number ?? 2000) / 1000
+            return try provide(request, confirmed: true, started: started)
+        case .oneTimeCode(let request):
             let credential = try provide(
-                record: try field("recordIdentifier"),
-                url: try field("url"),
-                topURL: request["topURL"]?.string ?? "",
-                confirmed: confirmed,
-                fromCredentialList: request["fromCredentialList"]?.bool == true
-            )
-            if !confirmed, now.timeIntervalSince(started) > deadline {
-                throw AutoFillError(.userInteractionRequired, "The credential took longer than the deadline.")
-            }
-            return ["credential": ["user": .string(credential.user), "password": .string(credential.password ?? "")]]
-        case "oneTimeCode.provide":
-            let credential = try provide(
-                record: try field("recordIdentifier"),
-                url: try field("url"),
-                topURL: request["topURL"]?.string ?? "",
-                confirmed: request["confirmed"]?.bool == true
+                record: request.recordIdentifier,
+                url: request.url,
+                topURL: request.topURL ?? "",
+                confirmed: request.confirmed == true
             )
             guard let secret = credential.totp, let totp = try? TOTP(secret: secret) else {
                 throw AutoFillError(.credentialIdentityNotFound, "The credential has no one-time code.")
             }
             let at = now
             let validUntil = at.addingTimeInterval(TimeInterval(totp.secondsRemaining(at: at)))
-            return [
-                "code": .string(totp.code(at: at)),
-                "validUntil": .string(ISO8601DateFormatter().string(from: validUntil)),
-            ]
-        case "credential.save":
-            return try save(url: try field("url"), user: request["user"]?.string ?? "", password: try field("password"))
-        case "password.generate":
-            return try generate(url: try field("url"), rules: request["passwordRules"]?.string)
-        case "passkey.choices":
-            return try passkeyChoices(
-                kind: try field("kind"),
-                options: request["options"] ?? .null,
-                origin: try field("origin")
+            return BrowserReply.OneTimeCode(
+                code: totp.code(at: at),
+                validUntil: ISO8601DateFormatter().string(from: validUntil)
             )
-        case "passkey.register":
-            return try registerPasskey(
-                options: request["options"] ?? .null,
-                caller: try PasskeyCaller(request, origin: try field("origin")),
-                confirmed: request["confirmed"]?.bool == true,
-                masterPassword: request["masterPassword"]?.string
-            )
-        case "passkey.assert":
-            return try assertPasskey(
-                options: request["options"] ?? .null,
-                caller: try PasskeyCaller(request, origin: try field("origin")),
-                credentialID: try field("credentialId"),
-                masterPassword: request["masterPassword"]?.string
-            )
-        case "verify":
+        case .save(let request):
+            return try save(url: request.url, user: request.user ?? "", password: request.password)
+        case .generatePassword(let request):
+            return try generate(url: request.url, rules: request.passwordRules)
+        case .passkeyChoices(let request):
+            return try passkeyChoices(request)
+        case .passkeyRegister(let request):
+            return try registerPasskey(request)
+        case .passkeyAssert(let request):
+            return try assertPasskey(request)
+        case .verify(let request):
             // The person typed the master password again (Keyhaven's own page): passkey calls
             // count as verified for the next window.
-            _ = try userVerified(masterPassword: try field("masterPassword"))
-            return ["verified": true]
-        case "passkey.signal":
-            return try signalPasskeys(request, origin: try field("origin"))
-        default:
-            throw AutoFillError(.badRequest, "Unknown request type \(type).")
+            _ = try userVerified(masterPassword: request.masterPassword)
+            return BrowserReply.Verified(verified: true)
+        case .passkeySignal(let signal):
+            return try signalPasskeys(signal)
         }
+    }
+
+    /// `credential.provideWithoutUserInteraction` and `credential.prepareInterface`: the credential,
+    /// unless an unconfirmed one took longer than the extension's deadline.
+    func provide(
+        _ request: BrowserRequest.Provide,
+        confirmed: Bool,
+        started: Date
+    ) throws(AutoFillError) -> BrowserReply.ProvidedCredential {
+        let deadline = (request.second.deadlineMs ?? 2000) / 1000
+        let credential = try provide(
+            record: request.first.recordIdentifier,
+            url: request.first.url,
+            topURL: request.first.topURL ?? "",
+            confirmed: confirmed,
+            fromCredentialList: request.second.fromCredentialList == true
+        )
+        if !confirmed, now.timeIntervalSince(started) > deadline {
+            throw AutoFillError(.userInteractionRequired, "The credential took longer than the deadline.")
+        }
+        return BrowserReply.ProvidedCredential(
+            credential: .init(user: credential.user, password: credential.password ?? "")
+        )
+    }
+
+    /// `credentialList`: every account name in the vault, only for a page the person could fill
+    /// silently (https or loopback, same site as its top page). The extension asks only from its
+    /// own chooser page, which the page cannot script. The frame's matches come first.
+    func credentialList(url: String, topURL: String?) throws(AutoFillError) -> [CredentialIdentity] {
+        _ = try vault()
+        let (frame, _) = try IdentityIndex.frame(url)
+        guard frame.isPotentiallyTrustworthy, let top = ServiceOrigin.of(url: topURL ?? ""), Self.sameSite(frame, top)
+        else {
+            throw AutoFillError(
+                .userInteractionRequired,
+                "Other passwords are offered only on a secure page that is not framed by another site."
+            )
+        }
+        let (matching, _) = try queryIdentities(url: url, kinds: [.password])
+        let others = state.withLock { state in
+            state.index.entries.values.filter { entry in
+                entry.hasPassword && !matching.contains { $0.recordIdentifier == entry.id.rawValue }
+            }
+            .sorted { ($0.user, $0.id.rawValue) < ($1.user, $1.id.rawValue) }
+            .map {
+                CredentialIdentity(
+                    recordIdentifier: $0.id.rawValue,
+                    kind: .password,
+                    user: $0.user,
+                    serviceIdentifier: $0.services.first?.identifier ?? "",
+                    rank: state.index.rank($0),
+                    match: nil
+                )
+            }
+        }
+        return matching + others
     }
 
     func queryIdentities(
@@ -223,22 +225,22 @@ extension AutoFillAgent {
 
     /// `credential.save`: a new credential for the frame's origin, or a new password for the one
     /// with that user (its old password goes to the history).
-    func save(url: String, user: String, password: String) throws(AutoFillError) -> JSONValue {
+    func save(url: String, user: String, password: String) throws(AutoFillError) -> BrowserReply.Saved {
         let vault = try self.vault()
         let (frame, _) = try IdentityIndex.frame(url)
         let existing = try queryIdentities(url: url, kinds: [.password]).0
             .first { $0.user == user && ($0.match == .exact) }
-        let action: String
+        let action: BrowserReply.Saved.Action
         let record: CredentialID
         do {
             if let existing, let id = CredentialID(rawValue: existing.recordIdentifier) {
                 let current = try vault.credential(id)
                 if current.password == password {
-                    return ["recordIdentifier": .string(id.rawValue), "action": "unchanged"]
+                    return BrowserReply.Saved(recordIdentifier: id.rawValue, action: .unchanged)
                 }
                 try vault.update(id) { $0.password = password }
                 record = id
-                action = "updated"
+                action = .updated
             } else {
                 record = try vault.add(
                     CredentialContent(
@@ -248,15 +250,14 @@ extension AutoFillAgent {
                         password: password
                     )
                 )
-                action = "saved"
+                action = .saved
             }
         } catch {
             throw AutoFillError(.failed, "The credential could not be saved: \(error.message)")
         }
         noteOwnWrite()
-        guard let saved = try? vault.credential(record) else {
-            return ["recordIdentifier": .string(record.rawValue), "action": .string(action)]
-        }
+        let answer = BrowserReply.Saved(recordIdentifier: record.rawValue, action: action)
+        guard let saved = try? vault.credential(record) else { return answer }
         let (revision, identity) = state.withLock { state in
             state.index.insert(saved)
             let entry = state.index.entries[record]
@@ -276,11 +277,11 @@ extension AutoFillAgent {
                 "removed": [],
             ]
         )
-        return ["recordIdentifier": .string(record.rawValue), "action": .string(action)]
+        return answer
     }
 
     /// `password.generate`: the field's `passwordrules`, else the site's Apple quirk, else Apple's format.
-    func generate(url: String, rules fieldRules: String?) throws(AutoFillError) -> JSONValue {
+    func generate(url: String, rules fieldRules: String?) throws(AutoFillError) -> BrowserReply.GeneratedPassword {
         touch()
         let (frame, _) = try IdentityIndex.frame(url)
         let domains = [frame.host] + (frame.registrableDomain.map { [$0] } ?? [])
@@ -291,12 +292,12 @@ extension AutoFillAgent {
         } catch {
             throw AutoFillError(.failed, "No password satisfies these rules: \(error)")
         }
-        let source: String
-        switch rules.source {
-        case .service: source = "field"
-        case .quirk: source = "quirk"
-        case .appleFormat: source = "default"
-        }
-        return ["password": .string(password), "rules": .string(rules.ruleText ?? ""), "source": .string(source)]
+        let source: BrowserReply.GeneratedPassword.Source =
+            switch rules.source {
+            case .service: .field
+            case .quirk: .quirk
+            case .appleFormat: .default
+            }
+        return BrowserReply.GeneratedPassword(password: password, rules: rules.ruleText ?? "", source: source)
     }
 }

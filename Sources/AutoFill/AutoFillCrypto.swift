@@ -35,12 +35,8 @@ public struct PairingContext: Sendable, Hashable {
     public var agentNonce: Data
 
     public init(code: String, request: String, browser: String, caller: String, clientNonce: Data, agentNonce: Data) {
-        self.code = code
-        self.request = request
-        self.browser = browser
-        self.caller = caller
-        self.clientNonce = clientNonce
-        self.agentNonce = agentNonce
+        (self.code, self.request, self.browser, self.caller) = (code, request, browser, caller)
+        (self.clientNonce, self.agentNonce) = (clientNonce, agentNonce)
     }
 
     /// PRS = "keyhaven-pairing-code:" ‖ the code.

@@ -3,8 +3,10 @@ public import Vault
 public import _KeyhavenSupport
 
 /// How a credential matches the frame asking for it (docs/autofill-protocol.md §3), best first.
-public enum MatchTier: String, Sendable, Comparable, CaseIterable {
+public enum MatchTier: String, Comparable, BrowserProtocolEnum {
     case exact, parent, child, sharedBackend
+
+    public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
 
     var order: Int { Self.allCases.firstIndex(of: self)! }
     public static func < (lhs: MatchTier, rhs: MatchTier) -> Bool { lhs.order < rhs.order }
@@ -12,8 +14,11 @@ public enum MatchTier: String, Sendable, Comparable, CaseIterable {
 
 /// What the agent offers for a frame: who, for which service, how well it matches. Never a secret
 /// (Apple's `ASPasswordCredentialIdentity` / `ASOneTimeCodeCredentialIdentity` with its rank).
-public struct CredentialIdentity: Sendable, Hashable {
-    public enum Kind: String, Sendable { case password, oneTimeCode }
+public struct CredentialIdentity: BrowserProtocolObject, Hashable {
+    public enum Kind: String, BrowserProtocolEnum {
+        case password, oneTimeCode
+        public init(from decoder: any Decoder) throws { self = try Self.decodeCase(from: decoder) }
+    }
 
     public var recordIdentifier: String
     public var kind: Kind
@@ -24,17 +29,8 @@ public struct CredentialIdentity: Sendable, Hashable {
     /// Nil in `identities.changed` events (a match belongs to a query).
     public var match: MatchTier?
 
-    public var json: JSONValue {
-        var object: [String: JSONValue] = [
-            "recordIdentifier": .string(recordIdentifier),
-            "kind": .string(kind.rawValue),
-            "user": .string(user),
-            "serviceIdentifier": .string(serviceIdentifier),
-            "rank": .number(Double(rank)),
-        ]
-        if let match { object["match"] = .string(match.rawValue) }
-        return .object(object)
-    }
+    /// As in `identities` answers and events (`match` only when there is one).
+    public var json: JSONValue { JSONValue(encoding: self) }
 }
 
 /// The unlocked vault's identities in memory, indexed by host, site and shared-credential group,

@@ -162,10 +162,8 @@ public final class AgentServer: Sendable {
             defer { closeUnserved() }
             try await server.executeThenClose { connections in
                 for try await channel in connections {
-                    guard
-                        let connection = running.withLock({ $0.unserved.removeValue(forKey: ObjectIdentifier(channel)) }
-                        )
-                    else { continue }
+                    let unserved = running.withLock { $0.unserved.removeValue(forKey: ObjectIdentifier(channel)) }
+                    guard let connection = unserved else { continue }
                     group.addTask { await self.serve(connection) }
                 }
             }
@@ -233,8 +231,9 @@ public final class AgentServer: Sendable {
             guard let first = try await frames.next(), let message = try? JSONValue.parse(Data(buffer: first)) else {
                 return
             }
-            if message["type"]?.string == "host.hello" {
-                try await BrowserConnection(server: self, hello: message).run(&frames, outbound)
+            if message["type"]?.string == BrowserHostHello.type {
+                let hello = try JSONDecoder().decode(BrowserHostHello.self, from: Data(buffer: first))
+                try await BrowserConnection(server: self, hello: hello).run(&frames, outbound)
                 return
             }
             var next: (Data, JSONValue)? = (Data(buffer: first), message)

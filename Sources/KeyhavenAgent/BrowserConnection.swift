@@ -16,10 +16,10 @@ final class BrowserConnection: Sendable {
     /// this lock so the counters stay in order.
     let session = Mutex<(channel: SessionChannel, pairingId: String)?>(nil)
 
-    init(server: AgentServer, hello: JSONValue) {
+    init(server: AgentServer, hello: BrowserHostHello) {
         self.server = server
-        caller = hello["caller"]?.string ?? ""
-        browser = hello["browser"]?.string ?? ""
+        caller = hello.caller
+        browser = hello.browser
     }
 
     var agent: AutoFillAgent { server.agent }
@@ -31,22 +31,21 @@ final class BrowserConnection: Sendable {
         // In the clear until `session.open`.
         var pairingId: String?
         while pairingId == nil {
-            guard let frame = try await frames.next(), let message = try? JSONValue.parse(Data(buffer: frame)) else {
+            guard let frame = try await frames.next(), let message = BrowserClearMessage.read(Data(buffer: frame))
+            else {
                 return
             }
-            let id = message["id"] ?? .null
             // The pairing messages are protocol 2's (CPace); the rest of the protocol is unchanged.
-            let version: JSONValue = message["v"]?.integer == 2 ? 2 : 1
             let reply: JSONValue
-            do {
-                let (ok, opened) = try await clear(message)
-                reply = ["v": version, "id": id, "ok": ok]
+            do throws(AutoFillError) {
+                let (ok, opened) = try await clear(try message.request.get())
+                reply = BrowserReply.json(id: message.id, version: message.version, .success(ok))
                 if let opened {
                     session.withLock { $0 = opened }
                     pairingId = opened.1
                 }
             } catch {
-                reply = ["v": version, "id": id, "error": error.json]
+                reply = BrowserReply.json(id: message.id, version: message.version, .failure(error))
             }
             // The reply to session.open goes out in the clear, before anything sealed.
             try await outbound.write(ByteBuffer(bytes: reply.encoded()))
@@ -79,79 +78,40 @@ final class BrowserConnection: Sendable {
     }
 
     /// A message in the clear: `hello`, `pair.begin`, `pair.finish`, `session.open`.
-    func clear(_ message: JSONValue) async throws(AutoFillError) -> (JSONValue, (SessionChannel, String)?) {
-        func bytes(_ name: String) throws(AutoFillError) -> Data {
-            guard let text = message[name]?.string, let bytes = Base64URL.decode(text) else {
-                throw AutoFillError(.badRequest, "\(name) is missing or not base64url.")
-            }
-            return Data(bytes)
-        }
-        switch message["type"]?.string ?? "" {
-        case "hello":
-            return (
-                [
-                    "protocol": .number(Double(Self.protocolVersion)), "agentVersion": .string(server.version),
-                    "state": await agent.isUnlocked ? "unlocked" : "locked",
-                ],
-                nil
-            )
-        case "pair.begin":
-            try Self.requireProtocol2(message)
+    func clear(
+        _ request: BrowserClearRequest
+    ) async throws(AutoFillError) -> (any BrowserProtocolObject, (SessionChannel, String)?) {
+        switch request {
+        case .hello:
+            let state: BrowserReply.LockState = await agent.isUnlocked ? .unlocked : .locked
+            return (BrowserReply.Hello(protocol: Self.protocolVersion, agentVersion: server.version, state: state), nil)
+        case .pairBegin(let begin):
             let offer = try await agent.beginPairing(
-                clientNonce: try bytes("clientNonce"),
-                request: message["pairingRequest"]?.string,
+                clientNonce: begin.clientNonce,
+                request: begin.pairingRequest,
                 caller: caller,
                 browser: browser
             )
-            return (
-                [
-                    "pairingRequest": .string(offer.request),
-                    "agentNonce": .string(Base64URL.encode(offer.agentNonce)),
-                    "agentShare": .string(Base64URL.encode(offer.agentShare)),
-                    "suite": "CPACE-X25519-SHA512",
-                ],
-                nil
-            )
-        case "pair.finish":
-            try Self.requireProtocol2(message)
-            guard let request = message["pairingRequest"]?.string else {
-                throw AutoFillError(.badRequest, "pairingRequest is missing.")
-            }
+            return (BrowserReply.PairingOffer(offer), nil)
+        case .pairFinish(let finish):
             let (id, agentConfirm) = try await agent.finishPairing(
-                request: request,
-                clientShare: try bytes("clientShare"),
-                clientConfirm: try bytes("clientConfirm")
+                request: finish.pairingRequest,
+                clientShare: finish.clientShare,
+                clientConfirm: finish.clientConfirm
             )
-            return (["pairingId": .string(id), "agentConfirm": .string(Base64URL.encode(agentConfirm))], nil)
-        case "session.open":
-            guard let pairingId = message["pairingId"]?.string else {
-                throw AutoFillError(.badRequest, "pairingId is missing.")
-            }
+            return (BrowserReply.Paired(pairingId: id, agentConfirm: agentConfirm), nil)
+        case .sessionOpen(let open):
             let (agentNonce, channel) = try await agent.openSession(
-                pairingId: pairingId,
-                clientNonce: try bytes("clientNonce")
+                pairingId: open.pairingId,
+                clientNonce: open.clientNonce
             )
-            return (["agentNonce": .string(Base64URL.encode(agentNonce))], (channel, pairingId))
-        default:
-            throw AutoFillError(.notPaired, "Open a session first (pair this browser with Keyhaven).")
+            return (BrowserReply.SessionOpened(agentNonce: agentNonce), (channel, open.pairingId))
         }
     }
 
-    /// The protocol `hello` announces: 2 since pairing is CPace (docs/autofill-protocol.md §2.2).
+    /// The protocol `hello` announces: 2 since pairing is CPace (docs/autofill-protocol.md §2.2;
+    /// an extension of protocol 1 is told to update: ``PairingVersionRule``).
     static let protocolVersion = 2
-
-    /// An extension from before protocol 2 pairs with an X25519 key and an HMAC of the code, which a
-    /// relay could test offline: it is told to update rather than answered.
-    static func requireProtocol2(_ message: JSONValue) throws(AutoFillError) {
-        guard message["v"]?.integer == 2, message["clientPublicKey"] == nil else {
-            throw AutoFillError(
-                .badRequest,
-                "This Keyhaven extension is older than Keyhaven's agent: it pairs with protocol 1, and the agent "
-                    + "pairs with protocol 2 only. Update the extension (`keyhaven browser extension --output DIR`, "
-                    + "then reload it in the browser) and pair again."
-            )
-        }
-    }
 
     /// A sealed request, opened and answered: the reply (to seal), nil to end the connection (a
     /// frame that does not open or is out of order).
@@ -167,10 +127,7 @@ final class BrowserConnection: Sendable {
             return (plaintext, current.pairingId)
         }
         guard let (plaintext, pairingId) = opened else { return nil }
-        guard let request = try? JSONValue.parse(plaintext) else {
-            return ["v": 1, "id": .null, "error": AutoFillError(.badRequest, "The message is not JSON.").json]
-        }
-        return await agent.handle(request, pairingId: pairingId)
+        return await agent.handle(plaintext, pairingId: pairingId)
     }
 
     /// Seals one message (reply or event) under the session lock: the frame to write.

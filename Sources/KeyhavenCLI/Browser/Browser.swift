@@ -351,9 +351,7 @@ extension Keyhaven {
             guard let agent = reached else {
                 throw refuse("locked", "Keyhaven's agent is not running: run `keyhaven agent`.")
             }
-            try agent.send(
-                ["v": 1, "type": "host.hello", "caller": .string(caller), "browser": .string(browser)] as JSONValue
-            )
+            try agent.send(BrowserHostHello(caller: caller, browser: browser).encoded())
             let done = DispatchSemaphore(value: 0)
             Thread {
                 do {
