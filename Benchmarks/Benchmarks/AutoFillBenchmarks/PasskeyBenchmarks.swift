@@ -66,7 +66,7 @@ func passkeyBenchmarks() {
         await agent.handle(
             [
                 "id": 2, "type": "passkey.assert", "origin": "https://shop.example.com",
-                "credentialId": .string(credentialID),
+                "credentialId": .string(credentialID), "userPresent": true,
                 "options": [
                     "rpId": "example.com", "challenge": "AAECAwQFBgcICQoLDA0ODw", "userVerification": "preferred",
                 ],
