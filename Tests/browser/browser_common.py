@@ -39,6 +39,19 @@ def wait_for(condition, timeout=15, what="condition"):
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
+def click_until(click, done, what, attempts=3, timeout=5):
+    """A person's click, made again while it did nothing: a click that lands while Keyhaven's UI is
+    being shown (again: a late resize, the field's own focus handling) falls inside its guard and is
+    ignored, as it should be; a person then clicks again. `click` finds what it clicks afresh."""
+    for attempt in range(attempts):
+        click()
+        try:
+            return wait_for(done, timeout=timeout, what=what)
+        except AssertionError:
+            if attempt == attempts - 1:
+                raise
+
+
 def keyhaven_environment(directory):
     """A Keyhaven of its own under `directory`: vault, runtime folder (the agent's socket), home."""
     (directory / "home").mkdir(exist_ok=True)

@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import autofill_browser as A  # noqa: E402
-from browser_common import run_scenarios, wait_for  # noqa: E402
+from browser_common import click_until, run_scenarios, wait_for  # noqa: E402
 
 SECRETS = ["victim", "Bank-Secret-123", "bank.example", "Mail-Secret-456", "mail.example.org", "ada-Secret-1",
            "elsewhere", "bob-Secret-9"]
@@ -126,14 +126,8 @@ def cross_site_frame(h):
     assert not shown_in_page(h) and h.ui.view() is None
     assert_no_secrets("the framed page's reads", page_loot(h))
     # The person picks "ada" (again if a click landed inside the guard of a menu being re-shown).
-    for attempt in range(3):
-        h.choose(h.driver.find_element("id", "user"), "ada")
-        try:
-            wait_for(lambda: "another site" in h.menu_text(), timeout=5, what="the cross-site question")
-            break
-        except AssertionError:
-            if attempt == 2:
-                raise
+    click_until(lambda: h.choose(h.driver.find_element("id", "user"), "ada"),
+                lambda: "another site" in h.menu_text(), what="the cross-site question")
     h.driver.execute_script("window.clickKeyhaven();")
     time.sleep(0.8)
     assert h.value("password") == "", "the frame's synthetic click confirmed the fill"
@@ -174,13 +168,15 @@ def save_prompt(h):
     field.clear()
     field.send_keys("ada-Secret-2")
     h.driver.find_element("id", "submit").click()
-    button = wait_for(lambda: next((o for o in h.menu_options() if o.text == "Update"), None), what="the update prompt")
+    def update_button():
+        return wait_for(lambda: next((o for o in h.menu_options() if o.text == "Update"), None), what="the update prompt")
+    update_button()
     h.driver.execute_script("window.readKeyhaven(); window.clickKeyhaven();")
     time.sleep(0.8)
     assert "ada-Secret-1" in h.keyhaven("show", f"{h.site}/ada", "--reveal").stdout
     assert_no_secrets("the page's reads of the prompt", page_loot(h)["reads"])
-    button.click()
-    wait_for(lambda: "ada-Secret-2" in h.keyhaven("show", f"{h.site}/ada", "--reveal").stdout, what="the update")
+    click_until(lambda: update_button().click(),
+                lambda: "ada-Secret-2" in h.keyhaven("show", f"{h.site}/ada", "--reveal").stdout, what="the update")
 
 
 def register_passkey(h, origin, user="ada"):
