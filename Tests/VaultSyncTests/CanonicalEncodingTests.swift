@@ -77,6 +77,17 @@ struct CanonicalEncodingTests {
         #expect(throws: malformed) { try SyncRecord(canonicalBytes: [1] + id.bytes + [1, 1, 0xFF] + stamp + [0, 0, 0, 0]) }
     }
 
+    /// "é" composed and decomposed are equal Strings in Swift, but two names on the wire: they
+    /// stay two fields, and the record still reads back byte for byte.
+    @Test func fieldNamesAreTheirBytes() throws {
+        var record = SyncRecord(id: id)
+        let stamp = HLCTimestamp(physical: 1, counter: 0, device: DeviceID(1))
+        record.set(FieldKey("caf\u{E9}"), to: .text("composed"), stamp: stamp)
+        record.set(FieldKey("cafe\u{301}"), to: .text("decomposed"), stamp: stamp)
+        #expect(record.fields.count == 2)
+        #expect(try SyncRecord(canonicalBytes: record.canonicalBytes).canonicalBytes == record.canonicalBytes)
+    }
+
     @Test func errorsNameTheItemNeverAValue() throws {
         var record = SyncRecord(id: id)
         record.set(.password, to: .text("hunter2-secret"), stamp: HLCTimestamp(physical: 1, counter: 0, device: DeviceID(1)))

@@ -37,5 +37,14 @@ public struct FieldKey: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.name.utf8.lexicographicallyPrecedes(rhs.name.utf8) }
 
+    /// Equal when the UTF-8 bytes are (String's `==` would equate "é" composed and decomposed,
+    /// and two names the encoding writes apart must stay two fields).
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.name.utf8.elementsEqual(rhs.name.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        var name = name
+        name.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
     public var description: String { name }
 }
