@@ -123,6 +123,25 @@ struct ItemSealerTests {
         }
     }
 
+    @Test func theStoredFormReadsBackAndRefusesAnythingElse() throws {
+        var generator = SeededRandomNumberGenerator(seed: 28)
+        let (sealer, _) = Self.sealer(&generator)
+        let sealed = try sealer.seal(Self.record(id: id), version: 5, using: &generator)
+        let bytes = sealed.bytes
+        #expect(try SealedItem(bytes: bytes, item: id, version: 5) == sealed)
+        let cannotOpen = VaultSyncError(.cannotOpen, "")
+        #expect(throws: cannotOpen) { try SealedItem(bytes: Array(bytes.dropLast()), item: id, version: 5) }
+        #expect(throws: cannotOpen) { try SealedItem(bytes: [2] + bytes.dropFirst(), item: id, version: 5) }
+        #expect(throws: cannotOpen) { try SealedItem(bytes: [1, 0, 0], item: id, version: 5) }
+        // Through the codec devices use: what one seals, another opens; the server's bytes do not
+        // open as another revision.
+        var codec = SealedPayloads(sealer: sealer, generator: generator)
+        let record = Self.record(id: id)
+        let payload = try codec.encode(record, version: 9)
+        #expect(try codec.decode(payload, item: id, version: 9).canonicalBytes == record.canonicalBytes)
+        #expect(throws: cannotOpen) { try codec.decode(payload, item: id, version: 8) }
+    }
+
     @Test func aDeletedItemSaysSoInItsOverview() throws {
         var generator = SeededRandomNumberGenerator(seed: 28)
         let (sealer, _) = Self.sealer(&generator)

@@ -1,3 +1,4 @@
+import Crypto
 import KeyhavenTesting
 import VaultSync
 
@@ -21,6 +22,8 @@ struct SyncSimulation {
         var lostAnswers = 0
         var conflictMarks = 0
         var resolutions = 0
+        /// Field values found readable in what the server stores.
+        var plaintextHits = 0
         var violations: [String] = []
     }
 
@@ -46,8 +49,10 @@ struct SyncSimulation {
     var created: [ItemID] = []
     var nextValue = 0
     var report: Report
+    /// Set when devices seal what they send (the server then stores only ciphertext).
+    var sealing: SealedPayloads<SeededRandomNumberGenerator>?
 
-    init(seed: UInt64, operations: Int, devices: Int = 5) {
+    init(seed: UInt64, operations: Int, devices: Int = 5, sealed: Bool = false) {
         self.seed = seed
         self.operations = operations
         var generator = SeededRandomNumberGenerator(seed: seed)
@@ -56,6 +61,12 @@ struct SyncSimulation {
         self.generator = generator
         online = Array(repeating: true, count: devices)
         report = Report(seed: seed)
+        if sealed {
+            // A generator of its own, so that a sealed run makes the same operations as a plain one.
+            var keys = SeededRandomNumberGenerator(seed: ~seed)
+            let vaultKey = SymmetricKey(data: (0..<32).map { _ in UInt8.random(in: 0...255, using: &keys) })
+            sealing = SealedPayloads(sealer: ItemSealer(vaultKey: vaultKey, vault: VaultID(using: &keys)), generator: keys)
+        }
     }
 
     func now(_ device: Int) -> UInt64 { UInt64(Int64(time) + skew[device]) }
@@ -162,12 +173,28 @@ struct SyncSimulation {
     // MARK: Talking to the server
 
     mutating func pull(_ device: Int) throws {
-        try replicas[device].apply(server.changes(since: replicas[device].cursor), now: now(device))
+        let batch = server.changes(since: replicas[device].cursor)
+        if let sealing {
+            try replicas[device].apply(batch, now: now(device), decoding: sealing)
+        } else {
+            try replicas[device].apply(batch, now: now(device))
+        }
+    }
+
+    mutating func nextMutation(_ device: Int) throws -> Mutation? {
+        guard var codec = sealing else { return replicas[device].nextMutation() }
+        defer { sealing = codec }
+        return try replicas[device].nextMutation(encoding: &codec)
+    }
+
+    func decode(_ item: ServerItem) throws -> SyncRecord {
+        try sealing?.decode(item.payload, item: item.item, version: item.revision)
+            ?? SyncRecord(canonicalBytes: item.payload)
     }
 
     /// Sends one mutation; with `faults`, the request or the answer may be lost.
     mutating func pushOne(_ device: Int, faults: Bool) throws {
-        guard let mutation = replicas[device].nextMutation() else { return }
+        guard let mutation = try nextMutation(device) else { return }
         let fault = faults ? Int.random(in: 0..<10, using: &generator) : 9
         if fault == 0 {
             report.lostRequests += 1
@@ -179,7 +206,10 @@ struct SyncSimulation {
             return
         }
         if case .stale = answer { report.staleAnswers += 1 }
-        if case .rejected(let reason) = try replicas[device].handle(answer, to: mutation, now: now(device)) {
+        let outcome =
+            try sealing.map { try replicas[device].handle(answer, to: mutation, now: now(device), decoding: $0) }
+            ?? replicas[device].handle(answer, to: mutation, now: now(device))
+        if case .rejected(let reason) = outcome {
             report.violations.append("seed \(seed): the server refused a write: \(reason)")
         }
     }
@@ -227,10 +257,18 @@ struct SyncSimulation {
         }
     }
 
+    static func contains(_ bytes: [UInt8], _ marker: [UInt8]) -> Bool {
+        guard bytes.count >= marker.count, let first = marker.first else { return false }
+        for start in 0...(bytes.count - marker.count) where bytes[start] == first {
+            if bytes[start..<start + marker.count].elementsEqual(marker) { return true }
+        }
+        return false
+    }
+
     mutating func check() {
         var converged: [ItemID: SyncRecord] = [:]
         for (id, item) in server.items {
-            do { converged[id] = try SyncRecord(canonicalBytes: item.payload) } catch {
+            do { converged[id] = try decode(item) } catch {
                 report.violations.append("seed \(seed): the server's item \(id) does not decode: \(error)")
             }
         }
@@ -238,7 +276,7 @@ struct SyncSimulation {
             if Set(replica.records.keys) != Set(server.items.keys) {
                 report.violations.append("seed \(seed): device \(index) holds other items than the server")
             }
-            for (id, record) in replica.records where record.canonicalBytes != server.items[id]?.payload {
+            for (id, record) in replica.records where record.canonicalBytes != converged[id]?.canonicalBytes {
                 report.violations.append("seed \(seed): device \(index)'s item \(id) differs from the server's")
             }
         }
@@ -254,6 +292,14 @@ struct SyncSimulation {
             }
         }
         report.deletedItems = converged.values.filter(\.isDeleted).count
+        // What the server stores, scanned for the values' markers (every text value starts with
+        // its field's name and a dash, every service is an https URL).
+        let markers = ["title-", "user-", "password-", "notes-", "totp-", "folder-", "signIn-", "https://"].map {
+            Array($0.utf8)
+        }
+        for item in server.items.values {
+            for marker in markers where Self.contains(item.payload, marker) { report.plaintextHits += 1 }
+        }
         report.conflictMarks = converged.values.reduce(0) { $0 + $1.conflicts.count }
     }
 }

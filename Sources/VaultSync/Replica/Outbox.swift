@@ -10,9 +10,19 @@ public struct Outbox: Hashable, Sendable {
         public var item: ItemID
         /// The mutation sent and not answered yet, if any.
         public var inFlight: Mutation?
+        /// The canonical bytes of the record ``inFlight`` carries (its payload may be sealed): when
+        /// the server accepts it and the record is still these bytes, nothing is left to send.
+        public var sentRecord: [UInt8]?
         /// How many times a mutation of this entry was sent without an answer (for back-off and
         /// `keyhaven sync status`).
         public var unansweredAttempts: Int
+
+        init(item: ItemID) {
+            self.item = item
+            self.inFlight = nil
+            self.sentRecord = nil
+            self.unansweredAttempts = 0
+        }
     }
 
     public private(set) var entries: [Entry] = []
@@ -26,7 +36,7 @@ public struct Outbox: Hashable, Sendable {
 
     /// Records that `item` has a local change to send (a no-op if it has one already).
     public mutating func enqueue(_ item: ItemID) {
-        if !contains(item) { entries.append(Entry(item: item, inFlight: nil, unansweredAttempts: 0)) }
+        if !contains(item) { entries.append(Entry(item: item)) }
     }
 
     mutating func remove(_ item: ItemID) {

@@ -11,8 +11,8 @@
 ///
 /// A plain value with no I/O: the caller persists it, sends the mutations and injects the wall
 /// clock (`now`, milliseconds since 1970), so the property tests drive five of them through
-/// crashes, lost answers and skewed clocks. Records travel as their canonical bytes here; once
-/// devices encrypt, the payload is the sealed item and the same steps hold.
+/// lost requests, lost answers and skewed clocks. Payloads are the records' canonical bytes, or
+/// sealed items with ``SealedPayloads`` (``PayloadCodec``): the steps are the same.
 public struct SyncReplica: Hashable, Sendable {
     public var device: DeviceID { clock.device }
     public private(set) var clock: HybridLogicalClock
@@ -91,19 +91,32 @@ public struct SyncReplica: Hashable, Sendable {
 
     // MARK: Talking to the server
 
-    /// The next mutation to send: the one in flight if it was never answered (a retry, same id),
-    /// else a new one carrying the item's record on top of its last known revision. Nil when
-    /// nothing is pending.
-    public mutating func nextMutation() -> Mutation? {
+    /// The next mutation to send: the one in flight if it was never answered (a retry: same id,
+    /// same bytes), else a new one carrying the item's record, encoded by `codec` as the revision
+    /// after its last known one. Nil when nothing is pending.
+    public mutating func nextMutation(encoding codec: inout some PayloadCodec) throws(VaultSyncError) -> Mutation? {
         guard let entry = outbox.entries.first, let record = records[entry.item] else { return nil }
-        let mutation =
-            entry.inFlight
-            ?? Mutation(item: entry.item, baseRevision: revisions[entry.item] ?? 0, payload: record.canonicalBytes)
+        var sent = entry.sentRecord
+        let mutation: Mutation
+        if let inFlight = entry.inFlight {
+            mutation = inFlight
+        } else {
+            let base = revisions[entry.item] ?? 0
+            mutation = Mutation(item: entry.item, baseRevision: base, payload: try codec.encode(record, version: base + 1))
+            sent = record.canonicalBytes
+        }
         outbox.update(entry.item) {
             $0.inFlight = mutation
+            $0.sentRecord = sent
             $0.unansweredAttempts += 1
         }
         return mutation
+    }
+
+    /// ``nextMutation(encoding:)`` with records sent as their canonical bytes (``PlainPayloads``).
+    public mutating func nextMutation() -> Mutation? {
+        var codec = PlainPayloads()
+        return try? nextMutation(encoding: &codec)
     }
 
     /// What the device did with the server's answer.
@@ -127,21 +140,26 @@ public struct SyncReplica: Hashable, Sendable {
     public mutating func handle(
         _ response: PushResponse,
         to mutation: Mutation,
-        now: UInt64
+        now: UInt64,
+        decoding codec: some PayloadCodec = PlainPayloads()
     ) throws(VaultSyncError) -> PushOutcome {
         switch response {
         case .accepted(let revision):
             revisions[mutation.item] = max(revisions[mutation.item] ?? 0, revision)
-            if records[mutation.item]?.canonicalBytes == mutation.payload {
+            let entry = outbox.entries.first { $0.item == mutation.item }
+            if let entry, entry.inFlight?.id == mutation.id, let sent = entry.sentRecord,
+                records[mutation.item]?.canonicalBytes == sent
+            {
                 outbox.remove(mutation.item)
                 return .confirmed
             }
-            outbox.update(mutation.item) { $0 = Outbox.Entry(item: $0.item, inFlight: nil, unansweredAttempts: 0) }
+            // Changed here since (or sent before a pull replaced what was in flight): send again.
+            outbox.update(mutation.item) { $0 = Outbox.Entry(item: $0.item) }
             return .acceptedWithMoreToSend
         case .stale(let current):
-            let merge = try absorb(current, now: now)
+            let merge = try absorb(current, now: now, decoding: codec)
             outbox.enqueue(mutation.item)
-            outbox.update(mutation.item) { $0 = Outbox.Entry(item: $0.item, inFlight: nil, unansweredAttempts: 0) }
+            outbox.update(mutation.item) { $0 = Outbox.Entry(item: $0.item) }
             return .merged(merge)
         case .rejected(let reason):
             outbox.update(mutation.item) { $0.inFlight = nil }
@@ -155,10 +173,14 @@ public struct SyncReplica: Hashable, Sendable {
     ///
     /// - Returns: the merge of each item that had a record here.
     @discardableResult
-    public mutating func apply(_ batch: ChangeBatch, now: UInt64) throws(VaultSyncError) -> [ItemID: MergeResult] {
+    public mutating func apply(
+        _ batch: ChangeBatch,
+        now: UInt64,
+        decoding codec: some PayloadCodec = PlainPayloads()
+    ) throws(VaultSyncError) -> [ItemID: MergeResult] {
         var merges: [ItemID: MergeResult] = [:]
         for item in batch.items {
-            merges[item.item] = try absorb(item, now: now)
+            merges[item.item] = try absorb(item, now: now, decoding: codec)
         }
         cursor = max(cursor, batch.sequence)
         return merges
@@ -166,8 +188,12 @@ public struct SyncReplica: Hashable, Sendable {
 
     /// Merges the server's `current` record of an item into this device's, adopting its revision
     /// as the base of the next mutation; the clock moves past every stamp in it.
-    private mutating func absorb(_ current: ServerItem, now: UInt64) throws(VaultSyncError) -> MergeResult {
-        let remote = try SyncRecord(canonicalBytes: current.payload)
+    private mutating func absorb(
+        _ current: ServerItem,
+        now: UInt64,
+        decoding codec: some PayloadCodec
+    ) throws(VaultSyncError) -> MergeResult {
+        let remote = try codec.decode(current.payload, item: current.item, version: current.revision)
         guard remote.id == current.item else {
             throw VaultSyncError(.itemMismatch, "the server sent item \(remote.id) as item \(current.item)", details: current.item)
         }
@@ -176,8 +202,8 @@ public struct SyncReplica: Hashable, Sendable {
         records[current.item] = merge.record
         revisions[current.item] = max(revisions[current.item] ?? 0, current.revision)
         // A mutation in flight was made on an older base: the next one is built on this merge.
-        outbox.update(current.item) { $0.inFlight = nil }
-        if merge.record.canonicalBytes == current.payload { outbox.remove(current.item) }
+        outbox.update(current.item) { $0 = Outbox.Entry(item: $0.item) }
+        if merge.record.canonicalBytes == remote.canonicalBytes { outbox.remove(current.item) }
         return merge
     }
 }
