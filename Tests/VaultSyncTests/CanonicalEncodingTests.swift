@@ -61,7 +61,9 @@ struct CanonicalEncodingTests {
         }
         #expect(throws: malformed) { try SyncRecord(canonicalBytes: bytes + [0]) }
         // A newer format asks for an update.
-        #expect(throws: VaultSyncError(.unsupportedFormat, "")) { try SyncRecord(canonicalBytes: [2] + bytes.dropFirst()) }
+        #expect(throws: VaultSyncError(.unsupportedFormat, "")) {
+            try SyncRecord(canonicalBytes: [2] + bytes.dropFirst())
+        }
         // A count padded to two bytes (0x80 0x00 for 0).
         let empty = SyncRecord(id: id).canonicalBytes
         #expect(empty == [1] + id.bytes + [0, 0, 0])
@@ -74,7 +76,9 @@ struct CanonicalEncodingTests {
         let unsorted: [UInt8] = [1] + id.bytes + [2] + field("user") + field("title") + [0, 0]
         #expect(throws: malformed) { try SyncRecord(canonicalBytes: unsorted) }
         // Invalid UTF-8 in a key.
-        #expect(throws: malformed) { try SyncRecord(canonicalBytes: [1] + id.bytes + [1, 1, 0xFF] + stamp + [0, 0, 0, 0]) }
+        #expect(throws: malformed) {
+            try SyncRecord(canonicalBytes: [1] + id.bytes + [1, 1, 0xFF] + stamp + [0, 0, 0, 0])
+        }
     }
 
     /// "é" composed and decomposed are equal Strings in Swift, but two names on the wire: they
@@ -90,7 +94,11 @@ struct CanonicalEncodingTests {
 
     @Test func errorsNameTheItemNeverAValue() throws {
         var record = SyncRecord(id: id)
-        record.set(.password, to: .text("hunter2-secret"), stamp: HLCTimestamp(physical: 1, counter: 0, device: DeviceID(1)))
+        record.set(
+            .password,
+            to: .text("hunter2-secret"),
+            stamp: HLCTimestamp(physical: 1, counter: 0, device: DeviceID(1))
+        )
         let bytes = record.canonicalBytes
         do {
             _ = try SyncRecord(canonicalBytes: bytes + [7])

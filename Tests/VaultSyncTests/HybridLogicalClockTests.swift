@@ -40,7 +40,10 @@ struct HybridLogicalClockTests {
         // Local time ahead of the remote one: the local counter, plus one.
         #expect(clock.receive(HLCTimestamp(physical: 90, counter: 70, device: b), now: 50).counter == 9)
         // The wall clock ahead of both: counter 0.
-        #expect(clock.receive(HLCTimestamp(physical: 90, counter: 70, device: b), now: 200) == HLCTimestamp(physical: 200, counter: 0, device: a))
+        #expect(
+            clock.receive(HLCTimestamp(physical: 90, counter: 70, device: b), now: 200)
+                == HLCTimestamp(physical: 200, counter: 0, device: a)
+        )
     }
 
     @Test func counterOverflowMovesThePhysicalPartInstead() {

@@ -118,7 +118,9 @@ struct ItemSealerTests {
         let stored = sealed.wrappedKey + sealed.overview + sealed.details
         for marker in ["MARKER", "Bank", "ada", "Finance", "bank.example", "notes"] {
             let bytes = Array(marker.utf8)
-            let found = stored.indices.dropLast(bytes.count - 1).contains { Array(stored[$0..<$0 + bytes.count]) == bytes }
+            let found = stored.indices.dropLast(bytes.count - 1).contains {
+                Array(stored[$0..<$0 + bytes.count]) == bytes
+            }
             #expect(!found, "\(marker) is readable in the sealed item")
         }
     }

@@ -50,7 +50,11 @@ enum RecordFixtures {
                 }
             default:
                 let field = fields.randomElement(using: &generator)!
-                replicas[index].set(field, to: value(for: field, using: &generator), stamp: clocks[index].send(now: now))
+                replicas[index].set(
+                    field,
+                    to: value(for: field, using: &generator),
+                    stamp: clocks[index].send(now: now)
+                )
             }
         }
         return replicas

@@ -60,10 +60,15 @@ struct SyncConvergenceTests {
         }
         let violations: [String] = reports.flatMap { $0.violations }
         for violation in violations.prefix(20) { Issue.record("\(violation)") }
-        #expect(violations.isEmpty, "\(violations.count) violations in \(seeds) seeds; replay one with KEYHAVEN_SYNC_FIRST_SEED")
+        #expect(
+            violations.isEmpty,
+            "\(violations.count) violations in \(seeds) seeds; replay one with KEYHAVEN_SYNC_FIRST_SEED"
+        )
         #expect(reports.count == Int(seeds))
 
-        func total(_ value: KeyPath<SyncSimulation.Report, Int>) -> Int { reports.reduce(0) { $0 + $1[keyPath: value] } }
+        func total(_ value: KeyPath<SyncSimulation.Report, Int>) -> Int {
+            reports.reduce(0) { $0 + $1[keyPath: value] }
+        }
         print(
             "sync convergence: \(seeds) seeds × \(operations) operations, 5 devices, \(ContinuousClock.now - started):",
             "\(total(\.writes)) writes, \(total(\.deletions)) deletions, \(total(\.items)) items",

@@ -168,7 +168,9 @@ struct SyncRecordMergeTests {
         #expect(try all.merged(with: y).canonicalBytes == all.canonicalBytes)  // absorbing what it holds
         // Nothing any replica held is lost.
         for replica in replicas {
-            for (field, version) in replica.fields { #expect(all.version(of: field, stamped: version.stamp) == version) }
+            for (field, version) in replica.fields {
+                #expect(all.version(of: field, stamped: version.stamp) == version)
+            }
             for (field, versions) in replica.history {
                 for version in versions.values { #expect(all.version(of: field, stamped: version.stamp) == version) }
             }

@@ -65,7 +65,10 @@ struct SyncSimulation {
             // A generator of its own, so that a sealed run makes the same operations as a plain one.
             var keys = SeededRandomNumberGenerator(seed: ~seed)
             let vaultKey = SymmetricKey(data: (0..<32).map { _ in UInt8.random(in: 0...255, using: &keys) })
-            sealing = SealedPayloads(sealer: ItemSealer(vaultKey: vaultKey, vault: VaultID(using: &keys)), generator: keys)
+            sealing = SealedPayloads(
+                sealer: ItemSealer(vaultKey: vaultKey, vault: VaultID(using: &keys)),
+                generator: keys
+            )
         }
     }
 

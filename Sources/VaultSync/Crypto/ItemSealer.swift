@@ -44,7 +44,14 @@ public struct ItemSealer: Sendable {
         return SealedItem(
             item: record.id,
             version: version,
-            wrappedKey: try box(itemKeyBytes, key: vaultKey, part: "key", item: record.id, version: version, &generator),
+            wrappedKey: try box(
+                itemKeyBytes,
+                key: vaultKey,
+                part: "key",
+                item: record.id,
+                version: version,
+                &generator
+            ),
             overview: try box(
                 SizeBuckets.pad([record.isDeleted ? 1 : 0] + overview.canonicalBytes),
                 key: itemKey,

@@ -56,7 +56,10 @@ extension SyncRecord {
         let format = try reader.byte()
         guard format == CanonicalEncoding.formatVersion else {
             throw format > CanonicalEncoding.formatVersion
-                ? VaultSyncError(.unsupportedFormat, "the record is of format \(format); update Keyhaven on this device")
+                ? VaultSyncError(
+                    .unsupportedFormat,
+                    "the record is of format \(format); update Keyhaven on this device"
+                )
                 : VaultSyncError(.malformedRecord, "unknown record format \(format)")
         }
         let idBytes = Array(try reader.take(16))
@@ -75,7 +78,11 @@ extension SyncRecord {
             let field = FieldKey(try reader.text())
             try reader.require(previous.map { $0 < field } ?? true, "history out of order", id)
             guard let current = fields[field] else {
-                throw VaultSyncError(.malformedRecord, "item \(id) has history for a field it does not have", details: id)
+                throw VaultSyncError(
+                    .malformedRecord,
+                    "item \(id) has history for a field it does not have",
+                    details: id
+                )
             }
             let count = try reader.count()
             try reader.require(count > 0, "empty history list", id)

@@ -24,7 +24,9 @@ public struct ReferenceSyncServer: Hashable, Sendable {
         let current = items[mutation.item]
         guard mutation.baseRevision == (current?.revision ?? 0) else {
             guard let current else {
-                return .rejected(reason: "item \(mutation.item) is not on the server (base revision \(mutation.baseRevision))")
+                return .rejected(
+                    reason: "item \(mutation.item) is not on the server (base revision \(mutation.baseRevision))"
+                )
             }
             return .stale(current: current)
         }
@@ -42,6 +44,9 @@ public struct ReferenceSyncServer: Hashable, Sendable {
 
     /// The items changed after `cursor` (a ``ChangeBatch/sequence`` from an earlier call; 0 for all).
     public func changes(since cursor: UInt64) -> ChangeBatch {
-        ChangeBatch(items: items.values.filter { $0.sequence > cursor }.sorted { $0.sequence < $1.sequence }, sequence: sequence)
+        ChangeBatch(
+            items: items.values.filter { $0.sequence > cursor }.sorted { $0.sequence < $1.sequence },
+            sequence: sequence
+        )
     }
 }

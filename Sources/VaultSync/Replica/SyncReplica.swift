@@ -102,7 +102,11 @@ public struct SyncReplica: Hashable, Sendable {
             mutation = inFlight
         } else {
             let base = revisions[entry.item] ?? 0
-            mutation = Mutation(item: entry.item, baseRevision: base, payload: try codec.encode(record, version: base + 1))
+            mutation = Mutation(
+                item: entry.item,
+                baseRevision: base,
+                payload: try codec.encode(record, version: base + 1)
+            )
             sent = record.canonicalBytes
         }
         outbox.update(entry.item) {
@@ -195,7 +199,11 @@ public struct SyncReplica: Hashable, Sendable {
     ) throws(VaultSyncError) -> MergeResult {
         let remote = try codec.decode(current.payload, item: current.item, version: current.revision)
         guard remote.id == current.item else {
-            throw VaultSyncError(.itemMismatch, "the server sent item \(remote.id) as item \(current.item)", details: current.item)
+            throw VaultSyncError(
+                .itemMismatch,
+                "the server sent item \(remote.id) as item \(current.item)",
+                details: current.item
+            )
         }
         let merge = try SyncRecord.merge(local: records[current.item] ?? SyncRecord(id: current.item), remote: remote)
         if let latest = remote.latestStamp { clock.receive(latest, now: now) }
