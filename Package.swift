@@ -423,7 +423,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VaultSyncTests",
-            dependencies: ["VaultSync", "KeyhavenTesting", "_KeyhavenSupport", crypto],
+            dependencies: ["VaultSync", "KeyhavenTesting", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(
