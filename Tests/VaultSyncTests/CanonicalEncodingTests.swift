@@ -26,8 +26,8 @@ struct CanonicalEncodingTests {
         )
         let stamp: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0x0D]
         let expected: [UInt8] =
-            [1] + id.bytes + [1]  // format, id, one field
-            + [5] + Array("title".utf8) + stamp + [0] + [1, 1, 0x41]  // key, stamp, no parents, text "A"
+            [1] + id.bytes + [1] + stamp  // format, id, a table of one stamp
+            + [1] + [5] + Array("title".utf8) + [0] + [0] + [1, 1, 0x41]  // a field: key, stamp 0, no parents, "A"
             + [0] + [0]  // no history, no tombstone
         #expect(record.canonicalBytes == expected)
         #expect(id.bytes == Array(1...16))
@@ -66,19 +66,45 @@ struct CanonicalEncodingTests {
         }
         // A count padded to two bytes (0x80 0x00 for 0).
         let empty = SyncRecord(id: id).canonicalBytes
-        #expect(empty == [1] + id.bytes + [0, 0, 0])
-        #expect(throws: malformed) { try SyncRecord(canonicalBytes: [1] + id.bytes + [0x80, 0x00, 0, 0]) }
-        // Fields out of order: "user" before "title".
+        #expect(empty == [1] + id.bytes + [0, 0, 0, 0])
+        #expect(throws: malformed) { try SyncRecord(canonicalBytes: [1] + id.bytes + [0x80, 0x00, 0, 0, 0]) }
+        // Fields out of order: "user" before "title" (both absent, written at stamp 0 of the table).
         let stamp = [UInt8](repeating: 0, count: 19) + [1]
-        let field = { (name: String) in [UInt8(name.utf8.count)] + Array(name.utf8) + stamp + [0, 0] }
-        let sorted: [UInt8] = [1] + id.bytes + [2] + field("title") + field("user") + [0, 0]
+        let laterStamp = [UInt8](repeating: 0, count: 19) + [2]
+        let field = { (name: String) in [UInt8(name.utf8.count)] + Array(name.utf8) + [0, 0, 0] }
+        let sorted: [UInt8] = [1] + id.bytes + [1] + stamp + [2] + field("title") + field("user") + [0, 0]
         #expect(try SyncRecord(canonicalBytes: sorted)[.user] == .absent)
-        let unsorted: [UInt8] = [1] + id.bytes + [2] + field("user") + field("title") + [0, 0]
+        let unsorted: [UInt8] = [1] + id.bytes + [1] + stamp + [2] + field("user") + field("title") + [0, 0]
         #expect(throws: malformed) { try SyncRecord(canonicalBytes: unsorted) }
+        // A stamp in the table no version refers to; a reference past the table; a table out of order.
+        let unused: [UInt8] = [1] + id.bytes + [2] + stamp + laterStamp + [1] + field("title") + [0, 0]
+        #expect(throws: malformed) { try SyncRecord(canonicalBytes: unused) }
+        let outside: [UInt8] = [1] + id.bytes + [1] + stamp + [1] + [5] + Array("title".utf8) + [1, 0, 0] + [0, 0]
+        #expect(throws: malformed) { try SyncRecord(canonicalBytes: outside) }
+        let reversed: [UInt8] = [1] + id.bytes + [2] + laterStamp + stamp + [1] + field("title") + [0, 0]
+        #expect(throws: malformed) { try SyncRecord(canonicalBytes: reversed) }
         // Invalid UTF-8 in a key.
         #expect(throws: malformed) {
-            try SyncRecord(canonicalBytes: [1] + id.bytes + [1, 1, 0xFF] + stamp + [0, 0, 0, 0])
+            try SyncRecord(canonicalBytes: [1] + id.bytes + [1] + stamp + [1, 1, 0xFF, 0, 0, 0, 0, 0])
         }
+    }
+
+    /// Stamps are written once: a new credential's fields share one, and a password change adds
+    /// one stamp and one version (the way to issue 28's ≤ 300 bytes per credential on disk).
+    @Test func aCredentialIsSmall() {
+        var clock = HybridLogicalClock(device: DeviceID(0x1234_5678_9ABC_DEF0))
+        var record = SyncRecord.created(
+            id: id,
+            values: [
+                .title: .text("GitHub"), .services: .list(["https://github.com"]), .user: .text("ada@example.com"),
+                .password: .text("xK9#mP2$vL7qR4!n"), .notes: .text(""), .folder: .text("Work"),
+            ],
+            stamp: clock.send(now: 1_767_225_600_000)
+        )
+        #expect(record.canonicalBytes.count <= 170)
+        let before = record.canonicalBytes.count
+        record.set(.password, to: .text("nB3&wQ8*zT5@hJ1%"), stamp: clock.send(now: 1_767_225_700_000))
+        #expect(record.canonicalBytes.count - before <= 55)
     }
 
     /// "é" composed and decomposed are equal Strings in Swift, but two names on the wire: they
