@@ -20,7 +20,11 @@ public struct HLCTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
     }
 
     public static func < (lhs: Self, rhs: Self) -> Bool {
-        (lhs.physical, lhs.counter, lhs.device.rawValue) < (rhs.physical, rhs.counter, rhs.device.rawValue)
+        // Spelled out rather than as a tuple comparison: this runs in every sort and merge, and an
+        // unoptimised build resolves tuple comparisons generically at run time.
+        if lhs.physical != rhs.physical { return lhs.physical < rhs.physical }
+        if lhs.counter != rhs.counter { return lhs.counter < rhs.counter }
+        return lhs.device.rawValue < rhs.device.rawValue
     }
 
     /// `physical.counter@device`.

@@ -39,7 +39,7 @@ public struct FieldKey: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// Equal when the UTF-8 bytes are (String's `==` would equate "é" composed and decomposed,
     /// and two names the encoding writes apart must stay two fields).
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.name.utf8.elementsEqual(rhs.name.utf8) }
+    public static func == (lhs: Self, rhs: Self) -> Bool { utf8Equal(lhs.name, rhs.name) }
 
     public func hash(into hasher: inout Hasher) {
         var name = name
@@ -47,4 +47,17 @@ public struct FieldKey: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     public var description: String { name }
+}
+
+/// Whether two strings have the same UTF-8 bytes (not Swift's `==`, which equates canonically
+/// equivalent strings); a loop over the buffers, as this runs in every dictionary lookup of a field.
+func utf8Equal(_ lhs: String, _ rhs: String) -> Bool {
+    var (lhs, rhs) = (lhs, rhs)
+    return lhs.withUTF8 { left in
+        rhs.withUTF8 { right in
+            guard left.count == right.count else { return false }
+            for index in 0..<left.count where left[index] != right[index] { return false }
+            return true
+        }
+    }
 }

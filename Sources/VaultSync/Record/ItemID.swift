@@ -25,7 +25,9 @@ public struct ItemID: Hashable, Comparable, Sendable, CustomStringConvertible {
         }
     }
 
-    public static func < (lhs: Self, rhs: Self) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        lhs.high != rhs.high ? lhs.high < rhs.high : lhs.low < rhs.low
+    }
 
     /// 32 hex digits.
     public var description: String { Hex.encode(bytes) }

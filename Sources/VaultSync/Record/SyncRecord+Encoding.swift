@@ -192,9 +192,9 @@ enum CanonicalEncoding {
             bytes.append(UInt8(value))
         }
 
-        /// `value`'s last `size` bytes, big-endian.
-        mutating func fixed(_ value: UInt64, size: Int) {
-            withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0.suffix(size)) }
+        /// `value`, big-endian (8 bytes for a `UInt64`, 4 for a `UInt32`).
+        mutating func fixed(_ value: some FixedWidthInteger) {
+            withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
         }
 
         mutating func text(_ text: String) {
@@ -203,9 +203,9 @@ enum CanonicalEncoding {
         }
 
         mutating func stamp(_ stamp: HLCTimestamp) {
-            fixed(stamp.physical, size: 8)
-            fixed(UInt64(stamp.counter), size: 4)
-            fixed(stamp.device.rawValue, size: 8)
+            fixed(stamp.physical)
+            fixed(stamp.counter)
+            fixed(stamp.device.rawValue)
         }
 
         mutating func version(_ version: FieldVersion) {

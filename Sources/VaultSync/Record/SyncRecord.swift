@@ -7,7 +7,8 @@
 /// edit" rests on; the current value of a field is simply its latest version by stamp. Because the
 /// union of sets and the maximum of stamps do not care about order, merging is commutative,
 /// associative and idempotent, and replicas that have seen the same writes hold byte-identical
-/// records (``canonicalBytes``), whoever merged with whom and in what order.
+/// records (``canonicalBytes``), whoever merged with whom and in what order. Two records are `==`
+/// exactly when their canonical bytes are (field names and values compare by their UTF-8 bytes).
 ///
 /// ```swift
 /// var clock = HybridLogicalClock(device: device)
@@ -107,12 +108,14 @@ public struct SyncRecord: Hashable, Sendable {
             return
         }
         if version.stamp == current.stamp {
-            if CanonicalEncoding.precedes(current, version) { fields[field] = version }
+            if version != current && CanonicalEncoding.precedes(current, version) { fields[field] = version }
         } else if version.stamp > current.stamp {
             history[field, default: [:]][current.stamp] = current
             fields[field] = version
         } else if let existing = history[field]?[version.stamp] {
-            if CanonicalEncoding.precedes(existing, version) { history[field]?[version.stamp] = version }
+            if version != existing && CanonicalEncoding.precedes(existing, version) {
+                history[field]?[version.stamp] = version
+            }
         } else {
             history[field, default: [:]][version.stamp] = version
         }

@@ -10,9 +10,9 @@ public struct Outbox: Hashable, Sendable {
         public var item: ItemID
         /// The mutation sent and not answered yet, if any.
         public var inFlight: Mutation?
-        /// The canonical bytes of the record ``inFlight`` carries (its payload may be sealed): when
-        /// the server accepts it and the record is still these bytes, nothing is left to send.
-        public var sentRecord: [UInt8]?
+        /// The record ``inFlight`` carries (its payload may be sealed): when the server accepts it
+        /// and the local record is still this one, nothing is left to send.
+        public var sentRecord: SyncRecord?
         /// How many times a mutation of this entry was sent without an answer (for back-off and
         /// `keyhaven sync status`).
         public var unansweredAttempts: Int

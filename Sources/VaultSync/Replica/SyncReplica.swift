@@ -107,7 +107,7 @@ public struct SyncReplica: Hashable, Sendable {
                 baseRevision: base,
                 payload: try codec.encode(record, version: base + 1)
             )
-            sent = record.canonicalBytes
+            sent = record
         }
         outbox.update(entry.item) {
             $0.inFlight = mutation
@@ -152,7 +152,7 @@ public struct SyncReplica: Hashable, Sendable {
             revisions[mutation.item] = max(revisions[mutation.item] ?? 0, revision)
             let entry = outbox.entries.first { $0.item == mutation.item }
             if let entry, entry.inFlight?.id == mutation.id, let sent = entry.sentRecord,
-                records[mutation.item]?.canonicalBytes == sent
+                records[mutation.item] == sent
             {
                 outbox.remove(mutation.item)
                 return .confirmed
@@ -211,7 +211,7 @@ public struct SyncReplica: Hashable, Sendable {
         revisions[current.item] = max(revisions[current.item] ?? 0, current.revision)
         // A mutation in flight was made on an older base: the next one is built on this merge.
         outbox.update(current.item) { $0 = Outbox.Entry(item: $0.item) }
-        if merge.record.canonicalBytes == remote.canonicalBytes { outbox.remove(current.item) }
+        if merge.record == remote { outbox.remove(current.item) }
         return merge
     }
 }
