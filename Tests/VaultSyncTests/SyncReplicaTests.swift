@@ -145,6 +145,23 @@ struct SyncReplicaTests {
         #expect(before.records == after.records)
     }
 
+    @Test func aRefusedItemDoesNotHoldUpTheOthers() throws {
+        let (_, shared, _) = try twoDevicesSharingAnItem()  // the item is at revision 1 there
+        var a = shared
+        try a.set(.title, to: .text("Bank!"), in: item, now: 2_000)
+        let other = ItemID(high: 8, low: 8)
+        _ = a.create(other, values: [.title: .text("Other")], now: 2_001)
+        var emptied = ReferenceSyncServer()  // a server that lost the vault refuses revision 1's update
+        let first = try Self.next(&a)
+        #expect(first.item == item)
+        guard case .rejected = try Self.send(first, from: &a, to: &emptied, now: 2_002) else {
+            Issue.record("expected a refusal")
+            return
+        }
+        #expect(a.outbox.items == [other, item])
+        #expect(try Self.next(&a).item == other)
+    }
+
     @Test func theServerRefusesAnUpdateOfAnItemItDoesNotHave() throws {
         var server = ReferenceSyncServer()
         let mutation = Mutation(item: item, baseRevision: 3, payload: SyncRecord(id: item).canonicalBytes)

@@ -130,9 +130,10 @@ public struct SyncReplica: Hashable, Sendable {
         /// Accepted, but the item changed here meanwhile: a newer mutation is pending.
         case acceptedWithMoreToSend
         /// Stale: the server's record was merged in; the merged record is pending, on top of the
-        /// server's revision.
+        /// server's revision (unless the server's record already held all of it).
         case merged(MergeResult)
-        /// Refused: the entry stays, and the reason is for the person (`keyhaven sync status`).
+        /// Refused: the entry stays, behind the others, and the reason is for the person
+        /// (`keyhaven sync status`).
         case rejected(String)
     }
 
@@ -161,12 +162,11 @@ public struct SyncReplica: Hashable, Sendable {
             outbox.update(mutation.item) { $0 = Outbox.Entry(item: $0.item) }
             return .acceptedWithMoreToSend
         case .stale(let current):
-            let merge = try absorb(current, now: now, decoding: codec)
-            outbox.enqueue(mutation.item)
-            outbox.update(mutation.item) { $0 = Outbox.Entry(item: $0.item) }
-            return .merged(merge)
+            return .merged(try absorb(current, now: now, decoding: codec))
         case .rejected(let reason):
-            outbox.update(mutation.item) { $0.inFlight = nil }
+            // To the back of the queue, so that one refused item does not hold up the others.
+            outbox.remove(mutation.item)
+            outbox.enqueue(mutation.item)
             return .rejected(reason)
         }
     }
@@ -175,7 +175,10 @@ public struct SyncReplica: Hashable, Sendable {
     /// nothing pending here simply takes the server's record; one with local changes is merged
     /// and stays pending, unless the server's record already holds all of them.
     ///
-    /// - Returns: the merge of each item that had a record here.
+    /// A batch that fails halfway (a payload that does not decode) leaves the cursor where it was:
+    /// applying it again is harmless, since merging what a record already holds changes nothing.
+    ///
+    /// - Returns: the merge of each item.
     @discardableResult
     public mutating func apply(
         _ batch: ChangeBatch,
