@@ -1,5 +1,6 @@
 public import Crypto
 import Foundation
+import _KeyhavenSupport
 
 /// Seals items for the server, which must learn nothing secret: each version of an item is
 /// encrypted (AES-256-GCM) with a fresh item key, and that key is wrapped by the vault key.
@@ -201,10 +202,8 @@ public struct VaultID: Hashable, Sendable, CustomStringConvertible {
         bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
-    public var description: String { ItemID(high: high, low: low).description }
-
-    private var high: UInt64 { bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) } }
-    private var low: UInt64 { bytes.suffix(8).reduce(0) { $0 << 8 | UInt64($1) } }
+    /// 32 hex digits.
+    public var description: String { Hex.encode(bytes) }
 }
 
 /// One version of an item as the server stores it: the wrapped item key and the two sealed parts
