@@ -1,6 +1,5 @@
 public import Crypto
 import Foundation
-import _KeyhavenSupport
 
 /// Seals items for the server, which must learn nothing secret: each version of an item is
 /// encrypted (AES-256-GCM) with a fresh item key, and that key is wrapped by the vault key.
@@ -190,71 +189,6 @@ public struct ItemSealer: Sendable {
             "item \(item) version \(version) does not open with this vault's key: it was altered, or it is "
                 + "another item's, version's or vault's; nothing of it was used",
             details: item
-        )
-    }
-}
-
-/// A vault's identity, bound into every sealed item: 128 random bits.
-public struct VaultID: Hashable, Sendable, CustomStringConvertible {
-    public let bytes: [UInt8]
-
-    public init(using generator: inout some RandomNumberGenerator) {
-        bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-    }
-
-    /// 32 hex digits.
-    public var description: String { Hex.encode(bytes) }
-}
-
-/// One version of an item as the server stores it: the wrapped item key and the two sealed parts
-/// (each a nonce, the ciphertext and the tag).
-public struct SealedItem: Hashable, Sendable {
-    public var item: ItemID
-    public var version: UInt64
-    public var wrappedKey: [UInt8]
-    public var overview: [UInt8]
-    public var details: [UInt8]
-
-    public init(item: ItemID, version: UInt64, wrappedKey: [UInt8], overview: [UInt8], details: [UInt8]) {
-        self.item = item
-        self.version = version
-        self.wrappedKey = wrappedKey
-        self.overview = overview
-        self.details = details
-    }
-
-    /// The three boxes, as the server stores them: `0x01`, the wrapped key's, the overview's and
-    /// the details' lengths (4 bytes each, big-endian), then the boxes. The item and version are
-    /// not in it: the server knows them, and the associated data binds them.
-    public var bytes: [UInt8] {
-        var bytes: [UInt8] = [1]
-        for box in [wrappedKey, overview, details] {
-            withUnsafeBytes(of: UInt32(box.count).bigEndian) { bytes.append(contentsOf: $0) }
-        }
-        return bytes + wrappedKey + overview + details
-    }
-
-    /// Reads ``bytes`` of version `version` of `item`.
-    ///
-    /// - Throws: ``VaultSyncError/Code/cannotOpen`` when they are not three boxes.
-    public init(bytes: [UInt8], item: ItemID, version: UInt64) throws(VaultSyncError) {
-        guard bytes.count >= 13, bytes[0] == 1 else {
-            throw VaultSyncError(.cannotOpen, "item \(item) version \(version) is not a sealed item", details: item)
-        }
-        let lengths = (0..<3).map { index in
-            bytes[1 + 4 * index..<5 + 4 * index].reduce(0) { $0 << 8 | Int($1) }
-        }
-        guard lengths.reduce(13, +) == bytes.count else {
-            throw VaultSyncError(.cannotOpen, "item \(item) version \(version) is not a sealed item", details: item)
-        }
-        let key = 13 + lengths[0]
-        let overview = key + lengths[1]
-        self.init(
-            item: item,
-            version: version,
-            wrappedKey: Array(bytes[13..<key]),
-            overview: Array(bytes[key..<overview]),
-            details: Array(bytes[overview...])
         )
     }
 }
