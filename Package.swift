@@ -286,6 +286,16 @@ let package = Package(
             resources: [.embedInCode("Resources/app.js")],
             swiftSettings: swiftSettings
         ),
+        // Sync's core, free of HTTP and SQLite: hybrid logical clocks, items as fields stamped with
+        // their last write, the three-way per-field merge (a union: replicas converge byte for
+        // byte), tombstones where an unseen edit wins, the outbox of idempotent mutations, the
+        // in-memory reference server (compare-and-swap on revisions) the real one must match, and
+        // item sealing (per-item keys under the vault key, overview and details apart, padded).
+        .target(
+            name: "VaultSync",
+            dependencies: ["_KeyhavenSupport", crypto],
+            swiftSettings: swiftSettings
+        ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
         .target(
             name: "Vault",
@@ -409,6 +419,11 @@ let package = Package(
             name: "VaultTests",
             dependencies: ["Vault", "Passkeys", "KeyhavenTesting", "_KeyhavenSupport", grdb, crypto],
             exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "VaultSyncTests",
+            dependencies: ["VaultSync", "KeyhavenTesting", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -34,10 +34,13 @@ BOUNDARIES = {
     # AutoFill is the browser's adapter on the session (KeyhavenApp, which holds the audit): it
     # reaches the vault and the audit only through it, and never links an HTTP framework.
     "AutoFill": ({"Hummingbird", "HummingbirdCore", "AsyncHTTPClient"}, "AutoFill answers browsers without HTTP"),
+    # Sync's core is the specification the server, the agent and the CLI build on: values in, values
+    # out, no storage and no network (issue 28).
+    "VaultSync": ({"Vault", "GRDB", "KeyhavenApp", "NIOCore", "NIOPosix"}, "sync's core has no storage and no network"),
 }
 # Domain targets: no HTTP framework anywhere below them (README "Layout").
 DOMAIN = ["PasswordRules", "PasswordStrength", "BreachCheck", "Vault", "SecurityRecommendations", "AccountModification",
-          "Passkeys", "AutoFill", "OneTimeCodes", "KeyhavenJOSE", "IdentityProvider", "KeyhavenApp"]
+          "Passkeys", "AutoFill", "OneTimeCodes", "KeyhavenJOSE", "IdentityProvider", "KeyhavenApp", "VaultSync"]
 HTTP_FRAMEWORKS = {"Hummingbird", "HummingbirdCore", "AsyncHTTPClient"}
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Darwin", "Musl", "Synchronization",
           "Testing", "XCTest", "_Concurrency", "Swift", "os", "CoreFoundation", "FoundationNetworking", "FoundationXML"}
