@@ -85,25 +85,21 @@ public struct AuditService: Sendable {
     /// the source) and the sites whose stored knowledge is missing or due, within the lookup
     /// budget; what sites said is saved in the vault. Reads and writes the vault synchronously.
     public func run(_ vault: Vault, progress: SecurityAudit.Progress? = nil) async throws(VaultError) -> Outcome {
-        let listing = try vault.list()
-        let live = await start(
-            listing.credentials,
-            unreadable: listing.failures.count,
-            store: .vault(vault),
-            progress: progress
-        )
-        await live.lookUp(progress: progress)
-        return Outcome(report: live.report, timings: live.timings, unreadable: listing.failures)
+        await run(try vault.list(), store: .vault(vault), progress: progress)
     }
 
     /// ``run(_:progress:)`` through `session`: the vault is read on the session's executor and
     /// what sites said is kept through it (the CLI's in-process audit).
     public func run(_ session: KeyhavenSession, progress: SecurityAudit.Progress? = nil) async throws -> Outcome {
-        let listing = try await session.withVault { try $0.list() }
+        await run(try await session.withVault { try $0.list() }, store: .session(session), progress: progress)
+    }
+
+    /// The audit of `listing`: the offline findings, then the lookups that are due.
+    func run(_ listing: Vault.Listing, store: SiteKnowledgeStore, progress: SecurityAudit.Progress?) async -> Outcome {
         let live = await start(
             listing.credentials,
             unreadable: listing.failures.count,
-            store: .session(session),
+            store: store,
             progress: progress
         )
         await live.lookUp(progress: progress)
