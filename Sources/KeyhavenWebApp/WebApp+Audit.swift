@@ -191,8 +191,10 @@ extension WebApp {
             return state.auditRuns
         }
         guard let id else { return }
-        let executor = DedicatedThreadExecutor(name: "keyhaven.web-app.audit")
-        // The vault's SQLite and the strength estimates are synchronous: a thread of their own.
+        // The vault's SQLite and the strength estimates are synchronous: a thread of their own, in
+        // the background so that pages served meanwhile get the processor first (the first page
+        // after Unlock must not wait for 10,000 strength estimates on a 2-core machine).
+        let executor = DedicatedThreadExecutor(name: "keyhaven.web-app.audit", priority: .background)
         let task = Task(executorPreference: executor) {
             defer { executor.finish() }
             await self.runAudit(id: id, key: key, vault: vault, service: service)
@@ -211,11 +213,10 @@ extension WebApp {
         }
         let (listing, passkeys) = read
         let now = self.now
-        publish(id) { state in
-            // A later state of the vault keeps the previous audit's findings on screen until its own
-            // are ready; only the very first audit shows bare rows.
-            guard state.audit == nil else { return }
-            state.audit = AuditCache(
+        // Each cache is made before the state's lock is taken (10,000 rows to sort), and the lock
+        // only swaps it in: pages take that lock too, and this thread runs in the background.
+        if state.withLock({ $0.audit == nil }) {
+            let listed = AuditCache(
                 key: key,
                 run: id,
                 stage: .listed,
@@ -225,6 +226,12 @@ extension WebApp {
                 seconds: 0,
                 made: now
             )
+            publish(id) { state in
+                // A later state of the vault keeps the previous audit's findings on screen until its
+                // own are ready; only the very first audit shows bare rows.
+                guard state.audit == nil else { return }
+                state.audit = listed
+            }
         }
         guard !Task.isCancelled else { return }
         let store = SiteKnowledgeStore.session(session)
@@ -234,20 +241,21 @@ extension WebApp {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let nextLookup = live.nextLookup
         let due = live.due
+        var offline = AuditCache(
+            key: key,
+            run: id,
+            stage: .offline,
+            report: report,
+            credentials: listing.credentials,
+            passkeys: passkeys,
+            seconds: seconds,
+            made: now
+        )
+        offline.nextLookup = nextLookup
+        // Said at once, so a page made now knows more is coming (its script then polls).
+        offline.lookingUp = due.breaches || !due.sites.isEmpty
         publish(id) { state in
-            var cache = AuditCache(
-                key: key,
-                run: id,
-                stage: .offline,
-                report: report,
-                credentials: listing.credentials,
-                passkeys: passkeys,
-                seconds: seconds,
-                made: now
-            )
-            cache.nextLookup = nextLookup
-            // Said at once, so a page made now knows more is coming (its script then polls).
-            cache.lookingUp = due.breaches || !due.sites.isEmpty
+            var cache = offline
             cache.generation = (state.audit?.generation ?? 0) + 1
             state.audit = cache
             state.auditRun?.live = live
@@ -269,7 +277,7 @@ extension WebApp {
                 return run.id
             })
         else { return }
-        let executor = DedicatedThreadExecutor(name: "keyhaven.web-app.lookups")
+        let executor = DedicatedThreadExecutor(name: "keyhaven.web-app.lookups", priority: .background)
         let task = Task(executorPreference: executor) {
             defer { executor.finish() }
             await self.lookUp(live, id: id)

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An executor that runs every job on one thread of its own: **Keyhaven's one rule for blocking
 /// work.** Synchronous calls that block (SQLite, scrypt, waiting for a process) run on a thread like
 /// this, never on Swift's cooperative pool (on Linux: Dispatch's global queue, which every `async`
@@ -27,14 +31,38 @@ public final class DedicatedThreadExecutor: SerialExecutor, TaskExecutor, @unche
     private var jobs: [UnownedJob] = []
     private var finished = false
 
-    public init(name: String = "keyhaven.dedicated") {
+    /// How the thread competes for the processor.
+    public enum Priority: Sendable {
+        /// Like every other thread of the process.
+        case normal
+        /// Yields to the rest of the process: long work that nobody waits for (the web app's audit
+        /// while pages are served). On Linux the thread's nice value is raised by 10 (the nice value
+        /// is per thread there), so on a busy machine it gets about a tenth of what a normal thread
+        /// gets; on an idle one it runs at full speed.
+        case background
+    }
+
+    public init(name: String = "keyhaven.dedicated", priority: Priority = .normal) {
         let thread = Thread { [self] in
+            if priority == .background { Self.lowerCurrentThreadPriority() }
             while let job = next() {
                 job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
             }
         }
         thread.name = name
         thread.start()
+    }
+
+    /// Raises the calling thread's nice value by 10 where the system has per-thread nice values
+    /// (Linux: `setpriority(PRIO_PROCESS, 0, …)` acts on the calling thread). Elsewhere nothing.
+    private static func lowerCurrentThreadPriority() {
+        #if os(Linux) && canImport(Glibc)
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let current = getpriority(which, 0)
+        guard errno == 0 else { return }
+        _ = setpriority(which, 0, min(current + 10, 19))
+        #endif
     }
 
     /// The next job, waiting for one; nil once the executor is finished.
