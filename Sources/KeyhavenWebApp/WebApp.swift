@@ -255,7 +255,12 @@ public final class WebApp: Sendable {
             },
             logger: logger
         )
-        try await app.runService()
+        // No signal handling of its own: the web app lives inside the agent, which locks and ends
+        // on SIGTERM, SIGINT and SIGHUP (`TerminationSignals`). Hummingbird's default would
+        // install its own (ignoring the signal, then reading it through Dispatch), and from the
+        // first `keyhaven ui` on, `kill PID` or a logout stopped only the web app and left the
+        // agent running unlocked.
+        try await app.runService(gracefulShutdownSignals: [])
     }
 
     /// Stops serving (the agent is stopping); unused launch files are removed.

@@ -348,9 +348,11 @@ struct AgentLocalUserTests {
     }
 
     /// Security review #12: `kill PID`, Ctrl-C and a hang-up (logout, `systemctl --user stop`)
-    /// lock the unlocked agent and end it within seconds, its socket removed.
-    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
-    func aSignalLocksAndEndsTheAgent(signal: Int32) throws {
+    /// lock the unlocked agent and end it within seconds, its socket removed — also once it serves
+    /// the web app (`keyhaven ui`), whose HTTP server once took SIGTERM and SIGINT for itself and
+    /// left the agent running unlocked.
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP], [false, true])
+    func aSignalLocksAndEndsTheAgent(signal: Int32, servingTheWebApp: Bool) throws {
         try makeVault()
         let runtime = directory.appendingPathComponent("run")
         let socket = runtime.appendingPathComponent("keyhaven/agent.sock").path
@@ -359,6 +361,10 @@ struct AgentLocalUserTests {
         defer { agent.stop() }
         #expect(try run(["unlock"], extra.merging(["KEYHAVEN_PASSWORD": Self.password]) { $1 }).status == 0)
         #expect(try run(["agent", "status", "--json"], extra).stdout.contains(#""state":"unlocked""#))
+        if servingTheWebApp {
+            let ui = try run(["ui", "--no-open"], extra)
+            #expect(ui.status == 0 && ui.stdout.contains("/launch?secret="), "\(ui.stderr)")
+        }
         kill(agent.process.processIdentifier, signal)
         #expect(agent.exited(within: 5), "the agent still runs 5 s after signal \(signal)")
         #expect(agent.process.terminationReason == .exit && agent.process.terminationStatus == 0)
