@@ -495,7 +495,9 @@ async function pushEvent(event) {
   context.syncPasskeyProxy = async (unlocked) => proxyCalls.push(unlocked);
   const port = agent.port;
   await agent.push(event);
-  await settle();
+  // Its frame reaches the port on the next turn; then the extension's inbox holds its handling.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  await inside("inbox");
   context.syncPasskeyProxy = realSyncPasskeyProxy;
   return { cleared: !cache.has("sentinel"), proxyCalls, disconnected: port.disconnected === true || inside("port") !== port };
 }
