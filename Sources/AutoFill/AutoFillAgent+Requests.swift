@@ -271,12 +271,7 @@ extension AutoFillAgent {
             )
             return (state.indexRevision, identity)
         }
-        broadcast(
-            [
-                "event": "identities.changed", "revision": .number(Double(revision)), "saved": [identity.json],
-                "removed": [],
-            ]
-        )
+        broadcast(.identitiesChanged(.init(revision: revision, saved: [identity], removed: [])))
         return answer
     }
 

@@ -72,7 +72,7 @@ public actor AutoFillAgent {
 
     struct Listener {
         var pairingId: String
-        var send: @Sendable (JSONValue) -> Void
+        var send: @Sendable (BrowserEvent) -> Void
     }
 
     static let pairingKind = "browser-pairing"
@@ -237,16 +237,16 @@ public actor AutoFillAgent {
             // A new unlock reads the pairings again (another process may have revoked one).
             state.withLock { $0.pairingsRead = false }
             refreshIndex()
-            broadcast(["event": "state", "state": "unlocked"])
-            broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+            broadcast(.state(.init(state: .unlocked)))
+            broadcast(.identitiesReplaced(.init(revision: revision)))
         case .locked(let revision):
             forgetUnlockedState()
-            broadcast(["event": "state", "state": "locked"])
-            broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+            broadcast(.state(.init(state: .locked)))
+            broadcast(.identitiesReplaced(.init(revision: revision)))
         case .changed(let revision):
             if state.withLock({ $0.absorbingOwnWrite }) { return }
             refreshIndex()
-            broadcast(["event": "identities.changed", "revision": .number(Double(revision)), "replaced": true])
+            broadcast(.identitiesReplaced(.init(revision: revision)))
         }
     }
 
@@ -276,7 +276,7 @@ public actor AutoFillAgent {
     // MARK: Listeners (events pushed on browser connections)
 
     /// Registers a session's event sink; returns its handle for ``removeListener(_:)``.
-    public func addListener(pairingId: String, send: @escaping @Sendable (JSONValue) -> Void) -> Int {
+    public func addListener(pairingId: String, send: @escaping @Sendable (BrowserEvent) -> Void) -> Int {
         state.withLock { state in
             state.nextListener += 1
             state.listeners[state.nextListener] = Listener(pairingId: pairingId, send: send)
@@ -288,7 +288,7 @@ public actor AutoFillAgent {
         _ = state.withLock { $0.listeners.removeValue(forKey: handle) }
     }
 
-    func broadcast(_ event: JSONValue) {
+    func broadcast(_ event: BrowserEvent) {
         for listener in state.withLock({ Array($0.listeners.values) }) { listener.send(event) }
     }
 }

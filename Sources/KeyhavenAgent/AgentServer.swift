@@ -17,10 +17,10 @@ import Darwin
 /// (0700 directory, 0600 socket, peer uid checked), and locks it when idle.
 ///
 /// A connection is either a browser's (its first frame is the browser host's `host.hello`; then
-/// the AutoFill protocol, sealed after `session.open`) or the CLI's, in the clear: `agent.*`
-/// requests (unlock, lock, status, pairing codes, pairings) and the vault commands' typed
-/// ``SessionRequest``s (``SessionProtocol``), answered by the session. Only processes of the
-/// agent's own user can connect at all.
+/// the AutoFill protocol, sealed after `session.open`) or the CLI's, in the clear: typed
+/// ``AgentCommand``s (unlock, lock, status, pairing codes, pairings) and the vault commands' typed
+/// ``SessionRequest``s (``SessionProtocol``), answered by the session. Each frame is read once into
+/// an ``AgentFrame``, which tells them apart. Only processes of the agent's own user can connect.
 ///
 /// Connections are NIO channels on the shared event loop group, each served by a task of its own;
 /// nothing here blocks a thread: the vault's work runs on the session's executor.
@@ -228,20 +228,26 @@ public final class AgentServer: Sendable {
         }
         try? await connection.executeThenClose { inbound, outbound in
             var frames = inbound.makeAsyncIterator()
-            guard let first = try await frames.next(), let message = try? JSONValue.parse(Data(buffer: first)) else {
+            // The first frame says who calls (``AgentFrame``): the browser's host, or the CLI.
+            guard let first = try await frames.next(), let opening = AgentFrame.read(Data(buffer: first)) else {
                 return
             }
-            if message["type"]?.string == BrowserHostHello.type {
-                let hello = try JSONDecoder().decode(BrowserHostHello.self, from: Data(buffer: first))
-                try await BrowserConnection(server: self, hello: hello).run(&frames, outbound)
+            if case .browserHost(let hello) = opening {
+                switch hello {
+                case .success(let hello):
+                    try await BrowserConnection(server: self, hello: hello).run(&frames, outbound)
+                case .failure(let error):
+                    // A host of another version: told why (it relays this to the extension), then closed.
+                    try await outbound.write(ByteBuffer(bytes: BrowserReply.json(id: nil, .failure(error)).encoded()))
+                }
                 return
             }
-            var next: (Data, JSONValue)? = (Data(buffer: first), message)
-            while case let (frame, request)? = next {
-                let type = request["type"]?.string
-                if type == SessionProtocol.type || type == SessionProtocol.partsType {
-                    var message = frame
-                    if type == SessionProtocol.partsType {
+            var next: (Data, AgentFrame)? = (Data(buffer: first), opening)
+            while case let (frame, message)? = next {
+                switch message {
+                case .session, .sessionParts:
+                    var request = frame
+                    if case .sessionParts = message {
                         // A message in parts: its frames, joined (a header it cannot serve ends the
                         // connection, with why).
                         let parts: Int
@@ -253,22 +259,25 @@ public final class AgentServer: Sendable {
                         } catch {
                             return
                         }
-                        message = Data()
+                        request = Data()
                         for _ in 0..<parts {
                             guard let part = try await frames.next() else { return }
-                            message.append(Data(buffer: part))
+                            request.append(Data(buffer: part))
                         }
                     }
-                    for part in SessionProtocol.frames(await answerSession(message), limit: Frames.maximumLength) {
+                    for part in SessionProtocol.frames(await answerSession(request), limit: Frames.maximumLength) {
                         try await outbound.write(ByteBuffer(bytes: part))
                     }
-                } else {
-                    try await outbound.write(ByteBuffer(bytes: await answerCLI(request).encoded()))
+                case .command(let id, let command):
+                    try await outbound.write(ByteBuffer(bytes: await answerCLI(id: id, command).encoded()))
+                case .browserHost:
+                    let refusal = AutoFillError(.badRequest, "host.hello opens a connection; it cannot come later.")
+                    try await outbound.write(ByteBuffer(bytes: BrowserReply.json(id: nil, .failure(refusal)).encoded()))
                 }
-                guard let frame = try await frames.next(), let parsed = try? JSONValue.parse(Data(buffer: frame)) else {
+                guard let frame = try await frames.next(), let read = AgentFrame.read(Data(buffer: frame)) else {
                     return
                 }
-                next = (Data(buffer: frame), parsed)
+                next = (Data(buffer: frame), read)
             }
         }
     }
@@ -289,11 +298,10 @@ public final class AgentServer: Sendable {
         return credentials?.uid
     }
 
-    /// One CLI request (`agent.*`), answered with `{ok}` or `{error}`.
-    func answerCLI(_ request: JSONValue) async -> JSONValue {
-        let id = request["id"] ?? .null
+    /// One CLI request (`agent.*`), answered with `{ok}` or `{error}` (and its `id`).
+    func answerCLI(id: JSONValue, _ command: Result<AgentCommand, AutoFillError>) async -> JSONValue {
         do {
-            return ["v": 1, "id": id, "ok": try await cliAnswer(request)]
+            return ["v": 1, "id": id, "ok": try await cliAnswer(try command.get())]
         } catch let error as AutoFillError {
             return ["v": 1, "id": id, "error": error.json]
         } catch {
@@ -301,9 +309,9 @@ public final class AgentServer: Sendable {
         }
     }
 
-    func cliAnswer(_ request: JSONValue) async throws -> JSONValue {
-        switch request["type"]?.string ?? "" {
-        case "agent.status":
+    func cliAnswer(_ command: AgentCommand) async throws -> JSONValue {
+        switch command {
+        case .status:
             var status = await agent.status()
             if case .object(var members) = status {
                 members["agentVersion"] = .string(version)
@@ -312,26 +320,23 @@ public final class AgentServer: Sendable {
                 status = .object(members)
             }
             return status
-        case "agent.unlock":
-            guard let password = request["masterPassword"]?.string, !password.isEmpty else {
-                throw AutoFillError(.badRequest, "masterPassword is missing.")
-            }
+        case .unlock(let password):
             try await agent.unlock(masterPassword: password)
             return ["state": "unlocked"]
-        case "agent.lock":
+        case .lock:
             await agent.lock()
             return ["state": "locked"]
-        case "agent.stop":
+        case .stop:
             Task {
                 try? await Task.sleep(for: .milliseconds(100))
                 await self.stop()
             }
             return ["state": "stopped"]
-        case "agent.pairCode":
+        case .pairCode(let timeoutSeconds):
             guard await agent.isUnlocked else {
                 throw AutoFillError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")
             }
-            let timeout = request["timeoutSeconds"]?.number ?? 120
+            let timeout = timeoutSeconds ?? 120
             guard let (code, name) = await agent.waitForPairingCode(timeout: timeout) else {
                 throw AutoFillError(
                     .userCanceled,
@@ -339,7 +344,7 @@ public final class AgentServer: Sendable {
                 )
             }
             return ["code": .string(code), "clientName": .string(name)]
-        case "agent.pairings":
+        case .pairings:
             let formatter = ISO8601DateFormatter()
             return .array(
                 try await agent.pairings().map { pairing in
@@ -350,29 +355,22 @@ public final class AgentServer: Sendable {
                     ]
                 }
             )
-        case "agent.revokePairing":
-            guard let id = request["pairingId"]?.string else {
-                throw AutoFillError(.badRequest, "pairingId is missing.")
-            }
+        case .revokePairing(let id):
             try await agent.revokePairing(id)
             return ["revoked": .string(id)]
-        case "agent.sites":
+        case .sites:
             return .array(await agent.sites().map { .string($0) })
-        case "agent.ui":
+        case .ui(let port, let launchFile):
             guard let launchWebApp else { throw AutoFillError(.failed, "This agent does not serve the web app.") }
-            let port = request["port"]?.integer ?? 0
-            guard (0...65535).contains(port) else { throw AutoFillError(.badRequest, "port must be 0…65535.") }
             let launch: WebAppLaunch
             do {
-                launch = try await launchWebApp(port, request["launchFile"]?.bool ?? false)
+                launch = try await launchWebApp(port ?? 0, launchFile ?? false)
             } catch {
                 throw AutoFillError(.failed, "\(error)")
             }
             var answer: [String: JSONValue] = ["url": .string(launch.url), "port": .number(Double(launch.port))]
             if let file = launch.launchFile { answer["launchFile"] = .string(file) }
             return .object(answer)
-        default:
-            throw AutoFillError(.badRequest, "Unknown request type.")
         }
     }
 

@@ -52,12 +52,9 @@ final class BrowserConnection: Sendable {
         }
         guard let pairingId else { return }
         // Sealed: replies and the agent's events through one writer.
-        let (outgoing, sink) = AsyncStream.makeStream(of: JSONValue.self)
-        let listener = await agent.addListener(pairingId: pairingId) { event in
-            guard case .object(var members) = event else { return }
-            members["v"] = 1
-            sink.yield(.object(members))
-        }
+        // Each is a plaintext to seal: a reply, or an event (``BrowserEvent``, which writes its own `v`).
+        let (outgoing, sink) = AsyncStream.makeStream(of: Data.self)
+        let listener = await agent.addListener(pairingId: pairingId) { event in sink.yield(event.encoded()) }
         defer { sink.finish() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -68,7 +65,7 @@ final class BrowserConnection: Sendable {
             }
             while let frame = try await frames.next() {
                 guard let reply = await openAndAnswer(Data(buffer: frame)) else { break }
-                sink.yield(reply)
+                sink.yield(reply.encoded())
             }
             sink.finish()
             try await group.next()
@@ -130,10 +127,10 @@ final class BrowserConnection: Sendable {
         return await agent.handle(plaintext, pairingId: pairingId)
     }
 
-    /// Seals one message (reply or event) under the session lock: the frame to write.
-    func seal(_ message: JSONValue) -> JSONValue? {
+    /// Seals one message (a reply's or an event's plaintext) under the session lock: the frame to write.
+    func seal(_ plaintext: Data) -> JSONValue? {
         session.withLock { state -> JSONValue? in
-            guard var current = state, let (counter, sealed) = try? current.channel.seal(message.encoded()) else {
+            guard var current = state, let (counter, sealed) = try? current.channel.seal(plaintext) else {
                 return nil
             }
             state = current

@@ -14,7 +14,11 @@ import _KeyhavenSupport
     final class Events: @unchecked Sendable {
         private let lock = NSLock()
         private var received: [JSONValue] = []
-        func append(_ event: JSONValue) { lock.withLock { received.append(event) } }
+        /// Kept as it goes on the wire (``BrowserEvent/encoded()``).
+        func append(_ event: BrowserEvent) {
+            let wire = (try? JSONValue.parse(event.encoded())) ?? .null
+            lock.withLock { received.append(wire) }
+        }
         var all: [JSONValue] { lock.withLock { received } }
     }
 
@@ -269,7 +273,9 @@ import _KeyhavenSupport
         #expect(try vault.history(id).map(\.password) == ["first-Pw-1"])
         let changes = events.all.filter { $0["event"]?.string == "identities.changed" }
         #expect(changes.count == 2)
+        #expect(changes.allSatisfy { $0["v"] == 1 && $0["removed"] == [] && $0["replaced"] == nil })
         #expect(changes.first?["saved"]?.array?.first?["user"]?.string == "ada")
+        #expect(changes.first?["saved"]?.array?.first?["match"] == nil)
         #expect(changes.map { $0["revision"]?.integer ?? 0 } == changes.map { $0["revision"]?.integer ?? 0 }.sorted())
         let query = await harness.ask(
             ["id": 2, "type": "identities.query", "url": "https://shop.example/login"],

@@ -41,9 +41,12 @@ import _KeyhavenSupport
         let sealed = BrowserRequest.Kind.allCases.map(\.rawValue)
         let clear = BrowserClearRequest.Kind.allCases.map(\.rawValue)
         let types = sealed + clear
+        let events = BrowserEvent.Shape.allCases.map { "event:" + $0.rawValue }
         #expect(
             Set(definitions.keys)
-                == Set(types + types.map { "reply:" + $0 } + ["sealedRequest", "clearRequest", "error"])
+                == Set(
+                    types + types.map { "reply:" + $0 } + events + ["sealedRequest", "clearRequest", "error", "event"]
+                )
         )
         #expect(definitions["sealedRequest"]?["oneOf"]?.array?.count == 15)
         #expect(definitions["clearRequest"]?["oneOf"]?.array?.count == 4)
@@ -98,6 +101,77 @@ import _KeyhavenSupport
         #expect(definitions["reply:passkey.assert"]?["properties"]?["responseJson"] == [:])
         #expect(definitions["reply:pair.begin"]?["properties"]?["agentShare"]?["pattern"] == "^[A-Za-z0-9_-]*$")
         #expect(definitions["error"]?["required"] == ["code", "localizedFailureReason"])
+    }
+
+    @Test func theSchemaDescribesEveryEventShape() throws {
+        let definitions = try #require(try BrowserProtocolSchema.document()["$defs"]?.object)
+        #expect(
+            definitions["event"]?["oneOf"]
+                == [
+                    ["$ref": "#/$defs/event:state"], ["$ref": "#/$defs/event:identities.changed"],
+                    ["$ref": "#/$defs/event:identities.changed+replaced"],
+                ]
+        )
+        let state = try #require(definitions["event:state"])
+        #expect(state["required"] == ["event", "state", "v"])
+        #expect(state["additionalProperties"] == false)
+        #expect(state["properties"]?["event"] == ["const": "state"])
+        #expect(state["properties"]?["v"] == ["const": 1])
+        #expect(state["properties"]?["state"] == ["type": "string", "enum": ["locked", "unlocked"]])
+        let changed = try #require(definitions["event:identities.changed"])
+        #expect(changed["required"] == ["event", "removed", "revision", "saved", "v"])
+        #expect(changed["properties"]?["event"] == ["const": "identities.changed"])
+        #expect(changed["properties"]?["removed"] == ["type": "array", "items": ["type": "string"]])
+        #expect(changed["properties"]?["saved"]?["items"]?["required"]?.array?.contains("recordIdentifier") == true)
+        let replaced = try #require(definitions["event:identities.changed+replaced"])
+        #expect(replaced["required"] == ["event", "replaced", "revision", "v"])
+        #expect(replaced["properties"]?["replaced"] == ["const": true])
+        #expect(replaced["properties"]?["revision"] == ["type": "integer"])
+    }
+
+    /// Every event the agent sends, as it encodes it: its members are exactly its shape's in the
+    /// schema (the required ones and no other), and it reads back as itself.
+    @Test func everyEventIsEncodedAsItsSchemaShape() throws {
+        let definitions = try #require(try BrowserProtocolSchema.document()["$defs"]?.object)
+        let identity = CredentialIdentity(
+            recordIdentifier: "r1",
+            kind: .password,
+            user: "ada",
+            serviceIdentifier: "example.com",
+            rank: 3,
+            match: nil
+        )
+        let events: [BrowserEvent] = [
+            .state(.init(state: .locked)), .state(.init(state: .unlocked)),
+            .identitiesChanged(.init(revision: 4, saved: [identity], removed: ["r0"])),
+            .identitiesChanged(.init(revision: 5, saved: [], removed: [])),
+            .identitiesReplaced(.init(revision: 6)),
+        ]
+        #expect(Set(events.map(\.shape)) == Set(BrowserEvent.Shape.allCases))
+        for event in events {
+            let wire = try JSONValue.parse(event.encoded())
+            let shape = try #require(definitions["event:" + event.shape.rawValue])
+            let members = Set(try #require(wire.object).keys)
+            let allowed = Set(try #require(shape["properties"]?.object).keys)
+            let required = Set(try #require(shape["required"]?.array).compactMap(\.string))
+            #expect(members == allowed && members == required, "\(wire)")
+            #expect(wire["v"] == 1 && wire["event"]?.string == event.shape.event)
+            #expect(try JSONDecoder().decode(BrowserEvent.self, from: event.encoded()) == event)
+        }
+        #expect(
+            try JSONValue.parse(BrowserEvent.identitiesReplaced(.init(revision: 6)).encoded())
+                == ["v": 1, "event": "identities.changed", "revision": 6, "replaced": true]
+        )
+        // What the extension must ignore is refused here too, by name.
+        for (wire, reason): (JSONValue, String) in [
+            (["v": 1, "event": "vault.exploded"], "Unknown event vault.exploded."),
+            (["v": 1, "event": "identities.changed", "revision": 1, "replaced": false], "replaced must be true."),
+        ] {
+            let error = #expect(throws: AutoFillError.self) {
+                try JSONDecoder().decode(BrowserEvent.self, from: wire.encoded())
+            }
+            #expect(error?.code == .badRequest && error?.message == reason)
+        }
     }
 
     @Test func everyRequestRoundTripsThroughItsWireForm() throws {

@@ -279,6 +279,26 @@ import Glibc
             ])
         #expect(provided["ok"]?["credential"]?["password"]?.string == "pw-1")
 
+        // Events are pushed, sealed, as the agent's types write them: a lock and an unlock from the CLI.
+        func event() throws -> JSONValue {
+            let frame = try JSONValue.parse(try #require(try browser.receive()))
+            let text = try #require(frame["sealed"]?.string)
+            let bytes = Data(try #require(Base64URL.decode(text)))
+            let counter = UInt64(try #require(frame["n"]?.integer))
+            return try JSONValue.parse(try channel.open(counter: counter, sealed: bytes))
+        }
+        _ = try running.ask(cli, ["v": 1, "id": 4, "type": "agent.lock"])
+        #expect(try event() == ["v": 1, "event": "state", "state": "locked"])
+        let replaced = try event()
+        #expect(replaced["event"] == "identities.changed" && replaced["replaced"] == true && replaced["v"] == 1)
+        _ = try running.ask(
+            cli,
+            ["v": 1, "id": 5, "type": "agent.unlock", "masterPassword": .string(running.testVault.masterPassword)]
+        )
+        #expect(try event() == ["v": 1, "event": "state", "state": "unlocked"])
+        let again = try event()
+        #expect(again["replaced"] == true && (again["revision"]?.integer ?? 0) > (replaced["revision"]?.integer ?? 0))
+
         // Revoked from the CLI: the open session's next request is refused.
         _ = try running.ask(cli, ["v": 1, "id": 3, "type": "agent.revokePairing", "pairingId": .string(pairingId)])
         #expect(try sealed(["v": 1, "id": 9, "type": "state"])["error"]?["code"]?.string == "notPaired")
@@ -383,6 +403,75 @@ import Glibc
         )
         #expect(gone["error"]?["code"]?.string == "notPaired")
         #expect(try running.ask(cli, ["v": 1, "id": 3, "type": "agent.pairings"])["ok"] == [])
+    }
+
+    /// Every frame on the socket is read once into an ``AgentFrame``: who calls, and which request.
+    @Test func framesAreReadOnceIntoWhoCallsAndWhatTheyAsk() throws {
+        func read(_ message: JSONValue) -> AgentFrame? { AgentFrame.read(message.encoded()) }
+        #expect(
+            read(["v": 1, "type": "host.hello", "caller": "chrome-extension://x/", "browser": "chromium"])
+                == .browserHost(.success(BrowserHostHello(caller: "chrome-extension://x/", browser: "chromium")))
+        )
+        #expect(read(["type": "session", "version": 1, "id": 3, "request": [:]]) == .session)
+        #expect(read(["type": "session.parts", "version": 1, "parts": 2]) == .sessionParts)
+        #expect(read(["v": 1, "id": 4, "type": "agent.lock"]) == .command(id: 4, .success(.lock)))
+        #expect(AgentFrame.read(Data("nope".utf8)) == nil)
+        #expect(read([1, 2]) == nil)
+
+        func refusal(_ message: JSONValue) -> String? {
+            switch read(message) {
+            case .browserHost(.failure(let error)), .command(_, .failure(let error)):
+                "\(error.code.name): \(error.message)"
+            default: nil
+            }
+        }
+        #expect(
+            refusal(["v": 2, "type": "host.hello", "caller": "x", "browser": "chromium"])?.contains("version 2") == true
+        )
+        #expect(refusal(["type": "host.hello", "caller": "x", "browser": "chromium"]) == "badRequest: v is missing.")
+        #expect(refusal(["v": 2, "id": 1, "type": "agent.status"])?.contains("protocol version 2") == true)
+        #expect(
+            refusal(["v": 1, "id": 1, "type": "agent.run", "arguments": ["list"]])
+                == "badRequest: Unknown request type."
+        )
+        #expect(refusal(["v": 1, "id": 1, "type": "identities.query"]) == "badRequest: Unknown request type.")
+        #expect(
+            refusal(["v": 1, "id": 1, "type": "agent.unlock", "masterPassword": ""])
+                == "badRequest: masterPassword is missing."
+        )
+        #expect(refusal(["v": 1, "id": 1, "type": "agent.revokePairing"]) == "badRequest: pairingId is missing.")
+        #expect(refusal(["v": 1, "id": 1, "type": "agent.ui", "port": 70000]) == "badRequest: port must be 0…65535.")
+
+        // What the CLI sends is what the agent reads, for every command.
+        let commands: [AgentCommand] = [
+            .status, .unlock(masterPassword: "pw"), .lock, .stop, .pairCode(timeoutSeconds: 5),
+            .pairCode(timeoutSeconds: nil), .pairings, .revokePairing(pairingId: "p1"), .sites,
+            .ui(port: 8080, launchFile: true), .ui(port: nil, launchFile: nil),
+        ]
+        #expect(Set(commands.map(\.kind)) == Set(AgentCommand.Kind.allCases))
+        for command in commands {
+            let frame = command.frame(id: 7)
+            #expect(frame["v"] == 1 && frame["id"] == 7 && frame["type"]?.string == command.kind.type)
+            #expect(read(frame) == .command(id: 7, .success(command)), "\(frame)")
+        }
+    }
+
+    /// A host of another protocol version is told why and the connection ends; a host.hello later
+    /// on a CLI connection is refused and the connection goes on; a CLI command of another version
+    /// is refused.
+    @Test func versionsAreCheckedOnTheSocket() throws {
+        let running = try Running()
+        let host = try running.connect()
+        let refused = try running.ask(host, ["v": 2, "type": "host.hello", "caller": "x", "browser": "chromium"])
+        #expect(refused["error"]?["code"] == "badRequest")
+        #expect(refused["error"]?["localizedFailureReason"]?.string?.contains("version 2") == true)
+        #expect(try host.receive() == nil)
+
+        let cli = try running.connect()
+        #expect(try running.ask(cli, ["v": 2, "id": 1, "type": "agent.status"])["error"]?["code"] == "badRequest")
+        let late = try running.ask(cli, ["v": 1, "type": "host.hello", "caller": "x", "browser": "chromium"])
+        #expect(late["error"]?["localizedFailureReason"]?.string?.contains("opens a connection") == true)
+        #expect(try running.ask(cli, ["v": 1, "id": 2, "type": "agent.status"])["ok"]?["state"] == "locked")
     }
 
     @Test func aFrameOverOneMebibyteEndsTheConnection() async throws {

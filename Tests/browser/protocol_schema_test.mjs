@@ -124,7 +124,7 @@ const chrome = {
       const port = { listeners: [], onDisconnect: event() };
       port.onMessage = { addListener: (listener) => port.listeners.push(listener) };
       port.postMessage = (message) => agent.receive(structuredClone(message));
-      port.disconnect = () => {};
+      port.disconnect = () => (port.disconnected = true);
       agent = new Agent(port);
       return port;
     },
@@ -197,6 +197,12 @@ class Agent {
 
   reply(message) {
     setTimeout(() => this.port.listeners.forEach((listener) => listener(message)), 0);
+  }
+
+  /** An event, sealed as the agent seals it, pushed on the session unasked. */
+  async push(event) {
+    const { n, sealed } = await this.channel.seal(new TextEncoder().encode(JSON.stringify(event)));
+    this.reply({ v: 1, n, sealed: C.b64url(sealed) });
   }
 
   clearReply(type, message) {
@@ -435,6 +441,110 @@ await step("verify in Keyhaven's page, then the sheet asks again", async () => {
   if (!verified.ok?.verified) throw new Error(JSON.stringify(verified));
   inside("endCall")(id, "NotAllowedError", "done");
   await answer;
+});
+
+// --- the agent's events: every shape the schema describes is handled, anything else ignored ---
+
+/** Values `node` describes: each enum value and constant; objects with every member, and with the
+ *  required ones only; lists of one item. Each is checked against `node` before it is used. */
+function instances(node) {
+  if (node.$ref) return instances(schema.$defs[node.$ref.replace(/^#\/\$defs\//, "")]);
+  if ("const" in node) return [node.const];
+  if (node.enum) return [...node.enum];
+  switch (node.type) {
+    case "string":
+      return node.pattern ? ["AQID"] : ["x"];
+    case "integer":
+    case "number":
+      return [7];
+    case "boolean":
+      return [true, false];
+    case "array":
+      return [[], [instances(node.items)[0]]];
+    case "object": {
+      const properties = Object.entries(node.properties ?? {});
+      const full = Object.fromEntries(properties.map(([name, member]) => [name, instances(member)[0]]));
+      const required = Object.fromEntries(properties.filter(([name]) => node.required.includes(name)).map(([name, member]) => [name, instances(member)[0]]));
+      const variants = [full, required];
+      for (const [name, member] of properties) {
+        for (const value of instances(member).slice(1)) variants.push({ ...full, [name]: value });
+      }
+      return variants;
+    }
+    default:
+      return [{}];
+  }
+}
+
+/** The names the extension's event handler compares `event` with (background.js, `onEvent`). */
+const handlerSource = String(inside("onEvent"));
+const handledNames = new Set([...handlerSource.matchAll(/event\.event === "([^"]+)"/g)].map((match) => match[1]));
+const eventShapes = schema.$defs.event?.oneOf ?? [];
+const schemaNames = new Set(eventShapes.map(({ $ref }) => validateRef($ref) && schema.$defs[$ref.replace("#/$defs/", "")].properties.event.const));
+function validateRef(ref) {
+  if (!schema.$defs[ref.replace("#/$defs/", "")]) throw new Error(`no definition ${ref}`);
+  return true;
+}
+
+/** Pushes `event` on the open session; what the extension did: whether it dropped its identity
+ *  cache, what it told the passkey proxy, whether it ended the connection. */
+async function pushEvent(event) {
+  const cache = inside("cache");
+  cache.set("sentinel", Promise.resolve(null));
+  const proxyCalls = [];
+  context.syncPasskeyProxy = async (unlocked) => proxyCalls.push(unlocked);
+  const port = agent.port;
+  await agent.push(event);
+  // Its frame reaches the port on the next turn; then the extension's inbox holds its handling.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  await inside("inbox");
+  context.syncPasskeyProxy = realSyncPasskeyProxy;
+  return { cleared: !cache.has("sentinel"), proxyCalls, disconnected: port.disconnected === true || inside("port") !== port };
+}
+const realSyncPasskeyProxy = context.syncPasskeyProxy;
+
+await step("the events the extension handles are the schema's", async () => {
+  if (eventShapes.length === 0) throw new Error("the schema describes no events (#/$defs/event)");
+  const missing = [...schemaNames].filter((name) => !handledNames.has(name));
+  const extra = [...handledNames].filter((name) => !schemaNames.has(name));
+  if (missing.length || extra.length) throw new Error(`background.js onEvent handles ${[...handledNames].join(", ")}; the schema's events are ${[...schemaNames].join(", ")}`);
+});
+
+await step("every event shape of the schema is handled", async () => {
+  if (eventShapes.length === 0) throw new Error("the schema describes no events (#/$defs/event)");
+  const opened = await send({ kind: "status" }, pageSender());
+  if (opened.ok?.state !== "unlocked") throw new Error(`no session: ${JSON.stringify(opened)}`);
+  for (const { $ref } of eventShapes) {
+    const shape = $ref.replace("#/$defs/", "");
+    const events = instances({ $ref });
+    for (const event of events) {
+      const problems = validate(event, { $ref }, shape);
+      if (problems.length) throw new Error(`the test made an invalid ${shape}: ${problems.join("; ")}`);
+      const seen = await pushEvent(event);
+      if (seen.disconnected) throw new Error(`${JSON.stringify(event)} ended the connection`);
+      if (!seen.cleared) throw new Error(`${JSON.stringify(event)} left the extension's identities in its cache`);
+      const proxy = event.event === "state" ? [event.state === "unlocked"] : [];
+      if (!same(seen.proxyCalls, proxy)) throw new Error(`${JSON.stringify(event)} told the passkey proxy ${JSON.stringify(seen.proxyCalls)}, not ${JSON.stringify(proxy)}`);
+    }
+    console.log(`ok ${shape} handled (${events.length} forms)`);
+  }
+  // The counters stayed in step: the session still answers.
+  const after = await send({ kind: "status" }, pageSender());
+  if (after.ok?.state !== "unlocked") throw new Error(`the session broke after the events: ${JSON.stringify(after)}`);
+});
+
+await step("the extension ignores an unknown event", async () => {
+  for (const event of [
+    { v: 1, event: "vault.exploded", revision: 9, replaced: true },
+    { v: 1, event: "identities.changed.v2", state: "locked" },
+    { v: 1, event: "__proto__" },
+  ]) {
+    if (eventShapes.some(({ $ref }) => validate(event, { $ref }).length === 0)) throw new Error(`${JSON.stringify(event)} is in the schema`);
+    const seen = await pushEvent(event);
+    if (seen.disconnected || seen.cleared || seen.proxyCalls.length) throw new Error(`${JSON.stringify(event)} was acted on: ${JSON.stringify(seen)}`);
+  }
+  const after = await send({ kind: "status" }, pageSender());
+  if (after.ok?.state !== "unlocked") throw new Error(`the session broke after unknown events: ${JSON.stringify(after)}`);
 });
 
 // --- what the agent received ---

@@ -128,8 +128,10 @@ public struct BrowserHostHello: Codable, Sendable, Hashable {
 
     public init(caller: String, browser: String) { (self.caller, self.browser) = (caller, browser) }
 
+    /// Reads `v` first: a host of another protocol version is refused (``HostVersionRule``).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
+        _ = try container.decode(ProtocolVersion<HostVersionRule>.self, forKey: .v)
         caller = (try? container.decodeIfPresent(String.self, forKey: .caller)) ?? ""
         browser = (try? container.decodeIfPresent(String.self, forKey: .browser)) ?? ""
     }
@@ -137,7 +139,7 @@ public struct BrowserHostHello: Codable, Sendable, Hashable {
     /// `{"v": 1, "type": "host.hello", "caller": …, "browser": …}`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(1, forKey: .v)
+        try container.encode(ProtocolVersion<HostVersionRule>(), forKey: .v)
         try container.encode(Self.type, forKey: .type)
         try container.encode(caller, forKey: .caller)
         try container.encode(browser, forKey: .browser)
@@ -145,4 +147,14 @@ public struct BrowserHostHello: Codable, Sendable, Hashable {
 
     /// The frame the host sends.
     public func encoded() -> Data { (try? JSONEncoder().encode(self)) ?? Data() }
+}
+
+/// The native host's `host.hello` is version 1: the host (`keyhaven browser-host`) and the agent are
+/// one Keyhaven, and a host of another version is refused before the browser's messages are relayed.
+public enum HostVersionRule: ProtocolVersionRule {
+    public static func refusal(_ version: Int) -> String {
+        "Keyhaven's browser host speaks protocol version \(version) and its agent version 1: the browser "
+            + "runs another Keyhaven's `keyhaven browser-host` than the agent's. Install the browser host of this "
+            + "Keyhaven (`keyhaven browser install`) or restart the agent after updating."
+    }
 }

@@ -16,7 +16,9 @@ public import _KeyhavenSupport
 public enum BrowserProtocolSchema {
     /// The schema document: `$defs` holds one object schema per request type, and
     /// `#/$defs/sealedRequest` and `#/$defs/clearRequest` pick among them by `type`; `reply:TYPE` is
-    /// the `ok` of its reply (``BrowserRequest/Kind/replyType``) and `error` a reply's error.
+    /// the `ok` of its reply (``BrowserRequest/Kind/replyType``) and `error` a reply's error;
+    /// `event:SHAPE` is one shape of the agent's events (``BrowserEvent/Shape``) and `#/$defs/event`
+    /// picks among them.
     public static func document() throws -> JSONValue {
         var definitions: [String: JSONValue] = ["error": try BrowserReply.Failure.jsonSchema]
         let sealed = try add(
@@ -35,13 +37,29 @@ public enum BrowserProtocolSchema {
             "description": "A message in the clear, before the session (§2.1, §2.2).",
             "oneOf": clear,
         ]
+        var events: [JSONValue] = []
+        for shape in BrowserEvent.Shape.allCases {
+            let name = "event:" + shape.rawValue
+            definitions[name] = try object(fixed: ["event": .string(shape.event)]) { decoder in
+                try BrowserEvent(shape, from: decoder)
+            }
+            events.append(["$ref": .string("#/$defs/\(name)")])
+        }
+        definitions["event"] = [
+            "description": """
+            What the agent pushes on an open session unasked: the plaintext of a sealed frame with \
+            `event` and no `id` (§2.4, Events). An extension ignores an event it does not know.
+            """,
+            "oneOf": .array(events),
+        ]
         return [
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "Keyhaven AutoFill browser protocol: the extension's requests and the agent's replies",
+            "title": "Keyhaven AutoFill browser protocol: the extension's requests, the agent's replies and events",
             "description": """
-            Generated from the Swift types the agent decodes (AutoFill's BrowserRequest and \
-            BrowserClearRequest; docs/autofill-protocol.md): do not edit. Regenerate with \
-            scripts/generate-protocol-schema.sh; ProtocolSchemaTests fails while this file differs.
+            Generated from the Swift types the agent decodes and encodes (AutoFill's BrowserRequest, \
+            BrowserClearRequest, BrowserReply and BrowserEvent; docs/autofill-protocol.md): do not edit. \
+            Regenerate with scripts/generate-protocol-schema.sh; BrowserProtocolTests fails while this \
+            file differs.
             """,
             "$defs": .object(definitions),
         ]
@@ -71,7 +89,12 @@ public enum BrowserProtocolSchema {
 
     /// One request type's object schema: what `decode` reads when the message's `type` is `type`.
     static func object(type: String, _ decode: (any Decoder) throws -> some Any) throws -> JSONValue {
-        let recorder = Recorder(fixed: ["type": .string(type)])
+        try object(fixed: ["type": .string(type)], decode)
+    }
+
+    /// The object schema of what `decode` reads when the members in `fixed` have those values.
+    static func object(fixed: [String: JSONValue], _ decode: (any Decoder) throws -> some Any) throws -> JSONValue {
+        let recorder = Recorder(fixed: fixed)
         _ = try decode(Probe(recorder: recorder))
         return recorder.schema
     }

@@ -160,6 +160,11 @@ public protocol ProtocolVersionRule: Sendable {
     static func refusal(_ version: Int) -> String
 }
 
+extension ProtocolVersionRule {
+    /// Version 1 unless the rule says otherwise.
+    public static var required: Int { 1 }
+}
+
 /// `v`: the one version a message of this kind may carry; another is refused with `badRequest`.
 public struct ProtocolVersion<Rule: ProtocolVersionRule>: BrowserProtocolValue, Hashable {
     public init() {}
@@ -180,7 +185,6 @@ public struct ProtocolVersion<Rule: ProtocolVersionRule>: BrowserProtocolValue, 
 
 /// Sealed requests are version 1.
 public enum SealedVersionRule: ProtocolVersionRule {
-    public static var required: Int { 1 }
     public static func refusal(_ version: Int) -> String {
         "This request is of protocol version \(version) and Keyhaven's agent speaks version 1: update Keyhaven "
             + "and its extension together (`keyhaven browser extension --output DIR`)."
@@ -222,7 +226,7 @@ public struct Merged<First: Codable & Sendable & Hashable, Second: Codable & Sen
 
 extension AutoFillError {
     /// Why a message could not be read, for its sender: the member and what is wrong with it.
-    init(decoding error: any Error) {
+    public init(decoding error: any Error) {
         if let error = error as? AutoFillError {
             self = error
             return

@@ -161,7 +161,7 @@ public enum BrowserReply {
 
 extension JSONValue {
     /// `value` as JSON (a value the protocol's types encode: it cannot fail; `null` if it did).
-    init(encoding value: some Encodable) {
+    public init(encoding value: some Encodable) {
         let data = (try? JSONEncoder().encode(value)) ?? Data("null".utf8)
         self = (try? JSONValue.parse(data)) ?? .null
     }

@@ -257,11 +257,7 @@ extension Keyhaven {
             func run() async throws {
                 let connection = try AgentClient.require(socket)
                 if !json { Output.error("Waiting for Keyhaven's browser extension to ask for pairing (click Pair)…") }
-                let answer = try AgentClient.request(
-                    connection,
-                    "agent.pairCode",
-                    ["timeoutSeconds": .number(Double(timeout))]
-                )
+                let answer = try AgentClient.request(connection, .pairCode(timeoutSeconds: Double(timeout)))
                 let code = answer["code"]?.string ?? ""
                 if json {
                     print(
@@ -290,11 +286,11 @@ extension Keyhaven {
             func run() async throws {
                 let connection = try AgentClient.require(socket)
                 if let revoke {
-                    _ = try AgentClient.request(connection, "agent.revokePairing", ["pairingId": .string(revoke)])
+                    _ = try AgentClient.request(connection, .revokePairing(pairingId: revoke))
                     print("Revoked \(revoke).")
                     return
                 }
-                let list = try AgentClient.request(connection, "agent.pairings")
+                let list = try AgentClient.request(connection, .pairings)
                 if json {
                     print(String(decoding: list.encoded(), as: UTF8.self))
                     return

@@ -160,7 +160,7 @@ extension Keyhaven {
                     }
                     throw ExitCode(1)
                 }
-                let status = try AgentClient.request(connection, "agent.status")
+                let status = try AgentClient.request(connection, .status)
                 if json {
                     var members: [String: JSONValue] = [:]
                     if case .object(let object) = status { members = object }
@@ -186,7 +186,7 @@ extension Keyhaven {
             @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
 
             func run() async throws {
-                _ = try AgentClient.request(try AgentClient.require(socket), "agent.stop")
+                _ = try AgentClient.request(try AgentClient.require(socket), .stop)
                 print("Stopped the agent.")
             }
         }
@@ -251,13 +251,13 @@ extension Keyhaven {
 
         func run() async throws {
             let connection = try AgentClient.require(socket)
-            let status = try AgentClient.request(connection, "agent.status")
+            let status = try AgentClient.request(connection, .status)
             if status["state"]?.string == "unlocked" {
                 print("The agent is already unlocked.")
                 return
             }
             let password = try options.masterPassword()
-            _ = try AgentClient.request(connection, "agent.unlock", ["masterPassword": .string(password)])
+            _ = try AgentClient.request(connection, .unlock(masterPassword: password))
             print("Unlocked \(status["vault"]?.string ?? "the vault").")
         }
     }
@@ -271,7 +271,7 @@ extension Keyhaven {
                 print("No agent runs; nothing is unlocked.")
                 return
             }
-            _ = try AgentClient.request(connection, "agent.lock")
+            _ = try AgentClient.request(connection, .lock)
             print("Locked.")
         }
     }

@@ -70,18 +70,14 @@ extension Keyhaven {
             }
             let environment = CommandIO.current.environment
             if options.passwordStdin || !(environment["KEYHAVEN_PASSWORD"] ?? "").isEmpty,
-                try AgentClient.request(connection, "agent.status")["state"]?.string != "unlocked"
+                try AgentClient.request(connection, .status)["state"]?.string != "unlocked"
             {
                 let password = try options.masterPassword()
-                _ = try AgentClient.request(connection, "agent.unlock", ["masterPassword": .string(password)])
+                _ = try AgentClient.request(connection, .unlock(masterPassword: password))
             }
             // A launch file only for a browser we start (it is written for nobody else).
             let opens = !noOpen && browserOpener() != nil
-            let answer = try AgentClient.request(
-                connection,
-                "agent.ui",
-                ["port": .number(Double(port)), "launchFile": .bool(opens)]
-            )
+            let answer = try AgentClient.request(connection, .ui(port: port, launchFile: opens))
             let launch = try WebLaunch(answer, port: port, socketPath: AgentClient.socketPath(socket), file: opens)
             if json {
                 let started: JSONValue = started.map { .number(Double($0)) } ?? .null

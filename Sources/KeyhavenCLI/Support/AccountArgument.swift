@@ -1,6 +1,7 @@
 import ArgumentParser
 import AutoFill
 import Foundation
+import KeyhavenAgent
 import Vault
 import _KeyhavenSupport
 
@@ -40,7 +41,7 @@ enum AccountArgument {
     /// otherwise.
     static let completion = CompletionKind.custom { _, _, prefix in
         guard let connection = try? AgentClient.connect(),
-            let sites = try? AgentClient.request(connection, "agent.sites").array
+            let sites = try? AgentClient.request(connection, .sites).array
         else { return [] }
         return sites.compactMap(\.string).filter { $0.hasPrefix(prefix) }
     }

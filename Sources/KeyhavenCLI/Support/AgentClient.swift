@@ -4,7 +4,7 @@ import KeyhavenAgent
 import Vault
 import _KeyhavenSupport
 
-/// The CLI's side of `keyhaven agent`: finds its socket, sends `agent.*` requests, and reaches an
+/// The CLI's side of `keyhaven agent`: finds its socket, sends ``AgentCommand``s, and reaches an
 /// unlocked agent's session for the vault commands (``store(for:)``) instead of opening the vault.
 enum AgentClient {
     /// Where the agent's socket is: `override` (`--socket`), `$KEYHAVEN_AGENT_SOCKET`,
@@ -42,20 +42,10 @@ enum AgentClient {
 
     /// Sends one request and returns its `ok`, turning an `error` into a failure (exit 2 for a
     /// wrong password or a locked agent, as for the vault).
-    static func request(
-        _ connection: FrameConnection,
-        _ type: String,
-        _ fields: [String: JSONValue] = [:]
-    ) throws
-        -> JSONValue
-    {
-        var message = fields
-        message["v"] = 1
-        message["id"] = 1
-        message["type"] = .string(type)
+    static func request(_ connection: FrameConnection, _ command: AgentCommand) throws -> JSONValue {
         let reply: JSONValue
         do {
-            try connection.send(JSONValue.object(message))
+            try connection.send(command.frame(id: 1))
             guard let frame = try connection.receive() else {
                 throw Output.failure("the agent closed the connection")
             }
@@ -94,7 +84,7 @@ enum AgentClient {
             )
         }
         guard let connection = reached,
-            let status = try? request(connection, "agent.status"),
+            let status = try? request(connection, .status),
             status["state"]?.string == "unlocked",
             let path = status["vault"]?.string,
             URL(fileURLWithPath: path).standardizedFileURL == vaultURL.standardizedFileURL
