@@ -29,9 +29,9 @@ public struct ShinyConfiguration: Sendable {
     public var passwordRules: String
     /// The guessing limit per account (sign-in, change-password, the step-up page's codes, and the
     /// current password the account-modification extension checks).
-    public var accountThrottle: ShinyThrottlePolicy
+    public var accountThrottle: ThrottlePolicy
     /// The guessing limit per client address.
-    public var addressThrottle: ShinyThrottlePolicy
+    public var addressThrottle: ThrottlePolicy
     /// The clock of the guessing limits (tests move it).
     public var now: @Sendable () -> Date
     /// Test hook: shiny stores (and reports) this password instead of the one Keyhaven sent.
@@ -49,8 +49,8 @@ public struct ShinyConfiguration: Sendable {
         scryptLogN: Int = 13,
         passwordRules: String =
             "required: lower; required: upper; required: digit; allowed: [-_.!]; minlength: 12; maxlength: 64;",
-        accountThrottle: ShinyThrottlePolicy = .account,
-        addressThrottle: ShinyThrottlePolicy = .address,
+        accountThrottle: ThrottlePolicy = .account,
+        addressThrottle: ThrottlePolicy = .address,
         now: @escaping @Sendable () -> Date = { Date() },
         substitutePassword: (@Sendable (String) -> String)? = nil,
         demo: Bool = false
