@@ -96,30 +96,49 @@ extension Vault {
     }
 
     func rekeyHistory(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, credentialID, sealed FROM passwordHistory")
-        for row in rows {
-            let entry: String = row["id"]
-            let rawID: String = row["credentialID"]
-            guard let id = CredentialID(rawValue: rawID) else { continue }
-            let associatedData = Self.historyAD(id, entry)
-            guard var plaintext = try? oldKeys.open(row["sealed"], associatedData: associatedData) else { continue }
-            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            try db.execute(
-                sql: "UPDATE passwordHistory SET sealed = ? WHERE id = ?",
-                arguments: [try newKeys.seal(plaintext, associatedData: associatedData), entry]
-            )
+        try Self.resealInPlace(
+            db,
+            "SELECT id, credentialID, sealed FROM passwordHistory",
+            table: "passwordHistory",
+            from: oldKeys,
+            to: newKeys
+        ) { row in
+            CredentialID(rawValue: row["credentialID"]).map { Self.historyAD($0, row["id"]) }
         }
     }
 
     func rekeyJournal(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, version, sealed FROM upgradeJournal WHERE version > 0")
-        for row in rows {
-            let id: String = row["id"]
-            let associatedData = Self.journalAD(id, version: row["version"])
-            guard var plaintext = try? oldKeys.open(row["sealed"], associatedData: associatedData) else { continue }
+        try Self.resealInPlace(
+            db,
+            "SELECT id, version, sealed FROM upgradeJournal WHERE version > 0",
+            table: "upgradeJournal",
+            from: oldKeys,
+            to: newKeys
+        ) { row in
+            Self.journalAD(row["id"], version: row["version"])
+        }
+    }
+
+    /// Re-seals the rows `select` returns (with their `id` and `sealed`) where they are: each is
+    /// opened under `oldKeys` and sealed under `newKeys` with the same associated data, so ids,
+    /// versions and everything else stay. Rows that do not open (damaged, or whose
+    /// `associatedData` is nil) keep their bytes, unreadable as before.
+    static func resealInPlace(
+        _ db: Database,
+        _ select: String,
+        table: String,
+        from oldKeys: VaultKeys,
+        to newKeys: VaultKeys,
+        associatedData: (Row) -> String?
+    ) throws {
+        for row in try Row.fetchAll(db, sql: select) {
+            guard let associatedData = associatedData(row),
+                var plaintext = try? oldKeys.open(row["sealed"], associatedData: associatedData)
+            else { continue }
             defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+            let id: DatabaseValue = row["id"]
             try db.execute(
-                sql: "UPDATE upgradeJournal SET sealed = ? WHERE id = ?",
+                sql: "UPDATE \(table) SET sealed = ? WHERE id = ?",
                 arguments: [try newKeys.seal(plaintext, associatedData: associatedData), id]
             )
         }
