@@ -88,23 +88,8 @@ extension Keyhaven {
                 kdf: .random(logN: KDFParameters.minimumLogN)
             )
             try await withUnlockedVault(demoSession) { vault in
-                let alice = try vault.add(
-                    CredentialContent(
-                        title: "shiny (alice)",
-                        services: [.init("\(origin)/signin")],
-                        user: "alice",
-                        password: alicePassword
-                    )
-                )
-                let bob = try vault.add(
-                    CredentialContent(
-                        title: "shiny (bob)",
-                        services: [.init("\(origin)/signin")],
-                        user: "bob",
-                        password: bobPassword,
-                        totp: bobSecret
-                    )
-                )
+                let alice = try vault.add(shiny.credential(user: "alice", password: alicePassword))
+                let bob = try vault.add(shiny.credential(user: "bob", password: bobPassword, totp: bobSecret))
                 // Reused, weak, breached, on plain http, and one strong one.
                 let others = [
                     ("Code forge", "https://git.example.com/login", "alice", alicePassword),
