@@ -79,17 +79,4 @@ extension Vault {
     public func removeAgentRecord(id: String) throws(VaultError) -> Bool {
         try deleteRows("DELETE FROM agentRecord WHERE id = ?", arguments: [id])
     }
-
-    /// Re-seals every record under `newKeys` (their ids and versions stay).
-    func rekeyAgentRecords(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
-        try Self.resealInPlace(
-            db,
-            "SELECT id, version, sealed FROM agentRecord WHERE version > 0",
-            table: "agentRecord",
-            from: oldKeys,
-            to: newKeys
-        ) { row in
-            Self.agentRecordAD(row["id"], version: row["version"])
-        }
-    }
 }
