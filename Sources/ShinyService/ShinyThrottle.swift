@@ -64,7 +64,8 @@ final class ShinyThrottle: Sendable {
                 var counter = counters[key.key] ?? Counter(failures: 0, lockedUntil: .distantPast, forgetAt: now)
                 if counter.forgetAt <= now { counter.failures = 0 }
                 counter.failures += 1
-                counter.lockedUntil = now.addingTimeInterval(seconds(key.policy.lockout(afterFailures: counter.failures)))
+                let lockout = key.policy.lockout(afterFailures: counter.failures)
+                counter.lockedUntil = now.addingTimeInterval(seconds(lockout))
                 counter.forgetAt = max(now, counter.lockedUntil).addingTimeInterval(seconds(key.policy.forgetAfter))
                 counters[key.key] = counter
             }
