@@ -43,36 +43,23 @@ public protocol AccountModificationExtension: Sendable {
 
 extension AccountModificationExtension {
     public func prepareInterfaceToChangePassword(_ context: ModificationContext) async -> String? {
-        await context.cancelRequest(
-            withError: .init(code: .failed, localizedFailureReason: "This service has no confirmation page.")
-        )
-        return nil
+        await Self.refuse(context, "This service has no confirmation page.")
     }
 
     public func convertAccountToSignInWithoutUserInteraction(_ context: ModificationContext) async {
-        await context.cancelRequest(
-            withError: .init(code: .failed, localizedFailureReason: "This service does not support sign-in upgrades.")
-        )
+        await Self.refuse(context, "This service does not support sign-in upgrades.")
     }
 
     public func prepareInterfaceToConvertAccountToSignIn(_ context: ModificationContext) async -> String? {
-        await context.cancelRequest(
-            withError: .init(code: .failed, localizedFailureReason: "This service has no confirmation page.")
-        )
-        return nil
+        await Self.refuse(context, "This service has no confirmation page.")
     }
 
     public func convertAccountToPasskeyWithoutUserInteraction(_ context: ModificationContext) async {
-        await context.cancelRequest(
-            withError: .init(code: .failed, localizedFailureReason: "This service does not support passkey upgrades.")
-        )
+        await Self.refuse(context, "This service does not support passkey upgrades.")
     }
 
     public func prepareInterfaceToConvertAccountToPasskey(_ context: ModificationContext) async -> String? {
-        await context.cancelRequest(
-            withError: .init(code: .failed, localizedFailureReason: "This service has no confirmation page.")
-        )
-        return nil
+        await Self.refuse(context, "This service has no confirmation page.")
     }
 
     public func cancelRequest(_ context: ModificationContext) async {}
@@ -136,5 +123,14 @@ extension ModificationContext.Request {
             user: existingCredential?.user,
             interaction: interaction
         )
+    }
+}
+
+extension AccountModificationExtension {
+    /// What every default above does: fails the request with `reason` (and offers no page).
+    @discardableResult
+    fileprivate static func refuse(_ context: ModificationContext, _ reason: String) async -> String? {
+        await context.cancelRequest(withError: .init(code: .failed, localizedFailureReason: reason))
+        return nil
     }
 }

@@ -132,14 +132,8 @@ actor RequestRecord {
 
     func finish(_ response: ModificationResponse) {
         set(response)
-        if let waiter = authorizationWaiter {
-            authorizationWaiter = nil
-            waiter.resume(throwing: CancellationError())
-        }
-        if let waiter = passkeyWaiter {
-            passkeyWaiter = nil
-            waiter.resume(throwing: CancellationError())
-        }
+        authorizationWaiter.take()?.resume(throwing: CancellationError())
+        passkeyWaiter.take()?.resume(throwing: CancellationError())
     }
 
     /// Waits until the response changes from what `version` saw, or `timeout` passes.
@@ -184,20 +178,17 @@ actor RequestRecord {
     }
 
     /// Hands Keyhaven's passkey to the waiting extension. False when nothing waits for one.
-    func deliver(_ registration: PasskeyRegistration) -> Bool {
-        guard let waiter = passkeyWaiter else { return false }
-        passkeyWaiter = nil
-        set(ModificationResponse(requestId: requestId, status: .pending))
-        waiter.resume(returning: registration)
-        return true
-    }
+    func deliver(_ registration: PasskeyRegistration) -> Bool { hand(registration, to: &passkeyWaiter) }
 
     /// Hands Keyhaven's authorization to the waiting extension. False when nothing waits for one.
-    func deliver(_ authorization: SignInAuthorization) -> Bool {
-        guard let waiter = authorizationWaiter else { return false }
-        authorizationWaiter = nil
+    func deliver(_ authorization: SignInAuthorization) -> Bool { hand(authorization, to: &authorizationWaiter) }
+
+    /// Resumes (and forgets) `waiter` with `value`, the request pending again; false when nothing
+    /// waits.
+    private func hand<T: Sendable>(_ value: T, to waiter: inout CheckedContinuation<T, any Error>?) -> Bool {
+        guard let continuation = waiter.take() else { return false }
         set(ModificationResponse(requestId: requestId, status: .pending))
-        waiter.resume(returning: authorization)
+        continuation.resume(returning: value)
         return true
     }
 }

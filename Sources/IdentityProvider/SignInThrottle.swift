@@ -1,51 +1,23 @@
 import Crypto
 import Foundation
-import _KeyhavenSupport
+public import _KeyhavenSupport
+
+@_exported public import struct _KeyhavenSupport.ThrottlePolicy
 
 /// How many wrong guesses a sign-in key (one account, or one client address) may make before it
-/// is locked out, and for how long.
+/// is locked out, and for how long (``ThrottlePolicy``: the ladder, its presets ``ThrottlePolicy/account``,
+/// ``ThrottlePolicy/address`` and ``ThrottlePolicy/unlimited``, shared with shiny).
 ///
 /// Attempts are counted per key as they arrive, before the password is checked (so a burst of
 /// concurrent guesses is counted, not let through), and refunded when they turn out right. Once
-/// the count reaches ``allowedFailures`` every further one locks the key for
-/// `firstLockout · 2^(failures − allowedFailures)`, at most ``maxLockout``. A key that stays quiet
-/// for ``forgetAfter`` after its last failure (or the end of its lockout) starts over. While a key
-/// is locked no password is checked at all, so a locked account cannot be guessed however fast
-/// someone tries.
-public struct SignInThrottle: Sendable, Hashable {
-    public var allowedFailures: Int64
-    /// Milliseconds.
-    public var firstLockout: Int64
-    /// Milliseconds.
-    public var maxLockout: Int64
-    /// Milliseconds.
-    public var forgetAfter: Int64
+/// the count reaches ``ThrottlePolicy/allowedFailures`` every further one locks the key for
+/// `firstLockout · 2^(failures − allowedFailures)`, at most ``ThrottlePolicy/maxLockout``. A key
+/// that stays quiet for ``ThrottlePolicy/forgetAfter`` after its last failure (or the end of its
+/// lockout) starts over. While a key is locked no password is checked at all, so a locked account
+/// cannot be guessed however fast someone tries.
+public typealias SignInThrottle = ThrottlePolicy
 
-    public init(allowedFailures: Int64, firstLockout: Int64, maxLockout: Int64, forgetAfter: Int64) {
-        self.allowedFailures = allowedFailures
-        self.firstLockout = firstLockout
-        self.maxLockout = maxLockout
-        self.forgetAfter = forgetAfter
-    }
-
-    /// Per account: 5 wrong guesses, then 30 s, 1 min, 2 min … at most 15 min; forgotten after a
-    /// quiet day. At most ~100 guesses a day for one account.
-    public static let account = SignInThrottle(
-        allowedFailures: 5,
-        firstLockout: 30_000,
-        maxLockout: 900_000,
-        forgetAfter: 86_400_000
-    )
-
-    /// Per client address (many accounts from one place): 50 wrong guesses, then the same ladder;
-    /// forgotten after a quiet hour (an office behind one address should not stay locked all day).
-    public static let address = SignInThrottle(
-        allowedFailures: 50,
-        firstLockout: 30_000,
-        maxLockout: 900_000,
-        forgetAfter: 3_600_000
-    )
-
+extension SignInThrottle {
     /// Failed token and revocation calls per client address (across clients): 30, then 10 s,
     /// 20 s … at most 5 min; forgotten after a quiet hour.
     public static let tokenAddress = SignInThrottle(
@@ -63,22 +35,6 @@ public struct SignInThrottle: Sendable, Hashable {
         maxLockout: 300_000,
         forgetAfter: 3_600_000
     )
-
-    /// No limit (tests that sign in many times, or a provider behind a gateway that limits).
-    public static let unlimited = SignInThrottle(
-        allowedFailures: .max,
-        firstLockout: 0,
-        maxLockout: 0,
-        forgetAfter: 0
-    )
-
-    /// How long a key is locked after its `failures`-th failure (0: not locked).
-    public func lockout(afterFailures failures: Int64) -> Int64 {
-        guard failures >= allowedFailures, firstLockout > 0 else { return 0 }
-        let exponent = min(failures - allowedFailures, 40)
-        let raw = Double(firstLockout) * pow(2, Double(exponent))
-        return Int64(min(raw, Double(maxLockout)))
-    }
 }
 
 /// One counter an attempt is charged to.
@@ -186,7 +142,7 @@ extension IdentityProvider {
             let seconds = max(1, (locked.until - now + 999) / 1000)
             throw ProviderError(
                 .tooManyAttempts,
-                "Too many sign-in attempts. Try again in \(Self.describe(seconds: seconds)).",
+                "Too many sign-in attempts. Try again in \(ThrottlePolicy.describe(seconds: seconds)).",
                 details: seconds  // retryAfter
             )
         }
@@ -229,11 +185,5 @@ extension IdentityProvider {
             : "DELETE FROM sign_in_attempts WHERE forget_after < ?"
         let now = nowMilliseconds
         _ = try? await write { try await $0.query(sql, .integer(now)) }
-    }
-
-    static func describe(seconds: Int64) -> String {
-        if seconds < 60 { return seconds == 1 ? "1 second" : "\(seconds) seconds" }
-        let minutes = (seconds + 59) / 60
-        return minutes == 1 ? "1 minute" : "\(minutes) minutes"
     }
 }

@@ -46,7 +46,7 @@ extension IdentityProvider {
             return .failure(
                 OAuthError(
                     "invalid_request",
-                    "Too many failed requests from this address. Try again in \(Self.describe(seconds: seconds)).",
+                    "Too many failed requests from this address. Try again in \(ThrottlePolicy.describe(seconds: seconds)).",
                     status: 429,
                     retryAfter: seconds
                 )
@@ -88,7 +88,7 @@ extension IdentityProvider {
         let seconds = max(1, (until - now + 999) / 1000)
         throw ProviderError(
             .tooManyAttempts,
-            "Too many failed requests. Try again in \(Self.describe(seconds: seconds)).",
+            "Too many failed requests. Try again in \(ThrottlePolicy.describe(seconds: seconds)).",
             details: seconds  // retryAfter
         )
     }

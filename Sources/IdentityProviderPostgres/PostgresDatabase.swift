@@ -75,29 +75,17 @@ public final class PostgresDatabase: SQLDatabase, Service {
         }
     }
 
+    /// One connection, or the pool (each statement on whichever connection is free), as the
+    /// provider's ``SQLConnection``: `run` sends the statement.
     struct Connection: SQLConnection {
-        let connection: PostgresConnection
-        let logger: Logger
+        let run: @Sendable (PostgresQuery) async throws -> PostgresRowSequence
 
         func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
             try await PostgresDatabase.describing {
-                let rows = try await connection.query(PostgresDatabase.query(sql, binds), logger: logger)
                 var result: [SQLRow] = []
-                for try await row in rows { result.append(try PostgresDatabase.convert(row)) }
-                return result
-            }
-        }
-    }
-
-    struct PoolConnection: SQLConnection {
-        let client: PostgresClient
-        let logger: Logger
-
-        func query(_ sql: String, _ binds: [SQLValue]) async throws -> [SQLRow] {
-            try await PostgresDatabase.describing {
-                let rows = try await client.query(PostgresDatabase.query(sql, binds), logger: logger)
-                var result: [SQLRow] = []
-                for try await row in rows { result.append(try PostgresDatabase.convert(row)) }
+                for try await row in try await run(PostgresDatabase.query(sql, binds)) {
+                    result.append(try PostgresDatabase.convert(row))
+                }
                 return result
             }
         }
@@ -123,7 +111,7 @@ public final class PostgresDatabase: SQLDatabase, Service {
         return try await client.withConnection { connection in
             try await connection.query("BEGIN", logger: logger)
             do {
-                let result = try await body(Connection(connection: connection, logger: logger))
+                let result = try await body(Connection { try await connection.query($0, logger: logger) })
                 _ = try await PostgresDatabase.describing { try await connection.query("COMMIT", logger: logger) }
                 return result
             } catch {
@@ -134,7 +122,8 @@ public final class PostgresDatabase: SQLDatabase, Service {
     }
 
     public func read<T: Sendable>(_ body: @Sendable (any SQLConnection) async throws -> T) async throws -> T {
-        try await body(PoolConnection(client: client, logger: logger))
+        let (client, logger) = (self.client, self.logger)
+        return try await body(Connection { try await client.query($0, logger: logger) })
     }
 
     /// The pool stops with ``run()`` or ``withRunning(_:)``; nothing to do here.

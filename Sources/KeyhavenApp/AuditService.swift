@@ -31,17 +31,14 @@ public struct AuditService: Sendable {
         public static let none = Network(probe: nil, manifests: nil)
     }
 
-    public var breachSource: SecurityAudit.BreachSource
-    public var network: Network
-    public var reveal: Bool
-    /// How sites are asked: at most 16 at once, 4 s per site, 20 s in all by default.
-    public var lookupLimits: SiteLookups.Limits
-    public var knowledgePolicy: SiteKnowledge.Policy
-    /// Stage timings and lookup deadlines.
-    public var clock: any Clock<Duration>
-    /// The dates of what sites said (and so when it expires).
-    public var now: @Sendable () -> Date
+    /// The audit as ``SecurityAudit`` runs it: its discovery and upgrade offers ask the
+    /// ``Network`` given to ``init(breachSource:network:reveal:lookupLimits:knowledgePolicy:clock:now:)``.
+    public var audit: SecurityAudit
 
+    /// - Parameters:
+    ///   - lookupLimits: how sites are asked: at most 16 at once, 4 s per site, 20 s in all by default.
+    ///   - clock: stage timings and lookup deadlines.
+    ///   - now: the dates of what sites said (and so when it expires).
     public init(
         breachSource: SecurityAudit.BreachSource,
         network: Network,
@@ -51,18 +48,7 @@ public struct AuditService: Sendable {
         clock: any Clock<Duration> = ContinuousClock(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.breachSource = breachSource
-        self.network = network
-        self.reveal = reveal
-        self.lookupLimits = lookupLimits
-        self.knowledgePolicy = knowledgePolicy
-        self.clock = clock
-        self.now = now
-    }
-
-    /// The audit as ``SecurityAudit`` runs it.
-    public var audit: SecurityAudit {
-        SecurityAudit(
+        audit = SecurityAudit(
             breachSource: breachSource,
             discovery: ChangePasswordDiscovery(probe: network.probe),
             upgradeOffers: network.manifests.map { ManifestUpgradeOffers(reader: $0) },
@@ -123,7 +109,7 @@ public struct AuditService: Sendable {
             timings: &timings
         )
         // A store that cannot be read is only a cache that is missing: the sites are asked again.
-        let known = ((try? await store.load()) ?? []).filter { $0.isCurrent(at: now()) }
+        let known = ((try? await store.load()) ?? []).filter { $0.isCurrent(at: audit.now()) }
         return LiveAudit(
             audit: audit,
             store: store,

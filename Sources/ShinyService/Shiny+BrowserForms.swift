@@ -68,6 +68,21 @@ extension Shiny {
         isGenuine(request, token: form["csrf"])
     }
 
+    /// Routes a form post: `handle` gets the form's fields only when the form is genuine
+    /// (``isGenuineForm(_:_:)``); a forged or stale one gets ``staleForm(headers:)``. Every page's
+    /// form posts through here, so none can skip the check.
+    func postForm(
+        _ path: RouterPath,
+        to router: Router<ShinyRequestContext>,
+        _ handle: @escaping @Sendable (Request, ShinyRequestContext, [String: String]) async throws -> Response
+    ) {
+        router.post(path) { request, context in
+            let form = try await WebForm.fields(of: request)
+            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
+            return try await handle(request, context, form)
+        }
+    }
+
     /// Whether `request` comes from shiny's own page in this browser: same origin (no `Origin`, or
     /// shiny's public origin; not `null`; no `Sec-Fetch-Site` of another site), and `token` (a
     /// form's `csrf` field, or the `X-CSRF-Token` header of the pages' script) equal to the
@@ -103,5 +118,12 @@ extension Shiny {
     /// A page (its security headers come from ``SecurityHeadersMiddleware``).
     static func html(_ page: HTML, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         HTMLResponse(page, status: status, headers: headers).response
+    }
+
+    /// A page with a form: `page` made with this browser's CSRF token (``formToken(_:)``), whose
+    /// cookie the response sets.
+    func formPage(_ request: Request, status: HTTPResponse.Status = .ok, _ page: (String) -> HTML) -> Response {
+        let (token, headers) = formToken(request)
+        return Self.html(page(token), status: status, headers: headers)
     }
 }

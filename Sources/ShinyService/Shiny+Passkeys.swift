@@ -93,9 +93,7 @@ extension Shiny {
                 headers: headers
             )
         }
-        router.post("/account/passkeys/remove") { request, _ in
-            let form = try await WebForm.fields(of: request)
-            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
+        postForm("/account/passkeys/remove", to: router) { request, _, form in
             guard let user = self.sessionUser(request) else { return Self.redirect("/signin") }
             if let id = form["credential"].flatMap({ Base64URL.decode($0) }) {
                 // The last way in is never removed: an account without a password keeps one passkey.

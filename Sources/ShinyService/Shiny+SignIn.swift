@@ -53,8 +53,7 @@ extension Shiny {
 
     /// The sign-in page again, with why Sign in with Keyhaven did not work.
     func signInPage(_ request: Request, error: String, status: HTTPResponse.Status) -> Response {
-        let (token, headers) = formToken(request)
-        return Self.html(ShinyPages.signIn(csrf: token, error: error), status: status, headers: headers)
+        formPage(request, status: status) { ShinyPages.signIn(csrf: $0, error: error) }
     }
 
     /// Sign in with Keyhaven in the browser. The provider answers with a cross-site `form_post`,

@@ -16,13 +16,10 @@ extension Shiny {
             guard let pending = await self.stepUps.get(id) else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }
-            let (token, headers) = self.formToken(request)
-            return Self.html(ShinyPages.stepUp(id: id, user: pending.user.name, csrf: token), headers: headers)
+            return self.formPage(request) { ShinyPages.stepUp(id: id, user: pending.user.name, csrf: $0) }
         }
-        router.post("/account-modification/step-up/:id") { request, context in
+        postForm("/account-modification/step-up/:id", to: router) { request, context, form in
             let id = context.parameters.get("id") ?? ""
-            let form = try await WebForm.fields(of: request)
-            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
             let csrf = form["csrf"] ?? ""
             guard let pending = await self.stepUps.get(id), let modification = await self.kit.context(for: id) else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
@@ -66,9 +63,8 @@ extension Shiny {
                 )
             }
         }
-        router.post("/account-modification/step-up/:id/cancel") { request, context in
+        postForm("/account-modification/step-up/:id/cancel", to: router) { _, context, _ in
             let id = context.parameters.get("id") ?? ""
-            guard self.isGenuineForm(try await WebForm.fields(of: request), request) else { return Self.staleForm() }
             guard await self.stepUps.get(id) != nil, let modification = await self.kit.context(for: id) else {
                 return Self.html(ShinyPages.notFound(), status: .notFound)
             }

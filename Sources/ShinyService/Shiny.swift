@@ -29,9 +29,9 @@ public struct ShinyConfiguration: Sendable {
     public var passwordRules: String
     /// The guessing limit per account (sign-in, change-password, the step-up page's codes, and the
     /// current password the account-modification extension checks).
-    public var accountThrottle: ShinyThrottlePolicy
+    public var accountThrottle: ThrottlePolicy
     /// The guessing limit per client address.
-    public var addressThrottle: ShinyThrottlePolicy
+    public var addressThrottle: ThrottlePolicy
     /// The clock of the guessing limits (tests move it).
     public var now: @Sendable () -> Date
     /// Test hook: shiny stores (and reports) this password instead of the one Keyhaven sent.
@@ -49,8 +49,8 @@ public struct ShinyConfiguration: Sendable {
         scryptLogN: Int = 13,
         passwordRules: String =
             "required: lower; required: upper; required: digit; allowed: [-_.!]; minlength: 12; maxlength: 64;",
-        accountThrottle: ShinyThrottlePolicy = .account,
-        addressThrottle: ShinyThrottlePolicy = .address,
+        accountThrottle: ThrottlePolicy = .account,
+        addressThrottle: ThrottlePolicy = .address,
         now: @escaping @Sendable () -> Date = { Date() },
         substitutePassword: (@Sendable (String) -> String)? = nil,
         demo: Bool = false
@@ -279,12 +279,9 @@ public final class Shiny: Sendable {
         router.get("/") { _, _ in Self.html(ShinyPages.home()) }
         router.get("/.well-known/change-password") { _, _ in Self.redirect("/account/password") }
         router.get("/signup") { request, _ in
-            let (token, headers) = self.formToken(request)
-            return Self.html(ShinyPages.signUp(csrf: token), headers: headers)
+            self.formPage(request) { ShinyPages.signUp(csrf: $0) }
         }
-        router.post("/signup") { request, _ in
-            let form = try await WebForm.fields(of: request)
-            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
+        postForm("/signup", to: router) { request, _, form in
             let csrf = form["csrf"] ?? ""
             let user = (form["user"] ?? "").trimmingCharacters(in: .whitespaces)
             let password = form["password"] ?? ""
@@ -311,12 +308,9 @@ public final class Shiny: Sendable {
             return Self.redirect("/account", headers: self.sessionCookieHeader(token))
         }
         router.get("/signin") { request, _ in
-            let (token, headers) = self.formToken(request)
-            return Self.html(ShinyPages.signIn(csrf: token), headers: headers)
+            self.formPage(request) { ShinyPages.signIn(csrf: $0) }
         }
-        router.post("/signin") { request, context in
-            let form = try await WebForm.fields(of: request)
-            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
+        postForm("/signin", to: router) { request, context, form in
             let csrf = form["csrf"] ?? ""
             let user = form["user"] ?? ""
             let code = form["code"].flatMap { $0.isEmpty ? nil : $0 }
@@ -360,12 +354,9 @@ public final class Shiny: Sendable {
             )
         }
         router.get("/account/password") { request, _ in
-            let (token, headers) = self.formToken(request)
-            return Self.html(ShinyPages.changePassword(csrf: token), headers: headers)
+            self.formPage(request) { ShinyPages.changePassword(csrf: $0) }
         }
-        router.post("/account/password") { request, context in
-            let form = try await WebForm.fields(of: request)
-            guard self.isGenuineForm(form, request) else { return Self.staleForm() }
+        postForm("/account/password", to: router) { request, context, form in
             let csrf = form["csrf"] ?? ""
             let outcome: Verification
             do throws(ShinyThrottle.Locked) {

@@ -1,54 +1,6 @@
-public import Foundation
+import Foundation
 import Synchronization
-
-/// How many wrong guesses one key (an account, or a client address) may make before it is locked,
-/// and for how long: after ``allowedFailures`` each further wrong guess locks the key for
-/// `firstLockout · 2^(failures − allowedFailures)`, at most ``maxLockout``; a key quiet for
-/// ``forgetAfter`` starts over.
-public struct ShinyThrottlePolicy: Sendable, Hashable {
-    public var allowedFailures: Int
-    public var firstLockout: TimeInterval
-    public var maxLockout: TimeInterval
-    public var forgetAfter: TimeInterval
-
-    public init(allowedFailures: Int, firstLockout: TimeInterval, maxLockout: TimeInterval, forgetAfter: TimeInterval) {
-        self.allowedFailures = allowedFailures
-        self.firstLockout = firstLockout
-        self.maxLockout = maxLockout
-        self.forgetAfter = forgetAfter
-    }
-
-    /// Per account: 5 wrong passwords or codes, then 30 s, 1 min, 2 min … at most 15 min; forgotten
-    /// after a quiet day. About 100 guesses a day at most, for a password or a 6-digit code.
-    public static let account = ShinyThrottlePolicy(
-        allowedFailures: 5,
-        firstLockout: 30,
-        maxLockout: 900,
-        forgetAfter: 86_400
-    )
-
-    /// Per client address (many accounts guessed from one place): 50, then the same ladder;
-    /// forgotten after a quiet hour.
-    public static let address = ShinyThrottlePolicy(
-        allowedFailures: 50,
-        firstLockout: 30,
-        maxLockout: 900,
-        forgetAfter: 3_600
-    )
-
-    /// No limit.
-    public static let unlimited = ShinyThrottlePolicy(
-        allowedFailures: .max,
-        firstLockout: 0,
-        maxLockout: 0,
-        forgetAfter: 0
-    )
-
-    func lockout(afterFailures failures: Int) -> TimeInterval {
-        guard failures >= allowedFailures, firstLockout > 0 else { return 0 }
-        return min(firstLockout * pow(2, Double(min(failures - allowedFailures, 40))), maxLockout)
-    }
-}
+import _KeyhavenSupport
 
 /// shiny's guessing limits for everything that checks a password or an authenticator code: the
 /// sign-in page and API, the change-password page, the account-modification extension (which
@@ -58,17 +10,17 @@ public struct ShinyThrottlePolicy: Sendable, Hashable {
 /// is checked at all. In memory: a restart forgets the counts (a real service keeps them with its
 /// users, as Keyhaven's provider does).
 ///
-/// A stranger can lock an account this way (for at most ``ShinyThrottlePolicy/maxLockout`` at a
-/// time); Keyhaven's provider shows how to spare the owner: a device cookie from an earlier
-/// success gets a counter of its own.
+/// The ladder is ``ThrottlePolicy``, the same as Keyhaven's provider's. A stranger can lock an
+/// account this way (for at most ``ThrottlePolicy/maxLockout`` at a time); Keyhaven's provider
+/// shows how to spare the owner: a device cookie from an earlier success gets a counter of its own.
 final class ShinyThrottle: Sendable {
     struct Key: Sendable {
         var key: String
-        var policy: ShinyThrottlePolicy
+        var policy: ThrottlePolicy
     }
 
     struct Counter {
-        var failures: Int
+        var failures: Int64
         var lockedUntil: Date
         var forgetAt: Date
     }
@@ -78,17 +30,16 @@ final class ShinyThrottle: Sendable {
         var retryAfter: Int
 
         var message: String {
-            let wait = retryAfter < 60 ? "\(retryAfter) seconds" : "\((retryAfter + 59) / 60) minutes"
-            return "Too many attempts. Try again in \(wait)."
+            "Too many attempts. Try again in \(ThrottlePolicy.describe(seconds: Int64(retryAfter)))."
         }
     }
 
-    let accountPolicy: ShinyThrottlePolicy
-    let addressPolicy: ShinyThrottlePolicy
+    let accountPolicy: ThrottlePolicy
+    let addressPolicy: ThrottlePolicy
     let now: @Sendable () -> Date
     private let counters = Mutex<[String: Counter]>([:])
 
-    init(account: ShinyThrottlePolicy, address: ShinyThrottlePolicy, now: @escaping @Sendable () -> Date) {
+    init(account: ThrottlePolicy, address: ThrottlePolicy, now: @escaping @Sendable () -> Date) {
         accountPolicy = account
         addressPolicy = address
         self.now = now
@@ -113,8 +64,9 @@ final class ShinyThrottle: Sendable {
                 var counter = counters[key.key] ?? Counter(failures: 0, lockedUntil: .distantPast, forgetAt: now)
                 if counter.forgetAt <= now { counter.failures = 0 }
                 counter.failures += 1
-                counter.lockedUntil = now.addingTimeInterval(key.policy.lockout(afterFailures: counter.failures))
-                counter.forgetAt = max(now, counter.lockedUntil).addingTimeInterval(key.policy.forgetAfter)
+                let lockout = key.policy.lockout(afterFailures: counter.failures)
+                counter.lockedUntil = now.addingTimeInterval(seconds(lockout))
+                counter.forgetAt = max(now, counter.lockedUntil).addingTimeInterval(seconds(key.policy.forgetAfter))
                 counters[key.key] = counter
             }
             return nil
@@ -140,3 +92,6 @@ final class ShinyThrottle: Sendable {
         }
     }
 }
+
+/// The policy's milliseconds as a `Date` offset.
+private func seconds(_ milliseconds: Int64) -> TimeInterval { TimeInterval(milliseconds) / 1000 }

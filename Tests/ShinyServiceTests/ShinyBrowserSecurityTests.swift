@@ -319,7 +319,12 @@ struct ShinyBrowserSecurityTests {
             configuration: .init(
                 scryptLogN: 10,
                 accountThrottle: .unlimited,
-                addressThrottle: .init(allowedFailures: 3, firstLockout: 60, maxLockout: 60, forgetAfter: 600)
+                addressThrottle: .init(
+                    allowedFailures: 3,
+                    firstLockout: 60_000,
+                    maxLockout: 60_000,
+                    forgetAfter: 600_000
+                )
             )
         )
         try shiny.createAccount(user: "zoe", password: "Zoe-Password-2026")

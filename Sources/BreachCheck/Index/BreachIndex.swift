@@ -105,6 +105,20 @@ public final class BreachIndex: Sendable {
         let suffixBits = Int(file.load(UInt32.self, at: 32))
         let overflowCount = overflow.length / 16
 
+        /// A table of record starts (`what` per entry): 0, never decreasing, ending at the hash
+        /// count; lookups then stay in the record section.
+        func checkStarts(of what: String, at offset: Int, entries: Int) throws(BreachError) {
+            var previous: UInt64 = 0
+            for entry in 0..<entries {
+                let start = file.load(UInt64.self, at: offset + entry * 8)
+                guard start >= previous, start <= rawCount, entry > 0 || start == 0 else {
+                    throw corrupt("\(what) \(entry) starts at an impossible record")
+                }
+                previous = start
+            }
+            guard previous == rawCount else { throw corrupt("the \(what) table does not end at the hash count") }
+        }
+
         switch kind {
         case .full:
             guard bucketBits == BreachIndexFormat.fullBucketBits,
@@ -116,17 +130,7 @@ public final class BreachIndex: Sendable {
             guard count <= records.length / BreachIndexFormat.fullRecordSize else {
                 throw corrupt("the record section is shorter than the header's hash count")
             }
-            // Bucket starts: 0, never decreasing, ending at the hash count; lookups then stay in
-            // the record section.
-            var previous: UInt64 = 0
-            for entry in 0..<entries {
-                let start = file.load(UInt64.self, at: buckets.offset + entry * 8)
-                guard start >= previous, start <= rawCount, entry > 0 || start == 0 else {
-                    throw corrupt("bucket \(entry) starts at an impossible record")
-                }
-                previous = start
-            }
-            guard previous == rawCount else { throw corrupt("the bucket table does not end at the hash count") }
+            try checkStarts(of: "bucket", at: buckets.offset, entries: entries)
         case .compact:
             guard (8...40).contains(bucketBits), suffixBits == 64 - bucketBits,
                 recordBits == suffixBits + BreachIndexFormat.countCodeBits
@@ -143,15 +147,7 @@ public final class BreachIndex: Sendable {
             guard count <= records.length * 8 / recordBits,
                 count == 0 || (count - 1) * recordBits / 8 + 9 <= records.length
             else { throw corrupt("the record section is shorter than the header's hash count") }
-            var previous: UInt64 = 0
-            for block in 0..<blockCount {
-                let start = file.load(UInt64.self, at: blocks.offset + block * 8)
-                guard start >= previous, start <= rawCount, block > 0 || start == 0 else {
-                    throw corrupt("block \(block) starts at an impossible record")
-                }
-                previous = start
-            }
-            guard previous == rawCount else { throw corrupt("the block table does not end at the hash count") }
+            try checkStarts(of: "block", at: blocks.offset, entries: blockCount)
             var previousBucket: UInt64?
             for entry in 0..<overflowCount {
                 let bucket = file.load(UInt64.self, at: overflow.offset + entry * 16)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Vault
 import _KeyhavenSupport
 
 #if canImport(Glibc)
@@ -236,6 +237,17 @@ final class ShinyProcess {
         } catch {
             throw Output.failure("shiny's answer when asked to \(what) is not what the demo expects: \(error)")
         }
+    }
+
+    /// What the vault keeps for `user`'s account on shiny (its sign-in page is the service).
+    func credential(user: String, password: String, totp: String? = nil) -> CredentialContent {
+        CredentialContent(
+            title: "shiny (\(user))",
+            services: [.init("\(origin)/signin")],
+            user: user,
+            password: password,
+            totp: totp
+        )
     }
 
     /// Creates an account with a password through `POST /api/signup`.

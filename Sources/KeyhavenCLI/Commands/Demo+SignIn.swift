@@ -123,14 +123,7 @@ extension Keyhaven.Demo {
         let providerURL = provider.url
         let carolPassword = "Sunshine2024"
         try await shiny.signUp(user: "carol", password: carolPassword)
-        let carol = try vault.add(
-            CredentialContent(
-                title: "shiny (carol)",
-                services: [.init("\(origin)/signin")],
-                user: "carol",
-                password: carolPassword
-            )
-        )
+        let carol = try vault.add(shiny.credential(user: "carol", password: carolPassword))
 
         let device = ProviderDeviceClient()
         // `keyhaven idp login` discovers the provider from its issuer URL; the demo's provider has an

@@ -88,63 +88,21 @@ extension Keyhaven {
                 kdf: .random(logN: KDFParameters.minimumLogN)
             )
             try await withUnlockedVault(demoSession) { vault in
-                let alice = try vault.add(
-                    CredentialContent(
-                        title: "shiny (alice)",
-                        services: [.init("\(origin)/signin")],
-                        user: "alice",
-                        password: alicePassword
+                let alice = try vault.add(shiny.credential(user: "alice", password: alicePassword))
+                let bob = try vault.add(shiny.credential(user: "bob", password: bobPassword, totp: bobSecret))
+                // Reused, weak, breached, on plain http, and one strong one.
+                let others = [
+                    ("Code forge", "https://git.example.com/login", "alice", alicePassword),
+                    ("Webmail", "https://mail.example.net", "alice@mail.example.net", "password1"),
+                    ("Bank app", "androidapp://com.example.bank", "alice", "1234"),
+                    ("Old intranet", "http://intranet.example.org/login", "admin", "v7#Lq2!xR9mTz4Wp"),
+                    ("Library", "https://library.example.org", "alice", "gusty-Orbit-lantern-94"),
+                ]
+                for (title, service, user, password) in others {
+                    try vault.add(
+                        CredentialContent(title: title, services: [.init(service)], user: user, password: password)
                     )
-                )
-                let bob = try vault.add(
-                    CredentialContent(
-                        title: "shiny (bob)",
-                        services: [.init("\(origin)/signin")],
-                        user: "bob",
-                        password: bobPassword,
-                        totp: bobSecret
-                    )
-                )
-                try vault.add(
-                    CredentialContent(
-                        title: "Code forge",
-                        services: [.init("https://git.example.com/login")],
-                        user: "alice",
-                        password: alicePassword
-                    )
-                )
-                try vault.add(
-                    CredentialContent(
-                        title: "Webmail",
-                        services: [.init("https://mail.example.net")],
-                        user: "alice@mail.example.net",
-                        password: "password1"
-                    )
-                )
-                try vault.add(
-                    CredentialContent(
-                        title: "Bank app",
-                        services: [.init("androidapp://com.example.bank")],
-                        user: "alice",
-                        password: "1234"
-                    )
-                )
-                try vault.add(
-                    CredentialContent(
-                        title: "Old intranet",
-                        services: [.init("http://intranet.example.org/login")],
-                        user: "admin",
-                        password: "v7#Lq2!xR9mTz4Wp"
-                    )
-                )
-                try vault.add(
-                    CredentialContent(
-                        title: "Library",
-                        services: [.init("https://library.example.org")],
-                        user: "alice",
-                        password: "gusty-Orbit-lantern-94"
-                    )
-                )
+                }
                 say("▶ a temporary vault with 7 credentials at \(vaultURL.path)")
 
                 // 3. A small offline breach index (the real one is built from HIBP's download).

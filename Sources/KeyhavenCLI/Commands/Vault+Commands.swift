@@ -157,9 +157,7 @@ extension Keyhaven {
                     print("\(count) passkey\(count == 1 ? "" : "s"): keyhaven passkey list")
                 }
             }
-            for failure in listing.failures {
-                Output.error("keyhaven: error: \(failure.message)")
-            }
+            Output.unreadable(listing.failures)
             if !listing.failures.isEmpty { throw ExitCode(1) }
         }
     }
@@ -246,9 +244,7 @@ extension Keyhaven {
             } else {
                 Table.print(listing.credentials)
             }
-            for failure in listing.failures {
-                Output.error("keyhaven: error: \(failure.message)")
-            }
+            Output.unreadable(listing.failures)
         }
     }
 

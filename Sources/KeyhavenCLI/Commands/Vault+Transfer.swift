@@ -134,9 +134,7 @@ extension Keyhaven {
             } else {
                 CommandIO.current.writeOutput(data)
             }
-            for failure in listing.failures {
-                Output.error("keyhaven: error: \(failure.message) (not exported)")
-            }
+            Output.unreadable(listing.failures, note: " (not exported)")
             if !listing.failures.isEmpty { throw ExitCode(1) }
         }
     }

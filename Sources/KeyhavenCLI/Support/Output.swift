@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Vault
+import _KeyhavenSupport
 
 /// Why a command failed, for the person, and its exit status (1 failure, 2 authentication, 64
 /// usage). Thrown by commands; printed once by ``Keyhaven/runMain()``.
@@ -46,6 +47,14 @@ enum Output {
             return try body()
         } catch {
             throw failure(from: error, vaultFailure)
+        }
+    }
+
+    /// Reports each record a listing could not read (`keyhaven: error: message`, `note` after it);
+    /// the others were shown.
+    static func unreadable<Domain>(_ failures: [KeyhavenError<Domain>], note: String = "") {
+        for failure in failures {
+            error("keyhaven: error: \(failure.message)\(note)")
         }
     }
 

@@ -53,13 +53,19 @@ extension Scorer {
         }
         let upper = word.filter(PythonText.isUpper).count
         let lower = word.filter(PythonText.isLower).count
-        var variations = 0.0
-        if min(upper, lower) >= 1 {
-            for i in 1...min(upper, lower) {
-                variations += PythonText.nCk(upper + lower, i)
-            }
+        return mixtures(upper, lower)
+    }
+
+    /// The ways to mix `a` letters of one kind with `b` of another when at least one and at most
+    /// `min(a, b)` are of the rarer kind: `Σ nCk(a + b, i)` for `i` in `1...min(a, b)`, summed in
+    /// zxcvbn's order (0 when either is 0). Upper/lower case, l33t/plain and shifted/unshifted keys
+    /// all count their variations this way.
+    static func mixtures(_ a: Int, _ b: Int) -> Double {
+        var sum = 0.0
+        for i in stride(from: 1, through: min(a, b), by: 1) {
+            sum += PythonText.nCk(a + b, i)
         }
-        return variations
+        return sum
     }
 
     /// `^[A-Z][^A-Z]+$`
@@ -90,15 +96,7 @@ extension Scorer {
         for (subbed, unsubbed) in match.substitutions {
             let s = lowered.filter { $0 == subbed }.count
             let u = lowered.filter { $0 == unsubbed }.count
-            if s == 0 || u == 0 {
-                variations *= 2
-            } else {
-                var possibilities = 0.0
-                for i in 1...min(u, s) {
-                    possibilities += PythonText.nCk(u + s, i)
-                }
-                variations *= possibilities
-            }
+            variations *= s == 0 || u == 0 ? 2 : mixtures(u, s)
         }
         return variations
     }
@@ -124,15 +122,7 @@ extension Scorer {
         if match.shiftedCount > 0 {
             let shifted = Int(match.shiftedCount)
             let unshifted = length - shifted
-            if unshifted == 0 {
-                guesses *= 2
-            } else {
-                var variations = 0.0
-                for i in 1...min(shifted, unshifted) {
-                    variations += PythonText.nCk(shifted + unshifted, i)
-                }
-                guesses *= variations
-            }
+            guesses *= unshifted == 0 ? 2 : Self.mixtures(shifted, unshifted)
         }
         return guesses
     }

@@ -59,15 +59,7 @@ extension Vault {
     private func accounts(withIDPrefix text: String) throws(VaultError) -> AccountLookup? {
         let prefix = text.lowercased()
         guard prefix.count >= 4, prefix.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { return nil }
-        let ids = try guarded {
-            try database.read { db in
-                try String.fetchAll(
-                    db,
-                    sql: "SELECT id FROM credential WHERE substr(id, 1, ?) = ? ORDER BY created, id",
-                    arguments: [prefix.count, prefix]
-                )
-            }
-        }
+        let ids = try credentialIDs(withPrefix: prefix)
         guard !ids.isEmpty else { return nil }
         var credentials: [Credential] = []
         for id in ids.compactMap(CredentialID.init(rawValue:)) {

@@ -77,26 +77,6 @@ extension Vault {
     /// Removes a record; false when there was none with that id.
     @discardableResult
     public func removeAgentRecord(id: String) throws(VaultError) -> Bool {
-        try guarded {
-            try authenticatedWrite { db in
-                try db.execute(sql: "DELETE FROM agentRecord WHERE id = ?", arguments: [id])
-                return db.changesCount > 0
-            }
-        }
-    }
-
-    /// Re-seals every record under `newKeys` (their ids and versions stay).
-    func rekeyAgentRecords(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, version, sealed FROM agentRecord WHERE version > 0")
-        for row in rows {
-            let id: String = row["id"]
-            let associatedData = Self.agentRecordAD(id, version: row["version"])
-            guard var plaintext = try? oldKeys.open(row["sealed"], associatedData: associatedData) else { continue }
-            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            try db.execute(
-                sql: "UPDATE agentRecord SET sealed = ? WHERE id = ?",
-                arguments: [try newKeys.seal(plaintext, associatedData: associatedData), id]
-            )
-        }
+        try deleteRows("DELETE FROM agentRecord WHERE id = ?", arguments: [id])
     }
 }

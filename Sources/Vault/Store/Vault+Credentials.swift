@@ -215,19 +215,24 @@ extension Vault {
         guard prefix.count >= 4 else {
             throw VaultError(.invalidInput, "give at least 4 characters of the credential id")
         }
-        let ids = try guarded {
-            try database.read { db in
-                try String.fetchAll(
-                    db,
-                    sql: "SELECT id FROM credential WHERE substr(id, 1, ?) = ? LIMIT 2",
-                    arguments: [prefix.count, prefix]
-                )
-            }
-        }
+        let ids = try credentialIDs(withPrefix: prefix)
         switch ids.count {
         case 0: throw VaultError(.notFound, "no credential with id \(text)")
         case 1: return CredentialID(rawValue: ids[0])!
         default: throw VaultError(.ambiguous, "more than one credential id starts with \(text); give more characters")
+        }
+    }
+
+    /// The ids (deleted credentials' too) that start with `prefix`, oldest first.
+    func credentialIDs(withPrefix prefix: String) throws(VaultError) -> [String] {
+        try guarded {
+            try database.read { db in
+                try String.fetchAll(
+                    db,
+                    sql: "SELECT id FROM credential WHERE substr(id, 1, ?) = ? ORDER BY created, id",
+                    arguments: [prefix.count, prefix]
+                )
+            }
         }
     }
 

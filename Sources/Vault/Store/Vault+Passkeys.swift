@@ -112,12 +112,7 @@ extension Vault {
     /// Removes a passkey by its row id (``passkeyID(_:)``); false when there was none.
     @discardableResult
     public func removePasskey(id: String) throws(VaultError) -> Bool {
-        try guarded {
-            try authenticatedWrite { db in
-                try db.execute(sql: "DELETE FROM passkey WHERE id = ?", arguments: [id])
-                return db.changesCount > 0
-            }
-        }
+        try deleteRows("DELETE FROM passkey WHERE id = ?", arguments: [id])
     }
 
     /// Re-seals every passkey under `newKeys`; their row ids and tags are keyed hashes, so they are

@@ -95,12 +95,6 @@ extension Vault {
     /// Forgets the session for a provider; false when there was none.
     @discardableResult
     public func removeProviderSession(issuer: String) throws(VaultError) -> Bool {
-        try guarded {
-            let tag = providerTag(issuer)
-            return try authenticatedWrite { db in
-                try db.execute(sql: "DELETE FROM providerSession WHERE tag = ?", arguments: [tag])
-                return db.changesCount > 0
-            }
-        }
+        try deleteRows("DELETE FROM providerSession WHERE tag = ?", arguments: [providerTag(issuer)])
     }
 }

@@ -55,10 +55,10 @@ extension Vault {
         format: Int? = nil
     ) throws {
         try rekeyCredentials(db, from: oldKeys, to: newKeys)
-        try rekeyHistory(db, from: oldKeys, to: newKeys)
-        try rekeyJournal(db, from: oldKeys, to: newKeys)
+        for table in Self.resealedInPlace {
+            try table.reseal(db, from: oldKeys, to: newKeys)
+        }
         try rekeyProviderSessions(db, from: oldKeys, to: newKeys)
-        try rekeyAgentRecords(db, from: oldKeys, to: newKeys)
         try rekeyPasskeys(db, from: oldKeys, to: newKeys)
         try rekeySiteRecords(db)
         if let format {
@@ -95,35 +95,56 @@ extension Vault {
         }
     }
 
-    func rekeyHistory(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, credentialID, sealed FROM passwordHistory")
-        for row in rows {
-            let entry: String = row["id"]
-            let rawID: String = row["credentialID"]
-            guard let id = CredentialID(rawValue: rawID) else { continue }
-            let associatedData = Self.historyAD(id, entry)
-            guard var plaintext = try? oldKeys.open(row["sealed"], associatedData: associatedData) else { continue }
-            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            try db.execute(
-                sql: "UPDATE passwordHistory SET sealed = ? WHERE id = ?",
-                arguments: [try newKeys.seal(plaintext, associatedData: associatedData), entry]
-            )
+    /// A table whose rows are re-sealed where they are: ids, versions and everything else stay.
+    struct InPlaceTable: Sendable {
+        var name: String
+        /// Reads the rows' `id`, `sealed` and what the associated data needs.
+        var select: String
+        /// A row's associated data; nil when the row cannot be opened (it keeps its bytes).
+        var associatedData: @Sendable (Row) -> String?
+
+        /// The rows of `name` (those matching `filter`), with `id`, `sealed` and `columns`.
+        init(
+            _ name: String,
+            columns: String,
+            where filter: String? = nil,
+            associatedData: @escaping @Sendable (Row) -> String?
+        ) {
+            self.name = name
+            select = "SELECT id, \(columns), sealed FROM \(name)" + (filter.map { " WHERE \($0)" } ?? "")
+            self.associatedData = associatedData
+        }
+
+        /// Opens each row under `oldKeys` and seals it under `newKeys` with the same associated
+        /// data. Rows that do not open (damaged) keep their bytes, unreadable as before.
+        func reseal(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
+            for row in try Row.fetchAll(db, sql: select) {
+                guard let associatedData = associatedData(row),
+                    var plaintext = try? oldKeys.open(row["sealed"], associatedData: associatedData)
+                else { continue }
+                defer { plaintext.resetBytes(in: 0..<plaintext.count) }
+                let id: DatabaseValue = row["id"]
+                try db.execute(
+                    sql: "UPDATE \(name) SET sealed = ? WHERE id = ?",
+                    arguments: [try newKeys.seal(plaintext, associatedData: associatedData), id]
+                )
+            }
         }
     }
 
-    func rekeyJournal(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {
-        let rows = try Row.fetchAll(db, sql: "SELECT id, version, sealed FROM upgradeJournal WHERE version > 0")
-        for row in rows {
-            let id: String = row["id"]
-            let associatedData = Self.journalAD(id, version: row["version"])
-            guard var plaintext = try? oldKeys.open(row["sealed"], associatedData: associatedData) else { continue }
-            defer { plaintext.resetBytes(in: 0..<plaintext.count) }
-            try db.execute(
-                sql: "UPDATE upgradeJournal SET sealed = ? WHERE id = ?",
-                arguments: [try newKeys.seal(plaintext, associatedData: associatedData), id]
-            )
-        }
-    }
+    /// Password history, the upgrade journal and agent records: their rows are found by id, so
+    /// re-sealing them changes nothing else.
+    static let resealedInPlace = [
+        InPlaceTable("passwordHistory", columns: "credentialID") { row in
+            CredentialID(rawValue: row["credentialID"]).map { Vault.historyAD($0, row["id"]) }
+        },
+        InPlaceTable("upgradeJournal", columns: "version", where: "version > 0") { row in
+            Vault.journalAD(row["id"], version: row["version"])
+        },
+        InPlaceTable("agentRecord", columns: "version", where: "version > 0") { row in
+            Vault.agentRecordAD(row["id"], version: row["version"])
+        },
+    ]
 
     /// Provider sessions are found by a keyed hash of the issuer, so each row moves to its new tag.
     func rekeyProviderSessions(_ db: Database, from oldKeys: VaultKeys, to newKeys: VaultKeys) throws {

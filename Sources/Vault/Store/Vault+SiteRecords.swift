@@ -108,12 +108,7 @@ extension Vault {
     /// Forgets every site record; false when there was none.
     @discardableResult
     public func removeSiteRecords() throws(VaultError) -> Bool {
-        try guarded {
-            try authenticatedWrite { db in
-                try db.execute(sql: "DELETE FROM siteRecord")
-                return db.changesCount > 0
-            }
-        }
+        try deleteRows("DELETE FROM siteRecord")
     }
 
     /// Forgets every record when the vault key changes (`passwd`): they are a cache of what sites

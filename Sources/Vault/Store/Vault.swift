@@ -227,6 +227,17 @@ public final class Vault: Sendable {
         }
     }
 
+    /// Runs one `DELETE` in an ``authenticatedWrite(_:)``; true when it removed a row (the `remove…`
+    /// calls' answer).
+    func deleteRows(_ sql: String, arguments: StatementArguments = []) throws(VaultError) -> Bool {
+        try guarded {
+            try authenticatedWrite { db in
+                try db.execute(sql: sql, arguments: arguments)
+                return db.changesCount > 0
+            }
+        }
+    }
+
     /// Closes the database (also done when the vault is released).
     public func close() throws(VaultError) {
         try guarded { try database.close() }

@@ -146,14 +146,7 @@ enum VaultIntegrity {
                 CredentialID(rawValue: key.text).map { Vault.recordAD($0, version: version) } ?? ""
             },
             legacy: { key in CredentialID(rawValue: key.text).map(Vault.legacyRecordAD) ?? "" },
-            rolledBack: { key in
-                VaultError(
-                    .tampered,
-                    "credential \(key.text) was rolled back to an older copy of itself outside Keyhaven; nothing was "
-                        + "written — restore the vault from a backup",
-                    record: CredentialID(rawValue: key.text)
-                )
-            }
+            rolledBack: { key in rolledBack("credential \(key.text)", record: CredentialID(rawValue: key.text)) }
         )
         try verifyRows(
             db,
@@ -161,13 +154,7 @@ enum VaultIntegrity {
             sql: "SELECT id AS key, version, sealed FROM upgradeJournal WHERE version > 0",
             associatedData: { key, version in Vault.journalAD(key.text, version: version) },
             legacy: { key in Vault.legacyJournalAD(key.text) },
-            rolledBack: { key in
-                VaultError(
-                    .tampered,
-                    "upgrade journal entry \(key.text.prefix(8)) was rolled back to an older copy outside Keyhaven; "
-                        + "nothing was written — restore the vault from a backup"
-                )
-            }
+            rolledBack: { key in rolledBack("upgrade journal entry \(key.text.prefix(8))") }
         )
         try verifyRows(
             db,
@@ -175,13 +162,7 @@ enum VaultIntegrity {
             sql: "SELECT tag AS key, version, sealed FROM providerSession WHERE version > 0",
             associatedData: { key, version in Vault.providerAD(key.blob, version: version) },
             legacy: { key in Vault.legacyProviderAD(key.blob) },
-            rolledBack: { _ in
-                VaultError(
-                    .tampered,
-                    "a provider session was rolled back to an older copy outside Keyhaven; nothing was written — "
-                        + "restore the vault from a backup"
-                )
-            }
+            rolledBack: { _ in rolledBack("a provider session") }
         )
         try verifyLaterTable(db, keys: keys, table: "agentRecord", what: "a browser pairing") { key, version in
             Vault.agentRecordAD(key.text, version: version)
@@ -210,13 +191,24 @@ enum VaultIntegrity {
             sql: "SELECT id AS key, version, sealed FROM \(table) WHERE version > 0",
             associatedData: associatedData,
             legacy: { _ in "" },
-            rolledBack: { _ in
-                VaultError(
-                    .tampered,
-                    "\(what) was rolled back to an older copy outside Keyhaven; nothing was written — "
-                        + "restore the vault from a backup"
-                )
-            }
+            rolledBack: { _ in rolledBack(what) }
+        )
+    }
+
+    /// The error for a record (`what`) found rolled back.
+    private static func rolledBack(
+        _ what: String,
+        record: CredentialID? = nil,
+        file: String = #fileID,
+        line: UInt = #line
+    ) -> VaultError {
+        VaultError(
+            .tampered,
+            "\(what) was rolled back to an older copy outside Keyhaven; nothing was written — restore the vault "
+                + "from a backup",
+            record: record,
+            file: file,
+            line: line
         )
     }
 
