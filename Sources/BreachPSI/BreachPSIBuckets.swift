@@ -1,6 +1,5 @@
-public import _KeyhavenSupport
-
 public import BreachCheck
+public import _KeyhavenSupport
 
 /// The server's buckets: every held digest's truncated OPRF output, under the bucket of its prefix,
 /// sorted and without repeats. 8 bytes per entry plus 4 per bucket.

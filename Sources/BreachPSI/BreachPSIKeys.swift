@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 import _CryptoExtras
 public import _KeyhavenSupport
 

@@ -124,6 +124,8 @@ struct BreachPSIBadInputTests {
         huge.replaceSubrange(164..<168, with: [0xff, 0xff, 0xff, 0xff])
         expectError(.oversizedBucket, huge)
         decoded.entries = (0..<UInt64(BreachPSI.maximumBucketEntries + 1)).map { $0 }
-        #expect(throws: BreachPSIError(.oversizedBucket, "")) { try fixture.client.isBreached(query, response: decoded) }
+        #expect(throws: BreachPSIError(.oversizedBucket, "")) {
+            try fixture.client.isBreached(query, response: decoded)
+        }
     }
 }

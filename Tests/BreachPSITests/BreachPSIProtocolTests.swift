@@ -15,7 +15,8 @@ struct BreachPSIProtocolTests {
     static let leakedPasswords = ["password", "123456", "letmein", "correct horse battery staple"]
 
     @Test func breachedAndNotBreachedRoundTrip() throws {
-        let leaked = Self.leakedPasswords.map(SHA1Digest.init(password:))
+        let leaked =
+            Self.leakedPasswords.map(SHA1Digest.init(password:))
             + (0..<300).map { SHA1Digest(password: "leak-\($0)") }
         let fixture = try PSIFixture(leaked: leaked)
         for password in Self.leakedPasswords {

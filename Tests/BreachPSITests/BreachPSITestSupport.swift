@@ -1,6 +1,7 @@
 import BreachCheck
-@testable import BreachPSI
 import KeyhavenTesting
+
+@testable import BreachPSI
 
 /// A server with a key from a fixed seed holding `leaked`, and a client pinning its key.
 struct PSIFixture {
