@@ -90,8 +90,12 @@ public struct BreachPSIClient: Sendable {
 ///
 /// `@unchecked Sendable`: immutable; swift-crypto's blinded input is a value it does not mark
 /// `Sendable`.
-public struct BreachPSIQuery: @unchecked Sendable {
+/// Its description and mirror show the bucket only: the blinded input holds the digest and the blind.
+public struct BreachPSIQuery: @unchecked Sendable, CustomStringConvertible, CustomReflectable {
     /// What goes to the server.
     public let request: PSIRequest
     let blinded: P384._VOPRF.BlindedInput
+
+    public var description: String { "BreachPSIQuery(bucket: \(request.prefix))" }
+    public var customMirror: Mirror { Mirror(self, children: ["bucket": request.prefix]) }
 }

@@ -78,4 +78,18 @@ struct BreachPSIKeyTests {
         }
         #expect(String(describing: key).contains(Hex.encode(key.publicKey.id)))
     }
+
+    /// A pending query shows its bucket, never the digest it blinds.
+    @Test func aQueryDoesNotShowItsDigest() throws {
+        var rng = SeededRandomNumberGenerator(seed: 7)
+        let client = BreachPSIClient(publicKey: BreachPSIServerKey(using: &rng).publicKey)
+        let digest = SHA1Digest(password: "password")
+        let query = try client.query(digest)
+        var dumped = ""
+        dump(query, to: &dumped)
+        for text in [String(describing: query), String(reflecting: query), dumped] {
+            #expect(!text.contains(digest.hex) && !text.contains(Hex.encode(digest.bytes)), "\(text)")
+            #expect(!text.contains("input"), "\(text)")
+        }
+    }
 }
