@@ -27,31 +27,38 @@ struct BreachPSIVectorTests {
     }
 
     static func hex(_ values: [String: String], _ name: String) throws -> [UInt8] {
-        try #require(Hex.decode(try #require(values[name], "\(name) in the document")), "\(name) is hex")
+        let text = try #require(values[name], "\(name) in the document")
+        return try #require(Hex.decode(text), "\(name) is hex")
     }
 
     @Test func rfc9497VectorThroughKeyhavensKeyAndServer() throws {
         let values = try Self.vectors()
         let key = try BreachPSIServerKey(scalar: Self.hex(values, "skSm"))
-        #expect(key.publicKey.representation == (try Self.hex(values, "pkSm")))
+        let publicKey = try Self.hex(values, "pkSm")
+        #expect(key.publicKey.representation == publicKey)
         let server = BreachPSIServer(key: key, buckets: BreachPSIBucketBuilder(key: key).finish())
-        let response = try server.answer(
-            PSIRequest(prefix: 0, blindedElement: Self.hex(values, "BlindedElement"))
-        )
-        #expect(Array(response.evaluation.prefix(49)) == (try Self.hex(values, "EvaluationElement")))
-        #expect(try key.output(for: Self.hex(values, "Input")) == Self.hex(values, "Output"))
+        let blindedElement = try Self.hex(values, "BlindedElement")
+        let evaluatedElement = try Self.hex(values, "EvaluationElement")
+        let response = try server.answer(PSIRequest(prefix: 0, blindedElement: blindedElement))
+        #expect(Array(response.evaluation.prefix(49)) == evaluatedElement)
+        let output = try key.output(for: Self.hex(values, "Input"))
+        let rfcOutput = try Self.hex(values, "Output")
+        #expect(output == rfcOutput)
     }
 
     @Test func keyhavenVector() throws {
         let values = try Self.vectors()
         let key = try BreachPSIServerKey(scalar: Self.hex(values, "skSm"))
-        #expect(key.publicKey.id == (try Self.hex(values, "key-id")))
+        let keyID = try Self.hex(values, "key-id")
+        #expect(key.publicKey.id == keyID)
         let password = try #require(values["password"])
         let digest = SHA1Digest(password: password)
         #expect(digest.hex == values["sha1"])
-        #expect(BreachPSI.prefix(of: digest) == UInt16(try #require(values["prefix"])))
+        let prefix = try #require(values["prefix"].flatMap { UInt16($0) })
+        #expect(BreachPSI.prefix(of: digest) == prefix)
         let output = try key.output(for: digest.bytes)
-        #expect(output == (try Self.hex(values, "output")))
+        let expectedOutput = try Self.hex(values, "output")
+        #expect(output == expectedOutput)
         let entry = try Self.hex(values, "entry")
         #expect(Array(output.prefix(8)) == entry)
 
@@ -59,9 +66,10 @@ struct BreachPSIVectorTests {
         var builder = BreachPSIBucketBuilder(key: key)
         try builder.add(digest)
         let server = BreachPSIServer(key: key, buckets: builder.finish())
-        let client = BreachPSIClient(publicKey: try BreachPSIPublicKey(representation: Self.hex(values, "pkSm")))
+        let published = try BreachPSIPublicKey(representation: Self.hex(values, "pkSm"))
+        let client = BreachPSIClient(publicKey: published)
         let query = try client.query(digest)
-        #expect(query.request.prefix == BreachPSI.prefix(of: digest))
+        #expect(query.request.prefix == prefix)
         let response = try server.answer(query.request)
         #expect(response.entries == [entry.reduce(0) { $0 << 8 | UInt64($1) }])
         #expect(try client.isBreached(query, response: response.encoded))
