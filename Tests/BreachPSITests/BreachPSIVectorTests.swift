@@ -1,5 +1,6 @@
 import BreachCheck
 import Foundation
+import KeyhavenTesting
 import Testing
 import _KeyhavenSupport
 
