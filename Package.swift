@@ -108,6 +108,14 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
+        // Private breach checks (docs/breach-psi.md): leaked SHA-1s as VOPRF(P-384) outputs in 2^15
+        // buckets, the fixed-size wire format, the client's verification and the server's answer;
+        // no HTTP.
+        .target(
+            name: "BreachPSI",
+            dependencies: ["_KeyhavenSupport", "BreachCheck", crypto, cryptoExtras],
+            swiftSettings: swiftSettings
+        ),
         // The one factory of outgoing HTTP clients (internal; AsyncHTTPClient).
         .target(
             name: "_KeyhavenHTTPSupport",
@@ -429,6 +437,11 @@ let package = Package(
         .testTarget(
             name: "BreachCheckTests",
             dependencies: ["BreachCheck", "KeyhavenTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BreachPSITests",
+            dependencies: ["BreachPSI", "BreachCheck", "KeyhavenTesting", "_KeyhavenSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

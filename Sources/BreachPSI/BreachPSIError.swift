@@ -1,0 +1,34 @@
+public import _KeyhavenSupport
+
+@_exported public import struct _KeyhavenSupport.KeyhavenError
+
+/// Why a private breach check failed. Never a false "not breached": every answer the client cannot
+/// verify is one of these. Never contains a password, a hash, an OPRF output or the server's key.
+public typealias BreachPSIError = KeyhavenError<BreachPSIErrorDomain>
+
+/// The domain of ``BreachPSIError``.
+public enum BreachPSIErrorDomain: KeyhavenErrorDomain {}
+
+extension BreachPSIError.Code {
+    /// A request that is not 52 bytes of version, prefix and a P-384 point (server side).
+    public static var malformedRequest: Self { Self("malformedRequest") }
+    /// A response whose header, evaluation or entries cannot be read, or whose entries are not in
+    /// strictly ascending order.
+    public static var malformedResponse: Self { Self("malformedResponse") }
+    /// A request or response of a wire version this build does not speak.
+    public static var unsupportedVersion: Self { Self("unsupportedVersion") }
+    /// The response is for another bucket than the one asked for.
+    public static var wrongBucket: Self { Self("wrongBucket") }
+    /// The response names a key other than the published one the client trusts.
+    public static var keyChanged: Self { Self("keyChanged") }
+    /// The proof does not show that the published key evaluated this request's element.
+    public static var badProof: Self { Self("badProof") }
+    /// The response has fewer entry bytes than its count says.
+    public static var truncatedBucket: Self { Self("truncatedBucket") }
+    /// The response holds more entries than a bucket may (or bytes beyond its count).
+    public static var oversizedBucket: Self { Self("oversizedBucket") }
+    /// A server key or public key that cannot be read.
+    public static var invalidKey: Self { Self("invalidKey") }
+    /// Reading or writing the key file failed.
+    public static var io: Self { Self("io") }
+}
