@@ -215,7 +215,8 @@ extension Vault {
         guard prefix.count >= 4 else {
             throw VaultError(.invalidInput, "give at least 4 characters of the credential id")
         }
-        let ids = try credentialIDs(withPrefix: prefix)
+        // Two are enough to tell "one" from "ambiguous".
+        let ids = try credentialIDs(withPrefix: prefix, limit: 2)
         switch ids.count {
         case 0: throw VaultError(.notFound, "no credential with id \(text)")
         case 1: return CredentialID(rawValue: ids[0])!
@@ -223,14 +224,15 @@ extension Vault {
         }
     }
 
-    /// The ids (deleted credentials' too) that start with `prefix`, oldest first.
-    func credentialIDs(withPrefix prefix: String) throws(VaultError) -> [String] {
+    /// The ids (deleted credentials' too) that start with `prefix`, oldest first; the first `limit`
+    /// of them when given.
+    func credentialIDs(withPrefix prefix: String, limit: Int? = nil) throws(VaultError) -> [String] {
         try guarded {
             try database.read { db in
                 try String.fetchAll(
                     db,
-                    sql: "SELECT id FROM credential WHERE substr(id, 1, ?) = ? ORDER BY created, id",
-                    arguments: [prefix.count, prefix]
+                    sql: "SELECT id FROM credential WHERE substr(id, 1, ?) = ? ORDER BY created, id LIMIT ?",
+                    arguments: [prefix.count, prefix, limit ?? -1]
                 )
             }
         }
