@@ -210,7 +210,10 @@ struct VaultCommandTests {
         #expect(exists.status == 1 && exists.stderr.contains("already exists"))
     }
 
-    /// Two processes adding 500 credentials each at the same time: 1,000 credentials, no error.
+    /// Two processes adding 100 credentials each at the same time: 200 credentials, no error.
+    /// (Each `add` is a process start, a key derivation and a write, about 0.19 s in a debug build:
+    /// the two shells overlap for some 20 s, enough to collide on every write; 500 each took
+    /// three minutes of CI.)
     @Test func twoProcessesAddingAtOnce() async throws {
         try await initVault()
         let runner = keyhaven
@@ -218,9 +221,9 @@ struct VaultCommandTests {
             for process in 0..<2 {
                 group.addTask {
                     var statuses: [Int32] = []
-                    // One shell runs 500 `keyhaven add` in sequence; two shells run side by side.
+                    // One shell runs 100 `keyhaven add` in sequence; two shells run side by side.
                     let script = """
-                        for i in $(seq 1 500); do
+                        for i in $(seq 1 100); do
                           "\(runner.executable.path)" add --service "p\(process)-$i.example.com" --user u$i --password pw$i >/dev/null || echo "FAIL $i" >&2
                         done
                         """
@@ -239,7 +242,7 @@ struct VaultCommandTests {
             }
         }
         let items = try await list()
-        #expect(items.count == 1000)
-        #expect(Set(items.map(\.services[0])).count == 1000)
+        #expect(items.count == 200)
+        #expect(Set(items.map(\.services[0])).count == 200)
     }
 }
