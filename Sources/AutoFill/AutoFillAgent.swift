@@ -250,24 +250,49 @@ public actor AutoFillAgent {
         }
     }
 
-    /// `{state, revision, identities, pairings, idleLockSeconds, lockInSeconds}` for `keyhaven agent status`.
-    public func status() -> JSONValue {
-        let status = onSession { $0.status() }
-        var object: [String: JSONValue] = [
-            "state": .string(status.unlocked ? "unlocked" : "locked"),
-            "vault": .string(status.vaultPath),
-            "revision": .number(Double(status.revision)),
-            "idleLockSeconds": .number(status.idleLock.isFinite ? status.idleLock.rounded() : 0),
-        ]
-        if status.unlocked {
+    /// What ``status()`` says: `{state, vault, revision, idleLockSeconds}`, and while unlocked
+    /// `{identities, pairings, lockInSeconds}` too (`keyhaven agent status --json`, the web app's
+    /// `/api/status`).
+    public struct Status: Codable, Sendable, Hashable {
+        public var state: BrowserReply.LockState
+        /// The vault's path.
+        public var vault: String
+        /// The session's revision (``revision``).
+        public var revision: Int
+        /// The idle lock, in seconds (0: never).
+        public var idleLockSeconds: Double
+        /// The credentials the browser can be offered (unlocked only).
+        public var identities: Int?
+        /// The paired browsers (unlocked only).
+        public var pairings: Int?
+        /// Seconds until the idle lock unless the vault is used (unlocked, with an idle lock).
+        public var lockInSeconds: Double?
+
+        /// A status without the members of an unlocked vault (set them after).
+        public init(state: BrowserReply.LockState, vault: String, revision: Int, idleLockSeconds: Double) {
+            (self.state, self.vault, self.revision, self.idleLockSeconds) = (state, vault, revision, idleLockSeconds)
+        }
+    }
+
+    /// The session's state, for `keyhaven agent status` and the web app.
+    public func status() -> Status {
+        let session = onSession { $0.status() }
+        var status = Status(
+            state: session.unlocked ? .unlocked : .locked,
+            vault: session.vaultPath,
+            revision: session.revision,
+            idleLockSeconds: session.idleLock.isFinite ? session.idleLock.rounded() : 0
+        )
+        if session.unlocked {
             refreshIndex()
             state.withLock { state in
-                object["identities"] = .number(Double(state.index.count))
-                object["pairings"] = .number(Double(state.pairings.count))
+                status.identities = state.index.count
+                status.pairings = state.pairings.count
             }
-            object["lockInSeconds"] = .number((status.lockIn ?? 0).rounded())
+            let lockIn = session.lockIn ?? 0
+            status.lockInSeconds = lockIn.isFinite ? lockIn.rounded() : nil
         }
-        return .object(object)
+        return status
     }
 
     /// The session's revision (grows with every unlock, lock and change of the vault).

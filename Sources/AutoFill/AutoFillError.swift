@@ -15,7 +15,7 @@ public enum AutoFillErrorDomain: KeyhavenErrorDomain {
 extension AutoFillError {
     /// `{"code": …, "localizedFailureReason": …}`.
     public var json: JSONValue {
-        JSONValue(encoding: BrowserReply.Failure(code: code.name, localizedFailureReason: message))
+        JSONValue(encoding: BrowserReply.Failure(self))
     }
 }
 

@@ -8,7 +8,7 @@ public import _KeyhavenSupport
 ///
 /// - `{"v": 1, "type": "host.hello", …}`: the browser's native host (``BrowserHostHello``); the
 ///   AutoFill protocol follows (``BrowserClearRequest``, then sealed ``BrowserRequest``s);
-/// - `{"type": "session", "version": 1, …}` or its parts header `session.parts`: a vault command's
+/// - `{"type": "session", "v": 1, …}` or its parts header `session.parts`: a vault command's
 ///   typed ``SessionRequest`` (``SessionProtocol``, which checks its own version);
 /// - `{"v": 1, "id": N, "type": "agent.…", …}`: one of the agent's own ``AgentCommand``s.
 ///
@@ -57,8 +57,9 @@ public enum AgentFrame: Sendable, Hashable {
 
 /// What the CLI asks of the agent itself (`keyhaven unlock`, `lock`, `agent status`, `agent stop`,
 /// `browser pair`, `ui`…): `{"v": 1, "id": N, "type": "agent.…", …members}`, answered with `ok`
-/// or `error` as the browser protocol's replies are. The CLI builds these (``AgentFrame/read(_:)``
-/// reads them), so a member renamed on one side does not compile.
+/// (the command's ``AgentReply`` type) or `error`, as the browser protocol's replies are
+/// (``AgentResponse``). The CLI builds these (``AgentFrame/read(_:)`` reads them) and asks them
+/// through ``AgentCall``, so a member renamed on one side does not compile.
 public enum AgentCommand: Sendable, Hashable, Codable {
     /// The agent's state, vault, revision, idle lock, pid and socket.
     case status

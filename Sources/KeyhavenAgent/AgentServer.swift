@@ -26,21 +26,7 @@ import Darwin
 /// nothing here blocks a thread: the vault's work runs on the session's executor.
 public final class AgentServer: Sendable {
     /// What `agent.ui` answers (`keyhaven ui`).
-    public struct WebAppLaunch: Sendable {
-        /// The one-time launch URL, `http://127.0.0.1:PORT/launch?secret=…`.
-        public var url: String
-        /// The port the web app itself bound (the URL names it).
-        public var port: Int
-        /// The private redirect file that carries the URL to a browser, when one was asked for: a
-        /// browser is given this path, never the URL, so the secret is in no process's argv.
-        public var launchFile: String?
-
-        public init(url: String, port: Int, launchFile: String?) {
-            self.url = url
-            self.port = port
-            self.launchFile = launchFile
-        }
-    }
+    public typealias WebAppLaunch = AgentReply.WebAppLaunch
 
     /// Starts the web app if needed (on the port asked for, 0: any) and returns a new launch, with
     /// a launch file when `launchFile` (`keyhaven ui`).
@@ -269,10 +255,10 @@ public final class AgentServer: Sendable {
                         try await outbound.write(ByteBuffer(bytes: part))
                     }
                 case .command(let id, let command):
-                    try await outbound.write(ByteBuffer(bytes: await answerCLI(id: id, command).encoded()))
+                    try await outbound.write(ByteBuffer(bytes: await answerCLI(id: id, command)))
                 case .browserHost:
                     let refusal = AutoFillError(.badRequest, "host.hello opens a connection; it cannot come later.")
-                    try await outbound.write(ByteBuffer(bytes: BrowserReply.json(id: nil, .failure(refusal)).encoded()))
+                    try await outbound.write(ByteBuffer(bytes: AgentResponse.encode(id: .null, .failure(refusal))))
                 }
                 guard let frame = try await frames.next(), let read = AgentFrame.read(Data(buffer: frame)) else {
                     return
@@ -298,40 +284,43 @@ public final class AgentServer: Sendable {
         return credentials?.uid
     }
 
-    /// One CLI request (`agent.*`), answered with `{ok}` or `{error}` (and its `id`).
-    func answerCLI(id: JSONValue, _ command: Result<AgentCommand, AutoFillError>) async -> JSONValue {
-        do {
-            return ["v": 1, "id": id, "ok": try await cliAnswer(try command.get())]
-        } catch let error as AutoFillError {
-            return ["v": 1, "id": id, "error": error.json]
+    /// One CLI request (`agent.*`), answered with `{ok}` (the command's ``AgentReply`` type) or
+    /// `{error}`, and its `id` (``AgentResponse``).
+    func answerCLI(id: JSONValue, _ command: Result<AgentCommand, AutoFillError>) async -> Data {
+        do throws(AutoFillError) {
+            let command = try command.get()
+            let ok = try await cliAnswer(command)
+            assert(
+                ObjectIdentifier(type(of: ok)) == ObjectIdentifier(command.kind.replyType),
+                "\(command.kind.type) answered with \(type(of: ok)), not its replyType"
+            )
+            return AgentResponse.encode(id: id, .success(ok))
         } catch {
-            return ["v": 1, "id": id, "error": AutoFillError(.failed, "\(error)").json]
+            return AgentResponse.encode(id: id, .failure(error))
         }
     }
 
-    func cliAnswer(_ command: AgentCommand) async throws -> JSONValue {
+    func cliAnswer(_ command: AgentCommand) async throws(AutoFillError) -> any Codable & Sendable {
         switch command {
         case .status:
-            var status = await agent.status()
-            if case .object(var members) = status {
-                members["agentVersion"] = .string(version)
-                members["socket"] = .string(socketPath)
-                members["pid"] = .number(Double(getpid()))
-                status = .object(members)
-            }
-            return status
+            return AgentReply.Status(
+                session: await agent.status(),
+                agentVersion: version,
+                socket: socketPath,
+                pid: Int(getpid())
+            )
         case .unlock(let password):
             try await agent.unlock(masterPassword: password)
-            return ["state": "unlocked"]
+            return AgentReply.State(.unlocked)
         case .lock:
             await agent.lock()
-            return ["state": "locked"]
+            return AgentReply.State(.locked)
         case .stop:
             Task {
                 try? await Task.sleep(for: .milliseconds(100))
                 await self.stop()
             }
-            return ["state": "stopped"]
+            return AgentReply.State(.stopped)
         case .pairCode(let timeoutSeconds):
             guard await agent.isUnlocked else {
                 throw AutoFillError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")
@@ -343,34 +332,21 @@ public final class AgentServer: Sendable {
                     "No browser asked to pair within \(Int(timeout)) seconds: click Pair in Keyhaven's browser extension."
                 )
             }
-            return ["code": .string(code), "clientName": .string(name)]
+            return AgentReply.PairingCode(code: code, clientName: name)
         case .pairings:
-            let formatter = ISO8601DateFormatter()
-            return .array(
-                try await agent.pairings().map { pairing in
-                    [
-                        "id": .string(pairing.id), "name": .string(pairing.name), "caller": .string(pairing.caller),
-                        "browser": .string(pairing.browser),
-                        "created": .string(formatter.string(from: pairing.created)),
-                    ]
-                }
-            )
+            return try await agent.pairings().map(AgentReply.Pairing.init)
         case .revokePairing(let id):
             try await agent.revokePairing(id)
-            return ["revoked": .string(id)]
+            return AgentReply.Revoked(revoked: id)
         case .sites:
-            return .array(await agent.sites().map { .string($0) })
+            return await agent.sites()
         case .ui(let port, let launchFile):
             guard let launchWebApp else { throw AutoFillError(.failed, "This agent does not serve the web app.") }
-            let launch: WebAppLaunch
             do {
-                launch = try await launchWebApp(port ?? 0, launchFile ?? false)
+                return try await launchWebApp(port ?? 0, launchFile ?? false)
             } catch {
                 throw AutoFillError(.failed, "\(error)")
             }
-            var answer: [String: JSONValue] = ["url": .string(launch.url), "port": .number(Double(launch.port))]
-            if let file = launch.launchFile { answer["launchFile"] = .string(file) }
-            return .object(answer)
         }
     }
 

@@ -2,7 +2,6 @@ import AutoFill
 import Foundation
 import HTTPTypes
 import Hummingbird
-import NIOCore
 import OneTimeCodes
 import PasswordStrength
 import SecurityRecommendations
@@ -16,11 +15,7 @@ import _KeyhavenWeb
 extension WebApp {
     func addAPIRoutes(to router: Router<WebAppContext>) {
         router.get("/api/status") { _, _ -> Response in
-            Response(
-                status: .ok,
-                headers: [.contentType: "application/json"],
-                body: .init(byteBuffer: ByteBuffer(bytes: await self.agent.status().encoded()))
-            )
+            try Self.json(await self.agent.status())
         }
         router.get("/api/audit") { _, _ -> Response in
             let vault = try await self.requireVault()

@@ -109,7 +109,7 @@ import _KeyhavenSupport
         harness.clock.advance(by: 1_000_000)
         await next.session.tick()
         #expect(await next.isUnlocked)
-        #expect(await next.status()["idleLockSeconds"]?.number == 0)
+        #expect(await next.status().idleLockSeconds == 0)
     }
 
     @Test func pairingsAreSealedInTheVaultAndSurviveARestartAndRevokingEndsThem() async throws {

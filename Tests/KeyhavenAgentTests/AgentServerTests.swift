@@ -41,6 +41,12 @@ import Glibc
             return try JSONValue.parse(try #require(try connection.receive()))
         }
 
+        /// One `agent.*` command, sent and read as the CLI does (``AgentCall``, ``AgentResponse``).
+        func call<Reply>(_ connection: FrameConnection, _ call: AgentCall<Reply>) throws -> Reply {
+            try connection.send(call.command.frame(id: 1))
+            return try AgentResponse.decode(try #require(try connection.receive()), as: call).get()
+        }
+
         /// One typed request of the CLI's (``SessionProtocol``) and its answer, each in parts when
         /// longer than a frame; `parts` counts the frames of the answer.
         func session(
@@ -112,6 +118,12 @@ import Glibc
         }
         let after = try #require(try running.ask(cli, ["v": 1, "id": 10, "type": "agent.status"])["ok"])
         #expect(after["revision"]?.integer ?? 0 > before && after["identities"]?.integer == 2)
+        // The same answers, read as the CLI reads them: typed.
+        let typed = try running.call(cli, .status)
+        #expect(typed.session.state == .unlocked && typed.session.identities == 2 && typed.session.pairings == 0)
+        #expect(typed.agentVersion == "test" && typed.pid == Int(getpid()) && typed.socket == running.server.socketPath)
+        #expect(try running.call(cli, .sites) == ["example.com", "example.org"])
+        #expect(try running.call(cli, .pairings).isEmpty)
         #expect(try running.testVault.vault.credential(id).user == "bob")
         // Argv no longer crosses the socket: `agent.run` is an unknown request.
         let run = try running.ask(cli, ["v": 1, "id": 11, "type": "agent.run", "arguments": ["list", "--json"]])
@@ -126,6 +138,9 @@ import Glibc
         #expect(sites == ["example.com", "example.org"])
         _ = try running.ask(cli, ["v": 1, "id": 7, "type": "agent.lock"])
         #expect(try running.ask(cli, ["v": 1, "id": 8, "type": "agent.status"])["ok"]?["state"]?.string == "locked")
+        #expect(throws: AutoFillError(.locked, "")) { try running.call(cli, .pairings) }
+        #expect(try running.call(cli, .unlock(masterPassword: running.testVault.masterPassword)).state == .unlocked)
+        #expect(try running.call(cli, .lock) == AgentReply.State(.locked))
     }
 
     /// A message longer than a frame travels in parts, both ways: a credential with 1.5 MiB of

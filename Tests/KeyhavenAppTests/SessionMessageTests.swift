@@ -150,10 +150,46 @@ struct SessionMessageTests {
                 #expect(sent.message == received.message)
             }
         }
-        // The envelope names its type and version.
+        // The envelope names its type and version (`v`, as every message on the socket).
         let envelope =
             try JSONSerialization.jsonObject(with: try SessionProtocol.encode(.pendingUpgrades)) as? [String: Any]
-        #expect(envelope?["type"] as? String == "session" && envelope?["version"] as? Int == SessionProtocol.version)
+        #expect(envelope?["type"] as? String == "session" && envelope?["v"] as? Int == SessionProtocol.version)
+    }
+
+    /// The version is `v`; for one release each message also carries `version`, the name it had,
+    /// and a message with `version` alone (from the release before) is read: an agent left
+    /// running across an update and the new CLI still understand each other.
+    @Test func theVersionIsVAndTheOldNameIsReadForOneRelease() throws {
+        func members(_ frame: Data) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: frame) as? [String: Any])
+        }
+        let request = try members(try SessionProtocol.encode(.list(deleted: false), id: 5))
+        #expect(request["v"] as? Int == 1 && request["version"] as? Int == 1)
+        let response = try members(SessionProtocol.encode(.done, id: 5))
+        #expect(response["v"] as? Int == 1 && response["version"] as? Int == 1)
+        let header = try members(SessionProtocol.frames(Data(count: 10), limit: 4)[0])
+        #expect(header["v"] as? Int == 1 && header["version"] as? Int == 1 && header["parts"] as? Int == 3)
+
+        // The release before wrote `version` only; this one reads it.
+        let old = Data(#"{"type":"session","version":1,"id":6,"request":{"list":{"deleted":false}}}"#.utf8)
+        let (id, decoded) = SessionProtocol.decodeRequest(old)
+        #expect(id == 6 && (try? decoded.get()) == .list(deleted: false), "\(decoded)")
+        let oldAnswer = Data(#"{"version":1,"id":6,"response":{"done":{}}}"#.utf8)
+        #expect(try SessionProtocol.decodeResponse(oldAnswer) == .done)
+        #expect(try SessionProtocol.parts(in: Data(#"{"type":"session.parts","version":1,"parts":2}"#.utf8)) == 2)
+        // `v` alone is what the release after writes.
+        let new = Data(#"{"type":"session","v":1,"id":7,"request":{"list":{"deleted":true}}}"#.utf8)
+        #expect((try? SessionProtocol.decodeRequest(new).request.get()) == .list(deleted: true))
+        #expect(try SessionProtocol.decodeResponse(Data(#"{"v":1,"id":7,"response":{"done":{}}}"#.utf8)) == .done)
+        #expect(try SessionProtocol.parts(in: Data(#"{"type":"session.parts","v":1,"parts":2}"#.utf8)) == 2)
+        // `v` decides when both are there; neither is a bad request.
+        let newer = Data(#"{"type":"session","v":2,"version":1,"id":8,"request":{"list":{"deleted":true}}}"#.utf8)
+        #expect(throws: SessionError(.unsupportedVersion, "")) {
+            try SessionProtocol.decodeRequest(newer).request.get()
+        }
+        #expect(throws: SessionError(.badRequest, "")) {
+            try SessionProtocol.parts(in: Data(#"{"type":"session.parts","parts":2}"#.utf8))
+        }
     }
 
     @Test func errorCodesTravelByTheirNames() throws {

@@ -105,6 +105,24 @@ struct AgentCommandTests {
         #expect(try run(completion).stdout.split(separator: "\n") == ["github.com"])
         let status = try run(["agent", "status", "--json"])
         #expect(status.stdout.contains("\"state\":\"unlocked\"") && status.stdout.contains("\"identities\":2"))
+        // What `agent status` and `browser pairings` print is what they printed before the agent's
+        // replies were typed: the same members, and the same lines.
+        let members = try #require(try JSONValue.parse(Data(status.stdout.utf8)).object)
+        #expect(
+            Set(members.keys) == [
+                "agentVersion", "identities", "idleLockSeconds", "lockInSeconds", "pairings", "pid", "revision",
+                "running", "socket", "state", "vault",
+            ]
+        )
+        #expect(members["running"] == true && members["idleLockSeconds"] == 3600 && members["pairings"] == 0)
+        let line = try run(["agent", "status"]).stdout
+        let pid = try #require(members["pid"]?.integer)
+        #expect(
+            line.hasPrefix("Agent \(pid) on \(members["socket"]?.string ?? "?"): unlocked, 2 credentials, locks in ")
+        )
+        #expect(line.hasSuffix(" s unless used (vault \(members["vault"]?.string ?? "?")).\n"), "\(line)")
+        #expect(try run(["browser", "pairings"]).stdout == "No browser is paired (run `keyhaven browser pair`).\n")
+        #expect(try run(["browser", "pairings", "--json"]).stdout == "[]\n")
         // The commands reach the agent with typed requests only: it runs no command line, whoever asks.
         let socket = try #require(
             try UnixSocket.connect(to: directory.appendingPathComponent("run/keyhaven/agent.sock").path)

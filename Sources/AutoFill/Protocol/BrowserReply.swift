@@ -142,6 +142,16 @@ public enum BrowserReply {
     public struct Failure: BrowserProtocolObject, Hashable {
         public var code: String
         public var localizedFailureReason: String
+
+        public init(code: String, localizedFailureReason: String) {
+            self.code = code
+            self.localizedFailureReason = localizedFailureReason
+        }
+
+        /// `error` as it travels: its code's name and its message.
+        public init(_ error: AutoFillError) {
+            self.init(code: error.code.name, localizedFailureReason: error.message)
+        }
     }
 
     /// A reply to request `id`: its answer, or the error.

@@ -132,14 +132,20 @@ public struct CredentialChanges: Hashable, Sendable, Codable {
 
 /// The envelope of a session message on the agent's socket and its version.
 ///
-/// A request is `{"type": "session", "version": 1, "id": N, "request": {…}}`, its answer
-/// `{"version": 1, "id": N, "response": {…}}`. A request of another version is refused with
+/// A request is `{"type": "session", "v": 1, "id": N, "request": {…}}`, its answer
+/// `{"v": 1, "id": N, "response": {…}}`. A request of another version is refused with
 /// ``SessionError/Code/unsupportedVersion`` before anything else of it is read, and so is an
 /// answer of another version: the CLI and the agent must be the same Keyhaven.
 ///
 /// A message longer than a frame (a listing of thousands of credentials, a large import) travels
-/// in parts (``frames(_:limit:)``): a header `{"type": "session.parts", "version": 1, "parts": K}`,
+/// in parts (``frames(_:limit:)``): a header `{"type": "session.parts", "v": 1, "parts": K}`,
 /// then K frames whose bytes, joined, are the message.
+///
+/// The version is `v`, as on every other message of the socket (``AgentCommand``, the browser
+/// protocol). This envelope first named it `version`; for one release every session message still
+/// carries `version` too and a message with `version` alone is read, so a CLI and an agent a
+/// release apart (an agent left running across an update) still understand each other. The
+/// release after drops `version` (``Versioned/version``).
 public enum SessionProtocol {
     /// The version this Keyhaven speaks.
     public static let version = 1
@@ -150,9 +156,19 @@ public enum SessionProtocol {
     /// The most parts a message may have (128 frames of 1 MiB: an import's 64 MiB file, parsed).
     public static let maximumParts = 128
 
-    struct Header: Codable {
+    /// The version members of a session message: `v`, and `version` for one release.
+    protocol Versioned {
+        /// The protocol version.
+        var v: Int? { get }
+        /// The name `v` had before; written beside `v` and read when `v` is absent, for one
+        /// release only (remove it in the next).
+        var version: Int? { get }
+    }
+
+    struct Header: Codable, Versioned {
         var type: String?
-        var version: Int
+        var v: Int?
+        var version: Int?
         var id: Int?
         var parts: Int?
     }
@@ -164,7 +180,9 @@ public enum SessionProtocol {
         let chunks = stride(from: 0, to: message.count, by: limit).map { offset in
             Data(message.dropFirst(offset).prefix(limit))
         }
-        let header = Data(#"{"type":"\#(partsType)","version":\#(version),"parts":\#(chunks.count)}"#.utf8)
+        let header = Data(
+            #"{"type":"\#(partsType)","v":\#(version),"version":\#(version),"parts":\#(chunks.count)}"#.utf8
+        )
         return [header] + chunks
     }
 
@@ -174,22 +192,27 @@ public enum SessionProtocol {
         guard let header = try? JSONDecoder().decode(Header.self, from: frame), header.type == partsType else {
             return nil
         }
-        guard header.version == version else { throw .unsupportedVersion(header.version) }
+        guard let received = header.protocolVersion else {
+            throw SessionError(.badRequest, "A message in parts has no session protocol version.")
+        }
+        guard received == version else { throw .unsupportedVersion(received) }
         guard let parts = header.parts, (1...maximumParts).contains(parts) else {
             throw SessionError(.badRequest, "A message in parts has 1 to \(maximumParts) parts.")
         }
         return parts
     }
 
-    struct RequestFrame: Codable {
+    struct RequestFrame: Codable, Versioned {
         var type = SessionProtocol.type
-        var version: Int
+        var v: Int?
+        var version: Int?
         var id: Int
         var request: SessionRequest
     }
 
-    struct ResponseFrame: Codable {
-        var version: Int
+    struct ResponseFrame: Codable, Versioned {
+        var v: Int?
+        var version: Int?
         var id: Int
         var response: SessionResponse
     }
@@ -200,17 +223,18 @@ public enum SessionProtocol {
         id: Int = 1,
         version: Int = SessionProtocol.version
     ) throws -> Data {
-        try JSONEncoder().encode(RequestFrame(version: version, id: id, request: request))
+        try JSONEncoder().encode(RequestFrame(v: version, version: version, id: id, request: request))
     }
 
     /// The request in `frame` and its id; the error says why it cannot be served (another version,
     /// a request this Keyhaven does not know). The error never repeats what the frame holds.
     public static func decodeRequest(_ frame: Data) -> (id: Int, request: Result<SessionRequest, SessionError>) {
-        guard let header = try? JSONDecoder().decode(Header.self, from: frame) else {
+        guard let header = try? JSONDecoder().decode(Header.self, from: frame), let received = header.protocolVersion
+        else {
             return (0, .failure(SessionError(.badRequest, "The request has no session protocol version.")))
         }
         let id = header.id ?? 0
-        guard header.version == version else { return (id, .failure(.unsupportedVersion(header.version))) }
+        guard received == version else { return (id, .failure(.unsupportedVersion(received))) }
         do {
             return (id, .success(try JSONDecoder().decode(RequestFrame.self, from: frame).request))
         } catch {
@@ -221,20 +245,22 @@ public enum SessionProtocol {
     /// An answer ready to send.
     public static func encode(_ response: SessionResponse, id: Int, version: Int = SessionProtocol.version) -> Data {
         do {
-            return try JSONEncoder().encode(ResponseFrame(version: version, id: id, response: response))
+            return try JSONEncoder().encode(ResponseFrame(v: version, version: version, id: id, response: response))
         } catch {
             let failure = SessionResponse.failure(SessionError(.failed, "The answer could not be written."))
             // A failure always encodes.
-            return (try? JSONEncoder().encode(ResponseFrame(version: version, id: id, response: failure))) ?? Data()
+            let frame = ResponseFrame(v: version, version: version, id: id, response: failure)
+            return (try? JSONEncoder().encode(frame)) ?? Data()
         }
     }
 
     /// The answer in `frame`.
     public static func decodeResponse(_ frame: Data) throws(SessionError) -> SessionResponse {
-        guard let header = try? JSONDecoder().decode(Header.self, from: frame) else {
+        guard let header = try? JSONDecoder().decode(Header.self, from: frame), let received = header.protocolVersion
+        else {
             throw SessionError(.badRequest, "The agent's answer has no session protocol version.")
         }
-        guard header.version == version else { throw .unsupportedVersion(header.version) }
+        guard received == version else { throw .unsupportedVersion(received) }
         do {
             return try JSONDecoder().decode(ResponseFrame.self, from: frame).response
         } catch {
@@ -254,6 +280,11 @@ public enum SessionProtocol {
         guard let path = context?.codingPath, !path.isEmpty else { return "" }
         return " at " + path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
     }
+}
+
+extension SessionProtocol.Versioned {
+    /// The version the message carries: `v`, else (a message of the release before) `version`.
+    var protocolVersion: Int? { v ?? version }
 }
 
 extension SessionError {

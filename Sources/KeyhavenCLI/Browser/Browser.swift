@@ -258,16 +258,9 @@ extension Keyhaven {
                 let connection = try AgentClient.require(socket)
                 if !json { Output.error("Waiting for Keyhaven's browser extension to ask for pairing (click Pair)…") }
                 let answer = try AgentClient.request(connection, .pairCode(timeoutSeconds: Double(timeout)))
-                let code = answer["code"]?.string ?? ""
+                let code = answer.code
                 if json {
-                    print(
-                        String(
-                            decoding: JSONValue.object([
-                                "code": .string(code), "clientName": answer["clientName"] ?? .null,
-                            ]).encoded(),
-                            as: UTF8.self
-                        )
-                    )
+                    print(try Output.jsonLine(answer))
                 } else {
                     print("Type this code into the extension: \(code.prefix(3)) \(code.dropFirst(3))")
                 }
@@ -290,18 +283,14 @@ extension Keyhaven {
                     print("Revoked \(revoke).")
                     return
                 }
-                let list = try AgentClient.request(connection, .pairings)
+                let pairings = try AgentClient.request(connection, .pairings)
                 if json {
-                    print(String(decoding: list.encoded(), as: UTF8.self))
+                    print(try Output.jsonLine(pairings))
                     return
                 }
-                let pairings = list.array ?? []
                 if pairings.isEmpty { print("No browser is paired (run `keyhaven browser pair`).") }
                 for pairing in pairings {
-                    print(
-                        "\(pairing["id"]?.string ?? "")  \(pairing["name"]?.string ?? "")  "
-                            + "\(pairing["browser"]?.string ?? "")  paired \(pairing["created"]?.string ?? "")"
-                    )
+                    print("\(pairing.id)  \(pairing.name)  \(pairing.browser)  paired \(pairing.created)")
                 }
             }
         }

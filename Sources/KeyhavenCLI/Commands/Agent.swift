@@ -162,22 +162,30 @@ extension Keyhaven {
                 }
                 let status = try AgentClient.request(connection, .status)
                 if json {
-                    var members: [String: JSONValue] = [:]
-                    if case .object(let object) = status { members = object }
-                    members["running"] = true
-                    print(String(decoding: JSONValue.object(members).encoded(), as: UTF8.self))
+                    print(try Output.jsonLine(RunningStatus(status: status)))
                     return
                 }
-                let state = status["state"]?.string ?? "?"
-                var line =
-                    "Agent \(status["pid"]?.integer.map(String.init) ?? "?") on \(status["socket"]?.string ?? "?"): \(state)"
-                if state == "unlocked" {
-                    line += ", \(status["identities"]?.integer ?? 0) credentials"
-                    if let left = status["lockInSeconds"]?.number, left.isFinite {
+                let session = status.session
+                var line = "Agent \(status.pid) on \(status.socket): \(session.state.rawValue)"
+                if session.state == .unlocked {
+                    line += ", \(session.identities ?? 0) credentials"
+                    if let left = session.lockInSeconds, left.isFinite {
                         line += ", locks in \(Int(left)) s unless used"
                     }
                 }
-                print(line + " (vault \(status["vault"]?.string ?? "?")).")
+                print(line + " (vault \(session.vault)).")
+            }
+
+            /// `--json`: the agent's status and `running: true`, in one object.
+            struct RunningStatus: Encodable {
+                var status: AgentReply.Status
+                enum CodingKeys: CodingKey { case running }
+
+                func encode(to encoder: any Encoder) throws {
+                    try status.encode(to: encoder)
+                    var container = encoder.container(keyedBy: CodingKeys.self)
+                    try container.encode(true, forKey: .running)
+                }
             }
         }
 
@@ -251,14 +259,14 @@ extension Keyhaven {
 
         func run() async throws {
             let connection = try AgentClient.require(socket)
-            let status = try AgentClient.request(connection, .status)
-            if status["state"]?.string == "unlocked" {
+            let status = try AgentClient.request(connection, .status).session
+            if status.state == .unlocked {
                 print("The agent is already unlocked.")
                 return
             }
             let password = try options.masterPassword()
             _ = try AgentClient.request(connection, .unlock(masterPassword: password))
-            print("Unlocked \(status["vault"]?.string ?? "the vault").")
+            print("Unlocked \(status.vault).")
         }
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AutoFill
 import Foundation
 import KeyhavenAgent
 import _KeyhavenSupport
@@ -70,7 +71,7 @@ extension Keyhaven {
             }
             let environment = CommandIO.current.environment
             if options.passwordStdin || !(environment["KEYHAVEN_PASSWORD"] ?? "").isEmpty,
-                try AgentClient.request(connection, .status)["state"]?.string != "unlocked"
+                try AgentClient.request(connection, .status).session.state != .unlocked
             {
                 let password = try options.masterPassword()
                 _ = try AgentClient.request(connection, .unlock(masterPassword: password))

@@ -41,9 +41,9 @@ enum AccountArgument {
     /// otherwise.
     static let completion = CompletionKind.custom { _, _, prefix in
         guard let connection = try? AgentClient.connect(),
-            let sites = try? AgentClient.request(connection, .sites).array
+            let sites = try? AgentClient.request(connection, .sites)
         else { return [] }
-        return sites.compactMap(\.string).filter { $0.hasPrefix(prefix) }
+        return sites.filter { $0.hasPrefix(prefix) }
     }
 
     /// The SERVICE part of `SERVICE[/USER]`.

@@ -40,28 +40,30 @@ enum AgentClient {
         return connection
     }
 
-    /// Sends one request and returns its `ok`, turning an `error` into a failure (exit 2 for a
-    /// wrong password or a locked agent, as for the vault).
-    static func request(_ connection: FrameConnection, _ command: AgentCommand) throws -> JSONValue {
-        let reply: JSONValue
+    /// Sends one command and returns what it is answered with (``AgentReply``), turning a refusal
+    /// into a failure (exit 2 for a wrong password or a locked agent, as for the vault) and an
+    /// answer it cannot read (another protocol version, another shape) into one that says so.
+    static func request<Reply>(_ connection: FrameConnection, _ call: AgentCall<Reply>) throws -> Reply {
+        let frame: Data
         do {
-            try connection.send(command.frame(id: 1))
-            guard let frame = try connection.receive() else {
+            try connection.send(call.command.frame(id: 1))
+            guard let received = try connection.receive() else {
                 throw Output.failure("the agent closed the connection")
             }
-            reply = try JSONValue.parse(frame)
+            frame = received
         } catch let failure as CommandFailure {
             throw failure
         } catch {
             throw Output.failure("the agent did not answer: \(error)")
         }
-        if let error = reply["error"] {
-            let code = error["code"]?.string ?? "failed"
-            let reason = error["localizedFailureReason"]?.string ?? "the agent refused"
-            let exit: Int32 = ["wrongPassword", "locked"].contains(code) ? 2 : 1
-            throw Output.failure(reason.hasSuffix(".") ? String(reason.dropLast()) : reason, exitCode: exit)
+        switch AgentResponse.decode(frame, as: call) {
+        case .success(let reply):
+            return reply
+        case .failure(let error):
+            let reason = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
+            let exit: Int32 = [.wrongPassword, .locked].contains(error.code) ? 2 : 1
+            throw Output.failure(reason, exitCode: exit)
         }
-        return reply["ok"] ?? .null
     }
 
     /// The running agent's unlocked session for the vault at `vaultURL`, reached with typed
@@ -84,10 +86,9 @@ enum AgentClient {
             )
         }
         guard let connection = reached,
-            let status = try? request(connection, .status),
-            status["state"]?.string == "unlocked",
-            let path = status["vault"]?.string,
-            URL(fileURLWithPath: path).standardizedFileURL == vaultURL.standardizedFileURL
+            let status = try? request(connection, .status).session,
+            status.state == .unlocked,
+            URL(fileURLWithPath: status.vault).standardizedFileURL == vaultURL.standardizedFileURL
         else { return nil }
         return AgentCredentialStore(connection: connection)
     }

@@ -1,5 +1,5 @@
 import Foundation
-import _KeyhavenSupport
+import KeyhavenAgent
 
 #if canImport(Glibc)
 import Glibc
@@ -18,14 +18,9 @@ struct WebLaunch {
     /// The redirect file to open, when one was asked for.
     var file: URL?
 
-    init(_ answer: JSONValue, port requested: Int, socketPath: String, file wanted: Bool) throws {
-        guard let port = answer["port"]?.integer else {
-            throw Output.failure(
-                "the agent did not say which port its web app bound (an agent of an older Keyhaven?): "
-                    + "`keyhaven agent stop`, then run `keyhaven ui` again"
-            )
-        }
-        guard let url = answer["url"]?.string, Self.isLaunchURL(url, port: port) else {
+    init(_ answer: AgentReply.WebAppLaunch, port requested: Int, socketPath: String, file wanted: Bool) throws {
+        let port = answer.port
+        guard Self.isLaunchURL(answer.url, port: port) else {
             // Never the URL itself in the message: it may carry a secret.
             throw Output.failure("the agent answered with an address that is not its web app's; nothing was opened")
         }
@@ -35,10 +30,10 @@ struct WebLaunch {
                     + "agent (`keyhaven agent stop`) and run `keyhaven ui --port \(requested)` again"
             )
         }
-        self.url = url
+        self.url = answer.url
         self.port = port
         guard wanted else { return }
-        guard let path = answer["launchFile"]?.string else {
+        guard let path = answer.launchFile else {
             throw Output.failure(
                 "the agent wrote no launch file; run `keyhaven ui --no-open` and open the URL yourself"
             )
