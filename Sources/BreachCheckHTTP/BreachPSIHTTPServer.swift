@@ -120,15 +120,18 @@ public struct BreachPSIHTTPServer: Sendable {
 
     /// An application serving the router on `host:port`; `runService()` shuts it down gracefully
     /// on SIGINT / SIGTERM.
-    public func application(host: String = "127.0.0.1", port: Int = 8080, logger: Logger? = nil)
+    public func application(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        logger: Logger? = nil
+    )
         -> some ApplicationProtocol
     {
-        var logger = logger ?? Logger(label: "keyhaven.breach-psi-server")
-        if logger.logLevel > .info { logger.logLevel = .info }
-        return Application(
-            router: router(),
-            configuration: .init(address: .hostname(host, port: port), serverName: "Keyhaven"),
-            logger: logger
+        breachServerApplication(
+            router(),
+            host: host,
+            port: port,
+            logger: logger ?? Logger(label: "keyhaven.breach-psi-server")
         )
     }
 
@@ -150,7 +153,9 @@ final class ExecutorPool: Sendable {
 
     func next() -> DedicatedThreadExecutor { executors[counter.next() % executors.count] }
 
-    func finish() { executors.forEach { $0.finish() } }
+    func finish() {
+        for executor in executors { executor.finish() }
+    }
 
     deinit { finish() }
 

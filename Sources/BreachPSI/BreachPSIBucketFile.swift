@@ -60,7 +60,10 @@ public final class BreachPSIBucketFile: BreachPSIBucketSource {
         path = url.path
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw BreachPSIError(.io, "cannot open the bucket file \(url.path); build it with `keyhaven breach psi build`")
+            throw BreachPSIError(
+                .io,
+                "cannot open the bucket file \(url.path); build it with `keyhaven breach psi build`"
+            )
         }
         var ok = false
         defer { if !ok { close(descriptor) } }
@@ -88,7 +91,10 @@ public final class BreachPSIBucketFile: BreachPSIBucketSource {
             let start = header[base..<base + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             if let last = starts.last {
                 guard start >= last else {
-                    throw BreachPSIError(.io, "\(url.path): bucket \(bucket) starts before the one before it; rebuild the file")
+                    throw BreachPSIError(
+                        .io,
+                        "\(url.path): bucket \(bucket) starts before the one before it; rebuild the file"
+                    )
                 }
                 largest = max(largest, start - last)
             } else if start != 0 {

@@ -82,7 +82,9 @@ public struct BreachPSIChecker: Sendable {
         var generator = SystemRandomNumberGenerator()
         let batches = requests(for: digests.count) / batchSize
         for batch in 0..<batches {
-            let real = Array(digests[min(batch * batchSize, digests.count)..<min((batch + 1) * batchSize, digests.count)])
+            let real = Array(
+                digests[min(batch * batchSize, digests.count)..<min((batch + 1) * batchSize, digests.count)]
+            )
             // (position in `real` or nil for padding, digest), shuffled.
             var slots: [(Int?, SHA1Digest)] = real.enumerated().map { ($0.offset, $0.element) }
             while slots.count < batchSize {

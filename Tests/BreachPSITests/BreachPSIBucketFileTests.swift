@@ -56,7 +56,11 @@ struct BreachPSIBucketFileTests {
         #expect(one.passes == 1)
         #expect(try Data(contentsOf: single) == Data(contentsOf: url))
         // No temporary file is left beside the output.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["buckets.khpsi", "single.khpsi"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [
+                "buckets.khpsi", "single.khpsi",
+            ]
+        )
     }
 
     @Test func aServerOverTheFileFindsBreachedAndCleanPasswords() throws {
@@ -75,7 +79,9 @@ struct BreachPSIBucketFileTests {
         // Another key's file: its entries would all be wrong.
         var rng = SeededRandomNumberGenerator(seed: 30)
         let other = BreachPSIServerKey(using: &rng)
-        #expect(throws: BreachPSIError.self) { try BreachPSIServer(key: other, bucketFile: BreachPSIBucketFile(url: url)) }
+        #expect(throws: BreachPSIError.self) {
+            try BreachPSIServer(key: other, bucketFile: BreachPSIBucketFile(url: url))
+        }
         // Cut short by one entry.
         let bytes = try Data(contentsOf: url)
         let cut = directory.appendingPathComponent("cut.khpsi")

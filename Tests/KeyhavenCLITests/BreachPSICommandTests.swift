@@ -80,8 +80,14 @@ struct BreachPSICommandTests {
         let scalar = Array(try Data(contentsOf: keyFile)).suffix(48).map { String(format: "%02x", $0) }.joined()
         let files = try FileManager.default.contentsOfDirectory(atPath: psi.path).sorted()
         #expect(files == ["buckets.khpsi", "public-key.hex", "server.key"])
-        #expect(!(try String(contentsOf: psi.appendingPathComponent("public-key.hex"), encoding: .utf8)).contains(scalar))
-        #expect(!(try Data(contentsOf: psi.appendingPathComponent("buckets.khpsi"))).contains(Data(Array(try Data(contentsOf: keyFile)).suffix(48))))
+        #expect(
+            !(try String(contentsOf: psi.appendingPathComponent("public-key.hex"), encoding: .utf8)).contains(scalar)
+        )
+        #expect(
+            !(try Data(contentsOf: psi.appendingPathComponent("buckets.khpsi"))).contains(
+                Data(Array(try Data(contentsOf: keyFile)).suffix(48))
+            )
+        )
 
         // A rerun keeps the key clients know.
         let again = try keyhaven.run(["breach", "psi", "build", source.path, "--output", psi.path, "--json"])
@@ -148,12 +154,18 @@ struct BreachPSICommandTests {
         #expect(missing.status == 1 && missing.stderr.contains("cannot read /nonexistent/pwned.txt"))
         let empty = directory.appendingPathComponent("empty.txt")
         try Data("nothing here\n".utf8).write(to: empty)
-        let none = try keyhaven.run(["breach", "psi", "build", empty.path, "--output", directory.appendingPathComponent("out").path])
+        let none = try keyhaven.run([
+            "breach", "psi", "build", empty.path, "--output", directory.appendingPathComponent("out").path,
+        ])
         #expect(none.status == 1 && none.stderr.contains("holds no SHA-1"), "\(none.stderr)")
         let source = try writeCorpus()
         let compact = directory.appendingPathComponent("compact.khbi").path
-        #expect(try keyhaven.run(["breach", "index", "build", source.path, "--output", compact, "--compact"]).status == 0)
-        let fromCompact = try keyhaven.run(["breach", "psi", "build", compact, "--output", directory.appendingPathComponent("c").path])
+        #expect(
+            try keyhaven.run(["breach", "index", "build", source.path, "--output", compact, "--compact"]).status == 0
+        )
+        let fromCompact = try keyhaven.run([
+            "breach", "psi", "build", compact, "--output", directory.appendingPathComponent("c").path,
+        ])
         #expect(fromCompact.status == 1 && fromCompact.stderr.contains("compact index"))
         // A damaged key file is not replaced silently.
         let psi = directory.appendingPathComponent("psi")
@@ -163,7 +175,10 @@ struct BreachPSICommandTests {
         #expect(damaged.status == 1 && damaged.stderr.contains("--new-key"), "\(damaged.stderr)")
         let replaced = try keyhaven.run(["breach", "psi", "build", source.path, "--output", psi.path, "--new-key"])
         #expect(replaced.status == 0, "\(replaced.stderr)")
-        let permissions = try FileManager.default.attributesOfItem(atPath: psi.appendingPathComponent("server.key").path)[.posixPermissions] as? Int
+        let permissions =
+            try FileManager.default.attributesOfItem(atPath: psi.appendingPathComponent("server.key").path)[
+                .posixPermissions
+            ] as? Int
         #expect(permissions == 0o600)
     }
 }

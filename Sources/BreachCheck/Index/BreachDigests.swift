@@ -79,8 +79,10 @@ public enum BreachDigests {
 extension BreachIndex {
     /// Calls `body` for every hash of a full index, in order (the 16-bit bucket, then the record's
     /// 18 bytes).
-    public func forEachDigest(progress: (Int, Int) -> Void = { _, _ in }, _ body: (SHA1Digest) -> Void) throws(BreachError)
-    {
+    public func forEachDigest(
+        progress: (Int, Int) -> Void = { _, _ in },
+        _ body: (SHA1Digest) -> Void
+    ) throws(BreachError) {
         guard kind == .full else {
             throw BreachError(.needsFullIndex, "a compact index keeps 64 bits of each hash; use a full index")
         }

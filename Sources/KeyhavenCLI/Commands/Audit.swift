@@ -62,7 +62,9 @@ extension Keyhaven {
                 )
             }
             if noNetwork && (breachAPI != nil || breachPSI != nil) {
-                throw ValidationError("\(breachAPI != nil ? "--breach-api" : "--breach-psi") needs the network; drop --no-network")
+                throw ValidationError(
+                    "\(breachAPI != nil ? "--breach-api" : "--breach-psi") needs the network; drop --no-network"
+                )
             }
         }
 
@@ -137,7 +139,9 @@ extension Keyhaven {
                 for item in items {
                     var line = "  \(item.id.prefix(8))  \(item.service)  \(item.user.isEmpty ? "-" : item.user)  "
                     line += item.issues.map(\.rawValue).joined(separator: ", ")
-                    if let count = item.breachCount, count > 0, summary.breachCheck != .psi { line += " (seen \(count)×)" }
+                    if let count = item.breachCount, count > 0, summary.breachCheck != .psi {
+                        line += " (seen \(count)×)"
+                    }
                     if let weakness = item.weakness { line += " — \(weakness)" }
                     if let reveal = item.password { line += "  password: \(reveal)" }
                     print(line)
@@ -158,7 +162,8 @@ extension Keyhaven {
             switch summary.breachCheck {
             case .index: breach = "offline index"
             case .api: breach = "range API (only 5 hex digits of each hash were sent)"
-            case .psi: breach = "private set intersection (only a 15-bit bucket and a blinded element per password were sent)"
+            case .psi:
+                breach = "private set intersection (only a 15-bit bucket and a blinded element per password were sent)"
             case .skipped, .pending: breach = "skipped"
             }
             print("Breach check: \(breach).")

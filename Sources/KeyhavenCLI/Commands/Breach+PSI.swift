@@ -64,7 +64,8 @@ extension Keyhaven.Breach.PSI {
         func run() async throws {
             let started = Date()
             let directory = URL(fileURLWithPath: output)
-            let keyURL = key.map { URL(fileURLWithPath: $0) } ?? directory.appendingPathComponent(PSIDirectory.secretKey)
+            let keyURL =
+                key.map { URL(fileURLWithPath: $0) } ?? directory.appendingPathComponent(PSIDirectory.secretKey)
             let input: BreachDigests.Source
             do {
                 input = try BreachDigests.source(path: source)
@@ -115,13 +116,20 @@ extension Keyhaven.Breach.PSI {
             }
             bar.finish()
             guard report.digests > 0 else {
-                throw Output.failure("\(source) holds no SHA-1 (\(badLines) malformed lines); give HIBP's `SHA1:COUNT` file or a full index")
+                throw Output.failure(
+                    "\(source) holds no SHA-1 (\(badLines) malformed lines); give HIBP's `SHA1:COUNT` file or a full index"
+                )
             }
             for sample in samples.prefix(10) { Output.error("keyhaven: skipped \(sample)") }
-            if badLines > samples.count { Output.error("keyhaven: … and \(badLines - samples.count) more malformed lines") }
+            if badLines > samples.count {
+                Output.error("keyhaven: … and \(badLines - samples.count) more malformed lines")
+            }
             let publicURL = directory.appendingPathComponent(PSIDirectory.publicKey)
             do {
-                try Data((Hex.encode(serverKey.publicKey.representation) + "\n").utf8).write(to: publicURL, options: .atomic)
+                try Data((Hex.encode(serverKey.publicKey.representation) + "\n").utf8).write(
+                    to: publicURL,
+                    options: .atomic
+                )
             } catch {
                 throw Output.failure("cannot write \(publicURL.path): \(error.localizedDescription)")
             }
@@ -158,7 +166,8 @@ extension Keyhaven.Breach.PSI {
             } else {
                 print(
                     "Built \(report.entries) entries from \(report.digests) hashes in \(report.passes) pass(es), "
-                        + String(format: "%.1f s", seconds) + ": \(directory.path) (key \(Hex.encode(serverKey.publicKey.id)), "
+                        + String(format: "%.1f s", seconds)
+                        + ": \(directory.path) (key \(Hex.encode(serverKey.publicKey.id)), "
                         + (reused ? "reused from" : "new in") + " \(keyURL.path))"
                 )
             }
@@ -177,7 +186,9 @@ extension Keyhaven.Breach.PSI {
             var generator = SystemRandomNumberGenerator()
             let key = BreachPSIServerKey(using: &generator)
             // A new key is written beside the old one and renamed over it: never a moment without one.
-            let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).new-\(UUID().uuidString)")
+            let temporary = url.deletingLastPathComponent().appendingPathComponent(
+                ".\(url.lastPathComponent).new-\(UUID().uuidString)"
+            )
             do throws(BreachPSIError) {
                 try key.save(to: exists ? temporary : url)
                 if exists, rename(temporary.path, url.path) != 0 {
