@@ -2,7 +2,7 @@ public import BreachPSI
 import Foundation
 import HTTPTypes
 public import Hummingbird
-public import Logging
+import Logging
 import NIOCore
 import _KeyhavenSupport
 public import _KeyhavenWeb
@@ -46,11 +46,8 @@ public struct BreachPSIHTTPServer: Sendable {
 
     /// What `GET /psi/v1/key` answers.
     struct Publication: Codable {
-        var version: Int
-        var buckets: Int
-        var entryLength: Int
-        var publicKey: String
-        var keyID: String
+        var version, buckets, entryLength: Int
+        var publicKey, keyID: String
     }
 
     /// A router with the two endpoints (and `GET /` describing the server).
@@ -118,26 +115,10 @@ public struct BreachPSIHTTPServer: Sendable {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
     }
 
-    /// An application serving the router on `host:port`; `runService()` shuts it down gracefully
-    /// on SIGINT / SIGTERM.
-    public func application(
-        host: String = "127.0.0.1",
-        port: Int = 8080,
-        logger: Logger? = nil
-    )
-        -> some ApplicationProtocol
-    {
-        breachServerApplication(
-            router(),
-            host: host,
-            port: port,
-            logger: logger ?? Logger(label: "keyhaven.breach-psi-server")
-        )
-    }
-
-    /// Serves until SIGINT or SIGTERM.
+    /// Serves on `host:port` until SIGINT or SIGTERM, then shuts down gracefully.
     public func run(host: String, port: Int) async throws {
-        try await application(host: host, port: port).runService()
+        let logger = Logger(label: "keyhaven.breach-psi-server")
+        try await breachServerApplication(router(), host: host, port: port, logger: logger).runService()
         executors.finish()
     }
 }

@@ -3,15 +3,12 @@ public import _KeyhavenSupport
 
 /// What a breach-PSI server publishes: its public key and the parameters of its buckets.
 public struct BreachPSIPublication: Sendable, Equatable {
-    public var version: Int
-    public var bucketCount: Int
-    public var entryLength: Int
+    /// The wire version, the number of buckets and the bytes of an entry.
+    public var version, bucketCount, entryLength: Int
     public var publicKey: BreachPSIPublicKey
 
     public init(version: Int, bucketCount: Int, entryLength: Int, publicKey: BreachPSIPublicKey) {
-        self.version = version
-        self.bucketCount = bucketCount
-        self.entryLength = entryLength
+        (self.version, self.bucketCount, self.entryLength) = (version, bucketCount, entryLength)
         self.publicKey = publicKey
     }
 

@@ -136,33 +136,25 @@ extension Keyhaven.Breach.PSI {
             let seconds = Date().timeIntervalSince(started)
             if json {
                 struct Summary: Encodable {
-                    var digests: Int
-                    var entries: Int
-                    var badLines: Int
-                    var passes: Int
-                    var largestBucket: Int
-                    var bytes: Int
+                    var digests, entries, badLines, passes, largestBucket, bytes: Int
                     var keyID: String
                     var keyReused: Bool
                     var keyFile: String
                     var seconds: Double
                 }
-                print(
-                    try Output.jsonLine(
-                        Summary(
-                            digests: report.digests,
-                            entries: report.entries,
-                            badLines: badLines,
-                            passes: report.passes,
-                            largestBucket: report.largestBucket,
-                            bytes: report.bytes,
-                            keyID: Hex.encode(serverKey.publicKey.id),
-                            keyReused: reused,
-                            keyFile: keyURL.path,
-                            seconds: seconds
-                        )
-                    )
+                let summary = Summary(
+                    digests: report.digests,
+                    entries: report.entries,
+                    badLines: badLines,
+                    passes: report.passes,
+                    largestBucket: report.largestBucket,
+                    bytes: report.bytes,
+                    keyID: Hex.encode(serverKey.publicKey.id),
+                    keyReused: reused,
+                    keyFile: keyURL.path,
+                    seconds: seconds
                 )
+                print(try Output.jsonLine(summary))
             } else {
                 print(
                     "Built \(report.entries) entries from \(report.digests) hashes in \(report.passes) pass(es), "
