@@ -448,7 +448,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SecurityRecommendationsTests",
-            dependencies: ["SecurityRecommendations", "KeyhavenTesting", "Vault", "BreachCheck", "PasswordStrength"],
+            dependencies: [
+                "SecurityRecommendations", "KeyhavenTesting", "Vault", "BreachCheck", "BreachPSI", "PasswordStrength",
+            ],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
