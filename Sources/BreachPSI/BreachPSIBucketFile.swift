@@ -256,6 +256,10 @@ public struct BreachPSIBucketFileBuilder {
                 at = end
             }
         }
+        // An empty corpus (a wrong file) must not replace a good bucket file.
+        guard digests > 0 else {
+            throw BreachPSIError(.emptyInput, "the input holds no SHA-1; nothing was written")
+        }
         var header = Data(BreachPSIBucketFile.magic)
         header += [BreachPSI.version, UInt8(BreachPSI.prefixBits), UInt8(BreachPSI.entryLength), 0, 0, 0, 0, 0]
         header += key.publicKey.id

@@ -35,6 +35,8 @@ extension BreachPSIError.Code {
     public static var serverError: Self { Self("serverError") }
     /// The server publishes parameters this build does not speak (bucket count, entry length).
     public static var unsupportedParameters: Self { Self("unsupportedParameters") }
+    /// The corpus a bucket file is built from holds no SHA-1 (nothing is written).
+    public static var emptyInput: Self { Self("emptyInput") }
     /// Reading or writing the key file failed.
     public static var io: Self { Self("io") }
 }

@@ -157,7 +157,8 @@ struct BreachPSICommandTests {
         let none = try keyhaven.run([
             "breach", "psi", "build", empty.path, "--output", directory.appendingPathComponent("out").path,
         ])
-        #expect(none.status == 1 && none.stderr.contains("holds no SHA-1"), "\(none.stderr)")
+        #expect(none.status == 1 && none.stderr.contains("holds no SHA-1 (1 malformed lines)"), "\(none.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out/buckets.khpsi").path))
         let source = try writeCorpus()
         let compact = directory.appendingPathComponent("compact.khbi").path
         #expect(

@@ -104,6 +104,11 @@ extension Keyhaven.Breach.PSI {
                         bar.update("pass \(pass + 1)/\(passes)", done: digests, total: estimate)
                     }
                 )
+            } catch let error as BreachPSIError where error.code == .emptyInput {
+                bar.finish()
+                throw Output.failure(
+                    "\(source) holds no SHA-1 (\(badLines) malformed lines); give HIBP's `SHA1:COUNT` file or a full index"
+                )
             } catch let error as BreachPSIError {
                 bar.finish()
                 throw Output.failure(error.message)
@@ -115,11 +120,6 @@ extension Keyhaven.Breach.PSI {
                 throw Output.failure("building \(directory.path) failed: \(error.localizedDescription)")
             }
             bar.finish()
-            guard report.digests > 0 else {
-                throw Output.failure(
-                    "\(source) holds no SHA-1 (\(badLines) malformed lines); give HIBP's `SHA1:COUNT` file or a full index"
-                )
-            }
             for sample in samples.prefix(10) { Output.error("keyhaven: skipped \(sample)") }
             if badLines > samples.count {
                 Output.error("keyhaven: … and \(badLines - samples.count) more malformed lines")
