@@ -129,12 +129,13 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", hummingbird, httpTypes, logging, nioCore],
             swiftSettings: swiftSettings
         ),
-        // Breach checks over HTTP: the range API client's transport and the range server.
+        // Breach checks over HTTP: the range API client's transport and the range server; the
+        // breach-PSI server and its client's transport.
         .target(
             name: "BreachCheckHTTP",
             dependencies: [
-                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "BreachCheck", hummingbird, asyncHTTPClient, logging,
-                httpTypes, nioCore, nioHTTP1,
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "_KeyhavenWeb", "BreachCheck", "BreachPSI", hummingbird,
+                asyncHTTPClient, logging, httpTypes, nioCore, nioHTTP1,
             ],
             swiftSettings: swiftSettings
         ),
@@ -177,7 +178,7 @@ let package = Package(
         // Security Recommendations: breached, reused, weak, unsecured; change-password discovery.
         .target(
             name: "SecurityRecommendations",
-            dependencies: ["_KeyhavenSupport", "Vault", "PasswordStrength", "BreachCheck"],
+            dependencies: ["_KeyhavenSupport", "Vault", "PasswordStrength", "BreachCheck", "BreachPSI"],
             exclude: ["Resources"],
             swiftSettings: swiftSettings
         ),
@@ -326,6 +327,7 @@ let package = Package(
                 "PasswordStrength",
                 "Vault",
                 "BreachCheck",
+                "BreachPSI",
                 "SecurityRecommendations",
                 "BreachCheckHTTP", "UpgradeHTTP", "IdentityProviderServer", "IdentityProviderClient",
                 "KeyhavenApp",
@@ -446,7 +448,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SecurityRecommendationsTests",
-            dependencies: ["SecurityRecommendations", "KeyhavenTesting", "Vault", "BreachCheck", "PasswordStrength"],
+            dependencies: [
+                "SecurityRecommendations", "KeyhavenTesting", "Vault", "BreachCheck", "BreachPSI", "PasswordStrength",
+            ],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
@@ -565,7 +569,8 @@ let package = Package(
         .testTarget(
             name: "BreachCheckHTTPTests",
             dependencies: [
-                "BreachCheckHTTP", "BreachCheck", "KeyhavenTesting", hummingbird, hummingbirdTesting, httpTypes,
+                "BreachCheckHTTP", "BreachCheck", "BreachPSI", "KeyhavenTesting", "_KeyhavenSupport", hummingbird,
+                hummingbirdTesting, httpTypes, nioCore,
             ],
             swiftSettings: swiftSettings
         ),

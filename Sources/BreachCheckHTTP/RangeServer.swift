@@ -174,12 +174,11 @@ public struct RangeServer: Sendable {
     )
         -> some ApplicationProtocol
     {
-        var logger = logger ?? Logger(label: "keyhaven.breach-server")
-        if logger.logLevel > .info { logger.logLevel = .info }
-        return Application(
-            router: router(),
-            configuration: .init(address: .hostname(host, port: port), serverName: "Keyhaven"),
-            logger: logger
+        breachServerApplication(
+            router(),
+            host: host,
+            port: port,
+            logger: logger ?? Logger(label: "keyhaven.breach-server")
         )
     }
 
@@ -187,6 +186,22 @@ public struct RangeServer: Sendable {
     public func run(host: String, port: Int) async throws {
         try await application(host: host, port: port).runService()
     }
+}
+
+/// The application both breach servers run: `router` on `host:port`, logging at info at most.
+func breachServerApplication<Context: RequestContext>(
+    _ router: Router<Context>,
+    host: String,
+    port: Int,
+    logger: Logger
+) -> some ApplicationProtocol where Context.Source == ApplicationRequestContextSource {
+    var logger = logger
+    if logger.logLevel > .info { logger.logLevel = .info }
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(host, port: port), serverName: "Keyhaven"),
+        logger: logger
+    )
 }
 
 /// SplitMix64: fast, non-cryptographic; used only for padding rows.

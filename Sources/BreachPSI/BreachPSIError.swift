@@ -29,6 +29,14 @@ extension BreachPSIError.Code {
     public static var oversizedBucket: Self { Self("oversizedBucket") }
     /// A server key or public key that cannot be read.
     public static var invalidKey: Self { Self("invalidKey") }
+    /// The breach-PSI server could not be reached (nothing was answered); not retried.
+    public static var unreachable: Self { Self("unreachable") }
+    /// The server answered with an HTTP error (a 429 when its rate limit is reached).
+    public static var serverError: Self { Self("serverError") }
+    /// The server publishes parameters this build does not speak (bucket count, entry length).
+    public static var unsupportedParameters: Self { Self("unsupportedParameters") }
+    /// The corpus a bucket file is built from holds no SHA-1 (nothing is written).
+    public static var emptyInput: Self { Self("emptyInput") }
     /// Reading or writing the key file failed.
     public static var io: Self { Self("io") }
 }

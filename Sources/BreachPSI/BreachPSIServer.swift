@@ -4,11 +4,24 @@ public import _KeyhavenSupport
 /// An OPRF server is an oracle for whoever can ask it; the HTTP front rate-limits per client.
 public struct BreachPSIServer: Sendable {
     public let key: BreachPSIServerKey
-    public let buckets: BreachPSIBuckets
+    public let buckets: any BreachPSIBucketSource
 
     public init(key: BreachPSIServerKey, buckets: BreachPSIBuckets) {
         self.key = key
         self.buckets = buckets
+    }
+
+    /// A server over a bucket file; refuses a file built under another key (its entries would all
+    /// be wrong, and every check would say "not breached").
+    public init(key: BreachPSIServerKey, bucketFile: BreachPSIBucketFile) throws(BreachPSIError) {
+        guard constantTimeEqual(bucketFile.keyID, key.publicKey.id) else {
+            throw BreachPSIError(
+                .invalidKey,
+                "the bucket file was built under another key (ID \(Hex.encode(bucketFile.keyID))); rebuild it with this key or give the key it was built with"
+            )
+        }
+        self.key = key
+        self.buckets = bucketFile
     }
 
     /// Answers a request.
@@ -23,7 +36,7 @@ public struct BreachPSIServer: Sendable {
             prefix: request.prefix,
             keyID: key.publicKey.id,
             evaluation: try key.evaluate(blindedElement: request.blindedElement),
-            entries: Array(buckets.entries(prefix: request.prefix))
+            entries: try buckets.bucket(request.prefix)
         )
     }
 

@@ -201,6 +201,8 @@ enum WebAppPages {
         switch check {
         case .index: "an offline index"
         case .api: "the range API (only 5 hex digits of each hash left this computer)"
+        case .psi:
+            "a private breach-PSI server (only a 15-bit bucket and a blinded element per password left this computer)"
         case .pending: "waiting for the range API"
         case .skipped: "skipped (see Settings)"
         }

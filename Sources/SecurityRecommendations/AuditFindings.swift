@@ -47,7 +47,7 @@ public struct AuditFindings: Sendable {
 
     /// Sets the breach counts (by credential id) and re-derives issues, severities and the order.
     mutating func apply(breachCounts: [CredentialID: Int]) {
-        let checked = breachCheck == .index || breachCheck == .api
+        let checked = breachCheck == .index || breachCheck == .api || breachCheck == .psi
         for index in entries.indices {
             var entry = entries[index]
             let count = CredentialID(rawValue: entry.item.id).flatMap { breachCounts[$0] } ?? 0
@@ -69,10 +69,11 @@ public struct AuditFindings: Sendable {
         }
     }
 
-    /// The range API's counts arrived (or it failed: `counts` nil, with the notice to show).
-    mutating func resolveBreaches(_ counts: [CredentialID: Int]?, notice: String?) {
+    /// The online check's counts arrived (`mode`: `.api` or `.psi`), or it failed: `counts` nil,
+    /// with the notice to show.
+    mutating func resolveBreaches(_ counts: [CredentialID: Int]?, mode: BreachCheckMode, notice: String?) {
         guard breachCheck == .pending else { return }
-        breachCheck = counts == nil ? .skipped : .api
+        breachCheck = counts == nil ? .skipped : mode
         if let notice { notices.append(notice) }
         for index in entries.indices { entries[index].digest = nil }
         apply(breachCounts: counts ?? [:])

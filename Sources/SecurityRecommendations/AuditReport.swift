@@ -174,6 +174,9 @@ public enum BreachCheckMode: String, Sendable, Codable {
     case index
     /// The k-anonymity range API.
     case api
+    /// A breach-PSI server (issue 29): whether each password leaked, not how often (its
+    /// `breachCount` is 1 or 0).
+    case psi
     /// Not checked (a notice says why).
     case skipped
     /// The range API has not answered yet (the web app's report before it does; never in a

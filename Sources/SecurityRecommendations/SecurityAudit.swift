@@ -1,4 +1,5 @@
 public import BreachCheck
+public import BreachPSI
 public import Foundation
 public import Vault
 import _KeyhavenSupport
@@ -27,6 +28,10 @@ public struct SecurityAudit: Sendable {
         case index(BreachIndex)
         /// The k-anonymity range API: only 5 hex digits of each SHA-1 leave the machine.
         case api(RangeClient)
+        /// A breach-PSI server (docs/breach-psi.md): each password's 15-bit bucket and a blinded
+        /// element leave the machine, in fixed-size padded batches; it tells whether a password
+        /// leaked, not how often.
+        case psi(BreachPSIChecker)
         /// Not checked (reported as a notice).
         case none(reason: String)
     }
@@ -201,7 +206,7 @@ public struct SecurityAudit: Sendable {
                 // A damaged index: no count read from it is trusted.
                 return ([:], .skipped, ["breach check skipped: \(error.message)"])
             }
-        case .api:
+        case .api, .psi:
             return ([:], .pending, [])
         case .none(let reason):
             return ([:], .skipped, ["breach check skipped: \(reason)"])
@@ -272,26 +277,52 @@ public struct SecurityAudit: Sendable {
         )
     }
 
-    /// The range API stage: asks it about the passwords' hash prefixes when it is the source
-    /// (nothing happens otherwise); a failure is a notice and the check counts as skipped.
+    /// The online stage: asks the range API or the breach-PSI server about the passwords when one
+    /// is the source (nothing happens otherwise). A failure is a notice and the check counts as
+    /// skipped: no credential is reported "not breached" from a check that did not finish.
     public func checkBreaches(_ findings: inout AuditFindings, progress: Progress? = nil, timings: inout Timings) async
     {
-        guard findings.breachCheck == .pending, case .api(let client) = breachSource else { return }
+        guard findings.breachCheck == .pending else { return }
         var stopwatch = self.stopwatch()
         let pending = findings.pendingDigests
-        progress?("breaches", 0, pending.count)
-        do {
-            let counts = try await client.counts(for: pending.map(\.digest))
-            var byID: [CredentialID: Int] = [:]
-            for (entry, count) in zip(pending, counts) {
-                if let id = CredentialID(rawValue: entry.id) { byID[id] = count }
+        switch breachSource {
+        case .api(let client):
+            progress?("breaches", 0, pending.count)
+            do {
+                let counts = try await client.counts(for: pending.map(\.digest))
+                var byID: [CredentialID: Int] = [:]
+                for (entry, count) in zip(pending, counts) {
+                    if let id = CredentialID(rawValue: entry.id) { byID[id] = count }
+                }
+                findings.resolveBreaches(byID, mode: .api, notice: nil)
+            } catch {
+                findings.resolveBreaches(nil, mode: .api, notice: "breach check skipped: \(error.message)")
             }
-            findings.resolveBreaches(byID, notice: nil)
-        } catch {
-            findings.resolveBreaches(nil, notice: "breach check skipped: \(error.message)")
+            progress?("breaches", pending.count, pending.count)
+            stopwatch.lap("breach check (range API)", into: &timings)
+        case .psi(let checker):
+            progress?("breaches", 0, pending.count)
+            do {
+                let breached = try await checker.breached(pending.map(\.digest)) { done, total in
+                    progress?("breaches", done, total)
+                }
+                var byID: [CredentialID: Int] = [:]
+                for (entry, flag) in zip(pending, breached) {
+                    if let id = CredentialID(rawValue: entry.id) { byID[id] = flag ? 1 : 0 }
+                }
+                findings.resolveBreaches(byID, mode: .psi, notice: nil)
+            } catch {
+                findings.resolveBreaches(
+                    nil,
+                    mode: .psi,
+                    notice: "breach check skipped: \(error.message) (\(pending.count) password(s) not checked)"
+                )
+            }
+            progress?("breaches", pending.count, pending.count)
+            stopwatch.lap("breach check (private set intersection)", into: &timings)
+        case .index, .none:
+            return
         }
-        progress?("breaches", pending.count, pending.count)
-        stopwatch.lap("breach check (range API)", into: &timings)
     }
 }
 

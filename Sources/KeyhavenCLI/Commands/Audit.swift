@@ -1,6 +1,7 @@
 import ArgumentParser
 import BreachCheck
 import BreachCheckHTTP
+import BreachPSI
 import Foundation
 import KeyhavenApp
 import SecurityRecommendations
@@ -16,6 +17,11 @@ extension Keyhaven {
                 $KEYHAVEN_BREACH_INDEX, or $XDG_DATA_HOME/keyhaven/pwned.khbi when present), else the \
                 k-anonymity range API (only 5 hex digits of a SHA-1 leave the machine; \
                 https://api.pwnedpasswords.com unless --breach-api), else skipped with a notice. \
+                --breach-psi URL asks a breach-PSI server instead (`keyhaven breach psi serve`): only a \
+                15-bit bucket and a blinded element per password leave the machine, in batches of 16 \
+                padded with random passwords; it says whether a password leaked, not how often. If that \
+                server cannot be reached or its answers cannot be verified (another key, a bad proof), \
+                the passwords are reported not checked, never not breached. \
                 reused: the same password on services that are not the same backend (Apple's \
                 shared-credentials list groups sites that share one). weak: zxcvbn score 2 or less \
                 with your user name and the site as context, or a common/patterned 4- or 6-digit PIN. \
@@ -38,6 +44,11 @@ extension Keyhaven {
         var breachIndex: String?
         @Option(name: .customLong("breach-api"), help: ArgumentHelp("A range API base URL.", valueName: "url"))
         var breachAPI: String?
+        @Option(
+            name: .customLong("breach-psi"),
+            help: ArgumentHelp("A breach-PSI server's base URL (private check).", valueName: "url")
+        )
+        var breachPSI: String?
         @Flag(name: .customLong("no-breach-check"), help: "Do not check breaches.") var noBreachCheck = false
         @Flag(name: .customLong("no-network"), help: "Contact nothing: no range API, no change-password probes.")
         var noNetwork = false
@@ -45,17 +56,24 @@ extension Keyhaven {
         @Flag(name: .long, help: "Print the time spent in each stage on standard error.") var timings = false
 
         func validate() throws {
-            if [breachIndex != nil, breachAPI != nil, noBreachCheck].filter({ $0 }).count > 1 {
-                throw ValidationError("use only one of --breach-index, --breach-api and --no-breach-check")
+            if [breachIndex != nil, breachAPI != nil, breachPSI != nil, noBreachCheck].filter({ $0 }).count > 1 {
+                throw ValidationError(
+                    "use only one of --breach-index, --breach-api, --breach-psi and --no-breach-check"
+                )
             }
-            if noNetwork && breachAPI != nil {
-                throw ValidationError("--breach-api needs the network; drop --no-network")
+            if noNetwork && (breachAPI != nil || breachPSI != nil) {
+                throw ValidationError(
+                    "\(breachAPI != nil ? "--breach-api" : "--breach-psi") needs the network; drop --no-network"
+                )
             }
         }
 
         func breachSource() throws -> SecurityAudit.BreachSource {
             let environment = CommandIO.current.environment
             if noBreachCheck { return .none(reason: "--no-breach-check") }
+            if let breachPSI {
+                return .psi(BreachPSIChecker(transport: HTTPBreachPSITransport(base: breachPSI)))
+            }
             var indexPath = breachIndex ?? environment["KEYHAVEN_BREACH_INDEX"].flatMap { $0.isEmpty ? nil : $0 }
             if indexPath == nil && breachAPI == nil {
                 let defaultIndex = options.url(global: root.vault).deletingLastPathComponent().appendingPathComponent(
@@ -121,7 +139,9 @@ extension Keyhaven {
                 for item in items {
                     var line = "  \(item.id.prefix(8))  \(item.service)  \(item.user.isEmpty ? "-" : item.user)  "
                     line += item.issues.map(\.rawValue).joined(separator: ", ")
-                    if let count = item.breachCount, count > 0 { line += " (seen \(count)×)" }
+                    if let count = item.breachCount, count > 0, summary.breachCheck != .psi {
+                        line += " (seen \(count)×)"
+                    }
                     if let weakness = item.weakness { line += " — \(weakness)" }
                     if let reveal = item.password { line += "  password: \(reveal)" }
                     print(line)
@@ -142,6 +162,8 @@ extension Keyhaven {
             switch summary.breachCheck {
             case .index: breach = "offline index"
             case .api: breach = "range API (only 5 hex digits of each hash were sent)"
+            case .psi:
+                breach = "private set intersection (only a 15-bit bucket and a blinded element per password were sent)"
             case .skipped, .pending: breach = "skipped"
             }
             print("Breach check: \(breach).")

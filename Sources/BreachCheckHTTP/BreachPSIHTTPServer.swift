@@ -1,0 +1,201 @@
+public import BreachPSI
+import Foundation
+import HTTPTypes
+public import Hummingbird
+import Logging
+import NIOCore
+import _KeyhavenSupport
+public import _KeyhavenWeb
+
+/// The private breach check's server (docs/breach-psi.md) over HTTP:
+///
+/// - `GET /psi/v1/key`: JSON `{"version": 1, "buckets": 32768, "entryLength": 8, "publicKey": hex,
+///   "keyID": hex}`, the key clients pin (never the secret key: the server holds it only in memory).
+/// - `POST /psi/v1/query`: a 52-byte `PSIRequest` (`application/octet-stream`); 200 with the
+///   `PSIResponse` bytes, 400 for a malformed request, 413 for a body over 52 bytes, 429 with
+///   `Retry-After` (whole seconds) when the client is over its rate limit.
+///
+/// An OPRF server is an oracle: whoever asks learns F_k of what they send. So each client address
+/// has a token bucket (``BreachPSIRateLimiter``); a full audit of a large vault is spread over time.
+///
+/// **Blocking work.** A query costs a blind evaluation with its DLEQ proof (three P-384 scalar
+/// multiplications: about a millisecond in a release build, far more in a debug one) and a `pread`
+/// of its bucket (about 244 KB for the whole Pwned Passwords corpus). Both run on
+/// ``DedicatedThreadExecutor``s, the package's one rule for blocking work: one thread per core,
+/// chosen round-robin, so neither NIO's event loops nor Swift's cooperative pool (which serve every
+/// other request) wait on them.
+public struct BreachPSIHTTPServer: Sendable {
+    public let server: BreachPSIServer
+    public let limiter: BreachPSIRateLimiter
+    /// Sees every query's body as it arrived (before any check): tests and operators can show
+    /// what a client sent. Nil in production.
+    public let observer: (@Sendable (_ body: [UInt8]) -> Void)?
+    let executors: ExecutorPool
+
+    public init(
+        server: BreachPSIServer,
+        limiter: BreachPSIRateLimiter = BreachPSIRateLimiter(),
+        threads: Int? = nil,
+        observer: (@Sendable (_ body: [UInt8]) -> Void)? = nil
+    ) {
+        self.server = server
+        self.limiter = limiter
+        self.observer = observer
+        executors = ExecutorPool(count: max(threads ?? ProcessInfo.processInfo.activeProcessorCount, 1))
+    }
+
+    /// What `GET /psi/v1/key` answers.
+    struct Publication: Codable {
+        var version, buckets, entryLength: Int
+        var publicKey, keyID: String
+    }
+
+    /// A router with the two endpoints (and `GET /` describing the server).
+    public func router() -> Router<WebRequestContext> {
+        let router = Router(
+            context: WebRequestContext.self,
+            securityHeaders: SecurityHeaders(contentSecurityPolicy: ContentSecurityPolicy([.defaultSrc(.none)]))
+        )
+        let publication = Publication(
+            version: Int(BreachPSI.version),
+            buckets: BreachPSI.bucketCount,
+            entryLength: BreachPSI.entryLength,
+            publicKey: Hex.encode(server.key.publicKey.representation),
+            keyID: Hex.encode(server.key.publicKey.id)
+        )
+        router.get("/psi/v1/key") { _, _ in try JSONResponse(publication) }
+        router.post("/psi/v1/query") { request, context -> Response in
+            let client = context.remoteAddress?.ipAddress ?? "unknown"
+            if let wait = self.limiter.take(client: client) {
+                return Self.text(
+                    .tooManyRequests,
+                    "Too many queries from this address; try again later.",
+                    extra: [.retryAfter: String(Int(wait.rounded(.up)))]
+                )
+            }
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: PSIRequest.encodedLength)
+            } catch {
+                return Self.text(.contentTooLarge, "A query is \(PSIRequest.encodedLength) bytes.")
+            }
+            let bytes = Array(buffer: body)
+            self.observer?(bytes)
+            let server = self.server
+            let answer: Result<[UInt8], BreachPSIError> = await withTaskExecutorPreference(self.executors.next()) {
+                do throws(BreachPSIError) {
+                    return .success(try server.answer(encoded: bytes))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch answer {
+            case .success(let response):
+                return Response(
+                    status: .ok,
+                    headers: [.contentType: "application/octet-stream"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: response))
+                )
+            case .failure(let error) where error.code == .io:
+                context.logger.error("bucket file read failed", metadata: ["error": "\(error.message)"])
+                return Self.text(.internalServerError, "The server could not read its buckets.")
+            case .failure(let error):
+                return Self.text(.badRequest, error.message)
+            }
+        }
+        router.get("/") { _, _ in
+            "Keyhaven breach-PSI server: GET /psi/v1/key, POST /psi/v1/query (docs/breach-psi.md)\n"
+        }
+        return router
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ text: String, extra: HTTPFields = [:]) -> Response {
+        var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8"]
+        headers.append(contentsOf: extra)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+
+    /// Serves on `host:port` until SIGINT or SIGTERM, then shuts down gracefully.
+    public func run(host: String, port: Int) async throws {
+        let logger = Logger(label: "keyhaven.breach-psi-server")
+        try await breachServerApplication(router(), host: host, port: port, logger: logger).runService()
+        executors.finish()
+    }
+}
+
+/// Dedicated threads taken in turn.
+final class ExecutorPool: Sendable {
+    let executors: [DedicatedThreadExecutor]
+    let counter = Counter()
+
+    init(count: Int) {
+        executors = (0..<count).map { DedicatedThreadExecutor(name: "keyhaven.breach-psi.\($0)") }
+    }
+
+    func next() -> DedicatedThreadExecutor { executors[counter.next() % executors.count] }
+
+    func finish() {
+        for executor in executors { executor.finish() }
+    }
+
+    deinit { finish() }
+
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func next() -> Int {
+            lock.lock()
+            defer { lock.unlock() }
+            value &+= 1
+            return value & Int.max
+        }
+    }
+}
+
+/// A token bucket per client address: ``burst`` queries at once, refilled at ``perSecond``.
+/// A client over it waits (the server answers 429 with the seconds until a token is back).
+/// The clock is injected (seconds on a monotonic clock). Buckets that are full again are dropped
+/// when the table grows past ``maximumClients``, so memory stays bounded under many addresses.
+public final class BreachPSIRateLimiter: @unchecked Sendable {
+    public let burst: Double
+    public let perSecond: Double
+    public let maximumClients: Int
+    let now: @Sendable () -> Double
+    // Guarded by `lock`.
+    private var buckets: [String: (tokens: Double, at: Double)] = [:]
+    private let lock = NSLock()
+
+    /// `now`: seconds on a monotonic clock (default: the system's uptime).
+    /// The default: 64 queries at once (four batches), then 16 a second (one batch).
+    public init(
+        burst: Int = 64,
+        perSecond: Double = 16,
+        maximumClients: Int = 65_536,
+        now: (@Sendable () -> Double)? = nil
+    ) {
+        self.burst = Double(max(burst, 1))
+        self.perSecond = max(perSecond, 1e-6)
+        self.maximumClients = maximumClients
+        self.now = now ?? { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    }
+
+    /// Takes a token for `client`: nil when it may go on, else the seconds until it may.
+    public func take(client: String) -> Double? {
+        let time = now()
+        lock.lock()
+        defer { lock.unlock() }
+        var state = buckets[client] ?? (burst, time)
+        state.tokens = min(burst, state.tokens + (time - state.at) * perSecond)
+        state.at = time
+        guard state.tokens >= 1 else {
+            buckets[client] = state
+            return (1 - state.tokens) / perSecond
+        }
+        state.tokens -= 1
+        if buckets[client] == nil && buckets.count >= maximumClients {
+            buckets = buckets.filter { min(burst, $0.value.tokens + (time - $0.value.at) * perSecond) < burst }
+        }
+        buckets[client] = state
+        return nil
+    }
+}

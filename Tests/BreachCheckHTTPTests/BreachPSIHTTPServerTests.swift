@@ -1,0 +1,151 @@
+import BreachCheck
+import BreachCheckHTTP
+import BreachPSI
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import KeyhavenTesting
+import NIOCore
+import Testing
+import _KeyhavenSupport
+
+/// The breach-PSI server over HTTP with the HTTP client: what the server receives, its rate limit,
+/// what it publishes, and a server that cannot be reached.
+struct BreachPSIHTTPServerTests {
+    static let corpus = BreachCorpus(size: 30, seed: 2930)
+
+    static func server(seed: UInt64 = 7) throws -> BreachPSIServer {
+        var rng = SeededRandomNumberGenerator(seed: seed)
+        let key = BreachPSIServerKey(using: &rng)
+        var builder = BreachPSIBucketBuilder(key: key)
+        try builder.add(contentsOf: corpus.present.map(\.digest))
+        return BreachPSIServer(key: key, buckets: builder.finish())
+    }
+
+    /// Collects what the server's log shows it received.
+    final class Received: @unchecked Sendable {
+        private let lock = NSLock()
+        private var bodies: [[UInt8]] = []
+        func add(_ body: [UInt8]) { lock.withLock { bodies.append(body) } }
+        func take() -> [[UInt8]] {
+            lock.withLock {
+                defer { bodies = [] }
+                return bodies
+            }
+        }
+    }
+
+    /// The wire test: through HTTP, 1 password and 16 make the server receive the same number of
+    /// queries, each 52 bytes holding only the version, a 15-bit prefix and a group element; the
+    /// answers are right.
+    @Test(.offCooperativePool) func oneAndSixteenPasswordsLookTheSameToTheServer() async throws {
+        let received = Received()
+        let http = BreachPSIHTTPServer(server: try Self.server(), threads: 2, observer: { received.add($0) })
+        let app = Application(router: http.router())
+        try await app.test(.live) { client in
+            let checker = BreachPSIChecker(transport: HTTPBreachPSITransport(base: "http://127.0.0.1:\(client.port!)"))
+            let breached = Self.corpus.present[3].digest
+            #expect(try await checker.breached([breached]) == [true])
+            let one = received.take()
+            let sixteen = Self.corpus.present.prefix(5).map(\.digest) + Self.corpus.absent.prefix(11)
+            let answers = try await checker.breached(sixteen)
+            #expect(answers == [Bool](repeating: true, count: 5) + [Bool](repeating: false, count: 11))
+            let many = received.take()
+            #expect(one.count == 16 && many.count == 16)
+            for body in one + many {
+                #expect(body.count == PSIRequest.encodedLength)
+                let request = try PSIRequest(decoding: body)
+                #expect(request.prefix < 1 << 15)
+                #expect(request.blindedElement.count == 49 && [2, 3].contains(request.blindedElement[0]))
+            }
+        }
+    }
+
+    /// Over the limit a client gets 429 with Retry-After, and the limit refills with time (the
+    /// clock is injected); another address is not affected.
+    @Test func theRateLimitAnswers429() async throws {
+        let clock = ManualSeconds()
+        let limiter = BreachPSIRateLimiter(burst: 3, perSecond: 0.5, now: { clock.value })
+        #expect(limiter.take(client: "a") == nil)
+        #expect(limiter.take(client: "a") == nil)
+        #expect(limiter.take(client: "a") == nil)
+        #expect(limiter.take(client: "a") == 2)
+        #expect(limiter.take(client: "b") == nil)
+        clock.value = 2
+        #expect(limiter.take(client: "a") == nil)
+        #expect(limiter.take(client: "a") != nil)
+
+        let server = try Self.server()
+        // A clock that stands still: no token comes back while the test runs, however slow.
+        let stopped = ManualSeconds()
+        let http = BreachPSIHTTPServer(
+            server: server,
+            limiter: BreachPSIRateLimiter(burst: 2, perSecond: 0.25, now: { stopped.value }),
+            threads: 1
+        )
+        let client = BreachPSIClient(publicKey: server.key.publicKey)
+        let body = try client.query(Self.corpus.absent[0]).request.encoded
+        try await Application(router: http.router()).test(.router) { tester in
+            for _ in 0..<2 {
+                try await tester.execute(uri: "/psi/v1/query", method: .post, body: ByteBuffer(bytes: body)) {
+                    #expect($0.status == .ok)
+                }
+            }
+            try await tester.execute(uri: "/psi/v1/query", method: .post, body: ByteBuffer(bytes: body)) {
+                #expect($0.status == .tooManyRequests)
+                #expect($0.headers[.retryAfter] == "4")
+            }
+        }
+    }
+
+    /// What `GET /psi/v1/key` publishes: the public key and the parameters, never the secret key;
+    /// malformed and oversized queries are refused.
+    @Test func publishesOnlyThePublicKey() async throws {
+        let server = try Self.server()
+        let http = BreachPSIHTTPServer(server: server, threads: 1)
+        try await Application(router: http.router()).test(.router) { tester in
+            try await tester.execute(uri: "/psi/v1/key", method: .get) { response in
+                #expect(response.status == .ok)
+                let text = String(buffer: response.body)
+                #expect(text.contains(Hex.encode(server.key.publicKey.representation)))
+                #expect(text.contains("\"buckets\":32768") || text.contains("\"buckets\" : 32768"))
+                #expect(!text.contains(Hex.encode(server.key.serialized.suffix(48))))
+                #expect(response.headers[.xContentTypeOptions] == "nosniff")
+            }
+            try await tester.execute(uri: "/psi/v1/query", method: .post, body: ByteBuffer(bytes: [1, 0, 1])) {
+                #expect($0.status == .badRequest)
+            }
+            try await tester.execute(
+                uri: "/psi/v1/query",
+                method: .post,
+                body: ByteBuffer(bytes: [UInt8](repeating: 1, count: 53))
+            ) {
+                #expect($0.status == .contentTooLarge)
+            }
+        }
+    }
+
+    /// A server nobody listens on: the check fails at once with a clear error. Off Swift's
+    /// cooperative pool, which the other suites' P-384 work keeps busy in a debug build.
+    @Test(.offCooperativePool) func anUnreachableServerFailsAtOnce() async throws {
+        let base = "http://127.0.0.1:\(try LoopbackPort.unused())"
+        let started = ContinuousClock.now
+        let error = await #expect(throws: BreachPSIError.self) {
+            try await BreachPSIChecker(transport: HTTPBreachPSITransport(base: base)).breached([Self.corpus.absent[0]])
+        }
+        #expect(error?.code == .unreachable)
+        #expect(error?.message.contains("cannot reach \(base)") == true)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}
+
+/// Seconds set by hand, for the rate limiter's clock.
+final class ManualSeconds: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored = 0.0
+    var value: Double {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
