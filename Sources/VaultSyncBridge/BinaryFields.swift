@@ -33,17 +33,17 @@ struct BinaryWriter {
 struct BinaryReader {
     struct Malformed: Error {}
 
-    private let bytes: [UInt8]
+    private let buffer: [UInt8]
     private var offset = 0
 
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes
+    init(_ buffer: [UInt8]) {
+        self.buffer = buffer
     }
 
     private mutating func take(_ count: Int) throws(Malformed) -> ArraySlice<UInt8> {
-        guard count >= 0, bytes.count - offset >= count else { throw Malformed() }
+        guard count >= 0, buffer.count - offset >= count else { throw Malformed() }
         defer { offset += count }
-        return bytes[offset..<offset + count]
+        return buffer[offset..<offset + count]
     }
 
     mutating func uint64() throws(Malformed) -> UInt64 {
@@ -80,6 +80,6 @@ struct BinaryReader {
 
     /// Throws unless every byte was read.
     func finish() throws(Malformed) {
-        guard offset == bytes.count else { throw Malformed() }
+        guard offset == buffer.count else { throw Malformed() }
     }
 }

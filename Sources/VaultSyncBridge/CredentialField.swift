@@ -1,5 +1,4 @@
 internal import Crypto
-public import Foundation
 public import Passkeys
 public import Vault
 public import VaultSync
