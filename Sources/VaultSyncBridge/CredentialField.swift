@@ -189,32 +189,20 @@ public enum CredentialFieldValue: Hashable, Sendable {
         item: ItemID
     ) throws(VaultSyncError) -> PasskeyCredential {
         try read(bytes, field: field, item: item) { reader throws(BinaryReader.Malformed) in
-            let rpID = try reader.text()
-            let credentialID = try reader.bytes()
-            let userHandle = try reader.bytes()
-            let userName = try reader.text()
-            let userDisplayName = try reader.text()
-            let algorithm = Int64(bitPattern: try reader.uint64())
-            let privateKey = try reader.bytes()
-            let signCount = try reader.uint32()
-            let backupEligible = try reader.flag()
-            let backedUp = try reader.flag()
-            let created = try reader.date()
-            let lastUsed = try reader.flag() ? try reader.date() : nil
-            guard let algorithm = Int(exactly: algorithm) else { throw BinaryReader.Malformed() }
-            return PasskeyCredential(
-                rpID: rpID,
-                credentialID: credentialID,
-                userHandle: userHandle,
-                userName: userName,
-                userDisplayName: userDisplayName,
-                algorithm: algorithm,
-                privateKey: privateKey,
-                signCount: signCount,
-                backupEligible: backupEligible,
-                backedUp: backedUp,
-                created: created,
-                lastUsed: lastUsed,
+            // Arguments are evaluated left to right: the order of the layout.
+            PasskeyCredential(
+                rpID: try reader.text(),
+                credentialID: try reader.bytes(),
+                userHandle: try reader.bytes(),
+                userName: try reader.text(),
+                userDisplayName: try reader.text(),
+                algorithm: Int(truncatingIfNeeded: Int64(bitPattern: try reader.uint64())),
+                privateKey: try reader.bytes(),
+                signCount: try reader.uint32(),
+                backupEligible: try reader.flag(),
+                backedUp: try reader.flag(),
+                created: try reader.date(),
+                lastUsed: try reader.flag() ? try reader.date() : nil,
                 hidden: try reader.flag()
             )
         }

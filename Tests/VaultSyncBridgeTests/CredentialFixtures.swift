@@ -17,7 +17,7 @@ enum CredentialFixtures {
     }
 
     /// A date to the millisecond (what stamps keep), after `after`.
-    static func date(after after: Date, _ generator: inout some RandomNumberGenerator) -> Date {
+    static func date(after: Date, _ generator: inout some RandomNumberGenerator) -> Date {
         let milliseconds =
             CredentialRecordMapping.milliseconds(after) + UInt64.random(in: 1...10_000_000, using: &generator)
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)

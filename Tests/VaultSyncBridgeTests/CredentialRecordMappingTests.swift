@@ -137,7 +137,7 @@ struct CredentialRecordMappingTests {
             // The message names the item, never a value.
             do {
                 _ = try CredentialRecordMapping.credential(from: record)
-            } catch let error as VaultSyncError {
+            } catch {
                 #expect(error.item == item)
                 #expect(!error.message.contains(".example") && !error.message.contains("\u{1}"))
             }

@@ -140,7 +140,7 @@ struct SealedCredentialTests {
         do {
             try replica.apply(batch, now: 0, decoding: codec)
             Issue.record("an altered payload was applied")
-        } catch let error as VaultSyncError {
+        } catch {
             #expect(error == cannotOpen)
         }
         #expect(replica.records.isEmpty && replica.cursor == 0)
