@@ -305,6 +305,14 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
+        // The vault's credentials as sync records and back (docs/sync.md): every content field, the
+        // password history with its dates, one field per passkey, deletion as a tombstone, canonical
+        // values, typed errors for what it cannot read; the sealed payloads a server stores.
+        .target(
+            name: "VaultSyncBridge",
+            dependencies: ["_KeyhavenSupport", "Vault", "VaultSync", "Passkeys", crypto],
+            swiftSettings: swiftSettings
+        ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
         .target(
             name: "Vault",
@@ -434,6 +442,11 @@ let package = Package(
         .testTarget(
             name: "VaultSyncTests",
             dependencies: ["VaultSync", "KeyhavenTesting", crypto],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "VaultSyncBridgeTests",
+            dependencies: ["VaultSyncBridge", "VaultSync", "Vault", "Passkeys", "KeyhavenTesting", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -40,7 +40,8 @@ BOUNDARIES = {
 }
 # Domain targets: no HTTP framework anywhere below them (README "Layout").
 DOMAIN = ["PasswordRules", "PasswordStrength", "BreachCheck", "Vault", "SecurityRecommendations", "AccountModification",
-          "Passkeys", "AutoFill", "OneTimeCodes", "KeyhavenJOSE", "IdentityProvider", "KeyhavenApp", "VaultSync"]
+          "Passkeys", "AutoFill", "OneTimeCodes", "KeyhavenJOSE", "IdentityProvider", "KeyhavenApp", "VaultSync",
+          "VaultSyncBridge"]
 HTTP_FRAMEWORKS = {"Hummingbird", "HummingbirdCore", "AsyncHTTPClient"}
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Darwin", "Musl", "Synchronization",
           "Testing", "XCTest", "_Concurrency", "Swift", "os", "CoreFoundation", "FoundationNetworking", "FoundationXML"}

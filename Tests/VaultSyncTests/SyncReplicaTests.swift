@@ -172,4 +172,22 @@ struct SyncReplicaTests {
         var a = SyncReplica(device: DeviceID(1))
         #expect(throws: VaultSyncError(.unknownItem, "")) { try a.set(.title, to: .text("t"), in: item, now: 1) }
     }
+
+    @Test func anAdoptedRecordIsMergedSentAndStampedBefore() throws {
+        var a = SyncReplica(device: DeviceID(1))
+        _ = a.create(item, values: [.title: .text("here")], now: 1_000)
+        // Made outside the replica (an item the vault held before it synced), with later stamps.
+        var clock = HybridLogicalClock(device: DeviceID(1), latest: a.clock.latest)
+        var outside = SyncRecord(id: item)
+        outside.set(.password, to: .text("p0"), stamp: clock.send(now: 5_000))
+        outside.set(.password, to: .text("p1"), stamp: clock.send(now: 6_000))
+        try a.adopt(outside, now: 2_000)
+        let record = try #require(a.records[item])
+        #expect(record[.title] == .text("here") && record[.password] == .text("p1"))
+        #expect(record.versions(of: .password).count == 2)
+        #expect(a.outbox.items == [item])
+        // The next write is stamped after everything adopted, though the wall clock is behind.
+        #expect(try a.set(.notes, to: .text("n"), in: item, now: 2_001))
+        #expect(try #require(a.records[item]?.fields[.notes]).stamp > (outside.latestStamp ?? a.clock.latest))
+    }
 }

@@ -38,6 +38,18 @@ public struct SyncReplica: Hashable, Sendable {
         return record
     }
 
+    /// Takes in a record this device made outside the replica (an item the vault held before it
+    /// synced, with its history): merged with the local record of the item if there is one, the
+    /// clock moved past its stamps, and sent on the next push.
+    ///
+    /// - Throws: the merge's errors (none for two records of one item).
+    public mutating func adopt(_ record: SyncRecord, now: UInt64) throws(VaultSyncError) {
+        let merged = try records[record.id].map { (local) throws(VaultSyncError) in try local.merged(with: record) }
+        if let latest = record.latestStamp { clock.receive(latest, now: now) }
+        records[record.id] = merged ?? record
+        outbox.enqueue(record.id)
+    }
+
     /// Writes `value` to `field` of `item`. Returns false when the field already held `value`.
     ///
     /// - Throws: ``VaultSyncError/Code/unknownItem`` when the item is not on this device.
