@@ -49,12 +49,19 @@ public enum CredentialRecordMapping {
     /// the record in (``VaultSync/SyncReplica/adopt(_:now:)``) moves its clock past them. A history
     /// entry equal to the password after it is kept by writing "no password" between the two (a
     /// field never holds the same value twice in a row).
+    ///
+    /// No stamp is later than `notAfter` (milliseconds; the device's wall clock when it adopts):
+    /// a credential dated in the future (a skewed clock, an import, `Date.distantFuture`) would
+    /// otherwise move this device's clock there for good, and every later write of this device
+    /// would win against every other device's. Dates after it are stamped at it, in their order.
     public static func record(
         for credential: SyncedCredential,
         id: ItemID,
-        device: DeviceID
+        device: DeviceID,
+        notAfter: UInt64 = .max
     ) throws(VaultSyncError) -> SyncRecord {
         var clock = HybridLogicalClock(device: device)
+        func milliseconds(_ date: Date) -> UInt64 { min(Self.milliseconds(date), notAfter) }
         var values = try fieldValues(of: credential.content, passkeys: credential.passkeys, item: id)
         let passwords = credential.passwordHistory.map { FieldValue.text($0.password) } + [values[.password] ?? .absent]
         values[.password] = passwords[0]
@@ -133,7 +140,15 @@ public enum CredentialRecordMapping {
         }
         var conflicts: [CredentialConflict] = []
         for conflict in record.conflicts {
-            guard let field = CredentialField(conflict.field) else { continue }
+            // Every field was read above, so this cannot fail; were it to, the record is refused.
+            guard let field = CredentialField(conflict.field) else {
+                throw VaultSyncError(
+                    .unknownField,
+                    "item \(record.id) has a conflict on a field \(conflict.field) this Keyhaven does not know; "
+                        + "update Keyhaven on this device",
+                    details: record.id
+                )
+            }
             conflicts.append(
                 CredentialConflict(
                     field: field,

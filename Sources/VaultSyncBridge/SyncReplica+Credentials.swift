@@ -6,7 +6,7 @@ extension SyncReplica {
     /// Takes in a credential the vault held before it synced (``CredentialRecordMapping/record(for:id:device:)``),
     /// with its history and dates, as item `id`; it is sent on the next push.
     public mutating func adopt(_ credential: SyncedCredential, as id: ItemID, now: UInt64) throws(VaultSyncError) {
-        try adopt(CredentialRecordMapping.record(for: credential, id: id, device: device), now: now)
+        try adopt(CredentialRecordMapping.record(for: credential, id: id, device: device, notAfter: now), now: now)
     }
 
     /// Writes an edit of the credential of `item`: one write per field whose value changed, a

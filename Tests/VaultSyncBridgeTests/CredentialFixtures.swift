@@ -8,6 +8,10 @@ import VaultSyncBridge
 
 /// Random credentials from a seed, and a device syncing them sealed.
 enum CredentialFixtures {
+    /// A wall clock (milliseconds, 2033) after every date these fixtures make: a replica adopting
+    /// them reads it as "now" (a date after "now" is stamped at it).
+    static let later: UInt64 = 2_000_000_000_000
+
     static let texts = ["", "a", "é", "e\u{0301}", "🔑 clé", "Ünïcödé 日本語", "line\nbreak", " spaced ", "x"]
 
     static func text(_ generator: inout some RandomNumberGenerator, allowEmpty: Bool = true) -> String {

@@ -28,7 +28,7 @@ struct CredentialRecordMappingTests {
         #expect(record.isDeleted == (credential.deleted != nil))
         // Written again unchanged, nothing changes: each value has one encoding.
         var replica = SyncReplica(device: device)
-        try replica.adopt(credential, as: item, now: 0)
+        try replica.adopt(credential, as: item, now: CredentialFixtures.later)
         #expect(try !replica.write(credential.content, passkeys: credential.passkeys, to: item, now: 1))
         #expect(replica.records[item] == record)
     }
@@ -66,7 +66,7 @@ struct CredentialRecordMappingTests {
         try replica.adopt(
             SyncedCredential(content: CredentialContent(title: "Bank", password: "p0"), created: created),
             as: item,
-            now: 0
+            now: 1_700_000_000_000
         )
         let changed = CredentialContent(title: "Bank", password: "p1")
         #expect(try replica.write(changed, passkeys: [], to: item, now: 1_700_000_005_000))

@@ -132,6 +132,32 @@ struct CredentialSyncTests {
         #expect(resolved.conflicts.map(\.field) == [.password])
     }
 
+    /// A credential dated in the future (a skewed clock, an import) is stamped no later than the
+    /// adopting device's wall clock: else that device's clock would stay there, and each of its
+    /// later writes would beat every other device's, however much later they were made.
+    @Test func aCredentialDatedInTheFutureDoesNotMakeItsDeviceWinEveryConflict() throws {
+        var future = Self.bank
+        future.created = .distantFuture
+        future.passwordHistory = [PasswordHistoryEntry(password: "older", replaced: .distantFuture)]
+        var devices = Devices()
+        try devices.a.adopt(future, as: item, now: Self.start)
+        let adopted = try devices.a.credential(item)
+        #expect(CredentialRecordMapping.milliseconds(adopted.created) <= Self.start)
+        #expect(adopted.passwordHistory.map(\.password) == ["older"])
+        try devices.sync(\.a, now: Self.start + 1)
+        try devices.sync(\.b, now: Self.start + 2)
+        // Both change the password offline; B's change is the later one by every wall clock.
+        var onA = future.content
+        onA.password = "from A"
+        var onB = future.content
+        onB.password = "from B"
+        try devices.a.write(onA, passkeys: [], to: item, now: Self.start + 10)
+        try devices.b.write(onB, passkeys: [], to: item, now: Self.start + 20)
+        try devices.syncBoth(now: Self.start + 30)
+        #expect(try devices.a.credential(item).content.password == "from B")
+        #expect(try devices.b.credential(item).conflicts.map(\.field) == [.password])
+    }
+
     @Test func deleteVersusEditKeepsTheEdit() throws {
         var devices = try Devices.sharing(Self.bank, item: item)
         try devices.a.delete(item, now: Self.start + 5_000)

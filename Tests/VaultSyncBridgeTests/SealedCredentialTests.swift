@@ -80,7 +80,7 @@ struct SealedCredentialTests {
         // Through a replica and the server: every payload it stores is ciphertext.
         var replica = SyncReplica(device: DeviceID(1))
         var server = ReferenceSyncServer()
-        try replica.adopt(Self.canary, as: item, now: 0)
+        try replica.adopt(Self.canary, as: item, now: CredentialFixtures.later)
         while let mutation = try replica.nextMutation(encoding: &codec) {
             try replica.handle(server.push(mutation), to: mutation, now: 1, decoding: codec)
         }
