@@ -304,6 +304,25 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
+        // The sync server's domain and storage, free of HTTP (docs/sync.md): accounts and devices
+        // (each device's own Ed25519 key; signed challenges, short-lived bearer tokens stored as
+        // hashes; a new device only with an enrolled one's approval), compare-and-swap pushes and
+        // delta changes that answer as VaultSync's reference server, SQLite (GRDB, WAL) on a thread
+        // of its own, wake-ups for long polls. It stores ciphertext it cannot read.
+        .target(
+            name: "SyncServer",
+            dependencies: ["_KeyhavenSupport", "VaultSync", grdb, crypto],
+            swiftSettings: swiftSettings
+        ),
+        // `keyhaven sync serve` over HTTP (Hummingbird): the JSON API of docs/openapi/sync.yaml.
+        .target(
+            name: "SyncServerHTTP",
+            dependencies: [
+                "_KeyhavenSupport", "_KeyhavenWeb", "SyncServer", "VaultSync", hummingbird, httpTypes, logging,
+                nioCore, serviceLifecycle,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
         .target(
             name: "Vault",
@@ -334,7 +353,7 @@ let package = Package(
                 "IdentityProvider",
                 "IdentityProviderPostgres",
                 "KeyhavenJOSE",
-                "AutoFill", "KeyhavenAgent", "KeyhavenWebApp", "Passkeys",
+                "AutoFill", "KeyhavenAgent", "KeyhavenWebApp", "Passkeys", "SyncServer", "SyncServerHTTP",
                 // The demo's calls to shiny over HTTP.
                 "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
                 argumentParser,
@@ -432,6 +451,14 @@ let package = Package(
         .testTarget(
             name: "VaultSyncTests",
             dependencies: ["VaultSync", "KeyhavenTesting", crypto],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SyncServerTests",
+            dependencies: [
+                "SyncServer", "SyncServerHTTP", "VaultSync", "KeyhavenTesting", "_KeyhavenSupport", crypto, grdb,
+                hummingbird, hummingbirdTesting, httpTypes, nioCore,
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
