@@ -319,7 +319,7 @@ let package = Package(
             name: "SyncServerHTTP",
             dependencies: [
                 "_KeyhavenSupport", "_KeyhavenWeb", "SyncServer", "VaultSync", hummingbird, httpTypes, logging,
-                nioCore, serviceLifecycle,
+                nioCore, serviceLifecycle, unixSignals,
             ],
             swiftSettings: swiftSettings
         ),
