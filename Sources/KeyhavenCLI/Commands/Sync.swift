@@ -46,11 +46,14 @@ struct SyncServe: AsyncParsableCommand {
     @Option(name: .long, help: "Port (0 picks a free one).") var port = 8095
     @Option(name: .customLong("max-item-bytes"), help: "The largest item payload accepted (larger pushes get 413).")
     var maxItemBytes = SyncServerConfiguration().maxItemBytes
+    @Option(name: .customLong("max-wait"), help: "The longest a long poll (GET /v1/changes?wait=S) waits, in seconds.")
+    var maxWait = 60
 
     func validate() throws {
         guard (1024...(16 << 20)).contains(maxItemBytes) else {
             throw ValidationError("--max-item-bytes: from 1024 to 16777216")
         }
+        guard (0...60).contains(maxWait) else { throw ValidationError("--max-wait: from 0 to 60 seconds") }
         if let database, database.hasPrefix("postgres") {
             throw ValidationError(
                 "--database: the sync server stores its data in SQLite only for now; give a file path"
@@ -82,6 +85,7 @@ struct SyncServe: AsyncParsableCommand {
         for warning in store.fileWarnings { Output.error("keyhaven: warning: \(warning)") }
         var configuration = SyncServerConfiguration()
         configuration.maxItemBytes = maxItemBytes
+        configuration.maxWait = .seconds(maxWait)
         var logger = Logger(label: "keyhaven.sync")
         logger.logLevel = .notice
         let host = self.host
