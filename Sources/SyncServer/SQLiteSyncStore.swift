@@ -157,8 +157,12 @@ public actor SQLiteSyncStore: SyncStore {
 
     public func devices(of account: String) throws -> [EnrolledDevice] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM devices WHERE account = ? ORDER BY created, id", arguments: [account])
-                .map(Self.device)
+            try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM devices WHERE account = ? ORDER BY created, id",
+                arguments: [account]
+            )
+            .map(Self.device)
         }
     }
 

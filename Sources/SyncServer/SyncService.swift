@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 public import VaultSync
 import _KeyhavenSupport
 
@@ -60,13 +60,7 @@ public final class SyncService: Sendable {
         guard DeviceSignatures.verify(proof, of: DeviceSignatures.accountCreation(publicKey: publicKey), by: publicKey)
         else { throw SyncServerError(.unauthorized, "the proof is not the device key's signature") }
         let account = Hex.encode(configuration.randomBytes(16))
-        let device = EnrolledDevice(
-            id: DeviceSignatures.deviceID(publicKey: publicKey),
-            account: account,
-            publicKey: publicKey,
-            name: name,
-            created: configuration.now()
-        )
+        let device = newDevice(publicKey: publicKey, account: account, name: name)
         try await store.createAccount(account, firstDevice: device)
         return device
     }
@@ -103,13 +97,7 @@ public final class SyncService: Sendable {
                 by: publicKey
             )
         else { throw SyncServerError(.unauthorized, "the proof is not the new device key's signature") }
-        let device = EnrolledDevice(
-            id: DeviceSignatures.deviceID(publicKey: publicKey),
-            account: account,
-            publicKey: publicKey,
-            name: name,
-            created: configuration.now()
-        )
+        let device = newDevice(publicKey: publicKey, account: account, name: name)
         try await store.addDevice(device)
         return device
     }
@@ -125,6 +113,17 @@ public final class SyncService: Sendable {
             let revoked = try await store.device(device)
         else { throw SyncServerError(.notFound, "device \(device) is not an enrolled device of this account") }
         return revoked
+    }
+
+    /// A device of `account` with `publicKey`, enrolled now.
+    private func newDevice(publicKey: [UInt8], account: String, name: String) -> EnrolledDevice {
+        EnrolledDevice(
+            id: DeviceSignatures.deviceID(publicKey: publicKey),
+            account: account,
+            publicKey: publicKey,
+            name: name,
+            created: configuration.now()
+        )
     }
 
     private static func check(publicKey: [UInt8], name: String) throws {
@@ -200,7 +199,11 @@ public final class SyncService: Sendable {
     /// What changed in the caller's account after `cursor`; with `wait`, a long poll: when nothing
     /// did, waits up to `wait` (at most ``SyncServerConfiguration/maxWait``) for a write and answers
     /// as soon as one lands (or with nothing when the time is up).
-    public func changes(since cursor: UInt64, by caller: EnrolledDevice, wait: Duration? = nil) async throws
+    public func changes(
+        since cursor: UInt64,
+        by caller: EnrolledDevice,
+        wait: Duration? = nil
+    ) async throws
         -> ChangeBatch
     {
         let seen = notifier.version(of: caller.account)

@@ -4,11 +4,11 @@ public import Hummingbird
 public import Logging
 import NIOCore
 import ServiceLifecycle
-import UnixSignals
 public import SyncServer
+import UnixSignals
 import VaultSync
-public import _KeyhavenWeb
 import _KeyhavenSupport
+public import _KeyhavenWeb
 
 /// `keyhaven sync serve`: ``SyncServer/SyncService`` as the JSON API of `docs/openapi/sync.yaml`.
 ///
@@ -192,7 +192,10 @@ public struct SyncHTTPServer: Sendable {
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch {
-            throw SyncServerError(.invalidRequest, "the body is not the JSON this endpoint expects (see docs/openapi/sync.yaml)")
+            throw SyncServerError(
+                .invalidRequest,
+                "the body is not the JSON this endpoint expects (see docs/openapi/sync.yaml)"
+            )
         }
     }
 

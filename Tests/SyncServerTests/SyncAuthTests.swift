@@ -47,8 +47,10 @@ struct SyncAuthTests {
 
             // Signed by another key.
             var challenge = try await api.challenge(fixture.laptop).string("challenge")!
-            #expect(try await api.token(fixture.laptop, challenge: challenge, signer: fixture.stranger).status
-                == .unauthorized)
+            #expect(
+                try await api.token(fixture.laptop, challenge: challenge, signer: fixture.stranger).status
+                    == .unauthorized
+            )
             // Not signed at all.
             challenge = try await api.challenge(fixture.laptop).string("challenge")!
             let unsigned = try await api.call(
@@ -84,8 +86,10 @@ struct SyncAuthTests {
         try await withSyncServer(fixture.service) { api in
             let account = try await api.createAccount(fixture.laptop)
             // Approved by itself (a key that is not in the account).
-            #expect(try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.phone).status
-                == .forbidden)
+            #expect(
+                try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.phone).status
+                    == .forbidden
+            )
             // The approver named, but the approval signed by another key.
             var forged = try await api.call(
                 .post,
@@ -132,11 +136,15 @@ struct SyncAuthTests {
             #expect(added.string("id") == fixture.phone.id)
             let token = try await api.signIn(fixture.phone)
             let list = try await api.call(.get, "/v1/devices", token: token)
-            #expect((list.json["devices"] as? [[String: Any]])?.compactMap { $0["id"] as? String }.sorted()
-                == [fixture.laptop.id, fixture.phone.id].sorted())
+            #expect(
+                (list.json["devices"] as? [[String: Any]])?.compactMap { $0["id"] as? String }.sorted()
+                    == [fixture.laptop.id, fixture.phone.id].sorted()
+            )
             // The same key again: refused.
-            #expect(try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop).status
-                == .conflict)
+            #expect(
+                try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop).status
+                    == .conflict
+            )
         }
     }
 
@@ -158,14 +166,20 @@ struct SyncAuthTests {
             #expect(try await api.token(fixture.phone, challenge: pending).status == .unauthorized)
             #expect(try await api.challenge(fixture.phone).status == .unauthorized)
             // A revoked device approves nobody, and its key never comes back.
-            #expect(try await api.addDevice(fixture.stranger, to: account, approvedBy: fixture.phone).status
-                == .forbidden)
-            #expect(try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop).status
-                == .conflict)
+            #expect(
+                try await api.addDevice(fixture.stranger, to: account, approvedBy: fixture.phone).status
+                    == .forbidden
+            )
+            #expect(
+                try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop).status
+                    == .conflict
+            )
             // The laptop still works; revoking twice, or a device of nobody, is 404.
             #expect(try await api.call(.get, "/v1/devices", token: laptopToken).status == .ok)
-            #expect(try await api.call(.delete, "/v1/devices/\(fixture.phone.id)", token: laptopToken).status
-                == .notFound)
+            #expect(
+                try await api.call(.delete, "/v1/devices/\(fixture.phone.id)", token: laptopToken).status
+                    == .notFound
+            )
         }
     }
 

@@ -72,12 +72,20 @@ struct SyncHTTPTests {
             // Everyone syncs until nothing is pending, then pulls once more.
             for round in 0..<2 {
                 for index in replicas.indices {
-                    try await Self.sync(&replicas[index], api: api, token: tokens[index], now: now + UInt64(round), codec: &codec)
+                    try await Self.sync(
+                        &replicas[index],
+                        api: api,
+                        token: tokens[index],
+                        now: now + UInt64(round),
+                        codec: &codec
+                    )
                 }
             }
             let server = try await api.changes(since: 0, token: tokens[0])
             let serverRecords = try Dictionary(
-                uniqueKeysWithValues: server.items.map { ($0.item, try SyncRecord(canonicalBytes: $0.payload).canonicalBytes) }
+                uniqueKeysWithValues: server.items.map {
+                    ($0.item, try SyncRecord(canonicalBytes: $0.payload).canonicalBytes)
+                }
             )
             #expect(!serverRecords.isEmpty)
             for replica in replicas {
@@ -113,8 +121,10 @@ struct SyncHTTPTests {
             // (The test client has one connection, busy with the poll: the laptop's write goes to the
             // service directly.)
             let laptopDevice = try await service.authenticate(token: laptopToken)
-            #expect(try await service.push(Mutation(item: item, baseRevision: 0, payload: [1, 2, 3]), by: laptopDevice)
-                == .accepted(revision: 1))
+            #expect(
+                try await service.push(Mutation(item: item, baseRevision: 0, payload: [1, 2, 3]), by: laptopDevice)
+                    == .accepted(revision: 1)
+            )
             let batch = try await poll.value
             #expect(batch.items.map(\.item) == [item])
             #expect(clock.now - started < .seconds(10))
@@ -138,14 +148,18 @@ struct SyncHTTPTests {
                 .post,
                 "/v1/push",
                 token: token,
-                body: ["item": item, "baseRevision": 0, "payload": Base64URL.encode([UInt8](repeating: 1, count: 4096))]
+                body: [
+                    "item": item, "baseRevision": 0, "payload": Base64URL.encode([UInt8](repeating: 1, count: 4096)),
+                ]
             )
             #expect(atCap.status == .ok)
             let over = try await api.call(
                 .post,
                 "/v1/push",
                 token: token,
-                body: ["item": item, "baseRevision": 1, "payload": Base64URL.encode([UInt8](repeating: 1, count: 4097))]
+                body: [
+                    "item": item, "baseRevision": 1, "payload": Base64URL.encode([UInt8](repeating: 1, count: 4097)),
+                ]
             )
             #expect(over.status == .contentTooLarge)
             #expect(over.string("error") == "tooLarge")

@@ -49,10 +49,18 @@ struct SyncStoreTests {
             case 1:
                 // An item the server does not have, on a base revision it never gave.
                 let unknown = ItemID(using: &generator)
-                mutation = Mutation(item: unknown, baseRevision: UInt64.random(in: 1...40, using: &generator), payload: [1])
+                mutation = Mutation(
+                    item: unknown,
+                    baseRevision: UInt64.random(in: 1...40, using: &generator),
+                    payload: [1]
+                )
             case 2:
                 // A base revision ahead of the item's.
-                mutation = Mutation(item: item, baseRevision: UInt64.random(in: 1...40, using: &generator), payload: [2])
+                mutation = Mutation(
+                    item: item,
+                    baseRevision: UInt64.random(in: 1...40, using: &generator),
+                    payload: [2]
+                )
             default:
                 let payload = (0..<Int.random(in: 0..<64, using: &generator)).map { _ in
                     UInt8.random(in: 0...255, using: &generator)
@@ -100,14 +108,24 @@ struct SyncStoreTests {
         let key = TestDeviceKey(&generator)
         try await store.createAccount(
             other,
-            firstDevice: EnrolledDevice(id: key.id, account: other, publicKey: key.publicKey, name: "b", created: Date())
+            firstDevice: EnrolledDevice(
+                id: key.id,
+                account: other,
+                publicKey: key.publicKey,
+                name: "b",
+                created: Date()
+            )
         )
         let item = ItemID(high: 1, low: 2)
-        #expect(try await store.push(Mutation(item: item, baseRevision: 0, payload: [1]), account: Self.account)
-            == .accepted(revision: 1))
+        #expect(
+            try await store.push(Mutation(item: item, baseRevision: 0, payload: [1]), account: Self.account)
+                == .accepted(revision: 1)
+        )
         // The same item id in another account is another item.
-        #expect(try await store.push(Mutation(item: item, baseRevision: 0, payload: [1]), account: other)
-            == .accepted(revision: 1))
+        #expect(
+            try await store.push(Mutation(item: item, baseRevision: 0, payload: [1]), account: other)
+                == .accepted(revision: 1)
+        )
         #expect(try await store.changes(account: other, since: 0, limit: 10).items.count == 1)
         // A key is enrolled once, in one account.
         await #expect(throws: SyncServerError(.alreadyEnrolled, "")) {
@@ -126,8 +144,10 @@ struct SyncStoreTests {
         let item = ItemID(high: 3, low: 4)
         do {
             let store = try await Self.store(path: path)
-            #expect(try await store.push(Mutation(item: item, baseRevision: 0, payload: [9]), account: Self.account)
-                == .accepted(revision: 1))
+            #expect(
+                try await store.push(Mutation(item: item, baseRevision: 0, payload: [9]), account: Self.account)
+                    == .accepted(revision: 1)
+            )
         }
         let reopened = try SQLiteSyncStore(path: path)
         let batch = try await reopened.changes(account: Self.account, since: 0, limit: 10)

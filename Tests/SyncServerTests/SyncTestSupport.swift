@@ -5,9 +5,9 @@ import Hummingbird
 import HummingbirdTesting
 import KeyhavenTesting
 import NIOCore
-import Synchronization
 import SyncServer
 import SyncServerHTTP
+import Synchronization
 import VaultSync
 import _KeyhavenSupport
 
@@ -111,7 +111,11 @@ struct SyncAPI {
     }
 
     /// Enrols `device` in `account` with `approver`'s approval.
-    func addDevice(_ device: TestDeviceKey, to account: String, approvedBy approver: TestDeviceKey) async throws
+    func addDevice(
+        _ device: TestDeviceKey,
+        to account: String,
+        approvedBy approver: TestDeviceKey
+    ) async throws
         -> Answer
     {
         try await call(
