@@ -314,6 +314,15 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", "VaultSync", grdb, crypto],
             swiftSettings: swiftSettings
         ),
+        // The sync server's PostgreSQL storage (postgres-nio), behind the same SyncStore protocol as
+        // SQLite: several instances on one database.
+        .target(
+            name: "SyncServerPostgres",
+            dependencies: [
+                "_KeyhavenSupport", "SyncServer", "VaultSync", postgresNIO, logging, serviceLifecycle, nioCore,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `keyhaven sync serve` over HTTP (Hummingbird): the JSON API of docs/openapi/sync.yaml.
         .target(
             name: "SyncServerHTTP",
@@ -354,6 +363,7 @@ let package = Package(
                 "IdentityProviderPostgres",
                 "KeyhavenJOSE",
                 "AutoFill", "KeyhavenAgent", "KeyhavenWebApp", "Passkeys", "SyncServer", "SyncServerHTTP",
+                "SyncServerPostgres",
                 // The demo's calls to shiny over HTTP.
                 "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
                 argumentParser,
@@ -456,7 +466,9 @@ let package = Package(
         .testTarget(
             name: "SyncServerTests",
             dependencies: [
-                "SyncServer", "SyncServerHTTP", "VaultSync", "KeyhavenTesting", "_KeyhavenSupport", crypto, grdb,
+                "SyncServer", "SyncServerHTTP", "SyncServerPostgres", "VaultSync", "KeyhavenTesting",
+                "_KeyhavenSupport",
+                crypto, grdb,
                 hummingbird, hummingbirdTesting, httpTypes, nioCore,
             ],
             swiftSettings: swiftSettings

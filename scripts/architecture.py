@@ -40,6 +40,7 @@ BOUNDARIES = {
     # The sync server stores ciphertext it cannot read: it links nothing that opens a vault.
     "SyncServer": ({"Vault", "KeyhavenApp", "Hummingbird", "HummingbirdCore"}, "the sync server's domain has no vault and no HTTP"),
     "SyncServerHTTP": ({"Vault", "KeyhavenApp", "AutoFill"}, "the sync server links no part of the password manager"),
+    "SyncServerPostgres": ({"Vault", "KeyhavenApp"}, "the sync server links no part of the password manager"),
 }
 # Domain targets: no HTTP framework anywhere below them (README "Layout").
 DOMAIN = ["PasswordRules", "PasswordStrength", "BreachCheck", "Vault", "SecurityRecommendations", "AccountModification",

@@ -22,6 +22,8 @@ public struct SyncServerConfiguration: Sendable {
     public var changesLimit = 500
     /// The longest a long poll waits.
     public var maxWait: Duration = .seconds(60)
+    /// How often a long poll looks at the database again, for writes through other instances.
+    public var recheck: Duration = .seconds(1)
 
     public init() {}
 }
@@ -198,7 +200,9 @@ public final class SyncService: Sendable {
 
     /// What changed in the caller's account after `cursor`; with `wait`, a long poll: when nothing
     /// did, waits up to `wait` (at most ``SyncServerConfiguration/maxWait``) for a write and answers
-    /// as soon as one lands (or with nothing when the time is up).
+    /// as soon as one lands (or with nothing when the time is up). A write through this service
+    /// wakes the poll at once; one through another instance on the same database is seen at the
+    /// next re-check (``SyncServerConfiguration/recheck``).
     public func changes(
         since cursor: UInt64,
         by caller: EnrolledDevice,
@@ -206,17 +210,21 @@ public final class SyncService: Sendable {
     ) async throws
         -> ChangeBatch
     {
-        let seen = notifier.version(of: caller.account)
-        let batch = try await store.changes(account: caller.account, since: cursor, limit: configuration.changesLimit)
-        guard let wait, batch.items.isEmpty, wait > .zero else { return batch }
-        let notifier = self.notifier
-        let account = caller.account
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await notifier.wait(for: account, beyond: seen) }
-            group.addTask { try? await Task.sleep(for: min(wait, self.configuration.maxWait)) }
-            await group.next()
-            group.cancelAll()
+        let clock = ContinuousClock()
+        let deadline = clock.now + min(wait ?? .zero, configuration.maxWait)
+        let (notifier, account, recheck) = (self.notifier, caller.account, configuration.recheck)
+        while true {
+            let seen = notifier.version(of: account)
+            let batch = try await store.changes(account: account, since: cursor, limit: configuration.changesLimit)
+            let left = deadline - clock.now
+            guard batch.items.isEmpty, left > .zero else { return batch }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await notifier.wait(for: account, beyond: seen) }
+                group.addTask { try? await Task.sleep(for: min(left, recheck)) }
+                await group.next()
+                group.cancelAll()
+            }
+            try Task.checkCancellation()
         }
-        return try await store.changes(account: caller.account, since: cursor, limit: configuration.changesLimit)
     }
 }

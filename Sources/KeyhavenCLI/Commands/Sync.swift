@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SyncServer
 import SyncServerHTTP
+import SyncServerPostgres
 import _KeyhavenSupport
 
 extension Keyhaven {
@@ -29,16 +30,17 @@ struct SyncServe: AsyncParsableCommand {
             devices enrolled with an enrolled device's approval, signed challenges for short-lived \
             bearer tokens, compare-and-swap pushes (409 with the current item when stale), changes \
             since a cursor and long polls that answer as soon as another device writes. Its data is \
-            a SQLite file (WAL, created 0600). Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
+            a SQLite file (WAL, created 0600) or PostgreSQL (--database postgres://user:password@host/db), \
+            which several instances may share. Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
             """
     )
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "SQLite file (default: $KEYHAVEN_SYNC_DATABASE, else $XDG_DATA_HOME/keyhaven/sync.sqlite, "
-                + "XDG_DATA_HOME defaulting to ~/.local/share).",
-            valueName: "path"
+            "SQLite file or postgres:// URL (default: $KEYHAVEN_SYNC_DATABASE, else "
+                + "$XDG_DATA_HOME/keyhaven/sync.sqlite, XDG_DATA_HOME defaulting to ~/.local/share).",
+            valueName: "path-or-url"
         )
     )
     var database: String?
@@ -54,17 +56,12 @@ struct SyncServe: AsyncParsableCommand {
             throw ValidationError("--max-item-bytes: from 1024 to 16777216")
         }
         guard (0...60).contains(maxWait) else { throw ValidationError("--max-wait: from 0 to 60 seconds") }
-        if let database, database.hasPrefix("postgres") {
-            throw ValidationError(
-                "--database: the sync server stores its data in SQLite only for now; give a file path"
-            )
-        }
     }
 
     var location: String {
         let environment = CommandIO.current.environment
         if let given = database ?? environment["KEYHAVEN_SYNC_DATABASE"], !given.isEmpty {
-            return (given as NSString).expandingTildeInPath
+            return given.hasPrefix("postgres") ? given : (given as NSString).expandingTildeInPath
         }
         let data =
             environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
@@ -74,6 +71,40 @@ struct SyncServe: AsyncParsableCommand {
 
     func run() async throws {
         let location = self.location
+        var configuration = SyncServerConfiguration()
+        configuration.maxItemBytes = maxItemBytes
+        configuration.maxWait = .seconds(maxWait)
+        var logger = Logger(label: "keyhaven.sync")
+        logger.logLevel = .notice
+        let (host, port) = (self.host, self.port)
+        func serve(_ store: any SyncStore, shown: String) async throws {
+            try await SyncHTTPServer(service: SyncService(store: store, configuration: configuration)).run(
+                host: host,
+                port: port,
+                logger: logger
+            ) { bound in
+                Output.error("keyhaven: sync server on http://\(host):\(bound) (data in \(shown)); Ctrl-C stops")
+            }
+        }
+        if location.hasPrefix("postgres") {
+            var postgresLogger = Logger(label: "keyhaven.sync.postgres")
+            postgresLogger.logLevel = .error
+            let store: PostgresSyncStore
+            do {
+                store = try PostgresSyncStore(url: location, logger: postgresLogger)
+            } catch {
+                throw Output.failure("cannot use the sync database: \(error)")
+            }
+            try await store.withRunning {
+                do {
+                    try await store.prepare()
+                } catch {
+                    throw Output.failure("cannot open the sync database in PostgreSQL: \(error)")
+                }
+                try await serve(store, shown: "PostgreSQL")
+            }
+            return
+        }
         let store: SQLiteSyncStore
         do {
             // A folder made here is 0700; the database is created 0600.
@@ -83,18 +114,6 @@ struct SyncServe: AsyncParsableCommand {
             throw Output.failure("cannot open the sync database \(location): \(error)")
         }
         for warning in store.fileWarnings { Output.error("keyhaven: warning: \(warning)") }
-        var configuration = SyncServerConfiguration()
-        configuration.maxItemBytes = maxItemBytes
-        configuration.maxWait = .seconds(maxWait)
-        var logger = Logger(label: "keyhaven.sync")
-        logger.logLevel = .notice
-        let host = self.host
-        try await SyncHTTPServer(service: SyncService(store: store, configuration: configuration)).run(
-            host: host,
-            port: port,
-            logger: logger
-        ) { bound in
-            Output.error("keyhaven: sync server on http://\(host):\(bound) (data in \(location)); Ctrl-C stops")
-        }
+        try await serve(store, shown: location)
     }
 }
