@@ -243,10 +243,17 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", "OneTimeCodes", crypto, grdb, nioCore, nioPosix],
             swiftSettings: swiftSettings
         ),
+        // The one reading of a postgres:// URL (TLS required off loopback) for the provider's and the
+        // sync server's PostgreSQL storage (internal).
+        .target(
+            name: "_KeyhavenPostgres",
+            dependencies: ["_KeyhavenSupport", postgresNIO, serviceLifecycle],
+            swiftSettings: swiftSettings
+        ),
         // The provider's PostgreSQL storage (postgres-nio), behind the same SQL seam as SQLite.
         .target(
             name: "IdentityProviderPostgres",
-            dependencies: ["IdentityProvider", postgresNIO, logging, serviceLifecycle, nioCore],
+            dependencies: ["IdentityProvider", "_KeyhavenPostgres", postgresNIO, logging, serviceLifecycle, nioCore],
             swiftSettings: swiftSettings
         ),
         // The relying-party kit: verify identity tokens and notifications (jwt-kit), client secrets,
@@ -319,7 +326,8 @@ let package = Package(
         .target(
             name: "SyncServerPostgres",
             dependencies: [
-                "_KeyhavenSupport", "SyncServer", "VaultSync", postgresNIO, logging, serviceLifecycle, nioCore,
+                "_KeyhavenSupport", "_KeyhavenPostgres", "SyncServer", "VaultSync", postgresNIO, logging,
+                serviceLifecycle, nioCore,
             ],
             swiftSettings: swiftSettings
         ),

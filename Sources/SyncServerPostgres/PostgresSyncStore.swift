@@ -5,6 +5,7 @@ import PostgresNIO
 public import ServiceLifecycle
 public import SyncServer
 public import VaultSync
+import _KeyhavenPostgres
 import _KeyhavenSupport
 
 /// The sync server's state in PostgreSQL (postgres-nio), for several `keyhaven sync serve`
@@ -31,52 +32,27 @@ public final class PostgresSyncStore: SyncStore, Service {
     )
         throws
     {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
-            let user = components.user, !user.isEmpty
-        else {
-            throw SyncServerError(.invalidRequest, "expected postgres://user[:password]@host[:port]/database")
-        }
         guard !tablePrefix.isEmpty,
             tablePrefix.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") })
         else { throw SyncServerError(.invalidRequest, "a table prefix is lowercase letters, digits and _") }
-        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        let host = components.host ?? "127.0.0.1"
-        let loopback = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
-        let tls: PostgresClient.Configuration.TLS
-        switch components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? (loopback ? "prefer" : "require")
-        {
-        case "disable": tls = .disable
-        case "require": tls = .require(.makeClientConfiguration())
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        default: throw SyncServerError(.invalidRequest, "sslmode must be disable, prefer or require")
+        let configuration: PostgresClient.Configuration
+        do {
+            configuration = try PostgresURL.configuration(url).configuration
+        } catch {
+            throw SyncServerError(.invalidRequest, error.message)
         }
-        var configuration = PostgresClient.Configuration(
-            host: host,
-            port: components.port ?? 5432,
-            username: user.removingPercentEncoding ?? user,
-            password: components.password?.removingPercentEncoding,
-            database: database.isEmpty ? nil : database,
-            tls: tls
-        )
-        configuration.options.maximumConnections = 8
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
         prefix = tablePrefix
     }
 
     public func run() async throws {
-        let client = self.client
-        await cancelWhenGracefulShutdown { await client.run() }
+        await client.runUntilGracefulShutdown()
     }
 
     /// Runs `body` while the connection pool runs, then stops the pool.
     public func withRunning<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        let client = self.client
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            return try await body()
-        }
+        try await client.withRunning(body)
     }
 
     /// Creates the tables that are missing (the pool must run).
@@ -199,18 +175,28 @@ public final class PostgresSyncStore: SyncStore, Service {
         for try await (id, account, key, name, created, revoked) in rows.decode(
             (String, String, ByteBuffer, String, Int64, Int64?).self
         ) {
-            devices.append(
-                EnrolledDevice(
-                    id: id,
-                    account: account,
-                    publicKey: Array(key.readableBytesView),
-                    name: name,
-                    created: Date(epochMilliseconds: created),
-                    revoked: revoked.map(Date.init(epochMilliseconds:))
-                )
-            )
+            devices.append(Self.device(id, account, key, name, created, revoked))
         }
         return devices
+    }
+
+    /// A device from its columns (``deviceColumns``, in order).
+    private static func device(
+        _ id: String,
+        _ account: String,
+        _ key: ByteBuffer,
+        _ name: String,
+        _ created: Int64,
+        _ revoked: Int64?
+    ) -> EnrolledDevice {
+        EnrolledDevice(
+            id: id,
+            account: account,
+            publicKey: Array(key.readableBytesView),
+            name: name,
+            created: Date(epochMilliseconds: created),
+            revoked: revoked.map(Date.init(epochMilliseconds:))
+        )
     }
 
     public func device(_ id: String) async throws -> EnrolledDevice? {
@@ -315,14 +301,7 @@ public final class PostgresSyncStore: SyncStore, Service {
                 (ByteBuffer, String, String, ByteBuffer, String, Int64, Int64?).self
             ) {
                 guard constantTimeEqual(Array(stored.readableBytesView), hash) else { return nil }
-                return EnrolledDevice(
-                    id: id,
-                    account: account,
-                    publicKey: Array(key.readableBytesView),
-                    name: name,
-                    created: Date(epochMilliseconds: created),
-                    revoked: revoked.map(Date.init(epochMilliseconds:))
-                )
+                return Self.device(id, account, key, name, created, revoked)
             }
             return nil
         }
