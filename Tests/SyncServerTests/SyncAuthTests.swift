@@ -218,4 +218,38 @@ struct SyncAuthTests {
             }
         }
     }
+
+    /// Every answer, errors included, carries the security headers and is never cached.
+    @Test func everyAnswerCarriesTheSecurityHeaders() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let created = try await api.call(
+                .post,
+                "/v1/accounts",
+                body: [
+                    "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": "laptop",
+                    "proof": Base64URL.encode(
+                        fixture.laptop.sign(DeviceSignatures.accountCreation(publicKey: fixture.laptop.publicKey))
+                    ),
+                ]
+            )
+            let answers = [
+                created,
+                try await api.call(.get, "/v1/devices"),
+                try await api.call(.get, "/v1/nowhere"),
+                try await api.call(.post, "/v1/accounts", raw: Array("[]".utf8)),
+                try await api.call(.post, "/v1/accounts", raw: [UInt8](repeating: 0x20, count: 20 << 10)),
+            ]
+            #expect(answers.map(\.status.code) == [201, 401, 404, 400, 413])
+            for answer in answers {
+                #expect(
+                    answer.headers[HTTPField.Name("Content-Security-Policy")!]
+                        == "default-src 'none'; frame-ancestors 'none'"
+                )
+                #expect(answer.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
+                #expect(answer.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+                #expect(answer.headers[.cacheControl] == "no-store")
+            }
+        }
+    }
 }
