@@ -244,10 +244,17 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", "OneTimeCodes", crypto, grdb, nioCore, nioPosix],
             swiftSettings: swiftSettings
         ),
+        // The one reading of a postgres:// URL (TLS required off loopback) for the provider's and the
+        // sync server's PostgreSQL storage (internal).
+        .target(
+            name: "_KeyhavenPostgres",
+            dependencies: ["_KeyhavenSupport", postgresNIO, serviceLifecycle],
+            swiftSettings: swiftSettings
+        ),
         // The provider's PostgreSQL storage (postgres-nio), behind the same SQL seam as SQLite.
         .target(
             name: "IdentityProviderPostgres",
-            dependencies: ["IdentityProvider", postgresNIO, logging, serviceLifecycle, nioCore],
+            dependencies: ["IdentityProvider", "_KeyhavenPostgres", postgresNIO, logging, serviceLifecycle, nioCore],
             swiftSettings: swiftSettings
         ),
         // The relying-party kit: verify identity tokens and notifications (jwt-kit), client secrets,
@@ -313,6 +320,35 @@ let package = Package(
             dependencies: ["_KeyhavenSupport", "Vault", "VaultSync", "Passkeys", crypto],
             swiftSettings: swiftSettings
         ),
+        // The sync server's domain and storage, free of HTTP (docs/sync.md): accounts and devices
+        // (each device's own Ed25519 key; signed challenges, short-lived bearer tokens stored as
+        // hashes; a new device only with an enrolled one's approval), compare-and-swap pushes and
+        // delta changes that answer as VaultSync's reference server, SQLite (GRDB, WAL) on a thread
+        // of its own, wake-ups for long polls. It stores ciphertext it cannot read.
+        .target(
+            name: "SyncServer",
+            dependencies: ["_KeyhavenSupport", "VaultSync", grdb, crypto],
+            swiftSettings: swiftSettings
+        ),
+        // The sync server's PostgreSQL storage (postgres-nio), behind the same SyncStore protocol as
+        // SQLite: several instances on one database.
+        .target(
+            name: "SyncServerPostgres",
+            dependencies: [
+                "_KeyhavenSupport", "_KeyhavenPostgres", "SyncServer", "VaultSync", postgresNIO, logging,
+                serviceLifecycle, nioCore,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `keyhaven sync serve` over HTTP (Hummingbird): the JSON API of docs/openapi/sync.yaml.
+        .target(
+            name: "SyncServerHTTP",
+            dependencies: [
+                "_KeyhavenSupport", "_KeyhavenWeb", "SyncServer", "VaultSync", hummingbird, httpTypes, logging,
+                nioCore, serviceLifecycle, unixSignals,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
         .target(
             name: "Vault",
@@ -344,7 +380,8 @@ let package = Package(
                 "IdentityProvider",
                 "IdentityProviderPostgres",
                 "KeyhavenJOSE",
-                "AutoFill", "KeyhavenAgent", "KeyhavenWebApp", "Passkeys",
+                "AutoFill", "KeyhavenAgent", "KeyhavenWebApp", "Passkeys", "SyncServer", "SyncServerHTTP",
+                "SyncServerPostgres",
                 // The demo's calls to shiny over HTTP.
                 "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
                 argumentParser,
@@ -447,6 +484,16 @@ let package = Package(
         .testTarget(
             name: "VaultSyncBridgeTests",
             dependencies: ["VaultSyncBridge", "VaultSync", "Vault", "Passkeys", "KeyhavenTesting", crypto],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SyncServerTests",
+            dependencies: [
+                "SyncServer", "SyncServerHTTP", "SyncServerPostgres", "VaultSync", "KeyhavenTesting",
+                "_KeyhavenSupport",
+                crypto, grdb,
+                hummingbird, hummingbirdTesting, httpTypes, nioCore,
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -37,11 +37,15 @@ BOUNDARIES = {
     # Sync's core is the specification the server, the agent and the CLI build on: values in, values
     # out, no storage and no network (issue 28).
     "VaultSync": ({"Vault", "GRDB", "KeyhavenApp", "NIOCore", "NIOPosix"}, "sync's core has no storage and no network"),
+    # The sync server stores ciphertext it cannot read: it links nothing that opens a vault.
+    "SyncServer": ({"Vault", "KeyhavenApp", "Hummingbird", "HummingbirdCore"}, "the sync server's domain has no vault and no HTTP"),
+    "SyncServerHTTP": ({"Vault", "KeyhavenApp", "AutoFill"}, "the sync server links no part of the password manager"),
+    "SyncServerPostgres": ({"Vault", "KeyhavenApp"}, "the sync server links no part of the password manager"),
 }
 # Domain targets: no HTTP framework anywhere below them (README "Layout").
 DOMAIN = ["PasswordRules", "PasswordStrength", "BreachCheck", "Vault", "SecurityRecommendations", "AccountModification",
           "Passkeys", "AutoFill", "OneTimeCodes", "KeyhavenJOSE", "IdentityProvider", "KeyhavenApp", "VaultSync",
-          "VaultSyncBridge"]
+          "VaultSyncBridge", "SyncServer"]
 HTTP_FRAMEWORKS = {"Hummingbird", "HummingbirdCore", "AsyncHTTPClient"}
 SYSTEM = {"Foundation", "FoundationEssentials", "Dispatch", "Glibc", "Darwin", "Musl", "Synchronization",
           "Testing", "XCTest", "_Concurrency", "Swift", "os", "CoreFoundation", "FoundationNetworking", "FoundationXML"}

@@ -10,6 +10,8 @@
 #   MAX_EXAMPLES          test cases per operation and phase (default 50)
 #   SCHEMATHESIS_SEED     seed for a reproducible run
 #   SCHEMATHESIS_SPEC     what to pip install when schemathesis is missing (default "schemathesis")
+#   SCHEMATHESIS_SCHEMA   another OpenAPI document (scripts/schemathesis-sync.sh: docs/openapi/sync.yaml);
+#                         the account-modification filters below apply to the default only
 # Works with Schemathesis 3.x and 4.x (the CLI differs; the version is detected). Exits non-zero on
 # any failure.
 set -euo pipefail
@@ -21,7 +23,9 @@ if [[ $# -lt 1 || "$1" == -* ]]; then
 fi
 base="${1%/}"
 shift
-schema="docs/openapi/account-modification.yaml"
+schema="${SCHEMATHESIS_SCHEMA:-docs/openapi/account-modification.yaml}"
+account_modification=0
+[[ "$schema" == docs/openapi/account-modification.yaml ]] && account_modification=1
 max_examples="${MAX_EXAMPLES:-50}"
 checks=(not_a_server_error status_code_conformance content_type_conformance response_schema_conformance)
 
@@ -66,14 +70,18 @@ if ((major >= 4)); then
     args+=(--url "$base")
     args+=(--checks "$(IFS=,; echo "${checks[*]}")")
     args+=(--max-examples "$max_examples")
-    args+=(--exclude-tag local-api --exclude-tag step-up --exclude-operation-id getStepUpPage)
+    if ((account_modification)); then
+        args+=(--exclude-tag local-api --exclude-tag step-up --exclude-operation-id getStepUpPage)
+    fi
     [[ -n "${SCHEMATHESIS_SEED:-}" ]] && args+=(--seed "$SCHEMATHESIS_SEED")
 elif ((major == 3)); then
     # 3.x: --base-url, one --checks per check, --hypothesis-max-examples; filters changed during 3.x.
     args+=(--base-url "$base")
     for check in "${checks[@]}"; do args+=(--checks "$check"); done
     args+=(--hypothesis-max-examples "$max_examples")
-    if has_option --exclude-tag; then
+    if ((!account_modification)); then
+        :
+    elif has_option --exclude-tag; then
         args+=(--exclude-tag local-api --exclude-tag step-up --exclude-operation-id getStepUpPage)
     else
         # Older 3.x: include filters only (regular expressions).

@@ -3,7 +3,8 @@
 # checks.
 #   1. the Swift test suites (unit, end-to-end CLI, real browsers, fixtures against reference
 #      implementations, fault injection);
-#   2. schemathesis against the example service with the protocol's OpenAPI document.
+#   2. schemathesis against the example service with the protocol's OpenAPI document, and against
+#      `keyhaven sync serve` with docs/openapi/sync.yaml (scripts/schemathesis-sync.sh).
 # Outside programs (Chromium, Python packages) are installed when missing: scripts/install-test-deps.sh.
 # The identity provider's PostgreSQL tests run against a real server that
 # scripts/start-test-postgres.sh installs and starts (KEYHAVEN_TEST_POSTGRES_URL).
@@ -36,3 +37,7 @@ for _ in $(seq 1 50); do
     sleep 0.1
 done
 scripts/schemathesis.sh "http://127.0.0.1:$port"
+
+# The sync server's contract, fuzzed against a running `keyhaven sync serve` with a device's bearer
+# token (about 20 s).
+scripts/schemathesis-sync.sh

@@ -4,6 +4,7 @@ public import Logging
 import NIOCore
 import PostgresNIO
 public import ServiceLifecycle
+import _KeyhavenPostgres
 
 /// PostgreSQL through postgres-nio's connection pool, behind the same ``SQLDatabase`` seam as
 /// SQLite: several provider instances can share one database.
@@ -24,34 +25,13 @@ public final class PostgresDatabase: SQLDatabase, Service {
 
     /// `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`.
     public init(url: String, logger: Logger = Logger(label: "keyhaven.idp.postgres")) throws {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
-            let user = components.user, !user.isEmpty
-        else {
-            throw StorageError(
-                .invalidConfiguration,
-                "expected postgres://user[:password]@host[:port]/database, got another form"
-            )
+        let parsed: (configuration: PostgresClient.Configuration, sslMode: String)
+        do {
+            parsed = try PostgresURL.configuration(url)
+        } catch {
+            throw StorageError(.invalidConfiguration, error.message)
         }
-        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        let host = components.host ?? "127.0.0.1"
-        let loopback = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
-        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? (loopback ? "prefer" : "require")
-        let tls: PostgresClient.Configuration.TLS
-        switch mode {
-        case "disable": tls = .disable
-        case "require": tls = .require(.makeClientConfiguration())
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        default: throw StorageError(.invalidConfiguration, "sslmode must be disable, prefer or require")
-        }
-        var configuration = PostgresClient.Configuration(
-            host: host,
-            port: components.port ?? 5432,
-            username: user.removingPercentEncoding ?? user,
-            password: components.password?.removingPercentEncoding,
-            database: database.isEmpty ? nil : database,
-            tls: tls
-        )
-        configuration.options.maximumConnections = 8
+        let (configuration, mode) = parsed
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
@@ -61,18 +41,12 @@ public final class PostgresDatabase: SQLDatabase, Service {
     /// Runs the connection pool until the task is cancelled or the service group shuts down
     /// gracefully (the group stops services in reverse order, so list the database first).
     public func run() async throws {
-        let client = self.client
-        await cancelWhenGracefulShutdown { await client.run() }
+        await client.runUntilGracefulShutdown()
     }
 
     /// Runs `body` while the connection pool runs, then stops the pool.
     public func withRunning<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        let client = self.client
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            return try await body()
-        }
+        try await client.withRunning(body)
     }
 
     /// One connection, or the pool (each statement on whichever connection is free), as the

@@ -1,0 +1,119 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SyncServer
+import SyncServerHTTP
+import SyncServerPostgres
+import _KeyhavenSupport
+
+extension Keyhaven {
+    struct Sync: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sync",
+            abstract: "End-to-end encrypted sync: run the server your devices sync through.",
+            discussion: """
+                The server stores each device's public key and the items as ciphertext it cannot read; \
+                devices authenticate with their own keys, never with the master password. See \
+                docs/sync.md and the API in docs/openapi/sync.yaml.
+                """,
+            subcommands: [SyncServe.self]
+        )
+    }
+}
+
+struct SyncServe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the sync server.",
+        discussion: """
+            Serves the sync API (docs/openapi/sync.yaml): accounts created with a first device's key, \
+            devices enrolled with an enrolled device's approval, signed challenges for short-lived \
+            bearer tokens, compare-and-swap pushes (409 with the current item when stale), changes \
+            since a cursor and long polls that answer as soon as another device writes. Its data is \
+            a SQLite file (WAL, created 0600) or PostgreSQL (--database postgres://user:password@host/db), \
+            which several instances may share. Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
+            """
+    )
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "SQLite file or postgres:// URL (default: $KEYHAVEN_SYNC_DATABASE, else "
+                + "$XDG_DATA_HOME/keyhaven/sync.sqlite, XDG_DATA_HOME defaulting to ~/.local/share).",
+            valueName: "path-or-url"
+        )
+    )
+    var database: String?
+    @Option(name: .long, help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(name: .long, help: "Port (0 picks a free one).") var port = 8095
+    @Option(name: .customLong("max-item-bytes"), help: "The largest item payload accepted (larger pushes get 413).")
+    var maxItemBytes = SyncServerConfiguration().maxItemBytes
+    @Option(name: .customLong("max-wait"), help: "The longest a long poll (GET /v1/changes?wait=S) waits, in seconds.")
+    var maxWait = 60
+
+    func validate() throws {
+        guard (1024...(16 << 20)).contains(maxItemBytes) else {
+            throw ValidationError("--max-item-bytes: from 1024 to 16777216")
+        }
+        guard (0...60).contains(maxWait) else { throw ValidationError("--max-wait: from 0 to 60 seconds") }
+    }
+
+    var location: String {
+        let environment = CommandIO.current.environment
+        if let given = database ?? environment["KEYHAVEN_SYNC_DATABASE"], !given.isEmpty {
+            return given.hasPrefix("postgres") ? given : (given as NSString).expandingTildeInPath
+        }
+        let data =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (NSHomeDirectory() as NSString).appendingPathComponent(".local/share")
+        return (data as NSString).appendingPathComponent("keyhaven/sync.sqlite")
+    }
+
+    func run() async throws {
+        let location = self.location
+        var configuration = SyncServerConfiguration()
+        configuration.maxItemBytes = maxItemBytes
+        configuration.maxWait = .seconds(maxWait)
+        var logger = Logger(label: "keyhaven.sync")
+        logger.logLevel = .notice
+        let (host, port) = (self.host, self.port)
+        func serve(_ store: any SyncStore, shown: String) async throws {
+            try await SyncHTTPServer(service: SyncService(store: store, configuration: configuration)).run(
+                host: host,
+                port: port,
+                logger: logger
+            ) { bound in
+                Output.error("keyhaven: sync server on http://\(host):\(bound) (data in \(shown)); Ctrl-C stops")
+            }
+        }
+        if location.hasPrefix("postgres") {
+            var postgresLogger = Logger(label: "keyhaven.sync.postgres")
+            postgresLogger.logLevel = .error
+            let store: PostgresSyncStore
+            do {
+                store = try PostgresSyncStore(url: location, logger: postgresLogger)
+            } catch {
+                throw Output.failure("cannot use the sync database: \(error)")
+            }
+            try await store.withRunning {
+                do {
+                    try await store.prepare()
+                } catch {
+                    throw Output.failure("cannot open the sync database in PostgreSQL: \(error)")
+                }
+                try await serve(store, shown: "PostgreSQL")
+            }
+            return
+        }
+        let store: SQLiteSyncStore
+        do {
+            // A folder made here is 0700; the database is created 0600.
+            try PrivateFile.createDirectory(at: URL(fileURLWithPath: location).deletingLastPathComponent())
+            store = try SQLiteSyncStore(path: location)
+        } catch {
+            throw Output.failure("cannot open the sync database \(location): \(error)")
+        }
+        for warning in store.fileWarnings { Output.error("keyhaven: warning: \(warning)") }
+        try await serve(store, shown: location)
+    }
+}

@@ -1,0 +1,346 @@
+public import Foundation
+import GRDB
+public import VaultSync
+import _KeyhavenSupport
+
+/// The sync server's state in SQLite (GRDB): a WAL `DatabasePool` for a file, created private
+/// (0600), or a queue in memory (tests).
+///
+/// **Blocking work:** GRDB's calls are synchronous, so this actor's serial executor is a
+/// ``_KeyhavenSupport/DedicatedThreadExecutor`` (Keyhaven's one rule for blocking work): every
+/// statement runs on that thread, never on Swift's cooperative pool or a NIO event loop; callers only
+/// `await`. One thread serializes reads and writes too; the statements are single indexed lookups
+/// and one short transaction per push.
+public actor SQLiteSyncStore: SyncStore {
+    private let executor: DedicatedThreadExecutor
+    private let database: any DatabaseWriter
+    /// What opening found wrong with the file's permissions and did about it.
+    public nonisolated let fileWarnings: [String]
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// The database at `path` (created 0600 when missing, migrated), or in memory when nil.
+    public init(path: String?) throws {
+        let database: any DatabaseWriter
+        if let path {
+            fileWarnings = try PrivateFile.prepareDatabase(at: path)
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                try db.execute(sql: "PRAGMA secure_delete = ON")
+            }
+            database = try DatabasePool(path: path, configuration: configuration)
+        } else {
+            fileWarnings = []
+            database = try DatabaseQueue()
+        }
+        try Self.migrator.migrate(database)
+        self.database = database
+        executor = DedicatedThreadExecutor(name: "keyhaven.sync.sqlite")
+    }
+
+    deinit { executor.finish() }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE accounts (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        created INTEGER NOT NULL,
+                        sequence INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE TABLE devices (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        account TEXT NOT NULL REFERENCES accounts(id),
+                        public_key BLOB NOT NULL UNIQUE,
+                        name TEXT NOT NULL,
+                        created INTEGER NOT NULL,
+                        revoked INTEGER
+                    );
+                    CREATE INDEX devices_by_account ON devices(account);
+                    CREATE TABLE items (
+                        account TEXT NOT NULL REFERENCES accounts(id),
+                        item BLOB NOT NULL,
+                        revision INTEGER NOT NULL,
+                        sequence INTEGER NOT NULL,
+                        payload BLOB NOT NULL,
+                        PRIMARY KEY (account, item)
+                    ) WITHOUT ROWID;
+                    CREATE UNIQUE INDEX items_by_sequence ON items(account, sequence);
+                    CREATE TABLE applied_mutations (
+                        account TEXT NOT NULL,
+                        mutation BLOB NOT NULL,
+                        revision INTEGER NOT NULL,
+                        PRIMARY KEY (account, mutation)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE challenges (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        device TEXT NOT NULL,
+                        expires INTEGER NOT NULL
+                    );
+                    CREATE TABLE tokens (
+                        hash BLOB PRIMARY KEY NOT NULL,
+                        device TEXT NOT NULL REFERENCES devices(id),
+                        expires INTEGER NOT NULL
+                    );
+                    CREATE INDEX tokens_by_device ON tokens(device);
+                    """
+            )
+        }
+        return migrator
+    }
+
+    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try database.write(body)
+        } catch let error as SyncServerError {
+            throw error
+        } catch {
+            throw SyncServerError(.storage, "the sync database failed: \(error)")
+        }
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try database.read(body)
+        } catch {
+            throw SyncServerError(.storage, "the sync database failed: \(error)")
+        }
+    }
+
+    // MARK: Accounts and devices
+
+    public func createAccount(_ account: String, firstDevice: EnrolledDevice) throws {
+        try write { db in
+            try db.execute(
+                sql: "INSERT INTO accounts (id, created) VALUES (?, ?)",
+                arguments: [account, firstDevice.created.milliseconds]
+            )
+            try Self.insert(firstDevice, db)
+        }
+    }
+
+    public func addDevice(_ device: EnrolledDevice) throws {
+        try write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE id = ?", arguments: [device.account]) != nil
+            else { throw SyncServerError(.notFound, "account \(device.account) does not exist") }
+            try Self.insert(device, db)
+        }
+    }
+
+    private static func insert(_ device: EnrolledDevice, _ db: Database) throws {
+        let known = try Bool.fetchOne(
+            db,
+            sql: "SELECT 1 FROM devices WHERE id = ? OR public_key = ?",
+            arguments: [device.id, Data(device.publicKey)]
+        )
+        guard known == nil else {
+            throw SyncServerError(.alreadyEnrolled, "device \(device.id) is already enrolled; make a new key pair")
+        }
+        try db.execute(
+            sql: "INSERT INTO devices (id, account, public_key, name, created, revoked) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [
+                device.id, device.account, Data(device.publicKey), device.name, device.created.milliseconds,
+                device.revoked?.milliseconds,
+            ]
+        )
+    }
+
+    public func device(_ id: String) throws -> EnrolledDevice? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM devices WHERE id = ?", arguments: [id]).map(Self.device)
+        }
+    }
+
+    public func devices(of account: String) throws -> [EnrolledDevice] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM devices WHERE account = ? ORDER BY created, id",
+                arguments: [account]
+            )
+            .map(Self.device)
+        }
+    }
+
+    private static func device(_ row: Row) -> EnrolledDevice {
+        EnrolledDevice(
+            id: row["id"],
+            account: row["account"],
+            publicKey: Array(row["public_key"] as Data),
+            name: row["name"],
+            created: Date(milliseconds: row["created"]),
+            revoked: (row["revoked"] as Int64?).map(Date.init(milliseconds:))
+        )
+    }
+
+    public func revoke(_ device: String, of account: String, at date: Date) throws -> Bool {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE devices SET revoked = ? WHERE id = ? AND account = ? AND revoked IS NULL",
+                arguments: [date.milliseconds, device, account]
+            )
+            guard db.changesCount == 1 else { return false }
+            try db.execute(sql: "DELETE FROM tokens WHERE device = ?", arguments: [device])
+            return true
+        }
+    }
+
+    // MARK: Challenges and tokens (hashes only)
+
+    public func saveChallenge(hash: [UInt8], device: String, expires: Date, now: Date) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM challenges WHERE expires <= ?", arguments: [now.milliseconds])
+            try db.execute(
+                sql: "INSERT INTO challenges (hash, device, expires) VALUES (?, ?, ?)",
+                arguments: [Data(hash), device, expires.milliseconds]
+            )
+        }
+    }
+
+    public func takeChallenge(hash: [UInt8]) throws -> (device: String, expires: Date)? {
+        try write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "DELETE FROM challenges WHERE hash = ? RETURNING device, expires",
+                    arguments: [Data(hash)]
+                )
+            else { return nil }
+            return (row["device"], Date(milliseconds: row["expires"]))
+        }
+    }
+
+    public func saveToken(hash: [UInt8], device: String, expires: Date, now: Date) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM tokens WHERE expires <= ?", arguments: [now.milliseconds])
+            try db.execute(
+                sql: "INSERT INTO tokens (hash, device, expires) VALUES (?, ?, ?)",
+                arguments: [Data(hash), device, expires.milliseconds]
+            )
+        }
+    }
+
+    public func tokenHolder(hash: [UInt8], now: Date) throws -> EnrolledDevice? {
+        try read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT tokens.hash AS token_hash, devices.* FROM tokens JOIN devices ON devices.id = tokens.device
+                        WHERE tokens.hash = ? AND tokens.expires > ? AND devices.revoked IS NULL
+                        """,
+                    arguments: [Data(hash), now.milliseconds]
+                ),
+                constantTimeEqual(Array(row["token_hash"] as Data), hash)
+            else { return nil }
+            return Self.device(row)
+        }
+    }
+
+    // MARK: Items
+
+    public func push(_ mutation: Mutation, account: String) throws -> PushResponse {
+        try write { db in
+            if let revision = try Int64.fetchOne(
+                db,
+                sql: "SELECT revision FROM applied_mutations WHERE account = ? AND mutation = ?",
+                arguments: [account, Data(mutation.id.bytes)]
+            ) {
+                return .accepted(revision: UInt64(revision))
+            }
+            let current = try Row.fetchOne(
+                db,
+                sql: "SELECT revision, sequence, payload FROM items WHERE account = ? AND item = ?",
+                arguments: [account, Data(mutation.item.bytes)]
+            ).map { Self.serverItem($0, item: mutation.item) }
+            guard mutation.baseRevision == (current?.revision ?? 0) else {
+                guard let current else {
+                    return .rejected(
+                        reason: "item \(mutation.item) is not on the server (base revision \(mutation.baseRevision))"
+                    )
+                }
+                return .stale(current: current)
+            }
+            guard
+                let sequence = try Int64.fetchOne(
+                    db,
+                    sql: "UPDATE accounts SET sequence = sequence + 1 WHERE id = ? RETURNING sequence",
+                    arguments: [account]
+                )
+            else { throw SyncServerError(.notFound, "account \(account) does not exist") }
+            let revision = mutation.baseRevision + 1
+            try db.execute(
+                sql: """
+                    INSERT INTO items (account, item, revision, sequence, payload) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (account, item) DO UPDATE
+                    SET revision = excluded.revision, sequence = excluded.sequence, payload = excluded.payload
+                    """,
+                arguments: [
+                    account, Data(mutation.item.bytes), Int64(revision), sequence, Data(mutation.payload),
+                ]
+            )
+            try db.execute(
+                sql: "INSERT INTO applied_mutations (account, mutation, revision) VALUES (?, ?, ?)",
+                arguments: [account, Data(mutation.id.bytes), Int64(revision)]
+            )
+            return .accepted(revision: revision)
+        }
+    }
+
+    public func changes(account: String, since cursor: UInt64, limit: Int) throws -> ChangeBatch {
+        try read { db in
+            let latest = try Int64.fetchOne(db, sql: "SELECT sequence FROM accounts WHERE id = ?", arguments: [account])
+            guard let latest else { throw SyncServerError(.notFound, "account \(account) does not exist") }
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT item, revision, sequence, payload FROM items
+                    WHERE account = ? AND sequence > ? ORDER BY sequence LIMIT ?
+                    """,
+                arguments: [account, Int64(clamping: cursor), limit + 1]
+            )
+            var items: [ServerItem] = []
+            for row in rows.prefix(limit) {
+                guard let item = ItemID(bytes: Array(row["item"] as Data)) else { continue }
+                items.append(Self.serverItem(row, item: item))
+            }
+            let sequence = rows.count > limit ? items.last?.sequence ?? cursor : UInt64(latest)
+            return ChangeBatch(items: items, sequence: sequence)
+        }
+    }
+
+    private static func serverItem(_ row: Row, item: ItemID) -> ServerItem {
+        ServerItem(
+            item: item,
+            revision: UInt64(row["revision"] as Int64),
+            payload: Array(row["payload"] as Data),
+            sequence: UInt64(row["sequence"] as Int64)
+        )
+    }
+}
+
+extension Date {
+    var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    init(milliseconds: Int64) { self.init(timeIntervalSince1970: Double(milliseconds) / 1000) }
+}
+
+extension ItemID {
+    /// The item whose ``bytes`` are `bytes` (16 of them), else nil.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 16 else { return nil }
+        let high = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let low = bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        self.init(high: high, low: low)
+    }
+
+    /// The item whose ``description`` is `hex` (32 hex digits), else nil.
+    public init?(hex: some StringProtocol) {
+        guard hex.utf8.count == 32, let bytes = Hex.decode(hex) else { return nil }
+        self.init(bytes: bytes)
+    }
+}

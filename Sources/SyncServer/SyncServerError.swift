@@ -1,0 +1,32 @@
+public import _KeyhavenSupport
+
+@_exported public import struct _KeyhavenSupport.KeyhavenError
+
+/// Why the sync server refused a request. Messages name accounts, devices and items by id only:
+/// never a token, a challenge, a signature or a payload.
+public typealias SyncServerError = KeyhavenError<SyncServerErrorDomain>
+
+/// The domain of ``SyncServerError``.
+public enum SyncServerErrorDomain: KeyhavenErrorDomain {
+    public static var descriptionIncludesCode: Bool { true }
+}
+
+extension SyncServerError.Code {
+    /// The request is malformed (a field missing or not in its encoding): fix the client.
+    public static var invalidRequest: Self { Self("invalidRequest") }
+    /// No valid credential: a missing, unknown, expired or revoked token; a challenge that is
+    /// unknown, used, expired or for another device; a signature that does not verify. Ask for a
+    /// new challenge and sign it with the device's key.
+    public static var unauthorized: Self { Self("unauthorized") }
+    /// The device is known but not allowed to do this (a revoked approver, another account's device).
+    public static var forbidden: Self { Self("forbidden") }
+    /// The account or device does not exist.
+    public static var notFound: Self { Self("notFound") }
+    /// The key is already enrolled (a key, once enrolled, is never enrolled again: a revoked
+    /// device's key stays revoked). Make a new key pair on the device.
+    public static var alreadyEnrolled: Self { Self("alreadyEnrolled") }
+    /// An item's payload (or the request) is larger than the server accepts.
+    public static var tooLarge: Self { Self("tooLarge") }
+    /// The database failed (see the server's log); retry later.
+    public static var storage: Self { Self("storage") }
+}

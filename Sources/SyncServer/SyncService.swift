@@ -1,0 +1,230 @@
+import Crypto
+public import Foundation
+public import VaultSync
+import _KeyhavenSupport
+
+/// The sync server's settings; time and randomness are injected (tests fix both).
+public struct SyncServerConfiguration: Sendable {
+    /// The wall clock.
+    public var now: @Sendable () -> Date = { Date() }
+    /// `count` random bytes (challenges, tokens, account ids): the system's generator by default.
+    public var randomBytes: @Sendable (Int) -> [UInt8] = { count in
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in generator.next() }
+    }
+    /// How long a challenge may be answered.
+    public var challengeLifetime: TimeInterval = 60
+    /// How long a bearer token is good for.
+    public var tokenLifetime: TimeInterval = 15 * 60
+    /// The largest item payload accepted (a sealed item is padded to a power-of-two bucket).
+    public var maxItemBytes = 64 << 10
+    /// The most items one changes answer carries (the device asks again from the new cursor).
+    public var changesLimit = 500
+    /// The longest a long poll waits.
+    public var maxWait: Duration = .seconds(60)
+    /// How often a long poll looks at the database again, for writes through other instances.
+    public var recheck: Duration = .seconds(1)
+
+    public init() {}
+}
+
+/// A token just issued: the secret itself is only ever in this answer (the server keeps its hash).
+public struct IssuedToken: Sendable {
+    public var token: String
+    public var expires: Date
+    public var device: EnrolledDevice
+}
+
+/// The sync server without HTTP: accounts, device authentication and the items, on a ``SyncStore``.
+///
+/// Authentication never involves the master password: every device has its own Ed25519 key pair
+/// (the server has the public key), asks for a challenge, signs it
+/// (``DeviceSignatures/tokenRequest(device:challenge:signature:)``) and gets a short-lived bearer
+/// token. Challenges and tokens are stored as SHA-256 hashes and compared in constant time; a
+/// challenge is answered once; revoking a device deletes its tokens and refuses them at once. A
+/// device joins an account only with the signature of one already in it and not revoked.
+public final class SyncService: Sendable {
+    public let store: any SyncStore
+    public let configuration: SyncServerConfiguration
+    let notifier = ChangeNotifier()
+
+    public init(store: any SyncStore, configuration: SyncServerConfiguration = SyncServerConfiguration()) {
+        self.store = store
+        self.configuration = configuration
+    }
+
+    // MARK: Accounts and devices
+
+    /// Creates an account whose first device has `publicKey`; `proof` is that key's signature of
+    /// ``DeviceSignatures/accountCreation(publicKey:)``.
+    public func createAccount(publicKey: [UInt8], name: String, proof: [UInt8]) async throws -> EnrolledDevice {
+        try Self.check(publicKey: publicKey, name: name)
+        guard DeviceSignatures.verify(proof, of: DeviceSignatures.accountCreation(publicKey: publicKey), by: publicKey)
+        else { throw SyncServerError(.unauthorized, "the proof is not the device key's signature") }
+        let account = Hex.encode(configuration.randomBytes(16))
+        let device = newDevice(publicKey: publicKey, account: account, name: name)
+        try await store.createAccount(account, firstDevice: device)
+        return device
+    }
+
+    /// Enrols a new device in `account`: `approval` is an enrolled, non-revoked device's
+    /// (`approver`'s) signature of ``DeviceSignatures/approval(account:newPublicKey:)``, and `proof`
+    /// the new key's signature of ``DeviceSignatures/enrolment(account:newPublicKey:)``.
+    public func addDevice(
+        account: String,
+        publicKey: [UInt8],
+        name: String,
+        approver: String,
+        approval: [UInt8],
+        proof: [UInt8]
+    ) async throws -> EnrolledDevice {
+        try Self.check(publicKey: publicKey, name: name)
+        guard let approving = try await store.device(approver), approving.account == account else {
+            throw SyncServerError(.forbidden, "device \(approver) is not a device of account \(account)")
+        }
+        guard approving.revoked == nil else {
+            throw SyncServerError(.forbidden, "device \(approver) is revoked and cannot approve devices")
+        }
+        guard
+            DeviceSignatures.verify(
+                approval,
+                of: DeviceSignatures.approval(account: account, newPublicKey: publicKey),
+                by: approving.publicKey
+            )
+        else { throw SyncServerError(.forbidden, "the approval is not device \(approver)'s signature of the new key") }
+        guard
+            DeviceSignatures.verify(
+                proof,
+                of: DeviceSignatures.enrolment(account: account, newPublicKey: publicKey),
+                by: publicKey
+            )
+        else { throw SyncServerError(.unauthorized, "the proof is not the new device key's signature") }
+        let device = newDevice(publicKey: publicKey, account: account, name: name)
+        try await store.addDevice(device)
+        return device
+    }
+
+    public func devices(of caller: EnrolledDevice) async throws -> [EnrolledDevice] {
+        try await store.devices(of: caller.account)
+    }
+
+    /// Revokes `device` of the caller's account: its tokens fail from now on and its key can never
+    /// be enrolled again.
+    public func revoke(_ device: String, by caller: EnrolledDevice) async throws -> EnrolledDevice {
+        guard try await store.revoke(device, of: caller.account, at: configuration.now()),
+            let revoked = try await store.device(device)
+        else { throw SyncServerError(.notFound, "device \(device) is not an enrolled device of this account") }
+        return revoked
+    }
+
+    /// A device of `account` with `publicKey`, enrolled now.
+    private func newDevice(publicKey: [UInt8], account: String, name: String) -> EnrolledDevice {
+        EnrolledDevice(
+            id: DeviceSignatures.deviceID(publicKey: publicKey),
+            account: account,
+            publicKey: publicKey,
+            name: name,
+            created: configuration.now()
+        )
+    }
+
+    private static func check(publicKey: [UInt8], name: String) throws {
+        guard publicKey.count == DeviceSignatures.publicKeyLength else {
+            throw SyncServerError(.invalidRequest, "a device key is an Ed25519 public key of 32 bytes")
+        }
+        guard (1...100).contains(name.count), !name.contains(where: \.isNewline) else {
+            throw SyncServerError(.invalidRequest, "a device name has 1 to 100 characters on one line")
+        }
+    }
+
+    // MARK: Authentication
+
+    /// A challenge for `device` to sign, good for ``SyncServerConfiguration/challengeLifetime``.
+    public func challenge(device: String) async throws -> (challenge: [UInt8], expires: Date) {
+        guard let enrolled = try await store.device(device), enrolled.revoked == nil else {
+            throw SyncServerError(.unauthorized, "device \(device) is not enrolled (or was revoked)")
+        }
+        let challenge = configuration.randomBytes(32)
+        let now = configuration.now()
+        let expires = now.addingTimeInterval(configuration.challengeLifetime)
+        try await store.saveChallenge(hash: Self.hash(challenge), device: device, expires: expires, now: now)
+        return (challenge, expires)
+    }
+
+    /// A bearer token for `device`, when `signature` is its signature of
+    /// ``DeviceSignatures/tokenRequest(device:challenge:)`` for a challenge issued to it, unused and
+    /// not expired. The challenge is used up whatever the outcome.
+    public func token(device: String, challenge: [UInt8], signature: [UInt8]) async throws -> IssuedToken {
+        let refused = SyncServerError(.unauthorized, "the challenge's answer is not valid; ask for a new challenge")
+        guard let issued = try await store.takeChallenge(hash: Self.hash(challenge)) else { throw refused }
+        let now = configuration.now()
+        guard constantTimeEqual(issued.device, device), now < issued.expires,
+            let enrolled = try await store.device(device), enrolled.revoked == nil,
+            DeviceSignatures.verify(
+                signature,
+                of: DeviceSignatures.tokenRequest(device: device, challenge: challenge),
+                by: enrolled.publicKey
+            )
+        else { throw refused }
+        let token = Base64URL.encode(configuration.randomBytes(32))
+        let expires = now.addingTimeInterval(configuration.tokenLifetime)
+        try await store.saveToken(hash: Self.hash(Array(token.utf8)), device: device, expires: expires, now: now)
+        return IssuedToken(token: token, expires: expires, device: enrolled)
+    }
+
+    /// The device a bearer token belongs to; throws ``SyncServerError/Code/unauthorized`` for an
+    /// unknown or expired token or a revoked device.
+    public func authenticate(token: String) async throws -> EnrolledDevice {
+        guard !token.isEmpty, token.utf8.count <= 128,
+            let device = try await store.tokenHolder(hash: Self.hash(Array(token.utf8)), now: configuration.now())
+        else { throw SyncServerError(.unauthorized, "the token is unknown, expired or revoked; sign a new challenge") }
+        return device
+    }
+
+    static func hash(_ secret: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: secret)) }
+
+    // MARK: Items
+
+    /// Compare-and-swap of one item (``VaultSync/ReferenceSyncServer/push(_:)``).
+    public func push(_ mutation: Mutation, by caller: EnrolledDevice) async throws -> PushResponse {
+        guard mutation.payload.count <= configuration.maxItemBytes else {
+            throw SyncServerError(
+                .tooLarge,
+                "item \(mutation.item)'s payload has \(mutation.payload.count) bytes; the server accepts at most \(configuration.maxItemBytes)"
+            )
+        }
+        let response = try await store.push(mutation, account: caller.account)
+        if case .accepted = response { notifier.notify(caller.account) }
+        return response
+    }
+
+    /// What changed in the caller's account after `cursor`; with `wait`, a long poll: when nothing
+    /// did, waits up to `wait` (at most ``SyncServerConfiguration/maxWait``) for a write and answers
+    /// as soon as one lands (or with nothing when the time is up). A write through this service
+    /// wakes the poll at once; one through another instance on the same database is seen at the
+    /// next re-check (``SyncServerConfiguration/recheck``).
+    public func changes(
+        since cursor: UInt64,
+        by caller: EnrolledDevice,
+        wait: Duration? = nil
+    ) async throws
+        -> ChangeBatch
+    {
+        let clock = ContinuousClock()
+        let deadline = clock.now + min(wait ?? .zero, configuration.maxWait)
+        let (notifier, account, recheck) = (self.notifier, caller.account, configuration.recheck)
+        while true {
+            let seen = notifier.version(of: account)
+            let batch = try await store.changes(account: account, since: cursor, limit: configuration.changesLimit)
+            let left = deadline - clock.now
+            guard batch.items.isEmpty, left > .zero else { return batch }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await notifier.wait(for: account, beyond: seen) }
+                group.addTask { try? await Task.sleep(for: min(left, recheck)) }
+                await group.next()
+                group.cancelAll()
+            }
+            try Task.checkCancellation()
+        }
+    }
+}

@@ -1,0 +1,58 @@
+public import Foundation
+public import VaultSync
+
+/// A device enrolled in an account: its public key (Ed25519, raw), the name its person gave it,
+/// when it was enrolled and, once revoked, when.
+public struct EnrolledDevice: Hashable, Sendable {
+    /// ``DeviceSignatures/deviceID(publicKey:)``.
+    public var id: String
+    public var account: String
+    public var publicKey: [UInt8]
+    public var name: String
+    public var created: Date
+    public var revoked: Date?
+
+    public init(id: String, account: String, publicKey: [UInt8], name: String, created: Date, revoked: Date? = nil) {
+        self.id = id
+        self.account = account
+        self.publicKey = publicKey
+        self.name = name
+        self.created = created
+        self.revoked = revoked
+    }
+}
+
+/// Where the sync server keeps its state. Implementations answer pushes and changes exactly as
+/// ``VaultSync/ReferenceSyncServer`` does, per account; the tests compare them on random sequences.
+///
+/// Secrets are never stored: challenges and tokens arrive here as SHA-256 hashes.
+public protocol SyncStore: Sendable {
+    /// Creates `account` with its first device. Throws ``SyncServerError/Code/alreadyEnrolled``
+    /// when the device's key is enrolled anywhere already.
+    func createAccount(_ account: String, firstDevice: EnrolledDevice) async throws
+    /// Adds `device` to its account (which must exist). Throws ``SyncServerError/Code/alreadyEnrolled``
+    /// when its key is enrolled anywhere already, revoked or not.
+    func addDevice(_ device: EnrolledDevice) async throws
+    func device(_ id: String) async throws -> EnrolledDevice?
+    func devices(of account: String) async throws -> [EnrolledDevice]
+    /// Marks `device` revoked at `date` and deletes its tokens. False when it was not in `account`
+    /// or already revoked.
+    func revoke(_ device: String, of account: String, at date: Date) async throws -> Bool
+
+    /// Remembers a challenge (its hash) issued to `device`, and forgets expired ones.
+    func saveChallenge(hash: [UInt8], device: String, expires: Date, now: Date) async throws
+    /// Forgets the challenge with `hash` and returns whom it was issued to and until when: a
+    /// challenge is answered at most once.
+    func takeChallenge(hash: [UInt8]) async throws -> (device: String, expires: Date)?
+    /// Remembers a bearer token (its hash) of `device`, and forgets expired ones.
+    func saveToken(hash: [UInt8], device: String, expires: Date, now: Date) async throws
+    /// The device holding the token with `hash`, if the token has not expired at `now` and the
+    /// device is not revoked.
+    func tokenHolder(hash: [UInt8], now: Date) async throws -> EnrolledDevice?
+
+    /// Compare-and-swap of one item of `account` (``VaultSync/ReferenceSyncServer/push(_:)``).
+    func push(_ mutation: Mutation, account: String) async throws -> PushResponse
+    /// The items of `account` changed after `cursor`, at most `limit` of them, oldest first; the
+    /// batch's sequence is the cursor to ask from next (the last item's when the limit cut it).
+    func changes(account: String, since cursor: UInt64, limit: Int) async throws -> ChangeBatch
+}

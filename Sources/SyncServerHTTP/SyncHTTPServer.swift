@@ -1,0 +1,232 @@
+import Foundation
+import HTTPTypes
+public import Hummingbird
+public import Logging
+import NIOCore
+import ServiceLifecycle
+public import SyncServer
+import UnixSignals
+import VaultSync
+import _KeyhavenSupport
+public import _KeyhavenWeb
+
+/// `keyhaven sync serve`: ``SyncServer/SyncService`` as the JSON API of `docs/openapi/sync.yaml`.
+///
+/// | | |
+/// |---|---|
+/// | `POST /v1/accounts` | create an account with its first device's key |
+/// | `POST /v1/devices` | enrol a device approved by one already in |
+/// | `POST /v1/auth/challenge`, `POST /v1/auth/token` | a signed challenge for a bearer token |
+/// | `GET /v1/devices`, `DELETE /v1/devices/{id}` | list, revoke (bearer) |
+/// | `POST /v1/push` | compare-and-swap one item: 200, 409 with the current item, 422 |
+/// | `GET /v1/changes?since=N[&wait=S]` | delta since a cursor; with `wait`, a long poll |
+///
+/// Bodies are capped (413 with a JSON error): a push at the item cap in base64url plus a little,
+/// anything else at 16 KiB. Every answer carries ``_KeyhavenWeb/SecurityHeaders`` and is never
+/// cached.
+public struct SyncHTTPServer: Sendable {
+    public let service: SyncService
+
+    public init(service: SyncService) {
+        self.service = service
+    }
+
+    static let securityHeaders = SecurityHeaders(
+        contentSecurityPolicy: ContentSecurityPolicy([.defaultSrc(.none), .frameAncestors(.none)])
+    )
+
+    /// The largest body of a request other than a push.
+    static let smallBodyLimit = 16 << 10
+
+    /// The largest push body: the payload cap in base64url, plus room for the other fields.
+    var pushBodyLimit: Int { (service.configuration.maxItemBytes + 2) / 3 * 4 + 1024 }
+
+    public func router() -> Router<WebRequestContext> {
+        let router = Router(context: WebRequestContext.self, securityHeaders: Self.securityHeaders)
+        let service = self.service
+        let pushLimit = pushBodyLimit
+        let v1 = router.group("v1")
+        v1.post("accounts") { request, _ in
+            try await Self.answering {
+                let body = try await Self.decode(CreateAccountRequest.self, request, limit: Self.smallBodyLimit)
+                let device = try await service.createAccount(
+                    publicKey: try Self.bytes(body.publicKey, "publicKey"),
+                    name: body.name,
+                    proof: try Self.bytes(body.proof, "proof")
+                )
+                return try JSONResponse(DeviceJSON(device), status: .created).response
+            }
+        }
+        v1.post("devices") { request, _ in
+            try await Self.answering {
+                let body = try await Self.decode(AddDeviceRequest.self, request, limit: Self.smallBodyLimit)
+                let device = try await service.addDevice(
+                    account: body.account,
+                    publicKey: try Self.bytes(body.publicKey, "publicKey"),
+                    name: body.name,
+                    approver: body.approver,
+                    approval: try Self.bytes(body.approval, "approval"),
+                    proof: try Self.bytes(body.proof, "proof")
+                )
+                return try JSONResponse(DeviceJSON(device), status: .created).response
+            }
+        }
+        v1.post("auth/challenge") { request, _ in
+            try await Self.answering {
+                let body = try await Self.decode(ChallengeRequest.self, request, limit: Self.smallBodyLimit)
+                let issued = try await service.challenge(device: body.device)
+                return try JSONResponse(
+                    ChallengeResponse(challenge: Base64URL.encode(issued.challenge), expires: issued.expires)
+                ).response
+            }
+        }
+        v1.post("auth/token") { request, _ in
+            try await Self.answering {
+                let body = try await Self.decode(TokenRequest.self, request, limit: Self.smallBodyLimit)
+                let issued = try await service.token(
+                    device: body.device,
+                    challenge: try Self.bytes(body.challenge, "challenge"),
+                    signature: try Self.bytes(body.signature, "signature")
+                )
+                return try JSONResponse(
+                    TokenResponse(
+                        token: issued.token,
+                        expires: issued.expires,
+                        device: issued.device.id,
+                        account: issued.device.account
+                    )
+                ).response
+            }
+        }
+        v1.get("devices") { request, _ in
+            try await Self.answering {
+                let caller = try await Self.caller(request, service)
+                let devices = try await service.devices(of: caller)
+                return try JSONResponse(DeviceListResponse(devices: devices.map(DeviceJSON.init))).response
+            }
+        }
+        v1.delete("devices/:id") { request, context in
+            try await Self.answering {
+                let caller = try await Self.caller(request, service)
+                let id = context.parameters.get("id") ?? ""
+                return try JSONResponse(DeviceJSON(try await service.revoke(id, by: caller))).response
+            }
+        }
+        v1.post("push") { request, _ in
+            try await Self.answering {
+                let caller = try await Self.caller(request, service)
+                let body = try await Self.decode(PushRequest.self, request, limit: pushLimit)
+                guard let item = ItemID(hex: body.item) else {
+                    throw SyncServerError(.invalidRequest, "item: 32 hex digits expected")
+                }
+                let mutation = Mutation(
+                    item: item,
+                    baseRevision: body.baseRevision,
+                    payload: try Self.bytes(body.payload, "payload")
+                )
+                switch try await service.push(mutation, by: caller) {
+                case .accepted(let revision):
+                    return try JSONResponse(PushResponseJSON(result: "accepted", revision: revision)).response
+                case .stale(let current):
+                    return try JSONResponse(
+                        PushResponseJSON(result: "stale", current: ItemJSON(current)),
+                        status: .conflict
+                    ).response
+                case .rejected(let reason):
+                    return try JSONResponse(
+                        PushResponseJSON(result: "rejected", reason: reason),
+                        status: .unprocessableContent
+                    ).response
+                }
+            }
+        }
+        v1.get("changes") { request, _ in
+            try await Self.answering {
+                let caller = try await Self.caller(request, service)
+                let query = request.uri.queryParameters
+                let since = try query["since"].map { text in
+                    guard let value = UInt64(text), value <= UInt64(Int64.max) else {
+                        throw SyncServerError(.invalidRequest, "since: a whole number from 0 expected")
+                    }
+                    return value
+                }
+                let wait = try query["wait"].map { text -> Duration in
+                    guard let seconds = Int(text), (0...60).contains(seconds) else {
+                        throw SyncServerError(.invalidRequest, "wait: whole seconds from 0 to 60 expected")
+                    }
+                    return .seconds(seconds)
+                }
+                let batch = try await service.changes(since: since ?? 0, by: caller, wait: wait)
+                return try JSONResponse(
+                    ChangesResponse(items: batch.items.map(ItemJSON.init), sequence: batch.sequence)
+                ).response
+            }
+        }
+        return router
+    }
+
+    /// Runs `body`, turning the service's errors into their HTTP answers.
+    private static func answering(_ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
+        } catch let error as SyncServerError {
+            throw SyncHTTPError(error)
+        }
+    }
+
+    /// The device whose bearer token the request carries.
+    private static func caller(_ request: Request, _ service: SyncService) async throws -> EnrolledDevice {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
+            throw SyncServerError(.unauthorized, "send Authorization: Bearer TOKEN (POST /v1/auth/token gives one)")
+        }
+        return try await service.authenticate(token: String(header.dropFirst("bearer ".count)))
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, _ request: Request, limit: Int) async throws -> T {
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw SyncServerError(.tooLarge, "the request body is larger than the server accepts (\(limit) bytes)")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw SyncServerError(
+                .invalidRequest,
+                "the body is not the JSON this endpoint expects (see docs/openapi/sync.yaml)"
+            )
+        }
+    }
+
+    private static func bytes(_ text: String, _ field: String) throws -> [UInt8] {
+        guard let bytes = Base64URL.decode(text) else {
+            throw SyncServerError(.invalidRequest, "\(field): base64url expected")
+        }
+        return bytes
+    }
+
+    /// Serves on `host:port` (0 picks a port) until the task is cancelled or SIGINT/SIGTERM;
+    /// `onReady` gets the bound port.
+    public func run(
+        host: String,
+        port: Int,
+        logger: Logger = Logger(label: "keyhaven.sync"),
+        onReady: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
+        let app = Application(
+            router: router(),
+            configuration: .init(address: .hostname(host, port: port), serverName: "keyhaven-sync"),
+            onServerRunning: { channel in await onReady(channel.localAddress?.port ?? port) },
+            logger: logger
+        )
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: app)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+    }
+}

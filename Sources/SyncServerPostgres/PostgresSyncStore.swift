@@ -1,0 +1,432 @@
+public import Foundation
+public import Logging
+import NIOCore
+import PostgresNIO
+public import ServiceLifecycle
+public import SyncServer
+public import VaultSync
+import _KeyhavenPostgres
+import _KeyhavenSupport
+
+/// The sync server's state in PostgreSQL (postgres-nio), for several `keyhaven sync serve`
+/// instances on one database. Answers as ``SyncServer/SQLiteSyncStore`` does: a push locks its
+/// account's row (`SELECT … FOR UPDATE`), so pushes to one account are serialized across instances,
+/// sequences are handed out in commit order and a reader never sees a later one before an earlier.
+///
+/// The connection pool works while ``run()`` runs (a swift-service-lifecycle `Service`, as the
+/// provider's `PostgresDatabase`); code without a service group uses ``withRunning(_:)``. Nothing
+/// blocks: postgres-nio is asynchronous on its event loops.
+public final class PostgresSyncStore: SyncStore, Service {
+    let client: PostgresClient
+    let logger: Logger
+    /// Every table's name starts with this (`sync_` by default, so the provider's tables may live
+    /// in the same database).
+    let prefix: String
+
+    /// `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`; TLS is
+    /// required by default off loopback.
+    public init(
+        url: String,
+        tablePrefix: String = "sync_",
+        logger: Logger = Logger(label: "keyhaven.sync.postgres")
+    )
+        throws
+    {
+        guard !tablePrefix.isEmpty,
+            tablePrefix.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") })
+        else { throw SyncServerError(.invalidRequest, "a table prefix is lowercase letters, digits and _") }
+        let configuration: PostgresClient.Configuration
+        do {
+            configuration = try PostgresURL.configuration(url).configuration
+        } catch {
+            throw SyncServerError(.invalidRequest, error.message)
+        }
+        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.logger = logger
+        prefix = tablePrefix
+    }
+
+    public func run() async throws {
+        await client.runUntilGracefulShutdown()
+    }
+
+    /// Runs `body` while the connection pool runs, then stops the pool.
+    public func withRunning<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await client.withRunning(body)
+    }
+
+    /// Creates the tables that are missing (the pool must run).
+    public func prepare() async throws {
+        let p = prefix
+        try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                // One instance creates the tables at a time.
+                try await connection.query("SELECT pg_advisory_xact_lock(28028028)", logger: logger)
+                for statement in [
+                    "CREATE TABLE IF NOT EXISTS \(p)accounts (id TEXT PRIMARY KEY, created BIGINT NOT NULL, sequence BIGINT NOT NULL DEFAULT 0)",
+                    """
+                    CREATE TABLE IF NOT EXISTS \(p)devices (id TEXT PRIMARY KEY, account TEXT NOT NULL REFERENCES \(p)accounts(id), \
+                    public_key BYTEA NOT NULL UNIQUE, name TEXT NOT NULL, created BIGINT NOT NULL, revoked BIGINT)
+                    """,
+                    "CREATE INDEX IF NOT EXISTS \(p)devices_by_account ON \(p)devices(account)",
+                    """
+                    CREATE TABLE IF NOT EXISTS \(p)items (account TEXT NOT NULL REFERENCES \(p)accounts(id), item BYTEA NOT NULL, \
+                    revision BIGINT NOT NULL, sequence BIGINT NOT NULL, payload BYTEA NOT NULL, PRIMARY KEY (account, item))
+                    """,
+                    "CREATE UNIQUE INDEX IF NOT EXISTS \(p)items_by_sequence ON \(p)items(account, sequence)",
+                    """
+                    CREATE TABLE IF NOT EXISTS \(p)applied_mutations (account TEXT NOT NULL, mutation BYTEA NOT NULL, \
+                    revision BIGINT NOT NULL, PRIMARY KEY (account, mutation))
+                    """,
+                    "CREATE TABLE IF NOT EXISTS \(p)challenges (hash BYTEA PRIMARY KEY, device TEXT NOT NULL, expires BIGINT NOT NULL)",
+                    """
+                    CREATE TABLE IF NOT EXISTS \(p)tokens (hash BYTEA PRIMARY KEY, device TEXT NOT NULL REFERENCES \(p)devices(id), \
+                    expires BIGINT NOT NULL)
+                    """,
+                    "CREATE INDEX IF NOT EXISTS \(p)tokens_by_device ON \(p)tokens(device)",
+                ] {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            }
+        }
+    }
+
+    /// Drops the tables (tests).
+    public func dropTables() async throws {
+        let p = prefix
+        _ = try await storage {
+            try await client.query(
+                PostgresQuery(
+                    unsafeSQL:
+                        "DROP TABLE IF EXISTS \(p)tokens, \(p)challenges, \(p)applied_mutations, \(p)items, \(p)devices, \(p)accounts"
+                ),
+                logger: logger
+            )
+        }
+    }
+
+    /// Turns postgres-nio's errors into ``SyncServer/SyncServerError``s with the SQLSTATE and
+    /// the server's message (never the bound values); a unique violation on a device is
+    /// ``SyncServer/SyncServerError/Code/alreadyEnrolled``.
+    private func storage<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as SyncServerError {
+            throw error
+        } catch let error as PSQLError {
+            if let info = error.serverInfo {
+                if info[.sqlState] == "23505", info[.tableName]?.hasSuffix("devices") == true {
+                    throw SyncServerError(.alreadyEnrolled, "the device is already enrolled; make a new key pair")
+                }
+                throw SyncServerError(.storage, "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")")
+            }
+            throw SyncServerError(.storage, "PostgreSQL: \(error.code) (is the server reachable and the URL right?)")
+        }
+    }
+
+    private func bytes(_ value: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: value) }
+
+    // MARK: Accounts and devices
+
+    public func createAccount(_ account: String, firstDevice: EnrolledDevice) async throws {
+        let p = prefix
+        try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    "INSERT INTO \(unescaped: p)accounts (id, created) VALUES (\(account), \(firstDevice.created.epochMilliseconds))",
+                    logger: logger
+                )
+                try await insert(firstDevice, connection)
+            }
+        }
+    }
+
+    public func addDevice(_ device: EnrolledDevice) async throws {
+        let p = prefix
+        try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                let rows = try await connection.query(
+                    "SELECT 1 FROM \(unescaped: p)accounts WHERE id = \(device.account)",
+                    logger: logger
+                )
+                var exists = false
+                for try await _ in rows { exists = true }
+                guard exists else { throw SyncServerError(.notFound, "account \(device.account) does not exist") }
+                try await insert(device, connection)
+            }
+        }
+    }
+
+    private func insert(_ device: EnrolledDevice, _ connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO \(unescaped: prefix)devices (id, account, public_key, name, created, revoked)
+            VALUES (\(device.id), \(device.account), \(bytes(device.publicKey)), \(device.name), \
+            \(device.created.epochMilliseconds), \(device.revoked?.epochMilliseconds))
+            """,
+            logger: logger
+        )
+    }
+
+    private static let deviceColumns = "id, account, public_key, name, created, revoked"
+
+    private func devices(_ rows: PostgresRowSequence) async throws -> [EnrolledDevice] {
+        var devices: [EnrolledDevice] = []
+        for try await (id, account, key, name, created, revoked) in rows.decode(
+            (String, String, ByteBuffer, String, Int64, Int64?).self
+        ) {
+            devices.append(Self.device(id, account, key, name, created, revoked))
+        }
+        return devices
+    }
+
+    /// A device from its columns (``deviceColumns``, in order).
+    private static func device(
+        _ id: String,
+        _ account: String,
+        _ key: ByteBuffer,
+        _ name: String,
+        _ created: Int64,
+        _ revoked: Int64?
+    ) -> EnrolledDevice {
+        EnrolledDevice(
+            id: id,
+            account: account,
+            publicKey: Array(key.readableBytesView),
+            name: name,
+            created: Date(epochMilliseconds: created),
+            revoked: revoked.map(Date.init(epochMilliseconds:))
+        )
+    }
+
+    public func device(_ id: String) async throws -> EnrolledDevice? {
+        try await storage {
+            try await devices(
+                client.query(
+                    "SELECT \(unescaped: Self.deviceColumns) FROM \(unescaped: prefix)devices WHERE id = \(id)",
+                    logger: logger
+                )
+            ).first
+        }
+    }
+
+    public func devices(of account: String) async throws -> [EnrolledDevice] {
+        try await storage {
+            try await devices(
+                client.query(
+                    """
+                    SELECT \(unescaped: Self.deviceColumns) FROM \(unescaped: prefix)devices WHERE account = \(account)
+                    ORDER BY created, id
+                    """,
+                    logger: logger
+                )
+            )
+        }
+    }
+
+    public func revoke(_ device: String, of account: String, at date: Date) async throws -> Bool {
+        let p = prefix
+        return try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                var revoked = false
+                for try await _ in try await connection.query(
+                    """
+                    UPDATE \(unescaped: p)devices SET revoked = \(date.epochMilliseconds)
+                    WHERE id = \(device) AND account = \(account) AND revoked IS NULL RETURNING id
+                    """,
+                    logger: logger
+                ) { revoked = true }
+                if revoked {
+                    try await connection.query(
+                        "DELETE FROM \(unescaped: p)tokens WHERE device = \(device)",
+                        logger: logger
+                    )
+                }
+                return revoked
+            }
+        }
+    }
+
+    // MARK: Challenges and tokens (hashes only)
+
+    public func saveChallenge(hash: [UInt8], device: String, expires: Date, now: Date) async throws {
+        try await save("challenges", hash: hash, device: device, expires: expires, now: now)
+    }
+
+    public func saveToken(hash: [UInt8], device: String, expires: Date, now: Date) async throws {
+        try await save("tokens", hash: hash, device: device, expires: expires, now: now)
+    }
+
+    private func save(_ table: String, hash: [UInt8], device: String, expires: Date, now: Date) async throws {
+        let name = prefix + table
+        try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    "DELETE FROM \(unescaped: name) WHERE expires <= \(now.epochMilliseconds)",
+                    logger: logger
+                )
+                try await connection.query(
+                    "INSERT INTO \(unescaped: name) (hash, device, expires) VALUES (\(bytes(hash)), \(device), \(expires.epochMilliseconds))",
+                    logger: logger
+                )
+            }
+        }
+    }
+
+    public func takeChallenge(hash: [UInt8]) async throws -> (device: String, expires: Date)? {
+        try await storage {
+            let rows = try await client.query(
+                "DELETE FROM \(unescaped: prefix)challenges WHERE hash = \(bytes(hash)) RETURNING device, expires",
+                logger: logger
+            )
+            for try await (device, expires) in rows.decode((String, Int64).self) {
+                return (device, Date(epochMilliseconds: expires))
+            }
+            return nil
+        }
+    }
+
+    public func tokenHolder(hash: [UInt8], now: Date) async throws -> EnrolledDevice? {
+        let p = prefix
+        return try await storage {
+            let rows = try await client.query(
+                """
+                SELECT t.hash, d.id, d.account, d.public_key, d.name, d.created, d.revoked
+                FROM \(unescaped: p)tokens t JOIN \(unescaped: p)devices d ON d.id = t.device
+                WHERE t.hash = \(bytes(hash)) AND t.expires > \(now.epochMilliseconds) AND d.revoked IS NULL
+                """,
+                logger: logger
+            )
+            for try await (stored, id, account, key, name, created, revoked) in rows.decode(
+                (ByteBuffer, String, String, ByteBuffer, String, Int64, Int64?).self
+            ) {
+                guard constantTimeEqual(Array(stored.readableBytesView), hash) else { return nil }
+                return Self.device(id, account, key, name, created, revoked)
+            }
+            return nil
+        }
+    }
+
+    // MARK: Items
+
+    public func push(_ mutation: Mutation, account: String) async throws -> PushResponse {
+        let p = prefix
+        return try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                var locked = false
+                for try await _ in try await connection.query(
+                    "SELECT sequence FROM \(unescaped: p)accounts WHERE id = \(account) FOR UPDATE",
+                    logger: logger
+                ) { locked = true }
+                guard locked else { throw SyncServerError(.notFound, "account \(account) does not exist") }
+                for try await revision in try await connection.query(
+                    """
+                    SELECT revision FROM \(unescaped: p)applied_mutations
+                    WHERE account = \(account) AND mutation = \(bytes(mutation.id.bytes))
+                    """,
+                    logger: logger
+                ).decode(Int64.self) {
+                    return PushResponse.accepted(revision: UInt64(revision))
+                }
+                var current: ServerItem?
+                for try await (revision, sequence, payload) in try await connection.query(
+                    """
+                    SELECT revision, sequence, payload FROM \(unescaped: p)items
+                    WHERE account = \(account) AND item = \(bytes(mutation.item.bytes))
+                    """,
+                    logger: logger
+                ).decode((Int64, Int64, ByteBuffer).self) {
+                    current = ServerItem(
+                        item: mutation.item,
+                        revision: UInt64(revision),
+                        payload: Array(payload.readableBytesView),
+                        sequence: UInt64(sequence)
+                    )
+                }
+                guard mutation.baseRevision == (current?.revision ?? 0) else {
+                    guard let current else {
+                        return .rejected(
+                            reason:
+                                "item \(mutation.item) is not on the server (base revision \(mutation.baseRevision))"
+                        )
+                    }
+                    return .stale(current: current)
+                }
+                var sequence: Int64 = 0
+                for try await next in try await connection.query(
+                    "UPDATE \(unescaped: p)accounts SET sequence = sequence + 1 WHERE id = \(account) RETURNING sequence",
+                    logger: logger
+                ).decode(Int64.self) { sequence = next }
+                let revision = Int64(mutation.baseRevision + 1)
+                try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: p)items (account, item, revision, sequence, payload)
+                    VALUES (\(account), \(bytes(mutation.item.bytes)), \(revision), \(sequence), \(bytes(mutation.payload)))
+                    ON CONFLICT (account, item) DO UPDATE
+                    SET revision = excluded.revision, sequence = excluded.sequence, payload = excluded.payload
+                    """,
+                    logger: logger
+                )
+                try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: p)applied_mutations (account, mutation, revision)
+                    VALUES (\(account), \(bytes(mutation.id.bytes)), \(revision))
+                    """,
+                    logger: logger
+                )
+                return .accepted(revision: UInt64(revision))
+            }
+        }
+    }
+
+    public func changes(account: String, since cursor: UInt64, limit: Int) async throws -> ChangeBatch {
+        let p = prefix
+        return try await storage {
+            // One snapshot for both reads (REPEATABLE READ): the latest sequence matches the items.
+            try await client.withConnection { connection in
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                do {
+                    var latest: Int64?
+                    for try await sequence in try await connection.query(
+                        "SELECT sequence FROM \(unescaped: p)accounts WHERE id = \(account)",
+                        logger: logger
+                    ).decode(Int64.self) { latest = sequence }
+                    guard let latest else { throw SyncServerError(.notFound, "account \(account) does not exist") }
+                    var items: [ServerItem] = []
+                    var more = false
+                    for try await (item, revision, sequence, payload) in try await connection.query(
+                        """
+                        SELECT item, revision, sequence, payload FROM \(unescaped: p)items
+                        WHERE account = \(account) AND sequence > \(Int64(clamping: cursor)) ORDER BY sequence LIMIT \(limit + 1)
+                        """,
+                        logger: logger
+                    ).decode((ByteBuffer, Int64, Int64, ByteBuffer).self) {
+                        guard items.count < limit else {
+                            more = true
+                            continue
+                        }
+                        guard let id = ItemID(bytes: Array(item.readableBytesView)) else { continue }
+                        items.append(
+                            ServerItem(
+                                item: id,
+                                revision: UInt64(revision),
+                                payload: Array(payload.readableBytesView),
+                                sequence: UInt64(sequence)
+                            )
+                        )
+                    }
+                    try await connection.query("COMMIT", logger: logger)
+                    return ChangeBatch(items: items, sequence: more ? items.last?.sequence ?? cursor : UInt64(latest))
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        }
+    }
+}
+
+extension Date {
+    fileprivate var epochMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    fileprivate init(epochMilliseconds: Int64) { self.init(timeIntervalSince1970: Double(epochMilliseconds) / 1000) }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import HTTPTypes
+import KeyhavenTesting
+import SyncServer
+import Testing
+import VaultSync
+import _KeyhavenSupport
+
+/// Devices authenticate with their own keys: every way in without one is refused.
+@Suite(.offCooperativePool)
+struct SyncAuthTests {
+    struct Fixture {
+        var laptop: TestDeviceKey
+        var phone: TestDeviceKey
+        var stranger: TestDeviceKey
+        let clock = TestClock()
+        let service: SyncService
+
+        init() throws {
+            var generator = SeededRandomNumberGenerator(seed: 7)
+            laptop = TestDeviceKey(&generator)
+            phone = TestDeviceKey(&generator)
+            stranger = TestDeviceKey(&generator)
+            service = SyncService.testing(store: try SQLiteSyncStore(path: nil), clock: clock)
+        }
+    }
+
+    @Test func aSignedChallengeGivesATokenThatWorksUntilItExpires() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            _ = try await api.createAccount(fixture.laptop)
+            let token = try await api.signIn(fixture.laptop)
+            #expect(try await api.call(.get, "/v1/devices", token: token).status == .ok)
+            fixture.clock.advance(16 * 60)
+            let expired = try await api.call(.get, "/v1/devices", token: token)
+            #expect(expired.status == .unauthorized)
+            #expect(expired.headers[.wwwAuthenticate] == "Bearer")
+            #expect(expired.string("error") == "unauthorized")
+        }
+    }
+
+    @Test func unsignedExpiredReplayedAndMisdirectedChallengesAreRefused() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let account = try await api.createAccount(fixture.laptop)
+            #expect(try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop).status == .created)
+
+            // Signed by another key.
+            var challenge = try await api.challenge(fixture.laptop).string("challenge")!
+            #expect(
+                try await api.token(fixture.laptop, challenge: challenge, signer: fixture.stranger).status
+                    == .unauthorized
+            )
+            // Not signed at all.
+            challenge = try await api.challenge(fixture.laptop).string("challenge")!
+            let unsigned = try await api.call(
+                .post,
+                "/v1/auth/token",
+                body: ["device": fixture.laptop.id, "challenge": challenge, "signature": ""]
+            )
+            #expect(unsigned.status == .unauthorized)
+            // Expired.
+            challenge = try await api.challenge(fixture.laptop).string("challenge")!
+            fixture.clock.advance(61)
+            #expect(try await api.token(fixture.laptop, challenge: challenge).status == .unauthorized)
+            // Replayed: answered once, then refused.
+            challenge = try await api.challenge(fixture.laptop).string("challenge")!
+            #expect(try await api.token(fixture.laptop, challenge: challenge).status == .ok)
+            #expect(try await api.token(fixture.laptop, challenge: challenge).status == .unauthorized)
+            // Issued to the laptop, answered by the phone (with the phone's own valid signature).
+            challenge = try await api.challenge(fixture.laptop).string("challenge")!
+            #expect(try await api.token(fixture.phone, challenge: challenge).status == .unauthorized)
+            // A challenge the server never issued.
+            let invented = Base64URL.encode([UInt8](repeating: 7, count: 32))
+            #expect(try await api.token(fixture.laptop, challenge: invented).status == .unauthorized)
+            // A device that is not enrolled gets no challenge.
+            #expect(try await api.challenge(fixture.stranger).status == .unauthorized)
+            // No token, a made-up token.
+            #expect(try await api.call(.get, "/v1/devices").status == .unauthorized)
+            #expect(try await api.call(.get, "/v1/devices", token: invented).status == .unauthorized)
+        }
+    }
+
+    @Test func aDeviceJoinsOnlyWithTheApprovalOfAnEnrolledDevice() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let account = try await api.createAccount(fixture.laptop)
+            // Approved by itself (a key that is not in the account).
+            #expect(
+                try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.phone).status
+                    == .forbidden
+            )
+            // The approver named, but the approval signed by another key.
+            var forged = try await api.call(
+                .post,
+                "/v1/devices",
+                body: [
+                    "account": account, "publicKey": Base64URL.encode(fixture.phone.publicKey), "name": "phone",
+                    "approver": fixture.laptop.id,
+                    "approval": Base64URL.encode(
+                        fixture.phone.sign(
+                            DeviceSignatures.approval(account: account, newPublicKey: fixture.phone.publicKey)
+                        )
+                    ),
+                    "proof": Base64URL.encode(
+                        fixture.phone.sign(
+                            DeviceSignatures.enrolment(account: account, newPublicKey: fixture.phone.publicKey)
+                        )
+                    ),
+                ]
+            )
+            #expect(forged.status == .forbidden)
+            // The laptop's approval of another key does not admit the phone's.
+            forged = try await api.call(
+                .post,
+                "/v1/devices",
+                body: [
+                    "account": account, "publicKey": Base64URL.encode(fixture.phone.publicKey), "name": "phone",
+                    "approver": fixture.laptop.id,
+                    "approval": Base64URL.encode(
+                        fixture.laptop.sign(
+                            DeviceSignatures.approval(account: account, newPublicKey: fixture.stranger.publicKey)
+                        )
+                    ),
+                    "proof": Base64URL.encode(
+                        fixture.phone.sign(
+                            DeviceSignatures.enrolment(account: account, newPublicKey: fixture.phone.publicKey)
+                        )
+                    ),
+                ]
+            )
+            #expect(forged.status == .forbidden)
+            // Approved properly: in, and its key can sign in.
+            let added = try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop)
+            #expect(added.status == .created)
+            #expect(added.string("id") == fixture.phone.id)
+            let token = try await api.signIn(fixture.phone)
+            let list = try await api.call(.get, "/v1/devices", token: token)
+            #expect(
+                (list.json["devices"] as? [[String: Any]])?.compactMap { $0["id"] as? String }.sorted()
+                    == [fixture.laptop.id, fixture.phone.id].sorted()
+            )
+            // The same key again: refused.
+            #expect(
+                try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop).status
+                    == .conflict
+            )
+        }
+    }
+
+    @Test func revokingADeviceEndsItsTokensAtOnceAndItsApprovals() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let account = try await api.createAccount(fixture.laptop)
+            _ = try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop)
+            let laptopToken = try await api.signIn(fixture.laptop)
+            let phoneToken = try await api.signIn(fixture.phone)
+            // A challenge the phone holds before it is revoked.
+            let pending = try await api.challenge(fixture.phone).string("challenge")!
+
+            let revoked = try await api.call(.delete, "/v1/devices/\(fixture.phone.id)", token: laptopToken)
+            #expect(revoked.status == .ok)
+            #expect(revoked.string("revoked") != nil)
+
+            #expect(try await api.call(.get, "/v1/devices", token: phoneToken).status == .unauthorized)
+            #expect(try await api.token(fixture.phone, challenge: pending).status == .unauthorized)
+            #expect(try await api.challenge(fixture.phone).status == .unauthorized)
+            // A revoked device approves nobody, and its key never comes back.
+            #expect(
+                try await api.addDevice(fixture.stranger, to: account, approvedBy: fixture.phone).status
+                    == .forbidden
+            )
+            #expect(
+                try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop).status
+                    == .conflict
+            )
+            // The laptop still works; revoking twice, or a device of nobody, is 404.
+            #expect(try await api.call(.get, "/v1/devices", token: laptopToken).status == .ok)
+            #expect(
+                try await api.call(.delete, "/v1/devices/\(fixture.phone.id)", token: laptopToken).status
+                    == .notFound
+            )
+        }
+    }
+
+    @Test func anAccountNeedsTheKeysProof() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let answer = try await api.call(
+                .post,
+                "/v1/accounts",
+                body: [
+                    "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": "laptop",
+                    "proof": Base64URL.encode(
+                        fixture.stranger.sign(DeviceSignatures.accountCreation(publicKey: fixture.laptop.publicKey))
+                    ),
+                ]
+            )
+            #expect(answer.status == .unauthorized)
+            let malformed = try await api.call(.post, "/v1/accounts", raw: Array("{\"publicKey\":".utf8))
+            #expect(malformed.status == .badRequest)
+            #expect(malformed.string("error") == "invalidRequest")
+        }
+    }
+
+    /// Nothing secret in an error: not the token, not the challenge, not the signature.
+    @Test func errorsCarryNoSecret() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            _ = try await api.createAccount(fixture.laptop)
+            let token = try await api.signIn(fixture.laptop)
+            let challenge = try await api.challenge(fixture.laptop).string("challenge")!
+            let wrong = try await api.token(fixture.laptop, challenge: challenge, signer: fixture.stranger)
+            let misused = try await api.call(.get, "/v1/devices", token: token + "x")
+            for answer in [wrong, misused] {
+                let text = "\(answer.json)"
+                #expect(!text.contains(token) && !text.contains(challenge))
+            }
+        }
+    }
+
+    /// Every answer, errors included, carries the security headers and is never cached.
+    @Test func everyAnswerCarriesTheSecurityHeaders() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let created = try await api.call(
+                .post,
+                "/v1/accounts",
+                body: [
+                    "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": "laptop",
+                    "proof": Base64URL.encode(
+                        fixture.laptop.sign(DeviceSignatures.accountCreation(publicKey: fixture.laptop.publicKey))
+                    ),
+                ]
+            )
+            let answers = [
+                created,
+                try await api.call(.get, "/v1/devices"),
+                try await api.call(.get, "/v1/nowhere"),
+                try await api.call(.post, "/v1/accounts", raw: Array("[]".utf8)),
+                try await api.call(.post, "/v1/accounts", raw: [UInt8](repeating: 0x20, count: 20 << 10)),
+            ]
+            #expect(answers.map(\.status.code) == [201, 401, 404, 400, 413])
+            for answer in answers {
+                #expect(
+                    answer.headers[HTTPField.Name("Content-Security-Policy")!]
+                        == "default-src 'none'; frame-ancestors 'none'"
+                )
+                #expect(answer.headers[HTTPField.Name("X-Frame-Options")!] == "DENY")
+                #expect(answer.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+                #expect(answer.headers[.cacheControl] == "no-store")
+            }
+        }
+    }
+}
