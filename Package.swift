@@ -340,6 +340,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A device's side of sync over HTTP (docs/sync.md): the typed client of every endpoint of
+        // docs/openapi/sync.yaml (its own Ed25519 key, signed challenges, tokens refreshed by an
+        // injected clock, short deadlines), and SyncSession, which runs a SyncReplica against a
+        // server (pull, push until the outbox is empty, long polls). Links no part of the vault.
+        .target(
+            name: "SyncClient",
+            dependencies: [
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "VaultSync", asyncHTTPClient, nioCore, nioHTTP1, crypto,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `keyhaven sync serve` over HTTP (Hummingbird): the JSON API of docs/openapi/sync.yaml.
         .target(
             name: "SyncServerHTTP",
@@ -484,6 +495,14 @@ let package = Package(
         .testTarget(
             name: "VaultSyncBridgeTests",
             dependencies: ["VaultSyncBridge", "VaultSync", "Vault", "Passkeys", "KeyhavenTesting", crypto],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SyncClientTests",
+            dependencies: [
+                "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault", "KeyhavenTesting",
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting,
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -41,6 +41,12 @@ BOUNDARIES = {
     "SyncServer": ({"Vault", "KeyhavenApp", "Hummingbird", "HummingbirdCore"}, "the sync server's domain has no vault and no HTTP"),
     "SyncServerHTTP": ({"Vault", "KeyhavenApp", "AutoFill"}, "the sync server links no part of the password manager"),
     "SyncServerPostgres": ({"Vault", "KeyhavenApp"}, "the sync server links no part of the password manager"),
+    # A device's client of the sync server: it moves sealed payloads and runs a replica; the vault
+    # reaches it only through the session, and it never links the server.
+    "SyncClient": (
+        {"Vault", "KeyhavenApp", "SyncServer", "Hummingbird", "HummingbirdCore"},
+        "a device's sync client links neither the vault nor the server",
+    ),
 }
 # Domain targets: no HTTP framework anywhere below them (README "Layout").
 DOMAIN = ["PasswordRules", "PasswordStrength", "BreachCheck", "Vault", "SecurityRecommendations", "AccountModification",

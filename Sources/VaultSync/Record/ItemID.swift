@@ -32,3 +32,19 @@ public struct ItemID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// 32 hex digits.
     public var description: String { Hex.encode(bytes) }
 }
+
+extension ItemID {
+    /// The item whose ``bytes`` are `bytes` (16 of them), else nil.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 16 else { return nil }
+        let high = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let low = bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        self.init(high: high, low: low)
+    }
+
+    /// The item whose ``description`` is `hex` (32 hex digits), else nil.
+    public init?(hex: some StringProtocol) {
+        guard hex.utf8.count == 32, let bytes = Hex.decode(hex) else { return nil }
+        self.init(bytes: bytes)
+    }
+}

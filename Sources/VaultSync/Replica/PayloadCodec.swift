@@ -11,7 +11,7 @@ public protocol PayloadCodec {
 }
 
 /// Payloads are the records' ``SyncRecord/canonicalBytes``.
-public struct PlainPayloads: PayloadCodec {
+public struct PlainPayloads: PayloadCodec, Sendable {
     public init() {}
 
     public func encode(_ record: SyncRecord, version: UInt64) -> [UInt8] { record.canonicalBytes }
@@ -40,3 +40,5 @@ public struct SealedPayloads<Generator: RandomNumberGenerator>: PayloadCodec {
         try sealer.open(SealedItem(bytes: payload, item: item, version: version), item: item, version: version)
     }
 }
+
+extension SealedPayloads: Sendable where Generator: Sendable {}

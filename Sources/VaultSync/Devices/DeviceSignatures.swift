@@ -1,4 +1,4 @@
-import Crypto
+internal import Crypto
 import _KeyhavenSupport
 
 /// What a device signs with its own Ed25519 key, and how the server checks it. Every message starts
@@ -16,7 +16,7 @@ public enum DeviceSignatures {
         message("create-account", [publicKey])
     }
 
-    /// A device's answer to a server challenge (``SyncService/token(device:challenge:signature:)``).
+    /// A device's answer to a server challenge (the sync server's `SyncService.token`).
     public static func tokenRequest(device: String, challenge: [UInt8]) -> [UInt8] {
         message("token", [Array(device.utf8), challenge])
     }

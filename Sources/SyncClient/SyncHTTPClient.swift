@@ -1,0 +1,353 @@
+public import AsyncHTTPClient
+public import Foundation
+import NIOCore
+import NIOHTTP1
+public import VaultSync
+public import _KeyhavenHTTPSupport
+import _KeyhavenSupport
+
+/// A device of the person as seen by the sync server.
+public struct SyncDevice: Hashable, Sendable {
+    public var id: String
+    public var account: String
+    public var name: String
+    public var publicKey: [UInt8]
+    public var created: Date
+    public var revoked: Date?
+}
+
+/// The typed client of `keyhaven sync serve` (docs/openapi/sync.yaml) for one device.
+///
+/// The device signs in with its own key (``SyncDeviceKey``): a challenge, signed, for a bearer
+/// token that stays inside this actor and is fetched again transparently when it is about to
+/// expire (by the injected clock) or the server no longer takes it. Every request has a short
+/// deadline (`timeout`, a long poll its wait on top), connections are never retried, and a
+/// server that cannot be reached fails at once with ``SyncClientError/Code/unreachable``.
+///
+/// - Throws (every call): ``SyncClientError``, or `CancellationError` when the task is cancelled.
+public actor SyncHTTPClient {
+    /// The server's base URL, without a trailing slash.
+    public let server: String
+    public let key: SyncDeviceKey
+    /// The account this device is in (set by ``createAccount(name:)`` and ``enrol(account:name:approver:approval:)``,
+    /// or given when the device was enrolled before).
+    public private(set) var account: String?
+    private let http: HTTPClient
+    private let timeout: Duration
+    private let now: @Sendable () -> Date
+    private var token: (value: String, expires: Date)?
+
+    /// A token is fetched again this long before it expires.
+    static let tokenMargin: TimeInterval = 30
+    /// The largest answer read (a page of changes: 500 items at the server's item cap).
+    static let answerLimit = 64 << 20
+
+    public init(
+        server: String,
+        key: SyncDeviceKey,
+        account: String? = nil,
+        http: HTTPClient = OutboundHTTP.shared,
+        timeout: Duration = .seconds(10),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(SyncClientError) {
+        var server = server
+        while server.hasSuffix("/") { server.removeLast() }
+        guard let url = URL(string: server), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+            url.host != nil
+        else {
+            throw SyncClientError(.invalidServer, "the sync server must be an http:// or https:// URL")
+        }
+        self.server = server
+        self.key = key
+        self.account = account
+        self.http = http
+        self.timeout = timeout
+        self.now = now
+    }
+
+    // MARK: Devices
+
+    /// Creates an account with this device as its first (`POST /v1/accounts`).
+    public func createAccount(name: String) async throws -> SyncDevice {
+        let body = CreateAccountBody(
+            publicKey: Base64URL.encode(key.publicKey),
+            name: name,
+            proof: Base64URL.encode(try key.sign(DeviceSignatures.accountCreation(publicKey: key.publicKey)))
+        )
+        let device = try Self.decode(
+            DeviceBody.self,
+            try await send(.POST, "/v1/accounts", body: try Self.json(body), expecting: [201], doing: "creating the account")
+        ).device
+        account = device.account
+        return device
+    }
+
+    /// Enrols this device in `account` with `approval`, the signature of enrolled device
+    /// `approver` (``SyncDeviceKey/approval(of:account:)``) (`POST /v1/devices`).
+    public func enrol(account: String, name: String, approver: String, approval: [UInt8]) async throws -> SyncDevice {
+        let body = AddDeviceBody(
+            account: account,
+            publicKey: Base64URL.encode(key.publicKey),
+            name: name,
+            approver: approver,
+            approval: Base64URL.encode(approval),
+            proof: Base64URL.encode(
+                try key.sign(DeviceSignatures.enrolment(account: account, newPublicKey: key.publicKey))
+            )
+        )
+        let device = try Self.decode(
+            DeviceBody.self,
+            try await send(.POST, "/v1/devices", body: try Self.json(body), expecting: [201], doing: "enrolling this device")
+        ).device
+        self.account = device.account
+        return device
+    }
+
+    /// The devices of the account, revoked ones included (`GET /v1/devices`).
+    public func devices() async throws -> [SyncDevice] {
+        let answer = try await authorized(.GET, "/v1/devices", doing: "listing the devices")
+        return try Self.decode(DeviceListBody.self, answer).devices.map(\.device)
+    }
+
+    /// Revokes device `id` of the account (`DELETE /v1/devices/{id}`); its tokens fail at once.
+    public func revoke(_ id: String) async throws -> SyncDevice {
+        guard id.allSatisfy({ $0.isHexDigit }), !id.isEmpty else {
+            throw SyncClientError(.invalidRequest, "a device id is hexadecimal (see the device list)")
+        }
+        return try Self.decode(
+            DeviceBody.self,
+            try await authorized(.DELETE, "/v1/devices/\(id)", doing: "revoking device \(id)")
+        ).device
+    }
+
+    // MARK: Authentication
+
+    /// A challenge for this device to sign (`POST /v1/auth/challenge`).
+    public func challenge() async throws -> (challenge: [UInt8], expires: Date) {
+        let answer = try Self.decode(
+            ChallengeBody.self,
+            try await send(
+                .POST,
+                "/v1/auth/challenge",
+                body: try Self.json(ChallengeRequestBody(device: key.id)),
+                doing: "asking for a challenge"
+            )
+        )
+        guard let bytes = Base64URL.decode(answer.challenge) else { throw Self.badAnswer("asking for a challenge") }
+        return (bytes, answer.expires)
+    }
+
+    /// Signs in (a challenge, signed, for a bearer token, `POST /v1/auth/token`), replacing the
+    /// token held. Calls do it themselves when needed; returns when the new token expires.
+    @discardableResult
+    public func signIn() async throws -> Date {
+        token = nil
+        let challenge = try await self.challenge().challenge
+        let body = TokenRequestBody(
+            device: key.id,
+            challenge: Base64URL.encode(challenge),
+            signature: Base64URL.encode(try key.sign(DeviceSignatures.tokenRequest(device: key.id, challenge: challenge)))
+        )
+        let answer = try Self.decode(
+            TokenBody.self,
+            try await send(.POST, "/v1/auth/token", body: try Self.json(body), doing: "signing in")
+        )
+        guard answer.device == key.id, !answer.token.isEmpty else { throw Self.badAnswer("signing in") }
+        token = (answer.token, answer.expires)
+        account = answer.account
+        return answer.expires
+    }
+
+    // MARK: Items
+
+    /// Sends one mutation (`POST /v1/push`): accepted, stale with the current item (409), or
+    /// rejected (422). Sending it again after a lost answer gets the same answer (applied once).
+    public func push(_ mutation: Mutation) async throws -> PushResponse {
+        let body = PushBody(
+            item: mutation.item.description,
+            baseRevision: mutation.baseRevision,
+            payload: Base64URL.encode(mutation.payload)
+        )
+        let doing = "pushing item \(mutation.item)"
+        let answer = try await authorized(.POST, "/v1/push", body: try Self.json(body), expecting: [200, 409, 422], doing: doing)
+        let result = try Self.decode(PushResultBody.self, answer)
+        switch (answer.status, result.result) {
+        case (200, "accepted"):
+            guard let revision = result.revision else { throw Self.badAnswer(doing) }
+            return .accepted(revision: revision)
+        case (409, "stale"):
+            guard let current = result.current else { throw Self.badAnswer(doing) }
+            let item = try current.serverItem(doing)
+            guard item.item == mutation.item else { throw Self.badAnswer(doing) }
+            return .stale(current: item)
+        case (422, "rejected"):
+            return .rejected(reason: SyncClientError.neutralised(result.reason ?? "no reason given"))
+        default:
+            throw Self.badAnswer(doing)
+        }
+    }
+
+    /// One page of the items changed after `cursor` (`GET /v1/changes?since=`); ask again from
+    /// the batch's sequence until it has no items.
+    public func changes(since cursor: UInt64) async throws -> ChangeBatch {
+        try await changes(since: cursor, waitSeconds: nil)
+    }
+
+    /// A long poll: the items changed after `cursor`, answered at once if there are any, else as
+    /// soon as a device writes, or empty after `wait` (whole seconds, at most 60). Cancelling the
+    /// task ends it at once.
+    public func changes(since cursor: UInt64, wait: Duration) async throws -> ChangeBatch {
+        try await changes(since: cursor, waitSeconds: Int(min(max(wait.components.seconds, 0), 60)))
+    }
+
+    private func changes(since cursor: UInt64, waitSeconds: Int?) async throws -> ChangeBatch {
+        let query = "since=\(cursor)" + (waitSeconds.map { "&wait=\($0)" } ?? "")
+        let doing = "fetching changes"
+        let answer = try await authorized(
+            .GET,
+            "/v1/changes?\(query)",
+            doing: doing,
+            extraTime: .seconds(waitSeconds ?? 0)
+        )
+        let body = try Self.decode(ChangesBody.self, answer)
+        return ChangeBatch(items: try body.items.map { try $0.serverItem(doing) }, sequence: body.sequence)
+    }
+
+    // MARK: Transport
+
+    struct Answer {
+        var status: UInt
+        var body: [UInt8]
+        var doing: String
+    }
+
+    /// A call with the bearer token: fetched first when none is held or it is about to expire,
+    /// and once more if the server refuses the one held (it expired there, or the server restarted).
+    private func authorized(
+        _ method: HTTPMethod,
+        _ path: String,
+        body: Data? = nil,
+        expecting: Set<UInt> = [200],
+        doing: String,
+        extraTime: Duration = .zero
+    ) async throws -> Answer {
+        var fresh = false
+        if token == nil || token.map({ now().addingTimeInterval(Self.tokenMargin) >= $0.expires }) == true {
+            try await signIn()
+            fresh = true
+        }
+        while true {
+            guard let bearer = token?.value else { throw Self.badAnswer("signing in") }
+            do {
+                return try await send(
+                    method,
+                    path,
+                    body: body,
+                    bearer: bearer,
+                    expecting: expecting,
+                    doing: doing,
+                    extraTime: extraTime
+                )
+            } catch let error as SyncClientError where error.code == .unauthorized && !fresh {
+                try await signIn()
+                fresh = true
+            }
+        }
+    }
+
+    private func send(
+        _ method: HTTPMethod,
+        _ path: String,
+        body: Data? = nil,
+        bearer: String? = nil,
+        expecting: Set<UInt> = [200],
+        doing: String,
+        extraTime: Duration = .zero
+    ) async throws -> Answer {
+        var request = HTTPClientRequest(url: server + path)
+        request.method = method
+        request.headers.add(name: "User-Agent", value: "Keyhaven")
+        request.headers.add(name: "Accept", value: "application/json")
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let status: UInt
+        let bytes: [UInt8]
+        do {
+            let response = try await http.execute(request, timeout: .init(timeout + extraTime))
+            status = response.status.code
+            bytes = Array(buffer: try await response.body.collect(upTo: Self.answerLimit))
+        } catch {
+            switch OutboundFailure(error) {
+            case .cancelled: throw CancellationError()
+            case .unreachable:
+                throw SyncClientError(
+                    .unreachable,
+                    "\(doing): no connection could be made to \(server); check the address and that "
+                        + "`keyhaven sync serve` runs there (nothing was sent)"
+                )
+            case .timedOut:
+                throw SyncClientError(.noAnswer, "\(doing): \(server) did not answer in time; try again later")
+            case .other:
+                if Task.isCancelled { throw CancellationError() }
+                throw SyncClientError(.noAnswer, "\(doing): the connection to \(server) broke; try again later")
+            }
+        }
+        if expecting.contains(status) { return Answer(status: status, body: bytes, doing: doing) }
+        throw Self.failure(status: status, body: bytes, doing: doing)
+    }
+
+    /// The error of an answer with an error status, the server's message neutralised.
+    static func failure(status: UInt, body: [UInt8], doing: String) -> SyncClientError {
+        let said = (try? JSONDecoder().decode(ErrorBody.self, from: Data(body))).map {
+            " (the server said: \(SyncClientError.neutralised($0.message)))"
+        }
+        let detail = said ?? ""
+        switch status {
+        case 400:
+            return SyncClientError(.invalidRequest, "\(doing): the server refused the request as malformed\(detail)")
+        case 401:
+            return SyncClientError(
+                .unauthorized,
+                "\(doing): the server does not accept this device\(detail); it may have been revoked — "
+                    + "have an enrolled device approve it again"
+            )
+        case 403:
+            return SyncClientError(.forbidden, "\(doing): the approval was refused\(detail)")
+        case 404: return SyncClientError(.notFound, "\(doing): not found on the server\(detail)")
+        case 409: return SyncClientError(.alreadyEnrolled, "\(doing): this key is already enrolled\(detail)")
+        case 413: return SyncClientError(.tooLarge, "\(doing): larger than the server accepts\(detail)")
+        case 500...599:
+            return SyncClientError(.serverFailure, "\(doing): the sync server failed (HTTP \(status)); retry later")
+        default:
+            return SyncClientError(.badAnswer, "\(doing): the server answered HTTP \(status), which the sync API never does")
+        }
+    }
+
+    static func json(_ value: some Encodable) throws(SyncClientError) -> Data {
+        do {
+            return try JSONEncoder().encode(value)
+        } catch {
+            throw SyncClientError(.invalidRequest, "the request could not be written as JSON")
+        }
+    }
+
+    static func badAnswer(_ doing: String) -> SyncClientError {
+        SyncClientError(
+            .badAnswer,
+            "\(doing): the answer is not the sync API's (docs/openapi/sync.yaml); is the URL a Keyhaven sync server?"
+        )
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ answer: Answer) throws(SyncClientError) -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            return try decoder.decode(T.self, from: Data(answer.body))
+        } catch {
+            throw badAnswer(answer.doing)
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import KeyhavenTesting
+import SyncClient
+import Testing
+import Vault
+import VaultSync
+import VaultSyncBridge
+
+/// Devices sync sealed credentials through the real server over loopback with `SyncHTTPClient`
+/// and `SyncSession`.
+@Suite(.offCooperativePool)
+struct SyncClientTests {
+    static let created = Date(timeIntervalSince1970: 1_799_000_000)
+
+    @Test func anApprovedSecondDeviceConvergesWithTheFirstOnSealedCredentials() async throws {
+        let clock = SharedClock()
+        try await withLiveSyncServer(clock: clock) { server in
+            var devices = try await TwoDevices(server: server, clock: clock)
+            let listed = try await devices.phone.client.devices()
+            #expect(Set(listed.map(\.id)) == [devices.laptop.key.id, devices.phone.key.id])
+            #expect(listed.allSatisfy { $0.account == devices.account && $0.revoked == nil })
+
+            var random = SystemRandomNumberGenerator()
+            let item = ItemID(using: &random)
+            let content = CredentialContent(
+                title: "Mail",
+                services: [ServiceIdentifier(kind: .domain, identifier: "mail.example")],
+                user: "ada@example.com",
+                password: "correct horse"
+            )
+            try devices.laptop.session.replica.adopt(
+                SyncedCredential(content: content, created: Self.created),
+                as: item,
+                now: clock.milliseconds
+            )
+            let report = try await devices.laptop.session.sync()
+            #expect(report.confirmed == 1)
+            #expect(devices.laptop.session.replica.outbox.entries.isEmpty)
+
+            let merges = try await devices.phone.session.pull()
+            #expect(merges.keys.contains(item))
+            #expect(try devices.phone.session.replica.credential(item).content == content)
+            #expect(devices.phone.session.replica.records == devices.laptop.session.replica.records)
+        }
+    }
+
+    @Test func aStaleWriteIsMergedAndLands() async throws {
+        let clock = SharedClock()
+        try await withLiveSyncServer(clock: clock) { server in
+            var devices = try await TwoDevices(server: server, clock: clock)
+            var random = SystemRandomNumberGenerator()
+            let item = ItemID(using: &random)
+            let content = CredentialContent(title: "Bank", user: "ada", password: "p0")
+            try devices.laptop.session.replica.adopt(
+                SyncedCredential(content: content, created: Self.created),
+                as: item,
+                now: clock.milliseconds
+            )
+            try await devices.laptop.session.sync()
+            try await devices.phone.session.sync()
+
+            // Offline on both: the phone changes the password, the laptop the notes.
+            clock.advance(1)
+            var phoneEdit = content
+            phoneEdit.password = "p1"
+            try devices.phone.session.replica.write(phoneEdit, passkeys: [], to: item, now: clock.milliseconds)
+            clock.advance(1)
+            var laptopEdit = content
+            laptopEdit.notes = "PIN in the safe"
+            try devices.laptop.session.replica.write(laptopEdit, passkeys: [], to: item, now: clock.milliseconds)
+
+            #expect(try await devices.phone.session.push().confirmed == 1)
+            // The laptop pushes on the revision it saw: stale, merged, sent on top, accepted.
+            let report = try await devices.laptop.session.push()
+            #expect(report.merged == 1)
+            #expect(report.confirmed == 1)
+            #expect(devices.laptop.session.replica.outbox.entries.isEmpty)
+
+            try await devices.phone.session.sync()
+            let expected = CredentialContent(title: "Bank", user: "ada", password: "p1", notes: "PIN in the safe")
+            #expect(try devices.phone.session.replica.credential(item).content == expected)
+            #expect(try devices.laptop.session.replica.credential(item).content == expected)
+            #expect(devices.phone.session.replica.records == devices.laptop.session.replica.records)
+            #expect(try devices.phone.session.replica.credential(item).conflicts.isEmpty)
+        }
+    }
+
+    @Test func aMutationWhoseAnswerWasLostIsSentAgainAndAppliedOnce() async throws {
+        let clock = SharedClock()
+        try await withLiveSyncServer(clock: clock) { server in
+            var devices = try await TwoDevices(server: server, clock: clock)
+            var random = SystemRandomNumberGenerator()
+            let item = ItemID(using: &random)
+            try devices.laptop.session.replica.adopt(
+                SyncedCredential(content: CredentialContent(title: "Git", password: "g0"), created: Self.created),
+                as: item,
+                now: clock.milliseconds
+            )
+            // Sent, but the answer never reached the device.
+            var codec = devices.laptop.session.codec
+            let next = try devices.laptop.session.replica.nextMutation(encoding: &codec)
+            let sent = try #require(next)
+            _ = try await devices.laptop.client.push(sent)
+
+            // The next push sends the same mutation: the server recognises it, applies nothing new.
+            let again = try #require(devices.laptop.session.replica.outbox.entries.first?.inFlight)
+            #expect(again.id == sent.id)
+            #expect(try await devices.laptop.session.push().confirmed == 1)
+            let batch = try await devices.phone.client.changes(since: 0)
+            #expect(batch.items.map(\.revision) == [1])
+            #expect(batch.items.map(\.payload) == [sent.payload])
+        }
+    }
+
+    @Test func aRevokedDevicesNextCallFailsWithATypedError() async throws {
+        let clock = SharedClock()
+        try await withLiveSyncServer(clock: clock) { server in
+            var devices = try await TwoDevices(server: server, clock: clock)
+            try await devices.phone.session.sync()  // the phone holds a token now
+            let revoked = try await devices.laptop.client.revoke(devices.phone.key.id)
+            #expect(revoked.revoked != nil)
+
+            do {
+                try await devices.phone.session.sync()
+                Issue.record("a revoked device synced")
+            } catch let error as SyncClientError {
+                #expect(error.code == .unauthorized)
+                #expect(error.message.contains("revoked"))
+            }
+            await #expect(throws: SyncClientError(.unauthorized, "")) { try await devices.phone.client.devices() }
+            // The laptop goes on.
+            #expect(try await devices.laptop.client.devices().count == 2)
+        }
+    }
+
+    @Test func theTokenIsFetchedAgainWhenItExpires() async throws {
+        let clock = SharedClock()
+        try await withLiveSyncServer(clock: clock) { server in
+            let devices = try await TwoDevices(server: server, clock: clock)
+            let first = try await devices.laptop.client.signIn()
+            clock.advance(16 * 60)  // past the server's 15 minutes
+            #expect(try await devices.laptop.client.devices().count == 2)
+            let second = try await devices.laptop.client.signIn()
+            #expect(second > first)
+        }
+    }
+
+    @Test func anUnreachableServerFailsAtOnce() async throws {
+        let clock = SharedClock()
+        // A port that was just served and is closed now.
+        let server = try await withLiveSyncServer(clock: clock) { server in server }
+        let client = try SyncHTTPClient(server: server, key: SyncDeviceKey(), account: "00", now: { clock.now })
+        let start = ContinuousClock.now
+        let error = try await #require(throws: SyncClientError.self) { try await client.devices() }
+        #expect(error.code == .unreachable)
+        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(throws: SyncClientError(.invalidServer, "")) { try SyncHTTPClient(server: "ftp://x", key: SyncDeviceKey()) }
+    }
+
+    @Test func aLongPollOnOneDeviceReturnsWhenTheOtherPushes() async throws {
+        let clock = SharedClock()
+        try await withLiveSyncServer(clock: clock) { server in
+            var devices = try await TwoDevices(server: server, clock: clock)
+            try await devices.phone.session.sync()
+            let phone = devices.phone.session
+            let start = ContinuousClock.now
+            let waiting = Task {
+                var session = phone
+                let merges = try await session.waitForChanges(wait: .seconds(30))
+                return (session, Set(merges.keys))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            var random = SystemRandomNumberGenerator()
+            let item = ItemID(using: &random)
+            let content = CredentialContent(title: "Chat", user: "ada", password: "c0")
+            try devices.laptop.session.replica.adopt(
+                SyncedCredential(content: content, created: Self.created),
+                as: item,
+                now: clock.milliseconds
+            )
+            try await devices.laptop.session.push()
+            let (session, merges) = try await waiting.value
+            #expect(ContinuousClock.now - start < .seconds(10))
+            #expect(merges.contains(item))
+            #expect(try session.replica.credential(item).content == content)
+        }
+    }
+
+    @Test func aLongPollStopsWhenCancelled() async throws {
+        let clock = SharedClock()
+        try await withLiveSyncServer(clock: clock) { server in
+            var devices = try await TwoDevices(server: server, clock: clock)
+            try await devices.phone.session.sync()
+            let phone = devices.phone.session
+            let waiting = Task {
+                var session = phone
+                // Short: the server finishes the abandoned poll before it shuts down.
+                _ = try await session.waitForChanges(wait: .seconds(4))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let start = ContinuousClock.now
+            waiting.cancel()
+            await #expect(throws: CancellationError.self) { try await waiting.value }
+            #expect(ContinuousClock.now - start < .seconds(2))
+        }
+    }
+}
