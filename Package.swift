@@ -500,7 +500,8 @@ let package = Package(
         .testTarget(
             name: "SyncClientTests",
             dependencies: [
-                "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault", "KeyhavenTesting",
+                "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault",
+                "KeyhavenTesting",
                 "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting,
             ],
             swiftSettings: swiftSettings

@@ -27,7 +27,10 @@ public struct SyncDeviceKey: Sendable {
         do {
             return Array(try privateKey.signature(for: message))
         } catch {
-            throw SyncClientError(.unauthorized, "this device's key could not sign (the cryptographic library refused it)")
+            throw SyncClientError(
+                .unauthorized,
+                "this device's key could not sign (the cryptographic library refused it)"
+            )
         }
     }
 }

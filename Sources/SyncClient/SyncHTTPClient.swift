@@ -76,7 +76,13 @@ public actor SyncHTTPClient {
         )
         let device = try Self.decode(
             DeviceBody.self,
-            try await send(.POST, "/v1/accounts", body: try Self.json(body), expecting: [201], doing: "creating the account")
+            try await send(
+                .POST,
+                "/v1/accounts",
+                body: try Self.json(body),
+                expecting: [201],
+                doing: "creating the account"
+            )
         ).device
         account = device.account
         return device
@@ -97,7 +103,13 @@ public actor SyncHTTPClient {
         )
         let device = try Self.decode(
             DeviceBody.self,
-            try await send(.POST, "/v1/devices", body: try Self.json(body), expecting: [201], doing: "enrolling this device")
+            try await send(
+                .POST,
+                "/v1/devices",
+                body: try Self.json(body),
+                expecting: [201],
+                doing: "enrolling this device"
+            )
         ).device
         self.account = device.account
         return device
@@ -146,7 +158,9 @@ public actor SyncHTTPClient {
         let body = TokenRequestBody(
             device: key.id,
             challenge: Base64URL.encode(challenge),
-            signature: Base64URL.encode(try key.sign(DeviceSignatures.tokenRequest(device: key.id, challenge: challenge)))
+            signature: Base64URL.encode(
+                try key.sign(DeviceSignatures.tokenRequest(device: key.id, challenge: challenge))
+            )
         )
         let answer = try Self.decode(
             TokenBody.self,
@@ -169,7 +183,13 @@ public actor SyncHTTPClient {
             payload: Base64URL.encode(mutation.payload)
         )
         let doing = "pushing item \(mutation.item)"
-        let answer = try await authorized(.POST, "/v1/push", body: try Self.json(body), expecting: [200, 409, 422], doing: doing)
+        let answer = try await authorized(
+            .POST,
+            "/v1/push",
+            body: try Self.json(body),
+            expecting: [200, 409, 422],
+            doing: doing
+        )
         let result = try Self.decode(PushResultBody.self, answer)
         switch (answer.status, result.result) {
         case (200, "accepted"):
@@ -322,7 +342,10 @@ public actor SyncHTTPClient {
         case 500...599:
             return SyncClientError(.serverFailure, "\(doing): the sync server failed (HTTP \(status)); retry later")
         default:
-            return SyncClientError(.badAnswer, "\(doing): the server answered HTTP \(status), which the sync API never does")
+            return SyncClientError(
+                .badAnswer,
+                "\(doing): the server answered HTTP \(status), which the sync API never does"
+            )
         }
     }
 

@@ -154,7 +154,9 @@ struct SyncClientTests {
         let error = try await #require(throws: SyncClientError.self) { try await client.devices() }
         #expect(error.code == .unreachable)
         #expect(ContinuousClock.now - start < .seconds(1))
-        #expect(throws: SyncClientError(.invalidServer, "")) { try SyncHTTPClient(server: "ftp://x", key: SyncDeviceKey()) }
+        #expect(throws: SyncClientError(.invalidServer, "")) {
+            try SyncHTTPClient(server: "ftp://x", key: SyncDeviceKey())
+        }
     }
 
     @Test func aLongPollOnOneDeviceReturnsWhenTheOtherPushes() async throws {
