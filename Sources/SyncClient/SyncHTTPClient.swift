@@ -69,56 +69,40 @@ public actor SyncHTTPClient {
 
     /// Creates an account with this device as its first (`POST /v1/accounts`).
     public func createAccount(name: String) async throws -> SyncDevice {
-        let body = CreateAccountBody(
-            publicKey: Base64URL.encode(key.publicKey),
+        let body = CreateAccountRequest(
+            publicKey: key.publicKey,
             name: name,
-            proof: Base64URL.encode(try key.sign(DeviceSignatures.accountCreation(publicKey: key.publicKey)))
+            proof: try key.sign(DeviceSignatures.accountCreation(publicKey: key.publicKey))
         )
-        let device = try Self.decode(
-            DeviceBody.self,
-            try await send(
-                .POST,
-                "/v1/accounts",
-                body: try Self.json(body),
-                expecting: [201],
-                doing: "creating the account"
-            )
-        ).device
-        account = device.account
-        return device
+        return try await enrolled("/v1/accounts", try Self.json(body), doing: "creating the account")
     }
 
     /// Enrols this device in `account` with `approval`, the signature of enrolled device
     /// `approver` (``SyncDeviceKey/approval(of:account:)``) (`POST /v1/devices`).
     public func enrol(account: String, name: String, approver: String, approval: [UInt8]) async throws -> SyncDevice {
-        let body = AddDeviceBody(
+        let body = AddDeviceRequest(
             account: account,
-            publicKey: Base64URL.encode(key.publicKey),
+            publicKey: key.publicKey,
             name: name,
             approver: approver,
-            approval: Base64URL.encode(approval),
-            proof: Base64URL.encode(
-                try key.sign(DeviceSignatures.enrolment(account: account, newPublicKey: key.publicKey))
-            )
+            approval: approval,
+            proof: try key.sign(DeviceSignatures.enrolment(account: account, newPublicKey: key.publicKey))
         )
-        let device = try Self.decode(
-            DeviceBody.self,
-            try await send(
-                .POST,
-                "/v1/devices",
-                body: try Self.json(body),
-                expecting: [201],
-                doing: "enrolling this device"
-            )
-        ).device
-        self.account = device.account
+        return try await enrolled("/v1/devices", try Self.json(body), doing: "enrolling this device")
+    }
+
+    /// Posts an enrolment (`201` with the device) and takes the device's account as this client's.
+    private func enrolled(_ path: String, _ body: Data, doing: String) async throws -> SyncDevice {
+        let answer = try await send(.POST, path, body: body, expecting: [201], doing: doing)
+        let device = try Self.decode(DeviceJSON.self, answer).device
+        account = device.account
         return device
     }
 
     /// The devices of the account, revoked ones included (`GET /v1/devices`).
     public func devices() async throws -> [SyncDevice] {
         let answer = try await authorized(.GET, "/v1/devices", doing: "listing the devices")
-        return try Self.decode(DeviceListBody.self, answer).devices.map(\.device)
+        return try Self.decode(DeviceListResponse.self, answer).devices.map(\.device)
     }
 
     /// Revokes device `id` of the account (`DELETE /v1/devices/{id}`); its tokens fail at once.
@@ -127,7 +111,7 @@ public actor SyncHTTPClient {
             throw SyncClientError(.invalidRequest, "a device id is hexadecimal (see the device list)")
         }
         return try Self.decode(
-            DeviceBody.self,
+            DeviceJSON.self,
             try await authorized(.DELETE, "/v1/devices/\(id)", doing: "revoking device \(id)")
         ).device
     }
@@ -137,11 +121,11 @@ public actor SyncHTTPClient {
     /// A challenge for this device to sign (`POST /v1/auth/challenge`).
     public func challenge() async throws -> (challenge: [UInt8], expires: Date) {
         let answer = try Self.decode(
-            ChallengeBody.self,
+            ChallengeResponse.self,
             try await send(
                 .POST,
                 "/v1/auth/challenge",
-                body: try Self.json(ChallengeRequestBody(device: key.id)),
+                body: try Self.json(ChallengeRequest(device: key.id)),
                 doing: "asking for a challenge"
             )
         )
@@ -155,15 +139,13 @@ public actor SyncHTTPClient {
     public func signIn() async throws -> Date {
         token = nil
         let challenge = try await self.challenge().challenge
-        let body = TokenRequestBody(
+        let body = TokenRequest(
             device: key.id,
-            challenge: Base64URL.encode(challenge),
-            signature: Base64URL.encode(
-                try key.sign(DeviceSignatures.tokenRequest(device: key.id, challenge: challenge))
-            )
+            challenge: challenge,
+            signature: try key.sign(DeviceSignatures.tokenRequest(device: key.id, challenge: challenge))
         )
         let answer = try Self.decode(
-            TokenBody.self,
+            TokenResponse.self,
             try await send(.POST, "/v1/auth/token", body: try Self.json(body), doing: "signing in")
         )
         guard answer.device == key.id, !answer.token.isEmpty else { throw Self.badAnswer("signing in") }
@@ -177,11 +159,7 @@ public actor SyncHTTPClient {
     /// Sends one mutation (`POST /v1/push`): accepted, stale with the current item (409), or
     /// rejected (422). Sending it again after a lost answer gets the same answer (applied once).
     public func push(_ mutation: Mutation) async throws -> PushResponse {
-        let body = PushBody(
-            item: mutation.item.description,
-            baseRevision: mutation.baseRevision,
-            payload: Base64URL.encode(mutation.payload)
-        )
+        let body = PushRequest(mutation)
         let doing = "pushing item \(mutation.item)"
         let answer = try await authorized(
             .POST,
@@ -190,7 +168,7 @@ public actor SyncHTTPClient {
             expecting: [200, 409, 422],
             doing: doing
         )
-        let result = try Self.decode(PushResultBody.self, answer)
+        let result = try Self.decode(PushResponseJSON.self, answer)
         switch (answer.status, result.result) {
         case (200, "accepted"):
             guard let revision = result.revision else { throw Self.badAnswer(doing) }
@@ -229,7 +207,7 @@ public actor SyncHTTPClient {
             doing: doing,
             extraTime: .seconds(waitSeconds ?? 0)
         )
-        let body = try Self.decode(ChangesBody.self, answer)
+        let body = try Self.decode(ChangesResponse.self, answer)
         return ChangeBatch(items: try body.items.map { try $0.serverItem(doing) }, sequence: body.sequence)
     }
 
@@ -321,7 +299,7 @@ public actor SyncHTTPClient {
 
     /// The error of an answer with an error status, the server's message neutralised.
     static func failure(status: UInt, body: [UInt8], doing: String) -> SyncClientError {
-        let said = (try? JSONDecoder().decode(ErrorBody.self, from: Data(body))).map {
+        let said = (try? JSONDecoder().decode(ErrorJSON.self, from: Data(body))).map {
             " (the server said: \(SyncClientError.neutralised($0.message)))"
         }
         let detail = said ?? ""

@@ -3,6 +3,7 @@ public import HTTPTypes
 public import Hummingbird
 import NIOCore
 public import SyncServer
+import VaultSync
 import _KeyhavenWeb
 
 /// A ``SyncServer/SyncServerError`` thrown from a route, rendered as its status and

@@ -76,7 +76,7 @@ public struct SyncHTTPServer: Sendable {
                 let body = try await Self.decode(ChallengeRequest.self, request, limit: Self.smallBodyLimit)
                 let issued = try await service.challenge(device: body.device)
                 return try JSONResponse(
-                    ChallengeResponse(challenge: Base64URL.encode(issued.challenge), expires: issued.expires)
+                    ChallengeResponse(challenge: issued.challenge, expires: issued.expires)
                 ).response
             }
         }
