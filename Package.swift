@@ -502,7 +502,7 @@ let package = Package(
             dependencies: [
                 "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault",
                 "KeyhavenTesting",
-                "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting,
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting, nioCore,
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,8 @@
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import KeyhavenTesting
+import NIOCore
 import SyncClient
 import Testing
 import Vault
@@ -204,6 +207,38 @@ struct SyncClientTests {
             waiting.cancel()
             await #expect(throws: CancellationError.self) { try await waiting.value }
             #expect(ContinuousClock.now - start < .seconds(2))
+        }
+    }
+}
+
+/// What a server says reaches the person only neutralised; an answer that is not the sync API's is
+/// a typed error.
+@Suite(.offCooperativePool)
+struct SyncClientAnswerTests {
+    @Test func aServersMessageIsNeutralisedAndAForeignAnswerIsBadAnswer() async throws {
+        let router = Router()
+        let hostile = "\u{1B}[2J\u{1B}]0;owned\u{07}\nsecret" + String(repeating: "x", count: 400)
+        router.post("v1/auth/challenge") { _, _ in
+            let json = try JSONEncoder().encode(["error": "unauthorized", "message": hostile])
+            return Response(status: .unauthorized, body: ResponseBody(byteBuffer: ByteBuffer(bytes: Array(json))))
+        }
+        router.post("v1/accounts") { _, _ in
+            Response(status: .created, body: ResponseBody(byteBuffer: ByteBuffer(string: "<html>a router</html>")))
+        }
+        let app = Application(router: router)
+        try await app.test(.live) { client in
+            let port = try #require(client.port)
+            let sync = try SyncHTTPClient(server: "http://127.0.0.1:\(port)/", key: SyncDeviceKey())
+            do {
+                try await sync.signIn()
+                Issue.record("signed in against a server that refuses")
+            } catch let error as SyncClientError {
+                #expect(error.code == .unauthorized)
+                #expect(!error.message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
+                #expect(error.message.contains("?[2J?]0;owned??secret"))
+                #expect(error.message.count < 400)
+            }
+            await #expect(throws: SyncClientError(.badAnswer, "")) { try await sync.createAccount(name: "laptop") }
         }
     }
 }
