@@ -70,7 +70,7 @@ public struct BreachPSIHTTPServer: Sendable {
                 return Self.text(
                     .tooManyRequests,
                     "Too many queries from this address; try again later.",
-                    extra: [.retryAfter: String(Int(wait.rounded(.up)))]
+                    extra: [.retryAfter: Self.retryAfter(wait)]
                 )
             }
             let body: ByteBuffer
@@ -107,6 +107,12 @@ public struct BreachPSIHTTPServer: Sendable {
             "Keyhaven breach-PSI server: GET /psi/v1/key, POST /psi/v1/query (docs/breach-psi.md)\n"
         }
         return router
+    }
+
+    /// Whole seconds for `Retry-After`: at least 1, at most a day (a NaN or infinite wait too).
+    public static func retryAfter(_ wait: Double) -> String {
+        guard wait.isFinite else { return "86400" }
+        return String(Int(min(max(wait.rounded(.up), 1), 86_400)))
     }
 
     static func text(_ status: HTTPResponse.Status, _ text: String, extra: HTTPFields = [:]) -> Response {

@@ -36,18 +36,25 @@ public protocol BreachPSITransport: Sendable {
 
 /// Checks many passwords' digests against a breach-PSI server, in batches that look the same
 /// whatever the person holds: every batch has ``batchSize`` requests of 52 bytes (the real digests,
-/// then random ones), in random order, so 1 password and 16 cause the same requests. The server's
-/// key is fetched first and pinned: an answer under any other key (the server changed its key
-/// mid-way) or with a bad proof stops the check with an error, never a "not breached". A transport
-/// failure stops it at once (nothing is retried).
+/// then random ones), in random order, so 1 password and 16 cause the same requests. A digest
+/// held by several credentials (a reused password) is asked about once. The server's key is
+/// fetched first and compared with ``pin`` (when given: another key is ``BreachPSIError/Code/keyNotPinned``
+/// before anything is sent); without a pin the published key is trusted as it is (a server, or a
+/// network attacker over plain http, could then answer "not breached" to everything). An answer
+/// under any other key than the published one (the server changed its key mid-way) or with a bad
+/// proof stops the check with an error, never a "not breached". A transport failure stops it at
+/// once (the transport may wait and retry a 429 itself).
 public struct BreachPSIChecker: Sendable {
     public let transport: any BreachPSITransport
     /// Requests per batch (the real digests padded with random ones).
     public let batchSize: Int
+    /// The key the server must publish (nil: trusted as published).
+    public let pin: BreachPSIKeyPin?
 
-    public init(transport: any BreachPSITransport, batchSize: Int = 16) {
+    public init(transport: any BreachPSITransport, batchSize: Int = 16, pin: BreachPSIKeyPin? = nil) {
         self.transport = transport
         self.batchSize = max(batchSize, 1)
+        self.pin = pin
     }
 
     /// How many requests `count` digests cost: whole batches.
@@ -55,10 +62,27 @@ public struct BreachPSIChecker: Sendable {
         max(1, (count + batchSize - 1) / batchSize) * batchSize
     }
 
-    /// Whether each digest is in the server's set, in order.
+    /// Whether each digest is in the server's set, in order. Equal digests are asked about once
+    /// and share the answer (`progress` counts distinct digests).
     public func breached(
         _ digests: [SHA1Digest],
         progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) async throws(BreachPSIError) -> [Bool] {
+        var distinct: [SHA1Digest] = []
+        var position: [SHA1Digest: Int] = [:]
+        let positions = digests.map { digest in
+            if let known = position[digest] { return known }
+            position[digest] = distinct.count
+            distinct.append(digest)
+            return distinct.count - 1
+        }
+        let answers = try await breachedDistinct(distinct, progress: progress)
+        return positions.map { answers[$0] }
+    }
+
+    func breachedDistinct(
+        _ digests: [SHA1Digest],
+        progress: (@Sendable (Int, Int) -> Void)?
     ) async throws(BreachPSIError) -> [Bool] {
         let publication = try await transport.publication()
         guard publication.version == Int(BreachPSI.version) else {
@@ -71,6 +95,12 @@ public struct BreachPSIChecker: Sendable {
             throw BreachPSIError(
                 .unsupportedParameters,
                 "\(transport.serverDescription) uses \(publication.bucketCount) buckets of \(publication.entryLength)-byte entries; this build expects \(BreachPSI.bucketCount) of \(BreachPSI.entryLength)"
+            )
+        }
+        if let pin, !pin.matches(publication.publicKey) {
+            throw BreachPSIError(
+                .keyNotPinned,
+                "\(transport.serverDescription) publishes the key \(Hex.encode(publication.publicKey.id)), not the pinned \(Hex.encode(pin.id)); nothing was sent (ask its operator whether the key changed, then pin the new one)"
             )
         }
         let client = BreachPSIClient(publicKey: publication.publicKey)

@@ -61,6 +61,12 @@ extension Keyhaven.Breach.PSI {
         @Option(name: .long, help: "Memory for entries, in MiB.") var memory = 1024
         @Flag(name: .long, help: "Print a JSON summary.") var json = false
 
+        func validate() throws {
+            guard memory >= 1, memory <= 1 << 30 else {
+                throw ValidationError("--memory is in MiB: give a number from 1 to \(1 << 30) (got \(memory))")
+            }
+        }
+
         func run() async throws {
             let started = Date()
             let directory = URL(fileURLWithPath: output)
@@ -213,9 +219,21 @@ extension Keyhaven.Breach.PSI {
         @Option(name: .long, help: "Queries per second per client address, after the burst.") var rate = 16.0
         @Option(name: .long, help: "Queries a client address may send at once.") var burst = 64
 
+        func validate() throws {
+            guard rate.isFinite, rate > 0 else {
+                throw ValidationError("--rate must be a number of queries a second above 0 (got \(rate))")
+            }
+            guard burst >= 1 else { throw ValidationError("--burst must be at least 1 (got \(burst))") }
+        }
+
         func run() async throws {
             let folder = URL(fileURLWithPath: directory)
             let keyURL = key.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent(PSIDirectory.secretKey)
+            guard FileManager.default.fileExists(atPath: keyURL.path) else {
+                throw Output.failure(
+                    "no server key at \(keyURL.path); run `keyhaven breach psi build SOURCE --output \(folder.path)` first, or give the key with --key"
+                )
+            }
             let server: BreachPSIServer
             do {
                 let serverKey = try BreachPSIServerKey(contentsOf: keyURL)
