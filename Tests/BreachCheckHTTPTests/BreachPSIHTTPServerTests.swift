@@ -185,6 +185,27 @@ struct BreachPSIHTTPServerTests {
         }
     }
 
+    /// The table of addresses never grows past its cap (one pass drops full buckets, then the
+    /// least recently seen, to three quarters); a client still in it keeps its state. IPv4-mapped
+    /// addresses are their IPv4 address, IPv6 ones count by /64.
+    @Test func theLimiterTableIsCapped() {
+        let clock = ManualSeconds()
+        let limiter = BreachPSIRateLimiter(burst: 1, perSecond: 0.001, maximumClients: 8, now: { clock.value })
+        for index in 0..<100 {
+            clock.value = Double(index)
+            #expect(limiter.take(client: "10.0.0.\(index)") == nil)
+            #expect(limiter.clientCount <= 8)
+        }
+        #expect(limiter.take(client: "10.0.0.99") != nil, "the latest client is still limited")
+        #expect(BreachPSIRateLimiter.group("::ffff:10.1.2.3") == "10.1.2.3")
+        #expect(BreachPSIRateLimiter.group("10.1.2.3") == "10.1.2.3")
+        #expect(BreachPSIRateLimiter.group("2001:db8::1") == BreachPSIRateLimiter.group("2001:db8::ffff:2"))
+        #expect(BreachPSIRateLimiter.group("2001:db8::1") != BreachPSIRateLimiter.group("2001:db8:0:1::1"))
+        let mapped = BreachPSIRateLimiter(burst: 1, perSecond: 0.001, now: { 0 })
+        #expect(mapped.take(client: "10.1.2.3") == nil)
+        #expect(mapped.take(client: "::ffff:10.1.2.3") != nil)
+    }
+
     /// Only digits of a Retry-After are believed; the server's own value is whole seconds even for
     /// absurd waits.
     @Test func retryAfterIsDigitsOnly() {
