@@ -198,6 +198,25 @@ struct BreachPSICommandTests {
                 .posixPermissions
             ] as? Int
         #expect(permissions == 0o600)
+
+        // A mostly malformed file builds nothing; --new-key then keeps the old key and buckets.
+        let keyBefore = try Data(contentsOf: psi.appendingPathComponent("server.key"))
+        let bucketsBefore = try Data(contentsOf: psi.appendingPathComponent("buckets.khpsi"))
+        let mostlyBad = directory.appendingPathComponent("mostly-bad.txt")
+        let badLines = (0..<20).map { "garbage \($0)" } + ["\(SHA1Digest(password: "x").hex):1"]
+        try Data(badLines.joined(separator: "\n").utf8).write(to: mostlyBad)
+        let refused = try keyhaven.run(["breach", "psi", "build", mostlyBad.path, "--output", psi.path, "--new-key"])
+        #expect(refused.status == 1 && refused.stderr.contains("--allow-malformed"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("20 malformed lines and 1 SHA-1"))
+        #expect(try Data(contentsOf: psi.appendingPathComponent("server.key")) == keyBefore)
+        #expect(try Data(contentsOf: psi.appendingPathComponent("buckets.khpsi")) == bucketsBefore)
+        let allowed = try keyhaven.run([
+            "breach", "psi", "build", mostlyBad.path, "--output", psi.path, "--allow-malformed", "--json",
+        ])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        let counts = try JSONDecoder().decode(BuildSummary.self, from: Data(allowed.stdout.utf8))
+        #expect(counts.badLines == 20 && counts.digests == 1 && counts.keyReused)
+        #expect(allowed.stderr.contains("building in 1 pass(es)"))
     }
 
     /// Options checked before anything runs, with messages that say what to give.

@@ -58,6 +58,11 @@ extension Keyhaven.Breach.PSI {
         var key: String?
         @Flag(name: .customLong("new-key"), help: "Replace an existing key (clients must fetch the new one).")
         var newKey = false
+        @Flag(
+            name: .customLong("allow-malformed"),
+            help: "Build even when more than 1 % of the lines (and more than 10) are not SHA-1 lines."
+        )
+        var allowMalformed = false
         @Option(name: .long, help: "Memory for entries, in MiB.") var memory = 1024
         @Flag(name: .long, help: "Print a JSON summary.") var json = false
 
@@ -83,12 +88,19 @@ extension Keyhaven.Breach.PSI {
             } catch {
                 throw Output.failure("cannot create \(directory.path): \(error.localizedDescription)")
             }
+            // A new key stays in memory until the buckets are built and in place: an interrupted or
+            // failed build leaves the old key and the old buckets, which still match.
             let (serverKey, reused) = try loadOrCreateKey(at: keyURL)
             let bar = ProgressBar()
             var badLines = 0
+            var goodLines = 0
             var samples: [String] = []
             let builder = BreachPSIBucketFileBuilder(key: serverKey, memoryLimit: memory << 20)
             let estimate = BreachDigests.estimatedCount(input)
+            let passes = builder.passes(estimatedCount: estimate)
+            Output.error(
+                "keyhaven: building in \(passes) pass(es) over \(source) (about \(estimate) hashes, --memory \(memory) MiB)"
+            )
             let report: BreachPSIBucketFileBuilder.Report
             do {
                 report = try builder.build(
@@ -96,6 +108,7 @@ extension Keyhaven.Breach.PSI {
                     output: directory.appendingPathComponent(PSIDirectory.buckets),
                     read: { add in
                         badLines = 0
+                        goodLines = 0
                         samples = []
                         try BreachDigests.forEach(
                             in: input,
@@ -103,13 +116,26 @@ extension Keyhaven.Breach.PSI {
                                 badLines += 1
                                 if samples.count < 10 { samples.append("line \(line): \(reason)") }
                             },
-                            add
+                            { digest in
+                                goodLines += 1
+                                add(digest)
+                            }
                         )
+                        if !allowMalformed && Self.tooMalformed(bad: badLines, good: goodLines) {
+                            throw BreachPSIError(
+                                .emptyInput,
+                                "\(source) has \(badLines) malformed lines and \(goodLines) SHA-1 lines (more than 1 %); nothing was written. Is it the right file? Give --allow-malformed to build anyway"
+                            )
+                        }
                     },
                     progress: { pass, passes, digests in
                         bar.update("pass \(pass + 1)/\(passes)", done: digests, total: estimate)
                     }
                 )
+            } catch let error as BreachPSIError where error.code == .emptyInput && goodLines > 0 {
+                bar.finish()
+                for sample in samples.prefix(10) { Output.error("keyhaven: skipped \(sample)") }
+                throw Output.failure(error.message)
             } catch let error as BreachPSIError where error.code == .emptyInput {
                 bar.finish()
                 throw Output.failure(
@@ -130,6 +156,7 @@ extension Keyhaven.Breach.PSI {
             if badLines > samples.count {
                 Output.error("keyhaven: … and \(badLines - samples.count) more malformed lines")
             }
+            if !reused { try saveKey(serverKey, at: keyURL) }
             let publicURL = directory.appendingPathComponent(PSIDirectory.publicKey)
             do {
                 try Data((Hex.encode(serverKey.publicKey.representation) + "\n").utf8).write(
@@ -171,7 +198,13 @@ extension Keyhaven.Breach.PSI {
             }
         }
 
-        /// The key at `url`: reused when present (unless --new-key), else a new one created 0600.
+        /// Whether a corpus is mostly not SHA-1 lines: more than 10 bad lines and more than 1 %.
+        static func tooMalformed(bad: Int, good: Int) -> Bool {
+            bad > 10 && bad * 100 > bad + good
+        }
+
+        /// The key at `url` when present (unless --new-key: `reused` false); else a new one, kept in
+        /// memory (``saveKey(_:at:)`` writes it once the buckets are in place).
         func loadOrCreateKey(at url: URL) throws -> (BreachPSIServerKey, reused: Bool) {
             let exists = FileManager.default.fileExists(atPath: url.path)
             if exists && !newKey {
@@ -182,7 +215,12 @@ extension Keyhaven.Breach.PSI {
                 }
             }
             var generator = SystemRandomNumberGenerator()
-            let key = BreachPSIServerKey(using: &generator)
+            return (BreachPSIServerKey(using: &generator), false)
+        }
+
+        /// Writes a new key 0600 at `url`.
+        func saveKey(_ key: BreachPSIServerKey, at url: URL) throws {
+            let exists = FileManager.default.fileExists(atPath: url.path)
             // A new key is written beside the old one and renamed over it: never a moment without one.
             let temporary = url.deletingLastPathComponent().appendingPathComponent(
                 ".\(url.lastPathComponent).new-\(UUID().uuidString)"
@@ -194,9 +232,8 @@ extension Keyhaven.Breach.PSI {
                     throw BreachPSIError(.io, "could not replace the key file \(url.path)")
                 }
             } catch {
-                throw Output.failure(error.message)
+                throw Output.failure("\(error.message); the buckets were built under the new key \(Hex.encode(key.publicKey.id)), so rebuild")
             }
-            return (key, false)
         }
     }
 
