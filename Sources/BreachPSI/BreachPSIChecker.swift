@@ -104,6 +104,10 @@ public struct BreachPSIChecker: Sendable {
             )
         }
         let client = BreachPSIClient(publicKey: publication.publicKey)
+        // The P-384 work (blinding, proof checks) runs on a thread of its own, never on Swift's
+        // cooperative pool that the rest of the process shares (DedicatedThreadExecutor).
+        let executor = DedicatedThreadExecutor(name: "keyhaven.breach-psi.client")
+        defer { executor.finish() }
         var results: [Bool] = []
         results.reserveCapacity(digests.count)
         var generator = SystemRandomNumberGenerator()
@@ -120,19 +124,39 @@ public struct BreachPSIChecker: Sendable {
                 slots.append((nil, SHA1Digest(bytes: bytes)!))
             }
             slots.shuffle(using: &generator)
-            var queries: [BreachPSIQuery] = []
-            for slot in slots { queries.append(try client.query(slot.1)) }
+            let batch = slots
+            let queries = try await Self.onThread(executor) { () throws(BreachPSIError) in
+                try batch.map { slot throws(BreachPSIError) in try client.query(slot.1) }
+            }
             let answers = try await send(queries.map(\.request.encoded))
-            var found = [Bool](repeating: false, count: real.count)
-            for (index, slot) in slots.enumerated() {
-                // Padding answers are verified too: a bad proof or another key is an error either way.
-                let breached = try client.isBreached(queries[index], response: answers[index])
-                if let position = slot.0 { found[position] = breached }
+            let found = try await Self.onThread(executor) { () throws(BreachPSIError) in
+                var found = [Bool](repeating: false, count: real.count)
+                for (index, slot) in batch.enumerated() {
+                    // Padding answers are verified too: a bad proof or another key is an error either way.
+                    let breached = try client.isBreached(queries[index], response: answers[index])
+                    if let position = slot.0 { found[position] = breached }
+                }
+                return found
             }
             results += found
             progress?(results.count, digests.count)
         }
         return results
+    }
+
+    /// Runs `work` on `executor`'s thread.
+    static func onThread<T>(
+        _ executor: DedicatedThreadExecutor,
+        _ work: () throws(BreachPSIError) -> T
+    ) async throws(BreachPSIError) -> T {
+        let result: Result<T, BreachPSIError> = await withTaskExecutorPreference(executor) {
+            do throws(BreachPSIError) {
+                return .success(try work())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     /// Sends a batch at once; the first failure ends it.

@@ -31,7 +31,9 @@ enum PSIDirectory {
 }
 
 extension Keyhaven.Breach.PSI {
-    struct Build: AsyncParsableCommand {
+    /// Synchronous: the build is long CPU and file work, run on the main thread rather than on
+    /// Swift's cooperative pool.
+    struct Build: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Build a breach-PSI server's directory from a full breach index or a Pwned Passwords file.",
             discussion: """
@@ -72,7 +74,7 @@ extension Keyhaven.Breach.PSI {
             }
         }
 
-        func run() async throws {
+        func run() throws {
             let started = Date()
             let directory = URL(fileURLWithPath: output)
             let keyURL =
