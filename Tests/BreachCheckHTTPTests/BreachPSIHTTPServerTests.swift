@@ -225,7 +225,9 @@ struct BreachPSIHTTPServerTests {
         for base in ["https://psi.example.org", "http://127.0.0.1:8081", "http://localhost:1", "http://[::1]:2"] {
             #expect(throws: Never.self) { try HTTPBreachPSITransport.check(base: base) }
         }
-        for base in ["http://psi.example.org", "http://10.0.0.1", "psi.example.org", "ftp://x.org", "http://127.0.0.1.evil.org"] {
+        for base in [
+            "http://psi.example.org", "http://10.0.0.1", "psi.example.org", "ftp://x.org", "http://127.0.0.1.evil.org",
+        ] {
             let error = #expect(throws: BreachPSIError.self) { try HTTPBreachPSITransport.check(base: base) }
             #expect(error?.code == .invalidURL, "\(base)")
         }

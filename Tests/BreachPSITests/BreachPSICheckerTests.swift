@@ -113,7 +113,11 @@ struct BreachPSICheckerTests {
             try BreachPSIKeyPin(hex: Hex.encode(server.key.publicKey.id)),
             try BreachPSIKeyPin(hex: Hex.encode(server.key.publicKey.representation) + "\n"),
         ] {
-            #expect(try await BreachPSIChecker(transport: RecordingTransport([server]), pin: pin).breached([digest]) == [true])
+            #expect(
+                try await BreachPSIChecker(transport: RecordingTransport([server]), pin: pin).breached([digest]) == [
+                    true
+                ]
+            )
         }
         let impostor = RecordingTransport([other])
         let pinned = try BreachPSIKeyPin(hex: Hex.encode(server.key.publicKey.id))

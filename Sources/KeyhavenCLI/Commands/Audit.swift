@@ -75,7 +75,9 @@ extension Keyhaven {
                 )
             }
             if breachPSIKey != nil && breachPSI == nil {
-                throw ValidationError("--breach-psi-key pins the key of a --breach-psi server; give --breach-psi URL too")
+                throw ValidationError(
+                    "--breach-psi-key pins the key of a --breach-psi server; give --breach-psi URL too"
+                )
             }
             if let breachPSI {
                 do throws(BreachPSIError) {

@@ -234,7 +234,9 @@ extension Keyhaven.Breach.PSI {
                     throw BreachPSIError(.io, "could not replace the key file \(url.path)")
                 }
             } catch {
-                throw Output.failure("\(error.message); the buckets were built under the new key \(Hex.encode(key.publicKey.id)), so rebuild")
+                throw Output.failure(
+                    "\(error.message); the buckets were built under the new key \(Hex.encode(key.publicKey.id)), so rebuild"
+                )
             }
         }
     }
