@@ -49,14 +49,11 @@ extension Keyhaven {
             help: ArgumentHelp("A breach-PSI server's base URL (private check).", valueName: "url")
         )
         var breachPSI: String?
-        @Option(
-            name: .customLong("breach-psi-key"),
-            help: ArgumentHelp(
-                "The breach-PSI server's key to pin: the key ID `breach psi build` prints or the contents of its public-key.hex. Another key is refused (nothing checked); without it the published key is trusted as it is.",
-                valueName: "key-id-or-hex"
-            )
+        @Option(name: .customLong("breach-psi-key"), help: pinHelp) var breachPSIKey: String?
+        static let pinHelp = ArgumentHelp(
+            "The breach-PSI server's key to pin: the key ID `breach psi build` prints or the contents of its public-key.hex. Another key is refused (nothing checked); without it the published key is trusted as it is.",
+            valueName: "key-id-or-hex"
         )
-        var breachPSIKey: String?
         @Flag(name: .customLong("no-breach-check"), help: "Do not check breaches.") var noBreachCheck = false
         @Flag(name: .customLong("no-network"), help: "Contact nothing: no range API, no change-password probes.")
         var noNetwork = false
