@@ -144,4 +144,18 @@ struct BreachPSICheckerTests {
         let prefixes = try transport.requests.map { try PSIRequest(decoding: $0).prefix }
         #expect(prefixes.filter { $0 == BreachPSI.prefix(of: reused) }.count >= 1)
     }
+
+    /// The checker's P-384 work runs on its dedicated thread, not on the cooperative pool.
+    @Test func cryptoRunsOnADedicatedThread() async throws {
+        let executor = DedicatedThreadExecutor(name: "keyhaven.breach-psi.test")
+        defer { executor.finish() }
+        let name = try await BreachPSIChecker.onThread(executor) { () throws(BreachPSIError) in Thread.current.name }
+        #expect(name == "keyhaven.breach-psi.test")
+        let error = await #expect(throws: BreachPSIError.self) {
+            try await BreachPSIChecker.onThread(executor) { () throws(BreachPSIError) in
+                throw BreachPSIError(.badProof, "on the thread")
+            }
+        }
+        #expect(error?.code == .badProof)
+    }
 }
