@@ -86,12 +86,10 @@ public struct BreachPSIHTTPServer: Sendable {
             let bytes = Array(buffer: body)
             self.observer?(bytes)
             let server = self.server
-            let answer: Result<[UInt8], BreachPSIError> = await withTaskExecutorPreference(self.executors.next()) {
-                do throws(BreachPSIError) {
-                    return .success(try server.answer(encoded: bytes))
-                } catch {
-                    return .failure(error)
-                }
+            // Through an async function: a closure with no suspension point would run where it was
+            // called (the cooperative pool), ignoring the preference.
+            let answer = await withTaskExecutorPreference(self.executors.next()) {
+                await Self.answer(server, bytes)
             }
             switch answer {
             case .success(let response):
@@ -111,6 +109,15 @@ public struct BreachPSIHTTPServer: Sendable {
             "Keyhaven breach-PSI server: GET /psi/v1/key, POST /psi/v1/query (docs/breach-psi.md)\n"
         }
         return router
+    }
+
+    /// The server's answer; async so that it starts on the task's preferred executor.
+    static func answer(_ server: BreachPSIServer, _ bytes: [UInt8]) async -> Result<[UInt8], BreachPSIError> {
+        do throws(BreachPSIError) {
+            return .success(try server.answer(encoded: bytes))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Whole seconds for `Retry-After`: at least 1, at most a day (a NaN or infinite wait too).

@@ -149,14 +149,21 @@ public struct BreachPSIChecker: Sendable {
         _ executor: DedicatedThreadExecutor,
         _ work: () throws(BreachPSIError) -> T
     ) async throws(BreachPSIError) -> T {
+        // The closure awaits an async function: a closure with no suspension point would run where
+        // it was called (the cooperative pool), ignoring the preference.
         let result: Result<T, BreachPSIError> = await withTaskExecutorPreference(executor) {
-            do throws(BreachPSIError) {
-                return .success(try work())
-            } catch {
-                return .failure(error)
-            }
+            await perform(work)
         }
         return try result.get()
+    }
+
+    /// `work`'s result; async so that it starts on the task's preferred executor.
+    static func perform<T>(_ work: () throws(BreachPSIError) -> T) async -> Result<T, BreachPSIError> {
+        do throws(BreachPSIError) {
+            return .success(try work())
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Sends a batch at once; the first failure ends it.

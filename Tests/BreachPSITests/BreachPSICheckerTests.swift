@@ -6,6 +6,10 @@ import _KeyhavenSupport
 
 @testable import BreachPSI
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A stand-in transport over real servers that records every request it is given, and may switch
 /// to another server (another key) after a number of requests.
 final class RecordingTransport: BreachPSITransport, @unchecked Sendable {
@@ -149,8 +153,9 @@ struct BreachPSICheckerTests {
     @Test func cryptoRunsOnADedicatedThread() async throws {
         let executor = DedicatedThreadExecutor(name: "keyhaven.breach-psi.test")
         defer { executor.finish() }
-        let name = try await BreachPSIChecker.onThread(executor) { () throws(BreachPSIError) in Thread.current.name }
-        #expect(name == "keyhaven.breach-psi.test")
+        let dedicated = await Task(executorPreference: executor) { "\(pthread_self())" }.value
+        let used = try await BreachPSIChecker.onThread(executor) { () throws(BreachPSIError) in "\(pthread_self())" }
+        #expect(used == dedicated && used != "\(pthread_self())")
         let error = await #expect(throws: BreachPSIError.self) {
             try await BreachPSIChecker.onThread(executor) { () throws(BreachPSIError) in
                 throw BreachPSIError(.badProof, "on the thread")
