@@ -7,6 +7,10 @@ import NIOCore
 import _KeyhavenSupport
 public import _KeyhavenWeb
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The private breach check's server (docs/breach-psi.md) over HTTP:
 ///
 /// - `GET /psi/v1/key`: JSON `{"version": 1, "buckets": 32768, "entryLength": 8, "publicKey": hex,
@@ -70,7 +74,7 @@ public struct BreachPSIHTTPServer: Sendable {
                 return Self.text(
                     .tooManyRequests,
                     "Too many queries from this address; try again later.",
-                    extra: [.retryAfter: String(Int(wait.rounded(.up)))]
+                    extra: [.retryAfter: Self.retryAfter(wait)]
                 )
             }
             let body: ByteBuffer
@@ -82,12 +86,10 @@ public struct BreachPSIHTTPServer: Sendable {
             let bytes = Array(buffer: body)
             self.observer?(bytes)
             let server = self.server
-            let answer: Result<[UInt8], BreachPSIError> = await withTaskExecutorPreference(self.executors.next()) {
-                do throws(BreachPSIError) {
-                    return .success(try server.answer(encoded: bytes))
-                } catch {
-                    return .failure(error)
-                }
+            // Through an async function: a closure with no suspension point would run where it was
+            // called (the cooperative pool), ignoring the preference.
+            let answer = await withTaskExecutorPreference(self.executors.next()) {
+                await Self.answer(server, bytes)
             }
             switch answer {
             case .success(let response):
@@ -107,6 +109,21 @@ public struct BreachPSIHTTPServer: Sendable {
             "Keyhaven breach-PSI server: GET /psi/v1/key, POST /psi/v1/query (docs/breach-psi.md)\n"
         }
         return router
+    }
+
+    /// The server's answer; async so that it starts on the task's preferred executor.
+    static func answer(_ server: BreachPSIServer, _ bytes: [UInt8]) async -> Result<[UInt8], BreachPSIError> {
+        do throws(BreachPSIError) {
+            return .success(try server.answer(encoded: bytes))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Whole seconds for `Retry-After`: at least 1, at most a day (a NaN or infinite wait too).
+    public static func retryAfter(_ wait: Double) -> String {
+        guard wait.isFinite else { return "86400" }
+        return String(Int(min(max(wait.rounded(.up), 1), 86_400)))
     }
 
     static func text(_ status: HTTPResponse.Status, _ text: String, extra: HTTPFields = [:]) -> Response {
@@ -154,8 +171,14 @@ final class ExecutorPool: Sendable {
 
 /// A token bucket per client address: ``burst`` queries at once, refilled at ``perSecond``.
 /// A client over it waits (the server answers 429 with the seconds until a token is back).
-/// The clock is injected (seconds on a monotonic clock). Buckets that are full again are dropped
-/// when the table grows past ``maximumClients``, so memory stays bounded under many addresses.
+/// The clock is injected (seconds on a monotonic clock).
+///
+/// Addresses are grouped as the network hands them out: an IPv4-mapped IPv6 address is its IPv4
+/// address, and an IPv6 address counts as its /64 (a client usually holds a whole /64).
+///
+/// The table never holds more than ``maximumClients`` addresses: when a new address finds it full,
+/// one pass drops the buckets that are full again, and if that is not enough, the least recently
+/// seen ones, down to three quarters of the cap (so the next clean-up is far away).
 public final class BreachPSIRateLimiter: @unchecked Sendable {
     public let burst: Double
     public let perSecond: Double
@@ -174,28 +197,51 @@ public final class BreachPSIRateLimiter: @unchecked Sendable {
         now: (@Sendable () -> Double)? = nil
     ) {
         self.burst = Double(max(burst, 1))
-        self.perSecond = max(perSecond, 1e-6)
-        self.maximumClients = maximumClients
+        self.perSecond = perSecond.isFinite ? max(perSecond, 1e-6) : 1e-6
+        self.maximumClients = max(maximumClients, 1)
         self.now = now ?? { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
     }
 
+    /// The addresses the table holds.
+    public var clientCount: Int { lock.withLock { buckets.count } }
+
     /// Takes a token for `client`: nil when it may go on, else the seconds until it may.
     public func take(client: String) -> Double? {
+        let key = Self.group(client)
         let time = now()
         lock.lock()
         defer { lock.unlock() }
-        var state = buckets[client] ?? (burst, time)
+        var state = buckets[key] ?? (burst, time)
         state.tokens = min(burst, state.tokens + (time - state.at) * perSecond)
         state.at = time
+        if buckets[key] == nil && buckets.count >= maximumClients { shrink(at: time) }
         guard state.tokens >= 1 else {
-            buckets[client] = state
+            buckets[key] = state
             return (1 - state.tokens) / perSecond
         }
         state.tokens -= 1
-        if buckets[client] == nil && buckets.count >= maximumClients {
-            buckets = buckets.filter { min(burst, $0.value.tokens + (time - $0.value.at) * perSecond) < burst }
-        }
-        buckets[client] = state
+        buckets[key] = state
         return nil
+    }
+
+    /// Down to the low-water mark in one pass: full buckets first, then the least recently seen.
+    private func shrink(at time: Double) {
+        let lowWater = maximumClients - max(maximumClients / 4, 1)
+        buckets = buckets.filter { min(burst, $0.value.tokens + (time - $0.value.at) * perSecond) < burst }
+        guard buckets.count > lowWater else { return }
+        let oldest = buckets.sorted { $0.value.at < $1.value.at }.prefix(buckets.count - lowWater)
+        for (key, _) in oldest { buckets[key] = nil }
+    }
+
+    /// The rate-limit group of an address: IPv4 as it is (also when IPv4-mapped), IPv6 by its /64.
+    public static func group(_ address: String) -> String {
+        guard address.contains(":") else { return address }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let parsed = address.split(separator: "%", maxSplits: 1).first.map(String.init) ?? address
+        guard inet_pton(AF_INET6, parsed, &bytes) == 1 else { return address }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
+            return bytes[12..<16].map(String.init).joined(separator: ".")
+        }
+        return Hex.encode(bytes[0..<8]) + "/64"
     }
 }

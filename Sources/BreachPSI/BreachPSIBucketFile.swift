@@ -54,7 +54,8 @@ public final class BreachPSIBucketFile: BreachPSIBucketSource {
     let descriptor: Int32
     let path: String
 
-    /// Opens and checks a bucket file: its header, that the table never decreases and that the
+    /// Opens and checks a bucket file: its header (reserved bytes zero), that the table never
+    /// decreases, that no bucket holds more than ``BreachPSI/maximumBucketEntries`` and that the
     /// file is exactly as long as the table says.
     public init(url: URL) throws(BreachPSIError) {
         path = url.path
@@ -82,6 +83,9 @@ public final class BreachPSIBucketFile: BreachPSIBucketSource {
                 "\(url.path) is bucket file version \(header[8]) (\(header[9])-bit prefixes, \(header[10])-byte entries); this build reads version 1 (15, 8)"
             )
         }
+        guard header[11..<16].allSatisfy({ $0 == 0 }) else {
+            throw BreachPSIError(.io, "\(url.path): the header's reserved bytes are not zero; rebuild the file")
+        }
         keyID = Array(header[16..<32])
         var starts: [UInt64] = []
         starts.reserveCapacity(BreachPSI.bucketCount + 1)
@@ -94,6 +98,12 @@ public final class BreachPSIBucketFile: BreachPSIBucketSource {
                     throw BreachPSIError(
                         .io,
                         "\(url.path): bucket \(bucket) starts before the one before it; rebuild the file"
+                    )
+                }
+                guard start - last <= UInt64(BreachPSI.maximumBucketEntries) else {
+                    throw BreachPSIError(
+                        .oversizedBucket,
+                        "\(url.path): bucket \(bucket - 1) holds \(start - last) entries, more than a client accepts (\(BreachPSI.maximumBucketEntries)); rebuild the file"
                     )
                 }
                 largest = max(largest, start - last)
@@ -259,6 +269,13 @@ public struct BreachPSIBucketFileBuilder {
         // An empty corpus (a wrong file) must not replace a good bucket file.
         guard digests > 0 else {
             throw BreachPSIError(.emptyInput, "the input holds no SHA-1; nothing was written")
+        }
+        // Clients refuse a bucket over the limit: such a file would only ever answer errors.
+        guard largest <= BreachPSI.maximumBucketEntries else {
+            throw BreachPSIError(
+                .oversizedBucket,
+                "a bucket would hold \(largest) entries, more than a client accepts (\(BreachPSI.maximumBucketEntries)); nothing was written"
+            )
         }
         var header = Data(BreachPSIBucketFile.magic)
         header += [BreachPSI.version, UInt8(BreachPSI.prefixBits), UInt8(BreachPSI.entryLength), 0, 0, 0, 0, 0]

@@ -36,18 +36,25 @@ public protocol BreachPSITransport: Sendable {
 
 /// Checks many passwords' digests against a breach-PSI server, in batches that look the same
 /// whatever the person holds: every batch has ``batchSize`` requests of 52 bytes (the real digests,
-/// then random ones), in random order, so 1 password and 16 cause the same requests. The server's
-/// key is fetched first and pinned: an answer under any other key (the server changed its key
-/// mid-way) or with a bad proof stops the check with an error, never a "not breached". A transport
-/// failure stops it at once (nothing is retried).
+/// then random ones), in random order, so 1 password and 16 cause the same requests. A digest
+/// held by several credentials (a reused password) is asked about once. The server's key is
+/// fetched first and compared with ``pin`` (when given: another key is ``BreachPSIError/Code/keyNotPinned``
+/// before anything is sent); without a pin the published key is trusted as it is (a server, or a
+/// network attacker over plain http, could then answer "not breached" to everything). An answer
+/// under any other key than the published one (the server changed its key mid-way) or with a bad
+/// proof stops the check with an error, never a "not breached". A transport failure stops it at
+/// once (the transport may wait and retry a 429 itself).
 public struct BreachPSIChecker: Sendable {
     public let transport: any BreachPSITransport
     /// Requests per batch (the real digests padded with random ones).
     public let batchSize: Int
+    /// The key the server must publish (nil: trusted as published).
+    public let pin: BreachPSIKeyPin?
 
-    public init(transport: any BreachPSITransport, batchSize: Int = 16) {
+    public init(transport: any BreachPSITransport, batchSize: Int = 16, pin: BreachPSIKeyPin? = nil) {
         self.transport = transport
         self.batchSize = max(batchSize, 1)
+        self.pin = pin
     }
 
     /// How many requests `count` digests cost: whole batches.
@@ -55,10 +62,27 @@ public struct BreachPSIChecker: Sendable {
         max(1, (count + batchSize - 1) / batchSize) * batchSize
     }
 
-    /// Whether each digest is in the server's set, in order.
+    /// Whether each digest is in the server's set, in order. Equal digests are asked about once
+    /// and share the answer (`progress` counts distinct digests).
     public func breached(
         _ digests: [SHA1Digest],
         progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) async throws(BreachPSIError) -> [Bool] {
+        var distinct: [SHA1Digest] = []
+        var position: [SHA1Digest: Int] = [:]
+        let positions = digests.map { digest in
+            if let known = position[digest] { return known }
+            position[digest] = distinct.count
+            distinct.append(digest)
+            return distinct.count - 1
+        }
+        let answers = try await breachedDistinct(distinct, progress: progress)
+        return positions.map { answers[$0] }
+    }
+
+    func breachedDistinct(
+        _ digests: [SHA1Digest],
+        progress: (@Sendable (Int, Int) -> Void)?
     ) async throws(BreachPSIError) -> [Bool] {
         let publication = try await transport.publication()
         guard publication.version == Int(BreachPSI.version) else {
@@ -73,7 +97,17 @@ public struct BreachPSIChecker: Sendable {
                 "\(transport.serverDescription) uses \(publication.bucketCount) buckets of \(publication.entryLength)-byte entries; this build expects \(BreachPSI.bucketCount) of \(BreachPSI.entryLength)"
             )
         }
+        if let pin, !pin.matches(publication.publicKey) {
+            throw BreachPSIError(
+                .keyNotPinned,
+                "\(transport.serverDescription) publishes the key \(Hex.encode(publication.publicKey.id)), not the pinned \(Hex.encode(pin.id)); nothing was sent (ask its operator whether the key changed, then pin the new one)"
+            )
+        }
         let client = BreachPSIClient(publicKey: publication.publicKey)
+        // The P-384 work (blinding, proof checks) runs on a thread of its own, never on Swift's
+        // cooperative pool that the rest of the process shares (DedicatedThreadExecutor).
+        let executor = DedicatedThreadExecutor(name: "keyhaven.breach-psi.client")
+        defer { executor.finish() }
         var results: [Bool] = []
         results.reserveCapacity(digests.count)
         var generator = SystemRandomNumberGenerator()
@@ -90,19 +124,46 @@ public struct BreachPSIChecker: Sendable {
                 slots.append((nil, SHA1Digest(bytes: bytes)!))
             }
             slots.shuffle(using: &generator)
-            var queries: [BreachPSIQuery] = []
-            for slot in slots { queries.append(try client.query(slot.1)) }
+            let batch = slots
+            let queries = try await Self.onThread(executor) { () throws(BreachPSIError) in
+                try batch.map { slot throws(BreachPSIError) in try client.query(slot.1) }
+            }
             let answers = try await send(queries.map(\.request.encoded))
-            var found = [Bool](repeating: false, count: real.count)
-            for (index, slot) in slots.enumerated() {
-                // Padding answers are verified too: a bad proof or another key is an error either way.
-                let breached = try client.isBreached(queries[index], response: answers[index])
-                if let position = slot.0 { found[position] = breached }
+            let found = try await Self.onThread(executor) { () throws(BreachPSIError) in
+                var found = [Bool](repeating: false, count: real.count)
+                for (index, slot) in batch.enumerated() {
+                    // Padding answers are verified too: a bad proof or another key is an error either way.
+                    let breached = try client.isBreached(queries[index], response: answers[index])
+                    if let position = slot.0 { found[position] = breached }
+                }
+                return found
             }
             results += found
             progress?(results.count, digests.count)
         }
         return results
+    }
+
+    /// Runs `work` on `executor`'s thread.
+    static func onThread<T>(
+        _ executor: DedicatedThreadExecutor,
+        _ work: () throws(BreachPSIError) -> T
+    ) async throws(BreachPSIError) -> T {
+        // The closure awaits an async function: a closure with no suspension point would run where
+        // it was called (the cooperative pool), ignoring the preference.
+        let result: Result<T, BreachPSIError> = await withTaskExecutorPreference(executor) {
+            await perform(work)
+        }
+        return try result.get()
+    }
+
+    /// `work`'s result; async so that it starts on the task's preferred executor.
+    static func perform<T>(_ work: () throws(BreachPSIError) -> T) async -> Result<T, BreachPSIError> {
+        do throws(BreachPSIError) {
+            return .success(try work())
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Sends a batch at once; the first failure ends it.

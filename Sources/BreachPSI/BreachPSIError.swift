@@ -21,6 +21,13 @@ extension BreachPSIError.Code {
     public static var wrongBucket: Self { Self("wrongBucket") }
     /// The response names a key other than the published one the client trusts.
     public static var keyChanged: Self { Self("keyChanged") }
+    /// The server publishes a key other than the one pinned (`--breach-psi-key`); nothing was
+    /// sent to it.
+    public static var keyNotPinned: Self { Self("keyNotPinned") }
+    /// A breach-PSI server's URL that is not `https://` (or `http://` to this machine).
+    public static var invalidURL: Self { Self("invalidURL") }
+    /// The server asked the client to slow down (429) for longer than the client waits in all.
+    public static var rateLimited: Self { Self("rateLimited") }
     /// The proof does not show that the published key evaluated this request's element.
     public static var badProof: Self { Self("badProof") }
     /// The response has fewer entry bytes than its count says.

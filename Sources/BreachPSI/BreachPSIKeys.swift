@@ -143,3 +143,44 @@ public struct BreachPSIPublicKey: @unchecked Sendable, Hashable, CustomStringCon
     public func hash(into hasher: inout Hasher) { hasher.combine(representation) }
     public var description: String { "BreachPSIPublicKey(id: \(Hex.encode(id)))" }
 }
+
+/// The key a client pins (`audit --breach-psi-key`): the key ID `breach psi build` prints (32 hex
+/// digits) or the whole public key of `public-key.hex` (98 hex digits). A server that publishes
+/// another key is refused before anything is sent (``BreachPSIError/Code/keyNotPinned``).
+public struct BreachPSIKeyPin: Sendable, Equatable, CustomStringConvertible {
+    /// The pinned key's ID (also when the whole key was given).
+    public let id: [UInt8]
+    /// The whole public key, when it was given.
+    public let representation: [UInt8]?
+
+    /// Reads a pin: a key ID or a public key in hex (spaces and a trailing newline ignored).
+    public init(hex text: String) throws(BreachPSIError) {
+        let cleaned = text.filter { !$0.isWhitespace }
+        guard let bytes = Hex.decode(cleaned) else {
+            throw BreachPSIError(
+                .invalidKey,
+                "the pinned breach-PSI key is not hex; give the key ID `breach psi build` prints (32 hex digits) or the contents of public-key.hex (98)"
+            )
+        }
+        switch bytes.count {
+        case BreachPSIPublicKey.idLength:
+            (id, representation) = (bytes, nil)
+        case BreachPSIPublicKey.representationLength:
+            let key = try BreachPSIPublicKey(representation: bytes)
+            (id, representation) = (key.id, key.representation)
+        default:
+            throw BreachPSIError(
+                .invalidKey,
+                "the pinned breach-PSI key has \(bytes.count) bytes; give the key ID (16 bytes, 32 hex digits) or public-key.hex (49 bytes, 98 hex digits)"
+            )
+        }
+    }
+
+    /// Whether `key` is the pinned key (constant time).
+    public func matches(_ key: BreachPSIPublicKey) -> Bool {
+        if let representation { return constantTimeEqual(representation, key.representation) }
+        return constantTimeEqual(id, key.id)
+    }
+
+    public var description: String { "BreachPSIKeyPin(id: \(Hex.encode(id)))" }
+}

@@ -277,6 +277,10 @@ public struct SecurityAudit: Sendable {
         )
     }
 
+    /// The notice of a private breach check whose server key was not pinned.
+    public static let unpinnedNotice =
+        "breach-PSI key not pinned: the server's published key was trusted as it is (a server or a network attacker could answer \"not breached\" to everything); pin it with --breach-psi-key KEY-ID"
+
     /// The online stage: asks the range API or the breach-PSI server about the passwords when one
     /// is the source (nothing happens otherwise). A failure is a notice and the check counts as
     /// skipped: no credential is reported "not breached" from a check that did not finish.
@@ -310,7 +314,7 @@ public struct SecurityAudit: Sendable {
                 for (entry, flag) in zip(pending, breached) {
                     if let id = CredentialID(rawValue: entry.id) { byID[id] = flag ? 1 : 0 }
                 }
-                findings.resolveBreaches(byID, mode: .psi, notice: nil)
+                findings.resolveBreaches(byID, mode: .psi, notice: checker.pin == nil ? Self.unpinnedNotice : nil)
             } catch {
                 findings.resolveBreaches(
                     nil,

@@ -138,6 +138,116 @@ struct BreachPSIHTTPServerTests {
         #expect(error?.message.contains("cannot reach \(base)") == true)
         #expect(ContinuousClock.now - started < .seconds(5))
     }
+
+    /// Through the real limiter (a burst of 4, then 4 a second, on a clock the client's waits
+    /// advance): 5 batches of 4 succeed, each 429 waited out for its Retry-After and the request
+    /// sent again. A limiter whose clock stands still exhausts the client's wait budget: the check
+    /// fails with `rateLimited`, never "not breached".
+    @Test(.offCooperativePool) func batchesWaitOutTheRateLimit() async throws {
+        let clock = ManualSeconds()
+        let http = BreachPSIHTTPServer(
+            server: try Self.server(),
+            limiter: BreachPSIRateLimiter(burst: 4, perSecond: 4, now: { clock.value }),
+            threads: 2
+        )
+        let slept = ManualSeconds()
+        try await Application(router: http.router()).test(.live) { client in
+            let transport = HTTPBreachPSITransport(
+                base: "http://127.0.0.1:\(client.port!)",
+                sleep: { seconds in
+                    slept.value += Double(seconds)
+                    clock.value += Double(seconds)
+                }
+            )
+            let digests = Self.corpus.present.prefix(10).map(\.digest) + Self.corpus.absent.prefix(10)
+            let answers = try await BreachPSIChecker(transport: transport, batchSize: 4).breached(digests)
+            #expect(answers == [Bool](repeating: true, count: 10) + [Bool](repeating: false, count: 10))
+            #expect(slept.value >= 1)
+        }
+        let stopped = ManualSeconds()
+        let stuck = BreachPSIHTTPServer(
+            server: try Self.server(),
+            limiter: BreachPSIRateLimiter(burst: 2, perSecond: 0.5, now: { stopped.value }),
+            threads: 1
+        )
+        try await Application(router: stuck.router()).test(.live) { client in
+            let transport = HTTPBreachPSITransport(
+                base: "http://127.0.0.1:\(client.port!)",
+                maximumWait: 5,
+                sleep: { _ in }
+            )
+            let error = await #expect(throws: BreachPSIError.self) {
+                try await BreachPSIChecker(transport: transport, batchSize: 2).breached(
+                    Array(Self.corpus.absent.prefix(4))
+                )
+            }
+            #expect(error?.code == .rateLimited)
+        }
+    }
+
+    /// The table of addresses never grows past its cap (one pass drops full buckets, then the
+    /// least recently seen, to three quarters); a client still in it keeps its state. IPv4-mapped
+    /// addresses are their IPv4 address, IPv6 ones count by /64.
+    @Test func theLimiterTableIsCapped() {
+        let clock = ManualSeconds()
+        let limiter = BreachPSIRateLimiter(burst: 1, perSecond: 0.001, maximumClients: 8, now: { clock.value })
+        for index in 0..<100 {
+            clock.value = Double(index)
+            #expect(limiter.take(client: "10.0.0.\(index)") == nil)
+            #expect(limiter.clientCount <= 8)
+        }
+        #expect(limiter.take(client: "10.0.0.99") != nil, "the latest client is still limited")
+        #expect(BreachPSIRateLimiter.group("::ffff:10.1.2.3") == "10.1.2.3")
+        #expect(BreachPSIRateLimiter.group("10.1.2.3") == "10.1.2.3")
+        #expect(BreachPSIRateLimiter.group("2001:db8::1") == BreachPSIRateLimiter.group("2001:db8::ffff:2"))
+        #expect(BreachPSIRateLimiter.group("2001:db8::1") != BreachPSIRateLimiter.group("2001:db8:0:1::1"))
+        let mapped = BreachPSIRateLimiter(burst: 1, perSecond: 0.001, now: { 0 })
+        #expect(mapped.take(client: "10.1.2.3") == nil)
+        #expect(mapped.take(client: "::ffff:10.1.2.3") != nil)
+    }
+
+    /// Only digits of a Retry-After are believed; the server's own value is whole seconds even for
+    /// absurd waits.
+    @Test func retryAfterIsDigitsOnly() {
+        #expect(HTTPBreachPSITransport.retryAfter("3") == 3)
+        #expect(HTTPBreachPSITransport.retryAfter("0") == 1)
+        #expect(HTTPBreachPSITransport.retryAfter("3; echo") == nil)
+        #expect(HTTPBreachPSITransport.retryAfter("-1") == nil)
+        #expect(HTTPBreachPSITransport.retryAfter("\u{1b}[2J") == nil)
+        #expect(HTTPBreachPSITransport.retryAfter("99999999999") == nil)
+        #expect(BreachPSIHTTPServer.retryAfter(.infinity) == "86400")
+        #expect(BreachPSIHTTPServer.retryAfter(.nan) == "86400")
+        #expect(BreachPSIHTTPServer.retryAfter(0.2) == "1")
+    }
+
+    /// Plain http only to this machine: anyone on the way could publish their own key.
+    @Test func plainHTTPOnlyToLoopback() throws {
+        for base in ["https://psi.example.org", "http://127.0.0.1:8081", "http://localhost:1", "http://[::1]:2"] {
+            #expect(throws: Never.self) { try HTTPBreachPSITransport.check(base: base) }
+        }
+        for base in [
+            "http://psi.example.org", "http://10.0.0.1", "psi.example.org", "ftp://x.org", "http://127.0.0.1.evil.org",
+        ] {
+            let error = #expect(throws: BreachPSIError.self) { try HTTPBreachPSITransport.check(base: base) }
+            #expect(error?.code == .invalidURL, "\(base)")
+        }
+    }
+
+    /// A large error page: the status is read first (no "too many bytes").
+    @Test(.offCooperativePool) func aLargeErrorPageIsItsStatus() async throws {
+        let router = Router()
+        router.get("/psi/v1/key") { _, _ in
+            Response(status: .badGateway, body: .init(byteBuffer: ByteBuffer(repeating: 0x41, count: 100_000)))
+        }
+        try await Application(router: router).test(.live) { client in
+            let base = "http://127.0.0.1:\(client.port!)"
+            let error = await #expect(throws: BreachPSIError.self) {
+                try await HTTPBreachPSITransport(base: base).publication()
+            }
+            #expect(error?.code == .serverError)
+            #expect(error?.message == "HTTP 502 from \(base)")
+        }
+    }
 }
 
 /// Seconds set by hand, for the rate limiter's clock.

@@ -79,21 +79,35 @@ struct BreachPSIBucketFileTests {
         // Another key's file: its entries would all be wrong.
         var rng = SeededRandomNumberGenerator(seed: 30)
         let other = BreachPSIServerKey(using: &rng)
-        #expect(throws: BreachPSIError.self) {
+        let foreign = #expect(throws: BreachPSIError.self) {
             try BreachPSIServer(key: other, bucketFile: BreachPSIBucketFile(url: url))
         }
+        #expect(foreign?.code == .invalidKey)
         // Cut short by one entry.
         let bytes = try Data(contentsOf: url)
         let cut = directory.appendingPathComponent("cut.khpsi")
         try bytes.dropLast(8).write(to: cut)
         let error = #expect(throws: BreachPSIError.self) { try BreachPSIBucketFile(url: cut) }
-        #expect(error?.message.contains("truncated or damaged") == true)
+        #expect(error?.code == .io && error?.message.contains("truncated or damaged") == true)
         // A table that goes backwards.
         var crafted = Array(bytes)
         crafted[32 + 8 * 5 + 7] = 0xFF
         let bad = directory.appendingPathComponent("bad.khpsi")
         try Data(crafted).write(to: bad)
-        #expect(throws: BreachPSIError.self) { try BreachPSIBucketFile(url: bad) }
+        let backwards = #expect(throws: BreachPSIError.self) { try BreachPSIBucketFile(url: bad) }
+        #expect(backwards?.code == .io && backwards?.message.contains("starts before") == true)
+        // A bucket larger than a client accepts (bucket 0 ends 2^20 entries in).
+        var huge = Array(bytes)
+        huge[32 + 8 * 1 + 5] |= 0x10
+        try Data(huge).write(to: bad)
+        let oversized = #expect(throws: BreachPSIError.self) { try BreachPSIBucketFile(url: bad) }
+        #expect(oversized?.code == .oversizedBucket)
+        // Reserved header bytes that are not zero.
+        var reserved = Array(bytes)
+        reserved[12] = 1
+        try Data(reserved).write(to: bad)
+        let header = #expect(throws: BreachPSIError.self) { try BreachPSIBucketFile(url: bad) }
+        #expect(header?.code == .io && header?.message.contains("reserved") == true)
         // Not a bucket file at all.
         let text = directory.appendingPathComponent("text.khpsi")
         try Data(repeating: 0x41, count: 300_000).write(to: text)

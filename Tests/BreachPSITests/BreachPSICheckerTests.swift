@@ -6,6 +6,10 @@ import _KeyhavenSupport
 
 @testable import BreachPSI
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A stand-in transport over real servers that records every request it is given, and may switch
 /// to another server (another key) after a number of requests.
 final class RecordingTransport: BreachPSITransport, @unchecked Sendable {
@@ -101,5 +105,62 @@ struct BreachPSICheckerTests {
             try await BreachPSIChecker(transport: Down(key: server.key.publicKey)).breached([Self.leaked.absent[0]])
         }
         #expect(error?.code == .unreachable)
+    }
+
+    /// A pinned key: the server's own (by ID or whole key) is accepted; another key is refused
+    /// before anything is sent, so no answer under it can say "not breached".
+    @Test func aPinnedKeyIsRequired() async throws {
+        let server = try Self.server(seed: 1)
+        let other = try Self.server(seed: 2)
+        let digest = Self.leaked.present[0].digest
+        for pin in [
+            try BreachPSIKeyPin(hex: Hex.encode(server.key.publicKey.id)),
+            try BreachPSIKeyPin(hex: Hex.encode(server.key.publicKey.representation) + "\n"),
+        ] {
+            #expect(
+                try await BreachPSIChecker(transport: RecordingTransport([server]), pin: pin).breached([digest]) == [
+                    true
+                ]
+            )
+        }
+        let impostor = RecordingTransport([other])
+        let pinned = try BreachPSIKeyPin(hex: Hex.encode(server.key.publicKey.id))
+        let error = await #expect(throws: BreachPSIError.self) {
+            try await BreachPSIChecker(transport: impostor, pin: pinned).breached([digest])
+        }
+        #expect(error?.code == .keyNotPinned)
+        #expect(impostor.requests.isEmpty)
+        #expect(throws: BreachPSIError.self) { try BreachPSIKeyPin(hex: "abcd") }
+        #expect(throws: BreachPSIError.self) { try BreachPSIKeyPin(hex: String(repeating: "zz", count: 16)) }
+    }
+
+    /// A password reused by 17 credentials is asked about once: one batch, and the results fan
+    /// back to every credential.
+    @Test func reusedPasswordsAreAskedOnce() async throws {
+        let server = try Self.server(seed: 1)
+        let transport = RecordingTransport([server])
+        let reused = Self.leaked.present[1].digest
+        let other = Self.leaked.absent[0]
+        let digests = [SHA1Digest](repeating: reused, count: 17) + [other, reused]
+        let answers = try await BreachPSIChecker(transport: transport).breached(digests)
+        #expect(answers == [Bool](repeating: true, count: 17) + [false, true])
+        #expect(transport.requests.count == 16)
+        let prefixes = try transport.requests.map { try PSIRequest(decoding: $0).prefix }
+        #expect(prefixes.filter { $0 == BreachPSI.prefix(of: reused) }.count >= 1)
+    }
+
+    /// The checker's P-384 work runs on its dedicated thread, not on the cooperative pool.
+    @Test func cryptoRunsOnADedicatedThread() async throws {
+        let executor = DedicatedThreadExecutor(name: "keyhaven.breach-psi.test")
+        defer { executor.finish() }
+        let dedicated = await Task(executorPreference: executor) { "\(pthread_self())" }.value
+        let used = try await BreachPSIChecker.onThread(executor) { () throws(BreachPSIError) in "\(pthread_self())" }
+        #expect(used == dedicated && used != "\(pthread_self())")
+        let error = await #expect(throws: BreachPSIError.self) {
+            try await BreachPSIChecker.onThread(executor) { () throws(BreachPSIError) in
+                throw BreachPSIError(.badProof, "on the thread")
+            }
+        }
+        #expect(error?.code == .badProof)
     }
 }

@@ -131,6 +131,23 @@ struct BreachPSICommandTests {
         #expect(report.items.contains { $0.breachCount == 0 })
         let table = try keyhaven.run(["audit", "--breach-psi", base])
         #expect(table.stdout.contains("Breach check: private set intersection"), "\(table.stdout)")
+        #expect(report.summary.notices.contains { $0.contains("key not pinned") }, "\(report.summary.notices)")
+        #expect(table.stdout.contains("key not pinned"), "\(table.stdout)")
+
+        // Pinned: the server's key ID is accepted; another is refused and nothing is "not breached".
+        let pinned = try keyhaven.run(["audit", "--json", "--breach-psi", base, "--breach-psi-key", summary.keyID])
+        #expect(pinned.status == 0, "\(pinned.stderr)")
+        let pinnedReport = try JSONDecoder().decode(Report.self, from: Data(pinned.stdout.utf8))
+        #expect(pinnedReport.summary.breached == 2 && pinnedReport.summary.breachCheck == "psi")
+        #expect(!pinnedReport.summary.notices.contains { $0.contains("not pinned") })
+        let wrongPin = try keyhaven.run([
+            "audit", "--json", "--breach-psi", base, "--breach-psi-key", String(repeating: "ab", count: 16),
+        ])
+        #expect(wrongPin.status == 0, "\(wrongPin.stderr)")
+        let refused = try JSONDecoder().decode(Report.self, from: Data(wrongPin.stdout.utf8))
+        #expect(refused.summary.breachCheck == "skipped")
+        #expect(refused.items.allSatisfy { $0.breachCount == nil })
+        #expect(refused.summary.notices.contains { $0.contains("not the pinned") && $0.contains("not checked") })
 
         // The server goes away: the audit degrades at once, nothing reported as not breached.
         server.terminate()
@@ -181,5 +198,45 @@ struct BreachPSICommandTests {
                 .posixPermissions
             ] as? Int
         #expect(permissions == 0o600)
+
+        // A mostly malformed file builds nothing; --new-key then keeps the old key and buckets.
+        let keyBefore = try Data(contentsOf: psi.appendingPathComponent("server.key"))
+        let bucketsBefore = try Data(contentsOf: psi.appendingPathComponent("buckets.khpsi"))
+        let mostlyBad = directory.appendingPathComponent("mostly-bad.txt")
+        let badLines = (0..<20).map { "garbage \($0)" } + ["\(SHA1Digest(password: "x").hex):1"]
+        try Data(badLines.joined(separator: "\n").utf8).write(to: mostlyBad)
+        let refused = try keyhaven.run(["breach", "psi", "build", mostlyBad.path, "--output", psi.path, "--new-key"])
+        #expect(refused.status == 1 && refused.stderr.contains("--allow-malformed"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("20 malformed lines and 1 SHA-1"))
+        #expect(try Data(contentsOf: psi.appendingPathComponent("server.key")) == keyBefore)
+        #expect(try Data(contentsOf: psi.appendingPathComponent("buckets.khpsi")) == bucketsBefore)
+        let allowed = try keyhaven.run([
+            "breach", "psi", "build", mostlyBad.path, "--output", psi.path, "--allow-malformed", "--json",
+        ])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        let counts = try JSONDecoder().decode(BuildSummary.self, from: Data(allowed.stdout.utf8))
+        #expect(counts.badLines == 20 && counts.digests == 1 && counts.keyReused)
+        #expect(allowed.stderr.contains("building in 1 pass(es)"))
+    }
+
+    /// Options checked before anything runs, with messages that say what to give.
+    @Test func optionsAreValidated() throws {
+        for (arguments, says) in [
+            (["audit", "--breach-psi", "psi.example.org"], "scheme"),
+            (["audit", "--breach-psi", "http://psi.example.org"], "https://"),
+            (["audit", "--breach-psi", "https://psi.example.org", "--breach-psi-key", "xyz"], "key ID"),
+            (["audit", "--breach-psi-key", String(repeating: "ab", count: 16)], "--breach-psi URL"),
+            (["breach", "psi", "serve", directory.path, "--rate", "nan"], "--rate"),
+            (["breach", "psi", "serve", directory.path, "--rate", "0"], "--rate"),
+            (["breach", "psi", "serve", directory.path, "--rate", "inf"], "--rate"),
+            (["breach", "psi", "serve", directory.path, "--burst", "0"], "--burst"),
+            (["breach", "psi", "build", "x.txt", "--output", directory.path, "--memory", "0"], "--memory"),
+            (["breach", "psi", "build", "x.txt", "--output", directory.path, "--memory", "\(Int.max)"], "--memory"),
+        ] {
+            let result = try keyhaven.run(arguments)
+            #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")
+        }
+        let missing = try keyhaven.run(["breach", "psi", "serve", directory.path])
+        #expect(missing.status == 1 && missing.stderr.contains("breach psi build"), "\(missing.stderr)")
     }
 }

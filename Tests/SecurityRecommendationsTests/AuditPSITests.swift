@@ -15,6 +15,7 @@ struct AuditPSITests {
         let switchAfter: Int
         private let lock = NSLock()
         private var count = 0
+        var sent: Int { lock.withLock { count } }
 
         init(_ servers: [BreachPSIServer], switchAfter: Int = .max) {
             self.servers = servers
@@ -51,9 +52,13 @@ struct AuditPSITests {
     }
 
     @Test func breachedPasswordsAreFound() async throws {
-        let checker = BreachPSIChecker(transport: Switching([try Self.server(seed: 5)]))
+        let transport = Switching([try Self.server(seed: 5)])
+        let checker = BreachPSIChecker(transport: transport)
         let report = await SecurityAudit(breachSource: .psi(checker)).run(try credentials()).report
         #expect(report.summary.breachCheck == .psi)
+        // 18 passwords, 13 distinct (reuse): one batch of 16, not two.
+        #expect(transport.sent == 16)
+        #expect(report.summary.notices.contains(SecurityAudit.unpinnedNotice))
         #expect(
             report.items.filter { $0.issues.contains(.breached) }.map(\.service).sorted()
                 == ["forum.example.org", "leaked.example"]
@@ -62,9 +67,11 @@ struct AuditPSITests {
     }
 
     @Test func aKeyChangedMidAuditLeavesEveryPasswordNotChecked() async throws {
-        // The fixture has 17 passwords: two batches; the second is answered under another key.
-        let transport = Switching([try Self.server(seed: 5), try Self.server(seed: 6)], switchAfter: 16)
-        let report = await SecurityAudit(breachSource: .psi(BreachPSIChecker(transport: transport))).run(
+        // The fixture has 18 passwords, 13 distinct: two batches of 8; the second is answered
+        // under another key.
+        let transport = Switching([try Self.server(seed: 5), try Self.server(seed: 6)], switchAfter: 8)
+        let checker = BreachPSIChecker(transport: transport, batchSize: 8)
+        let report = await SecurityAudit(breachSource: .psi(checker)).run(
             try credentials()
         ).report
         #expect(report.summary.breachCheck == .skipped)

@@ -49,6 +49,11 @@ extension Keyhaven {
             help: ArgumentHelp("A breach-PSI server's base URL (private check).", valueName: "url")
         )
         var breachPSI: String?
+        @Option(name: .customLong("breach-psi-key"), help: pinHelp) var breachPSIKey: String?
+        static let pinHelp = ArgumentHelp(
+            "The breach-PSI server's key to pin: the key ID `breach psi build` prints or the contents of its public-key.hex. Another key is refused (nothing checked); without it the published key is trusted as it is.",
+            valueName: "key-id-or-hex"
+        )
         @Flag(name: .customLong("no-breach-check"), help: "Do not check breaches.") var noBreachCheck = false
         @Flag(name: .customLong("no-network"), help: "Contact nothing: no range API, no change-password probes.")
         var noNetwork = false
@@ -66,13 +71,31 @@ extension Keyhaven {
                     "\(breachAPI != nil ? "--breach-api" : "--breach-psi") needs the network; drop --no-network"
                 )
             }
+            if breachPSIKey != nil && breachPSI == nil {
+                throw ValidationError(
+                    "--breach-psi-key pins the key of a --breach-psi server; give --breach-psi URL too"
+                )
+            }
+            if let breachPSI {
+                do throws(BreachPSIError) {
+                    try HTTPBreachPSITransport.check(base: breachPSI)
+                    _ = try breachPSIKey.map { key throws(BreachPSIError) in try BreachPSIKeyPin(hex: key) }
+                } catch {
+                    throw ValidationError(error.message)
+                }
+            }
         }
 
         func breachSource() throws -> SecurityAudit.BreachSource {
             let environment = CommandIO.current.environment
             if noBreachCheck { return .none(reason: "--no-breach-check") }
             if let breachPSI {
-                return .psi(BreachPSIChecker(transport: HTTPBreachPSITransport(base: breachPSI)))
+                let pin = try breachPSIKey.map { key in
+                    do throws(BreachPSIError) { return try BreachPSIKeyPin(hex: key) } catch {
+                        throw Output.failure(error.message)
+                    }
+                }
+                return .psi(BreachPSIChecker(transport: HTTPBreachPSITransport(base: breachPSI), pin: pin))
             }
             var indexPath = breachIndex ?? environment["KEYHAVEN_BREACH_INDEX"].flatMap { $0.isEmpty ? nil : $0 }
             if indexPath == nil && breachAPI == nil {

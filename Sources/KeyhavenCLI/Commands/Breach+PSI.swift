@@ -31,7 +31,9 @@ enum PSIDirectory {
 }
 
 extension Keyhaven.Breach.PSI {
-    struct Build: AsyncParsableCommand {
+    /// Synchronous: the build is long CPU and file work, run on the main thread rather than on
+    /// Swift's cooperative pool.
+    struct Build: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Build a breach-PSI server's directory from a full breach index or a Pwned Passwords file.",
             discussion: """
@@ -58,10 +60,21 @@ extension Keyhaven.Breach.PSI {
         var key: String?
         @Flag(name: .customLong("new-key"), help: "Replace an existing key (clients must fetch the new one).")
         var newKey = false
+        @Flag(
+            name: .customLong("allow-malformed"),
+            help: "Build even when more than 1 % of the lines (and more than 10) are not SHA-1 lines."
+        )
+        var allowMalformed = false
         @Option(name: .long, help: "Memory for entries, in MiB.") var memory = 1024
         @Flag(name: .long, help: "Print a JSON summary.") var json = false
 
-        func run() async throws {
+        func validate() throws {
+            guard memory >= 1, memory <= 1 << 30 else {
+                throw ValidationError("--memory is in MiB: give a number from 1 to \(1 << 30) (got \(memory))")
+            }
+        }
+
+        func run() throws {
             let started = Date()
             let directory = URL(fileURLWithPath: output)
             let keyURL =
@@ -77,12 +90,19 @@ extension Keyhaven.Breach.PSI {
             } catch {
                 throw Output.failure("cannot create \(directory.path): \(error.localizedDescription)")
             }
+            // A new key stays in memory until the buckets are built and in place: an interrupted or
+            // failed build leaves the old key and the old buckets, which still match.
             let (serverKey, reused) = try loadOrCreateKey(at: keyURL)
             let bar = ProgressBar()
             var badLines = 0
+            var goodLines = 0
             var samples: [String] = []
             let builder = BreachPSIBucketFileBuilder(key: serverKey, memoryLimit: memory << 20)
             let estimate = BreachDigests.estimatedCount(input)
+            let passes = builder.passes(estimatedCount: estimate)
+            Output.error(
+                "keyhaven: building in \(passes) pass(es) over \(source) (about \(estimate) hashes, --memory \(memory) MiB)"
+            )
             let report: BreachPSIBucketFileBuilder.Report
             do {
                 report = try builder.build(
@@ -90,6 +110,7 @@ extension Keyhaven.Breach.PSI {
                     output: directory.appendingPathComponent(PSIDirectory.buckets),
                     read: { add in
                         badLines = 0
+                        goodLines = 0
                         samples = []
                         try BreachDigests.forEach(
                             in: input,
@@ -97,13 +118,26 @@ extension Keyhaven.Breach.PSI {
                                 badLines += 1
                                 if samples.count < 10 { samples.append("line \(line): \(reason)") }
                             },
-                            add
+                            { digest in
+                                goodLines += 1
+                                add(digest)
+                            }
                         )
+                        if !allowMalformed && Self.tooMalformed(bad: badLines, good: goodLines) {
+                            throw BreachPSIError(
+                                .emptyInput,
+                                "\(source) has \(badLines) malformed lines and \(goodLines) SHA-1 lines (more than 1 %); nothing was written. Is it the right file? Give --allow-malformed to build anyway"
+                            )
+                        }
                     },
                     progress: { pass, passes, digests in
                         bar.update("pass \(pass + 1)/\(passes)", done: digests, total: estimate)
                     }
                 )
+            } catch let error as BreachPSIError where error.code == .emptyInput && goodLines > 0 {
+                bar.finish()
+                for sample in samples.prefix(10) { Output.error("keyhaven: skipped \(sample)") }
+                throw Output.failure(error.message)
             } catch let error as BreachPSIError where error.code == .emptyInput {
                 bar.finish()
                 throw Output.failure(
@@ -124,6 +158,7 @@ extension Keyhaven.Breach.PSI {
             if badLines > samples.count {
                 Output.error("keyhaven: … and \(badLines - samples.count) more malformed lines")
             }
+            if !reused { try saveKey(serverKey, at: keyURL) }
             let publicURL = directory.appendingPathComponent(PSIDirectory.publicKey)
             do {
                 try Data((Hex.encode(serverKey.publicKey.representation) + "\n").utf8).write(
@@ -165,7 +200,13 @@ extension Keyhaven.Breach.PSI {
             }
         }
 
-        /// The key at `url`: reused when present (unless --new-key), else a new one created 0600.
+        /// Whether a corpus is mostly not SHA-1 lines: more than 10 bad lines and more than 1 %.
+        static func tooMalformed(bad: Int, good: Int) -> Bool {
+            bad > 10 && bad * 100 > bad + good
+        }
+
+        /// The key at `url` when present (unless --new-key: `reused` false); else a new one, kept in
+        /// memory (``saveKey(_:at:)`` writes it once the buckets are in place).
         func loadOrCreateKey(at url: URL) throws -> (BreachPSIServerKey, reused: Bool) {
             let exists = FileManager.default.fileExists(atPath: url.path)
             if exists && !newKey {
@@ -176,7 +217,12 @@ extension Keyhaven.Breach.PSI {
                 }
             }
             var generator = SystemRandomNumberGenerator()
-            let key = BreachPSIServerKey(using: &generator)
+            return (BreachPSIServerKey(using: &generator), false)
+        }
+
+        /// Writes a new key 0600 at `url`.
+        func saveKey(_ key: BreachPSIServerKey, at url: URL) throws {
+            let exists = FileManager.default.fileExists(atPath: url.path)
             // A new key is written beside the old one and renamed over it: never a moment without one.
             let temporary = url.deletingLastPathComponent().appendingPathComponent(
                 ".\(url.lastPathComponent).new-\(UUID().uuidString)"
@@ -188,9 +234,10 @@ extension Keyhaven.Breach.PSI {
                     throw BreachPSIError(.io, "could not replace the key file \(url.path)")
                 }
             } catch {
-                throw Output.failure(error.message)
+                throw Output.failure(
+                    "\(error.message); the buckets were built under the new key \(Hex.encode(key.publicKey.id)), so rebuild"
+                )
             }
-            return (key, false)
         }
     }
 
@@ -213,9 +260,21 @@ extension Keyhaven.Breach.PSI {
         @Option(name: .long, help: "Queries per second per client address, after the burst.") var rate = 16.0
         @Option(name: .long, help: "Queries a client address may send at once.") var burst = 64
 
+        func validate() throws {
+            guard rate.isFinite, rate > 0 else {
+                throw ValidationError("--rate must be a number of queries a second above 0 (got \(rate))")
+            }
+            guard burst >= 1 else { throw ValidationError("--burst must be at least 1 (got \(burst))") }
+        }
+
         func run() async throws {
             let folder = URL(fileURLWithPath: directory)
             let keyURL = key.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent(PSIDirectory.secretKey)
+            guard FileManager.default.fileExists(atPath: keyURL.path) else {
+                throw Output.failure(
+                    "no server key at \(keyURL.path); run `keyhaven breach psi build SOURCE --output \(folder.path)` first, or give the key with --key"
+                )
+            }
             let server: BreachPSIServer
             do {
                 let serverKey = try BreachPSIServerKey(contentsOf: keyURL)
