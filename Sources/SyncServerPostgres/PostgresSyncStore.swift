@@ -23,6 +23,9 @@ public final class PostgresSyncStore: SyncStore, Service {
     /// in the same database).
     let prefix: String
 
+    /// Several instances share the database: long polls re-check it.
+    public var sharedByInstances: Bool { true }
+
     /// `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`; TLS is
     /// required by default off loopback.
     public init(
@@ -84,6 +87,9 @@ public final class PostgresSyncStore: SyncStore, Service {
                     expires BIGINT NOT NULL)
                     """,
                     "CREATE INDEX IF NOT EXISTS \(p)tokens_by_device ON \(p)tokens(device)",
+                    "CREATE INDEX IF NOT EXISTS \(p)challenges_by_expiry ON \(p)challenges(expires)",
+                    "CREATE INDEX IF NOT EXISTS \(p)challenges_by_device ON \(p)challenges(device, expires)",
+                    "CREATE INDEX IF NOT EXISTS \(p)tokens_by_expiry ON \(p)tokens(expires)",
                 ] {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
@@ -107,20 +113,34 @@ public final class PostgresSyncStore: SyncStore, Service {
 
     /// Turns postgres-nio's errors into ``SyncServer/SyncServerError``s with the SQLSTATE and
     /// the server's message (never the bound values); a unique violation on a device is
-    /// ``SyncServer/SyncServerError/Code/alreadyEnrolled``.
+    /// ``SyncServer/SyncServerError/Code/alreadyEnrolled``. An error inside `withTransaction` arrives
+    /// wrapped in a `PostgresTransactionError`: the error inside is mapped the same way. (The HTTP
+    /// layer logs storage failures at `.error`.)
     private func storage<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as SyncServerError {
-            throw error
-        } catch let error as PSQLError {
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    static func map(_ error: any Error) -> SyncServerError {
+        switch error {
+        case let error as SyncServerError:
+            return error
+        case let error as PostgresTransactionError:
+            if let inner = error.closureError ?? error.beginError ?? error.commitError { return map(inner) }
+            return SyncServerError(.storage, "PostgreSQL: the transaction failed")
+        case let error as PSQLError:
             if let info = error.serverInfo {
                 if info[.sqlState] == "23505", info[.tableName]?.hasSuffix("devices") == true {
-                    throw SyncServerError(.alreadyEnrolled, "the device is already enrolled; make a new key pair")
+                    return SyncServerError(.alreadyEnrolled, "the device is already enrolled; make a new key pair")
                 }
-                throw SyncServerError(.storage, "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")")
+                return SyncServerError(.storage, "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")")
             }
-            throw SyncServerError(.storage, "PostgreSQL: \(error.code) (is the server reachable and the URL right?)")
+            return SyncServerError(.storage, "PostgreSQL: \(error.code) (is the server reachable and the URL right?)")
+        default:
+            return SyncServerError(.storage, "PostgreSQL: \(type(of: error))")
         }
     }
 
@@ -141,7 +161,7 @@ public final class PostgresSyncStore: SyncStore, Service {
         }
     }
 
-    public func addDevice(_ device: EnrolledDevice) async throws {
+    public func addDevice(_ device: EnrolledDevice, approvedBy approver: String) async throws {
         let p = prefix
         try await storage {
             try await client.withTransaction(logger: logger) { connection in
@@ -152,6 +172,19 @@ public final class PostgresSyncStore: SyncStore, Service {
                 var exists = false
                 for try await _ in rows { exists = true }
                 guard exists else { throw SyncServerError(.notFound, "account \(device.account) does not exist") }
+                // FOR SHARE: a concurrent revocation of the approver waits for this transaction (or
+                // this one sees it revoked).
+                var approved = false
+                for try await _ in try await connection.query(
+                    """
+                    SELECT 1 FROM \(unescaped: p)devices
+                    WHERE id = \(approver) AND account = \(device.account) AND revoked IS NULL FOR SHARE
+                    """,
+                    logger: logger
+                ) { approved = true }
+                guard approved else {
+                    throw SyncServerError(.forbidden, "the approving device is revoked or not in this account")
+                }
                 try await insert(device, connection)
             }
         }
@@ -249,22 +282,48 @@ public final class PostgresSyncStore: SyncStore, Service {
 
     // MARK: Challenges and tokens (hashes only)
 
-    public func saveChallenge(hash: [UInt8], device: String, expires: Date, now: Date) async throws {
-        try await save("challenges", hash: hash, device: device, expires: expires, now: now)
-    }
-
-    public func saveToken(hash: [UInt8], device: String, expires: Date, now: Date) async throws {
-        try await save("tokens", hash: hash, device: device, expires: expires, now: now)
-    }
-
-    private func save(_ table: String, hash: [UInt8], device: String, expires: Date, now: Date) async throws {
-        let name = prefix + table
+    public func saveChallenge(
+        hash: [UInt8],
+        device: String,
+        expires: Date,
+        keepAtMost: Int,
+        purgeBefore: Date?
+    ) async throws {
+        let name = prefix + "challenges"
         try await storage {
             try await client.withTransaction(logger: logger) { connection in
+                if let purgeBefore {
+                    try await connection.query(
+                        "DELETE FROM \(unescaped: name) WHERE expires <= \(purgeBefore.epochMilliseconds)",
+                        logger: logger
+                    )
+                }
                 try await connection.query(
-                    "DELETE FROM \(unescaped: name) WHERE expires <= \(now.epochMilliseconds)",
+                    """
+                    DELETE FROM \(unescaped: name) WHERE device = \(device) AND hash NOT IN
+                    (SELECT hash FROM \(unescaped: name) WHERE device = \(device) ORDER BY expires DESC, hash \
+                    LIMIT \(max(keepAtMost - 1, 0)))
+                    """,
                     logger: logger
                 )
+                try await connection.query(
+                    "INSERT INTO \(unescaped: name) (hash, device, expires) VALUES (\(bytes(hash)), \(device), \(expires.epochMilliseconds))",
+                    logger: logger
+                )
+            }
+        }
+    }
+
+    public func saveToken(hash: [UInt8], device: String, expires: Date, purgeBefore: Date?) async throws {
+        let name = prefix + "tokens"
+        try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                if let purgeBefore {
+                    try await connection.query(
+                        "DELETE FROM \(unescaped: name) WHERE expires <= \(purgeBefore.epochMilliseconds)",
+                        logger: logger
+                    )
+                }
                 try await connection.query(
                     "INSERT INTO \(unescaped: name) (hash, device, expires) VALUES (\(bytes(hash)), \(device), \(expires.epochMilliseconds))",
                     logger: logger
@@ -379,7 +438,7 @@ public final class PostgresSyncStore: SyncStore, Service {
         }
     }
 
-    public func changes(account: String, since cursor: UInt64, limit: Int) async throws -> ChangeBatch {
+    public func changes(account: String, since cursor: UInt64, limit: Int, maxBytes: Int) async throws -> ChangeBatch {
         let p = prefix
         return try await storage {
             // One snapshot for both reads (REPEATABLE READ): the latest sequence matches the items.
@@ -392,8 +451,7 @@ public final class PostgresSyncStore: SyncStore, Service {
                         logger: logger
                     ).decode(Int64.self) { latest = sequence }
                     guard let latest else { throw SyncServerError(.notFound, "account \(account) does not exist") }
-                    var items: [ServerItem] = []
-                    var more = false
+                    var page = ChangePage(limit: limit, maxBytes: maxBytes)
                     for try await (item, revision, sequence, payload) in try await connection.query(
                         """
                         SELECT item, revision, sequence, payload FROM \(unescaped: p)items
@@ -401,12 +459,9 @@ public final class PostgresSyncStore: SyncStore, Service {
                         """,
                         logger: logger
                     ).decode((ByteBuffer, Int64, Int64, ByteBuffer).self) {
-                        guard items.count < limit else {
-                            more = true
-                            continue
-                        }
-                        guard let id = ItemID(bytes: Array(item.readableBytesView)) else { continue }
-                        items.append(
+                        // Rows past the page are read and dropped (the result is drained before COMMIT).
+                        guard !page.full, let id = ItemID(bytes: Array(item.readableBytesView)) else { continue }
+                        _ = page.add(
                             ServerItem(
                                 item: id,
                                 revision: UInt64(revision),
@@ -416,7 +471,7 @@ public final class PostgresSyncStore: SyncStore, Service {
                         )
                     }
                     try await connection.query("COMMIT", logger: logger)
-                    return ChangeBatch(items: items, sequence: more ? items.last?.sequence ?? cursor : UInt64(latest))
+                    return page.batch(cursor: cursor, latest: UInt64(latest))
                 } catch {
                     _ = try? await connection.query("ROLLBACK", logger: logger)
                     throw error
