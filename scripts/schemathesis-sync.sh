@@ -3,7 +3,7 @@
 # the server built in .build/debug on a fresh database, enrols a device (an Ed25519 key made here with
 # python's cryptography package), signs a challenge for a bearer token, and runs scripts/schemathesis.sh
 # with that token, so the authenticated operations (push, changes, devices) are fuzzed past the 401.
-# Long polls are capped at 1 s (--max-wait 1) so that a generated `wait=60` does not stall the run
+# Revocation is not fuzzed (it would revoke the fuzzing device). Long polls are capped at 1 s (--max-wait 1) so that a generated `wait=60` does not stall the run
 # while the long-poll path is still exercised. Afterwards the token must still work (GET /v1/devices
 # answers 200); on failure the server's log is printed.
 #   scripts/schemathesis-sync.sh [EXTRA SCHEMATHESIS ARGS...]
@@ -62,8 +62,10 @@ print(post("/v1/auth/token", {"device": device["id"], "challenge": challenge, "s
 PY
 )
 
+# DELETE /v1/devices/{id} is left out: the stateful phase links it to the ids GET /v1/devices lists,
+# so it would revoke the fuzzing device itself (SyncAuthTests covers revocation).
 SCHEMATHESIS_SCHEMA=docs/openapi/sync.yaml scripts/schemathesis.sh "http://127.0.0.1:$port" \
-    -H "Authorization: Bearer $token" "$@"
+    -H "Authorization: Bearer $token" --exclude-operation-id revokeDevice "$@"
 
 # The token still works after the run (the fuzzing neither broke the server nor revoked the device).
 status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "http://127.0.0.1:$port/v1/devices")
