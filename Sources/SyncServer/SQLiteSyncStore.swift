@@ -99,6 +99,9 @@ public actor SQLiteSyncStore: SyncStore {
                     """
             )
         }
+        migrator.registerMigration("v3: approved_by") { db in
+            try db.execute(sql: "ALTER TABLE devices ADD COLUMN approved_by TEXT")
+        }
         return migrator
     }
 
@@ -157,10 +160,13 @@ public actor SQLiteSyncStore: SyncStore {
             throw SyncServerError(.alreadyEnrolled, "device \(device.id) is already enrolled; make a new key pair")
         }
         try db.execute(
-            sql: "INSERT INTO devices (id, account, public_key, name, created, revoked) VALUES (?, ?, ?, ?, ?, ?)",
+            sql: """
+                INSERT INTO devices (id, account, public_key, name, created, revoked, approved_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
             arguments: [
                 device.id, device.account, Data(device.publicKey), device.name, device.created.milliseconds,
-                device.revoked?.milliseconds,
+                device.revoked?.milliseconds, device.approvedBy,
             ]
         )
     }
@@ -189,7 +195,8 @@ public actor SQLiteSyncStore: SyncStore {
             publicKey: Array(row["public_key"] as Data),
             name: row["name"],
             created: Date(milliseconds: row["created"]),
-            revoked: (row["revoked"] as Int64?).map(Date.init(milliseconds:))
+            revoked: (row["revoked"] as Int64?).map(Date.init(milliseconds:)),
+            approvedBy: row["approved_by"]
         )
     }
 

@@ -129,7 +129,8 @@ public final class SyncService: Sendable {
                 by: publicKey
             )
         else { throw SyncServerError(.unauthorized, "the proof is not the new device key's signature") }
-        let device = newDevice(publicKey: publicKey, account: account, name: name)
+        var device = newDevice(publicKey: publicKey, account: account, name: name)
+        device.approvedBy = approver
         try await store.addDevice(device, approvedBy: approver)
         return device
     }

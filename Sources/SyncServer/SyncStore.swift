@@ -2,7 +2,7 @@ public import Foundation
 public import VaultSync
 
 /// A device enrolled in an account: its public key (Ed25519, raw), the name its person gave it,
-/// when it was enrolled and, once revoked, when.
+/// when it was enrolled, which device approved it and, once revoked, when.
 public struct EnrolledDevice: Hashable, Sendable {
     /// ``DeviceSignatures/deviceID(publicKey:)``.
     public var id: String
@@ -11,14 +11,25 @@ public struct EnrolledDevice: Hashable, Sendable {
     public var name: String
     public var created: Date
     public var revoked: Date?
+    /// The device that approved this one (nil for an account's first device).
+    public var approvedBy: String?
 
-    public init(id: String, account: String, publicKey: [UInt8], name: String, created: Date, revoked: Date? = nil) {
+    public init(
+        id: String,
+        account: String,
+        publicKey: [UInt8],
+        name: String,
+        created: Date,
+        revoked: Date? = nil,
+        approvedBy: String? = nil
+    ) {
         self.id = id
         self.account = account
         self.publicKey = publicKey
         self.name = name
         self.created = created
         self.revoked = revoked
+        self.approvedBy = approvedBy
     }
 }
 

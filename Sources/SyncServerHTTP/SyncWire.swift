@@ -51,6 +51,7 @@ struct DeviceJSON: Encodable {
     var publicKey: String
     var created: Date
     var revoked: Date?
+    var approvedBy: String?
 
     init(_ device: EnrolledDevice) {
         id = device.id
@@ -59,6 +60,7 @@ struct DeviceJSON: Encodable {
         publicKey = Base64URL.encode(device.publicKey)
         created = device.created
         revoked = device.revoked
+        approvedBy = device.approvedBy
     }
 }
 

@@ -72,6 +72,7 @@ public final class PostgresSyncStore: SyncStore, Service {
                     public_key BYTEA NOT NULL UNIQUE, name TEXT NOT NULL, created BIGINT NOT NULL, revoked BIGINT)
                     """,
                     "CREATE INDEX IF NOT EXISTS \(p)devices_by_account ON \(p)devices(account)",
+                    "ALTER TABLE \(p)devices ADD COLUMN IF NOT EXISTS approved_by TEXT",
                     """
                     CREATE TABLE IF NOT EXISTS \(p)items (account TEXT NOT NULL REFERENCES \(p)accounts(id), item BYTEA NOT NULL, \
                     revision BIGINT NOT NULL, sequence BIGINT NOT NULL, payload BYTEA NOT NULL, PRIMARY KEY (account, item))
@@ -193,22 +194,22 @@ public final class PostgresSyncStore: SyncStore, Service {
     private func insert(_ device: EnrolledDevice, _ connection: PostgresConnection) async throws {
         try await connection.query(
             """
-            INSERT INTO \(unescaped: prefix)devices (id, account, public_key, name, created, revoked)
+            INSERT INTO \(unescaped: prefix)devices (id, account, public_key, name, created, revoked, approved_by)
             VALUES (\(device.id), \(device.account), \(bytes(device.publicKey)), \(device.name), \
-            \(device.created.epochMilliseconds), \(device.revoked?.epochMilliseconds))
+            \(device.created.epochMilliseconds), \(device.revoked?.epochMilliseconds), \(device.approvedBy))
             """,
             logger: logger
         )
     }
 
-    private static let deviceColumns = "id, account, public_key, name, created, revoked"
+    private static let deviceColumns = "id, account, public_key, name, created, revoked, approved_by"
 
     private func devices(_ rows: PostgresRowSequence) async throws -> [EnrolledDevice] {
         var devices: [EnrolledDevice] = []
-        for try await (id, account, key, name, created, revoked) in rows.decode(
-            (String, String, ByteBuffer, String, Int64, Int64?).self
+        for try await (id, account, key, name, created, revoked, approvedBy) in rows.decode(
+            (String, String, ByteBuffer, String, Int64, Int64?, String?).self
         ) {
-            devices.append(Self.device(id, account, key, name, created, revoked))
+            devices.append(Self.device(id, account, key, name, created, revoked, approvedBy))
         }
         return devices
     }
@@ -220,7 +221,8 @@ public final class PostgresSyncStore: SyncStore, Service {
         _ key: ByteBuffer,
         _ name: String,
         _ created: Int64,
-        _ revoked: Int64?
+        _ revoked: Int64?,
+        _ approvedBy: String?
     ) -> EnrolledDevice {
         EnrolledDevice(
             id: id,
@@ -228,7 +230,8 @@ public final class PostgresSyncStore: SyncStore, Service {
             publicKey: Array(key.readableBytesView),
             name: name,
             created: Date(epochMilliseconds: created),
-            revoked: revoked.map(Date.init(epochMilliseconds:))
+            revoked: revoked.map(Date.init(epochMilliseconds:)),
+            approvedBy: approvedBy
         )
     }
 
@@ -350,17 +353,17 @@ public final class PostgresSyncStore: SyncStore, Service {
         return try await storage {
             let rows = try await client.query(
                 """
-                SELECT t.hash, d.id, d.account, d.public_key, d.name, d.created, d.revoked
+                SELECT t.hash, d.id, d.account, d.public_key, d.name, d.created, d.revoked, d.approved_by
                 FROM \(unescaped: p)tokens t JOIN \(unescaped: p)devices d ON d.id = t.device
                 WHERE t.hash = \(bytes(hash)) AND t.expires > \(now.epochMilliseconds) AND d.revoked IS NULL
                 """,
                 logger: logger
             )
-            for try await (stored, id, account, key, name, created, revoked) in rows.decode(
-                (ByteBuffer, String, String, ByteBuffer, String, Int64, Int64?).self
+            for try await (stored, id, account, key, name, created, revoked, approvedBy) in rows.decode(
+                (ByteBuffer, String, String, ByteBuffer, String, Int64, Int64?, String?).self
             ) {
                 guard constantTimeEqual(Array(stored.readableBytesView), hash) else { return nil }
-                return Self.device(id, account, key, name, created, revoked)
+                return Self.device(id, account, key, name, created, revoked, approvedBy)
             }
             return nil
         }

@@ -134,6 +134,7 @@ struct SyncAuthTests {
             let added = try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop)
             #expect(added.status == .created)
             #expect(added.string("id") == fixture.phone.id)
+            #expect(added.string("approvedBy") == fixture.laptop.id)
             let token = try await api.signIn(fixture.phone)
             let list = try await api.call(.get, "/v1/devices", token: token)
             #expect(

@@ -203,6 +203,8 @@ struct SyncPostgresTests {
                 let phone = TestDeviceKey(&generator)
                 let account = try await api.createAccount(laptop)
                 #expect(try await api.addDevice(phone, to: account, approvedBy: laptop).status == .created)
+                #expect(try await stores[0].device(phone.id)?.approvedBy == laptop.id)
+                #expect(try await stores[0].device(laptop.id)?.approvedBy == nil)
                 let again = try await api.addDevice(phone, to: account, approvedBy: laptop)
                 #expect(again.status == .conflict)
                 #expect(again.string("error") == "alreadyEnrolled")
