@@ -444,42 +444,40 @@ public final class PostgresSyncStore: SyncStore, Service {
     public func changes(account: String, since cursor: UInt64, limit: Int, maxBytes: Int) async throws -> ChangeBatch {
         let p = prefix
         return try await storage {
-            // One snapshot for both reads (REPEATABLE READ): the latest sequence matches the items.
-            try await client.withConnection { connection in
-                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-                do {
-                    var latest: Int64?
-                    for try await sequence in try await connection.query(
-                        "SELECT sequence FROM \(unescaped: p)accounts WHERE id = \(account)",
-                        logger: logger
-                    ).decode(Int64.self) { latest = sequence }
-                    guard let latest else { throw SyncServerError(.notFound, "account \(account) does not exist") }
-                    var page = ChangePage(limit: limit, maxBytes: maxBytes)
-                    for try await (item, revision, sequence, payload) in try await connection.query(
-                        """
-                        SELECT item, revision, sequence, payload FROM \(unescaped: p)items
-                        WHERE account = \(account) AND sequence > \(Int64(clamping: cursor)) ORDER BY sequence LIMIT \(limit + 1)
-                        """,
-                        logger: logger
-                    ).decode((ByteBuffer, Int64, Int64, ByteBuffer).self) {
-                        // Rows past the page are read and dropped (the result is drained before COMMIT).
-                        guard !page.full, let id = ItemID(bytes: Array(item.readableBytesView)) else { continue }
-                        _ = page.add(
-                            ServerItem(
-                                item: id,
-                                revision: UInt64(revision),
-                                payload: Array(payload.readableBytesView),
-                                sequence: UInt64(sequence)
-                            )
-                        )
-                    }
-                    try await connection.query("COMMIT", logger: logger)
-                    return page.batch(cursor: cursor, latest: UInt64(latest))
-                } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
-                    throw error
-                }
+            // One statement, so one snapshot: the latest sequence matches the items (no transaction
+            // held open on a pooled connection). No account: no row; no items: one row of NULLs.
+            let rows = try await client.query(
+                """
+                SELECT a.sequence, i.item, i.revision, i.sequence, i.payload FROM \(unescaped: p)accounts a
+                LEFT JOIN LATERAL (
+                    SELECT item, revision, sequence, payload FROM \(unescaped: p)items
+                    WHERE account = a.id AND sequence > \(Int64(clamping: cursor)) ORDER BY sequence LIMIT \(limit + 1)
+                ) i ON true
+                WHERE a.id = \(account) ORDER BY i.sequence
+                """,
+                logger: logger
+            )
+            var latest: Int64?
+            var page = ChangePage(limit: limit, maxBytes: maxBytes)
+            for try await (accountSequence, item, revision, sequence, payload) in rows.decode(
+                (Int64, ByteBuffer?, Int64?, Int64?, ByteBuffer?).self
+            ) {
+                latest = accountSequence
+                // Rows past the page are read and dropped.
+                guard !page.full, let item, let revision, let sequence, let payload,
+                    let id = ItemID(bytes: Array(item.readableBytesView))
+                else { continue }
+                _ = page.add(
+                    ServerItem(
+                        item: id,
+                        revision: UInt64(revision),
+                        payload: Array(payload.readableBytesView),
+                        sequence: UInt64(sequence)
+                    )
+                )
             }
+            guard let latest else { throw SyncServerError(.notFound, "account \(account) does not exist") }
+            return page.batch(cursor: cursor, latest: UInt64(latest))
         }
     }
 }

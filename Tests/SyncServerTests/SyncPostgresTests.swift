@@ -224,6 +224,14 @@ struct SyncPostgresTests {
                     )
                 }
             }
+            await #expect(throws: SyncServerError(.notFound, "")) {
+                try await stores[0].changes(
+                    account: "ffffffffffffffffffffffffffffffff",
+                    since: 0,
+                    limit: 10,
+                    maxBytes: .max
+                )
+            }
             var strayGenerator = SeededRandomNumberGenerator(seed: 8)
             let stray = TestDeviceKey(&strayGenerator)
             await #expect(throws: SyncServerError(.notFound, "")) {
