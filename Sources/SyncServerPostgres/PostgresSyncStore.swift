@@ -292,33 +292,36 @@ public final class PostgresSyncStore: SyncStore, Service {
         keepAtMost: Int,
         purgeBefore: Date?
     ) async throws {
-        let name = prefix + "challenges"
-        try await storage {
-            try await client.withTransaction(logger: logger) { connection in
-                if let purgeBefore {
-                    try await connection.query(
-                        "DELETE FROM \(unescaped: name) WHERE expires <= \(purgeBefore.epochMilliseconds)",
-                        logger: logger
-                    )
-                }
-                try await connection.query(
-                    """
-                    DELETE FROM \(unescaped: name) WHERE device = \(device) AND hash NOT IN
-                    (SELECT hash FROM \(unescaped: name) WHERE device = \(device) ORDER BY expires DESC, hash \
-                    LIMIT \(max(keepAtMost - 1, 0)))
-                    """,
-                    logger: logger
-                )
-                try await connection.query(
-                    "INSERT INTO \(unescaped: name) (hash, device, expires) VALUES (\(bytes(hash)), \(device), \(expires.epochMilliseconds))",
-                    logger: logger
-                )
-            }
+        try await save("challenges", hash: hash, device: device, expires: expires, purgeBefore: purgeBefore) {
+            connection,
+            name in
+            // The device's newest `keepAtMost - 1` stay; the one inserted next makes `keepAtMost`.
+            try await connection.query(
+                """
+                DELETE FROM \(unescaped: name) WHERE device = \(device) AND hash NOT IN
+                (SELECT hash FROM \(unescaped: name) WHERE device = \(device) ORDER BY expires DESC, hash \
+                LIMIT \(max(keepAtMost - 1, 0)))
+                """,
+                logger: self.logger
+            )
         }
     }
 
     public func saveToken(hash: [UInt8], device: String, expires: Date, purgeBefore: Date?) async throws {
-        let name = prefix + "tokens"
+        try await save("tokens", hash: hash, device: device, expires: expires, purgeBefore: purgeBefore) { _, _ in }
+    }
+
+    /// In one transaction: deletes the table's expired rows (when `purgeBefore` is given), runs
+    /// `before`, and inserts the hash.
+    private func save(
+        _ table: String,
+        hash: [UInt8],
+        device: String,
+        expires: Date,
+        purgeBefore: Date?,
+        before: @escaping (PostgresConnection, String) async throws -> Void
+    ) async throws {
+        let name = prefix + table
         try await storage {
             try await client.withTransaction(logger: logger) { connection in
                 if let purgeBefore {
@@ -327,6 +330,7 @@ public final class PostgresSyncStore: SyncStore, Service {
                         logger: logger
                     )
                 }
+                try await before(connection, name)
                 try await connection.query(
                     "INSERT INTO \(unescaped: name) (hash, device, expires) VALUES (\(bytes(hash)), \(device), \(expires.epochMilliseconds))",
                     logger: logger
