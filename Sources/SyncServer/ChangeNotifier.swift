@@ -2,8 +2,9 @@ import Synchronization
 
 /// Wakes long polls when their account changes: each account has a version that every accepted
 /// write raises; a waiter names the version it has seen and resumes as soon as a later one exists
-/// (or when its task is cancelled). In process only: instances sharing one database wake their own
-/// waiters, and the others' see the write at their poll's end.
+/// (or when its task is cancelled). Waiters are kept per account, so a write looks only at its own
+/// account's. In process only: instances sharing one database wake their own waiters, and the
+/// others' see the write at their next re-check.
 final class ChangeNotifier: Sendable {
     private enum Entry {
         case registered
@@ -13,8 +14,13 @@ final class ChangeNotifier: Sendable {
 
     private struct State {
         var versions: [String: UInt64] = [:]
-        var entries: [UInt64: (account: String, entry: Entry)] = [:]
+        var waiters: [String: [UInt64: Entry]] = [:]
         var nextID: UInt64 = 0
+
+        mutating func remove(_ id: UInt64, of account: String) {
+            waiters[account]?[id] = nil
+            if waiters[account]?.isEmpty == true { waiters[account] = nil }
+        }
     }
 
     private let state = Mutex(State())
@@ -29,10 +35,10 @@ final class ChangeNotifier: Sendable {
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.versions[account, default: 0] += 1
             var woken: [CheckedContinuation<Void, Never>] = []
-            for (id, value) in state.entries where value.account == account {
-                if case .waiting(let continuation) = value.entry {
+            for (id, entry) in state.waiters[account] ?? [:] {
+                if case .waiting(let continuation) = entry {
                     woken.append(continuation)
-                    state.entries[id] = nil
+                    state.remove(id, of: account)
                 }
             }
             return woken
@@ -44,29 +50,29 @@ final class ChangeNotifier: Sendable {
     func wait(for account: String, beyond seen: UInt64) async {
         let id = state.withLock { state in
             state.nextID += 1
-            state.entries[state.nextID] = (account, .registered)
+            state.waiters[account, default: [:]][state.nextID] = .registered
             return state.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
-                    guard case .registered = state.entries[id]?.entry, (state.versions[account] ?? 0) <= seen else {
-                        state.entries[id] = nil
+                    guard case .registered = state.waiters[account]?[id], (state.versions[account] ?? 0) <= seen else {
+                        state.remove(id, of: account)
                         return true
                     }
-                    state.entries[id] = (account, .waiting(continuation))
+                    state.waiters[account]?[id] = .waiting(continuation)
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
             let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                switch state.entries[id]?.entry {
+                switch state.waiters[account]?[id] {
                 case .waiting(let continuation):
-                    state.entries[id] = nil
+                    state.remove(id, of: account)
                     return continuation
                 case .registered:
-                    state.entries[id] = (account, .cancelled)
+                    state.waiters[account]?[id] = .cancelled
                     return nil
                 case .cancelled, nil:
                     return nil
@@ -77,5 +83,5 @@ final class ChangeNotifier: Sendable {
     }
 
     /// Waiters not resumed yet (tests: none may be left behind).
-    var waiting: Int { state.withLock { $0.entries.count } }
+    var waiting: Int { state.withLock { $0.waiters.values.reduce(0) { $0 + $1.count } } }
 }

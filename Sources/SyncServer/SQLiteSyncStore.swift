@@ -90,6 +90,18 @@ public actor SQLiteSyncStore: SyncStore {
                     """
             )
         }
+        migrator.registerMigration("v2: expiry and per-device indexes") { db in
+            try db.execute(
+                sql: """
+                    CREATE INDEX challenges_by_expiry ON challenges(expires);
+                    CREATE INDEX challenges_by_device ON challenges(device, expires);
+                    CREATE INDEX tokens_by_expiry ON tokens(expires);
+                    """
+            )
+        }
+        migrator.registerMigration("v3: approved_by") { db in
+            try db.execute(sql: "ALTER TABLE devices ADD COLUMN approved_by TEXT")
+        }
         return migrator
     }
 
@@ -123,10 +135,17 @@ public actor SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func addDevice(_ device: EnrolledDevice) throws {
+    public func addDevice(_ device: EnrolledDevice, approvedBy approver: String) throws {
         try write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE id = ?", arguments: [device.account]) != nil
             else { throw SyncServerError(.notFound, "account \(device.account) does not exist") }
+            guard
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM devices WHERE id = ? AND account = ? AND revoked IS NULL",
+                    arguments: [approver, device.account]
+                ) != nil
+            else { throw SyncServerError(.forbidden, "the approving device is revoked or not in this account") }
             try Self.insert(device, db)
         }
     }
@@ -141,10 +160,13 @@ public actor SQLiteSyncStore: SyncStore {
             throw SyncServerError(.alreadyEnrolled, "device \(device.id) is already enrolled; make a new key pair")
         }
         try db.execute(
-            sql: "INSERT INTO devices (id, account, public_key, name, created, revoked) VALUES (?, ?, ?, ?, ?, ?)",
+            sql: """
+                INSERT INTO devices (id, account, public_key, name, created, revoked, approved_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
             arguments: [
                 device.id, device.account, Data(device.publicKey), device.name, device.created.milliseconds,
-                device.revoked?.milliseconds,
+                device.revoked?.milliseconds, device.approvedBy,
             ]
         )
     }
@@ -173,7 +195,8 @@ public actor SQLiteSyncStore: SyncStore {
             publicKey: Array(row["public_key"] as Data),
             name: row["name"],
             created: Date(milliseconds: row["created"]),
-            revoked: (row["revoked"] as Int64?).map(Date.init(milliseconds:))
+            revoked: (row["revoked"] as Int64?).map(Date.init(milliseconds:)),
+            approvedBy: row["approved_by"]
         )
     }
 
@@ -191,9 +214,24 @@ public actor SQLiteSyncStore: SyncStore {
 
     // MARK: Challenges and tokens (hashes only)
 
-    public func saveChallenge(hash: [UInt8], device: String, expires: Date, now: Date) throws {
+    public func saveChallenge(
+        hash: [UInt8],
+        device: String,
+        expires: Date,
+        keepAtMost: Int,
+        purgeBefore: Date?
+    ) throws {
         try write { db in
-            try db.execute(sql: "DELETE FROM challenges WHERE expires <= ?", arguments: [now.milliseconds])
+            if let purgeBefore {
+                try db.execute(sql: "DELETE FROM challenges WHERE expires <= ?", arguments: [purgeBefore.milliseconds])
+            }
+            try db.execute(
+                sql: """
+                    DELETE FROM challenges WHERE device = ? AND hash NOT IN
+                    (SELECT hash FROM challenges WHERE device = ? ORDER BY expires DESC, hash LIMIT ?)
+                    """,
+                arguments: [device, device, max(keepAtMost - 1, 0)]
+            )
             try db.execute(
                 sql: "INSERT INTO challenges (hash, device, expires) VALUES (?, ?, ?)",
                 arguments: [Data(hash), device, expires.milliseconds]
@@ -214,9 +252,11 @@ public actor SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func saveToken(hash: [UInt8], device: String, expires: Date, now: Date) throws {
+    public func saveToken(hash: [UInt8], device: String, expires: Date, purgeBefore: Date?) throws {
         try write { db in
-            try db.execute(sql: "DELETE FROM tokens WHERE expires <= ?", arguments: [now.milliseconds])
+            if let purgeBefore {
+                try db.execute(sql: "DELETE FROM tokens WHERE expires <= ?", arguments: [purgeBefore.milliseconds])
+            }
             try db.execute(
                 sql: "INSERT INTO tokens (hash, device, expires) VALUES (?, ?, ?)",
                 arguments: [Data(hash), device, expires.milliseconds]
@@ -238,6 +278,13 @@ public actor SQLiteSyncStore: SyncStore {
                 constantTimeEqual(Array(row["token_hash"] as Data), hash)
             else { return nil }
             return Self.device(row)
+        }
+    }
+
+    /// How many challenges `device` has outstanding (tests).
+    public func challengeCount(device: String) throws -> Int {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM challenges WHERE device = ?", arguments: [device]) ?? 0
         }
     }
 
@@ -291,11 +338,11 @@ public actor SQLiteSyncStore: SyncStore {
         }
     }
 
-    public func changes(account: String, since cursor: UInt64, limit: Int) throws -> ChangeBatch {
+    public func changes(account: String, since cursor: UInt64, limit: Int, maxBytes: Int) throws -> ChangeBatch {
         try read { db in
             let latest = try Int64.fetchOne(db, sql: "SELECT sequence FROM accounts WHERE id = ?", arguments: [account])
             guard let latest else { throw SyncServerError(.notFound, "account \(account) does not exist") }
-            let rows = try Row.fetchAll(
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT item, revision, sequence, payload FROM items
@@ -303,13 +350,12 @@ public actor SQLiteSyncStore: SyncStore {
                     """,
                 arguments: [account, Int64(clamping: cursor), limit + 1]
             )
-            var items: [ServerItem] = []
-            for row in rows.prefix(limit) {
+            var page = ChangePage(limit: limit, maxBytes: maxBytes)
+            while let row = try rows.next() {
                 guard let item = ItemID(bytes: Array(row["item"] as Data)) else { continue }
-                items.append(Self.serverItem(row, item: item))
+                guard page.add(Self.serverItem(row, item: item)) else { break }
             }
-            let sequence = rows.count > limit ? items.last?.sequence ?? cursor : UInt64(latest)
-            return ChangeBatch(items: items, sequence: sequence)
+            return page.batch(cursor: cursor, latest: UInt64(latest))
         }
     }
 

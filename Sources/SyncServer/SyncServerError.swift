@@ -27,6 +27,11 @@ extension SyncServerError.Code {
     public static var alreadyEnrolled: Self { Self("alreadyEnrolled") }
     /// An item's payload (or the request) is larger than the server accepts.
     public static var tooLarge: Self { Self("tooLarge") }
+    /// Too many long polls at once (for the device, or for the server): retry after a few seconds.
+    public static var busy: Self { Self("busy") }
+    /// The cursor is beyond the account's latest sequence (the server was restored from a backup):
+    /// resync from 0.
+    public static var cursorAhead: Self { Self("cursorAhead") }
     /// The database failed (see the server's log); retry later.
     public static var storage: Self { Self("storage") }
 }

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import Synchronization
 public import VaultSync
 import _KeyhavenSupport
 
@@ -16,16 +17,39 @@ public struct SyncServerConfiguration: Sendable {
     public var challengeLifetime: TimeInterval = 60
     /// How long a bearer token is good for.
     public var tokenLifetime: TimeInterval = 15 * 60
+    /// The most challenges a device may have outstanding (a new one drops its oldest).
+    public var maxChallengesPerDevice = 8
+    /// How often expired challenges and tokens are deleted (not on every insert).
+    public var purgeInterval: TimeInterval = 60
     /// The largest item payload accepted (a sealed item is padded to a power-of-two bucket).
     public var maxItemBytes = 64 << 10
     /// The most items one changes answer carries (the device asks again from the new cursor).
     public var changesLimit = 500
+    /// The most payload bytes one changes answer carries (always at least one item): larger than
+    /// ``maxItemBytes`` (``validate()``).
+    public var changesMaxBytes = 4 << 20
     /// The longest a long poll waits.
     public var maxWait: Duration = .seconds(60)
-    /// How often a long poll looks at the database again, for writes through other instances.
+    /// How often a long poll looks at the database again, for writes through other instances: only
+    /// when the store is shared by instances (``SyncStore/sharedByInstances``); a single process
+    /// is woken by its own writes.
     public var recheck: Duration = .seconds(1)
+    /// The most long polls one device may have waiting at once (more are answered `busy`, 429).
+    public var maxLongPollsPerDevice = 2
+    /// The most long polls waiting at once on this server.
+    public var maxLongPolls = 1_000
 
     public init() {}
+
+    /// Throws when the settings contradict each other: an item must fit in a changes page.
+    public func validate() throws {
+        guard maxItemBytes > 0, maxItemBytes < changesMaxBytes else {
+            throw SyncServerError(
+                .invalidRequest,
+                "the largest item (\(maxItemBytes) bytes) must be smaller than a changes page (\(changesMaxBytes) bytes)"
+            )
+        }
+    }
 }
 
 /// A token just issued: the secret itself is only ever in this answer (the server keeps its hash).
@@ -47,6 +71,10 @@ public final class SyncService: Sendable {
     public let store: any SyncStore
     public let configuration: SyncServerConfiguration
     let notifier = ChangeNotifier()
+    /// Long polls waiting now: per device, and in all.
+    private let longPolls = Mutex<(perDevice: [String: Int], total: Int)>(([:], 0))
+    /// When expired challenges and tokens were last deleted.
+    private let lastPurge = Mutex<(challenges: Date, tokens: Date)>((.distantPast, .distantPast))
 
     public init(store: any SyncStore, configuration: SyncServerConfiguration = SyncServerConfiguration()) {
         self.store = store
@@ -80,10 +108,10 @@ public final class SyncService: Sendable {
     ) async throws -> EnrolledDevice {
         try Self.check(publicKey: publicKey, name: name)
         guard let approving = try await store.device(approver), approving.account == account else {
-            throw SyncServerError(.forbidden, "device \(approver) is not a device of account \(account)")
+            throw SyncServerError(.forbidden, "the approving device is not a device of this account")
         }
         guard approving.revoked == nil else {
-            throw SyncServerError(.forbidden, "device \(approver) is revoked and cannot approve devices")
+            throw SyncServerError(.forbidden, "the approving device is revoked and cannot approve devices")
         }
         guard
             DeviceSignatures.verify(
@@ -91,7 +119,9 @@ public final class SyncService: Sendable {
                 of: DeviceSignatures.approval(account: account, newPublicKey: publicKey),
                 by: approving.publicKey
             )
-        else { throw SyncServerError(.forbidden, "the approval is not device \(approver)'s signature of the new key") }
+        else {
+            throw SyncServerError(.forbidden, "the approval is not the approving device's signature of the new key")
+        }
         guard
             DeviceSignatures.verify(
                 proof,
@@ -99,8 +129,9 @@ public final class SyncService: Sendable {
                 by: publicKey
             )
         else { throw SyncServerError(.unauthorized, "the proof is not the new device key's signature") }
-        let device = newDevice(publicKey: publicKey, account: account, name: name)
-        try await store.addDevice(device)
+        var device = newDevice(publicKey: publicKey, account: account, name: name)
+        device.approvedBy = approver
+        try await store.addDevice(device, approvedBy: approver)
         return device
     }
 
@@ -113,7 +144,7 @@ public final class SyncService: Sendable {
     public func revoke(_ device: String, by caller: EnrolledDevice) async throws -> EnrolledDevice {
         guard try await store.revoke(device, of: caller.account, at: configuration.now()),
             let revoked = try await store.device(device)
-        else { throw SyncServerError(.notFound, "device \(device) is not an enrolled device of this account") }
+        else { throw SyncServerError(.notFound, "the device is not an enrolled device of this account") }
         return revoked
     }
 
@@ -132,8 +163,18 @@ public final class SyncService: Sendable {
         guard publicKey.count == DeviceSignatures.publicKeyLength else {
             throw SyncServerError(.invalidRequest, "a device key is an Ed25519 public key of 32 bytes")
         }
-        guard (1...100).contains(name.count), !name.contains(where: \.isNewline) else {
-            throw SyncServerError(.invalidRequest, "a device name has 1 to 100 characters on one line")
+        guard (1...100).contains(name.count), name.utf8.count <= 200 else {
+            throw SyncServerError(
+                .invalidRequest,
+                "a device name has 1 to 100 characters and at most 200 bytes of UTF-8"
+            )
+        }
+        let refused: Set<Unicode.GeneralCategory> = [.control, .format, .lineSeparator, .paragraphSeparator]
+        guard !name.unicodeScalars.contains(where: { refused.contains($0.properties.generalCategory) }) else {
+            throw SyncServerError(
+                .invalidRequest,
+                "a device name is one line without control or formatting characters (such as bidi overrides)"
+            )
         }
     }
 
@@ -142,12 +183,18 @@ public final class SyncService: Sendable {
     /// A challenge for `device` to sign, good for ``SyncServerConfiguration/challengeLifetime``.
     public func challenge(device: String) async throws -> (challenge: [UInt8], expires: Date) {
         guard let enrolled = try await store.device(device), enrolled.revoked == nil else {
-            throw SyncServerError(.unauthorized, "device \(device) is not enrolled (or was revoked)")
+            throw SyncServerError(.unauthorized, "the device is not enrolled (or was revoked)")
         }
         let challenge = configuration.randomBytes(32)
         let now = configuration.now()
         let expires = now.addingTimeInterval(configuration.challengeLifetime)
-        try await store.saveChallenge(hash: Self.hash(challenge), device: device, expires: expires, now: now)
+        try await store.saveChallenge(
+            hash: Self.hash(challenge),
+            device: device,
+            expires: expires,
+            keepAtMost: configuration.maxChallengesPerDevice,
+            purgeBefore: purge(\.challenges, now: now)
+        )
         return (challenge, expires)
     }
 
@@ -168,7 +215,12 @@ public final class SyncService: Sendable {
         else { throw refused }
         let token = Base64URL.encode(configuration.randomBytes(32))
         let expires = now.addingTimeInterval(configuration.tokenLifetime)
-        try await store.saveToken(hash: Self.hash(Array(token.utf8)), device: device, expires: expires, now: now)
+        try await store.saveToken(
+            hash: Self.hash(Array(token.utf8)),
+            device: device,
+            expires: expires,
+            purgeBefore: purge(\.tokens, now: now)
+        )
         return IssuedToken(token: token, expires: expires, device: enrolled)
     }
 
@@ -179,6 +231,17 @@ public final class SyncService: Sendable {
             let device = try await store.tokenHolder(hash: Self.hash(Array(token.utf8)), now: configuration.now())
         else { throw SyncServerError(.unauthorized, "the token is unknown, expired or revoked; sign a new challenge") }
         return device
+    }
+
+    /// `now` when expired rows of that kind are due for deletion (at most once per
+    /// ``SyncServerConfiguration/purgeInterval``), else nil.
+    private func purge(_ kind: WritableKeyPath<(challenges: Date, tokens: Date), Date>, now: Date) -> Date? {
+        let interval = configuration.purgeInterval
+        return lastPurge.withLock { last in
+            guard now.timeIntervalSince(last[keyPath: kind]) >= interval else { return nil }
+            last[keyPath: kind] = now
+            return now
+        }
     }
 
     static func hash(_ secret: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: secret)) }
@@ -211,20 +274,67 @@ public final class SyncService: Sendable {
         -> ChangeBatch
     {
         let clock = ContinuousClock()
-        let deadline = clock.now + min(wait ?? .zero, configuration.maxWait)
-        let (notifier, account, recheck) = (self.notifier, caller.account, configuration.recheck)
+        let wait = min(wait ?? .zero, configuration.maxWait)
+        let deadline = clock.now + wait
+        let (notifier, account) = (self.notifier, caller.account)
+        let recheck = store.sharedByInstances ? configuration.recheck : nil
+        var admitted = false
+        defer { if admitted { leaveLongPoll(caller.id) } }
         while true {
             let seen = notifier.version(of: account)
-            let batch = try await store.changes(account: account, since: cursor, limit: configuration.changesLimit)
+            let batch = try await store.changes(
+                account: account,
+                since: cursor,
+                limit: configuration.changesLimit,
+                maxBytes: configuration.changesMaxBytes
+            )
+            if batch.items.isEmpty, cursor > batch.sequence {
+                throw SyncServerError(
+                    .cursorAhead,
+                    "the cursor is beyond the server's latest change (restored from a backup?); resync from 0"
+                )
+            }
             let left = deadline - clock.now
             guard batch.items.isEmpty, left > .zero else { return batch }
+            if !admitted {
+                try enterLongPoll(caller.id)
+                admitted = true
+            }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await notifier.wait(for: account, beyond: seen) }
-                group.addTask { try? await Task.sleep(for: min(left, recheck)) }
+                group.addTask { try? await Task.sleep(for: recheck.map { min(left, $0) } ?? left) }
                 await group.next()
                 group.cancelAll()
             }
             try Task.checkCancellation()
         }
+    }
+
+    /// Counts a long poll of `device` in, or throws ``SyncServerError/Code/busy`` when that device
+    /// or the server has as many waiting as allowed.
+    private func enterLongPoll(_ device: String) throws {
+        let (perDevice, total) = (configuration.maxLongPollsPerDevice, configuration.maxLongPolls)
+        let admitted = longPolls.withLock { polls in
+            guard polls.total < total, polls.perDevice[device, default: 0] < perDevice else { return false }
+            polls.total += 1
+            polls.perDevice[device, default: 0] += 1
+            return true
+        }
+        guard admitted else {
+            throw SyncServerError(.busy, "too many long polls are waiting (for this device or the server); retry later")
+        }
+    }
+
+    private func leaveLongPoll(_ device: String) {
+        longPolls.withLock { polls in
+            polls.total -= 1
+            polls.perDevice[device, default: 1] -= 1
+            if polls.perDevice[device] == 0 { polls.perDevice[device] = nil }
+        }
+    }
+
+    /// Long polls waiting now, and waiters on the change notifier (tests: none may be left behind).
+    public var waitingLongPolls: (polls: Int, waiters: Int) {
+        (longPolls.withLock { $0.total }, notifier.waiting)
     }
 }

@@ -2,7 +2,7 @@ public import Foundation
 public import VaultSync
 
 /// A device enrolled in an account: its public key (Ed25519, raw), the name its person gave it,
-/// when it was enrolled and, once revoked, when.
+/// when it was enrolled, which device approved it and, once revoked, when.
 public struct EnrolledDevice: Hashable, Sendable {
     /// ``DeviceSignatures/deviceID(publicKey:)``.
     public var id: String
@@ -11,14 +11,25 @@ public struct EnrolledDevice: Hashable, Sendable {
     public var name: String
     public var created: Date
     public var revoked: Date?
+    /// The device that approved this one (nil for an account's first device).
+    public var approvedBy: String?
 
-    public init(id: String, account: String, publicKey: [UInt8], name: String, created: Date, revoked: Date? = nil) {
+    public init(
+        id: String,
+        account: String,
+        publicKey: [UInt8],
+        name: String,
+        created: Date,
+        revoked: Date? = nil,
+        approvedBy: String? = nil
+    ) {
         self.id = id
         self.account = account
         self.publicKey = publicKey
         self.name = name
         self.created = created
         self.revoked = revoked
+        self.approvedBy = approvedBy
     }
 }
 
@@ -27,32 +38,80 @@ public struct EnrolledDevice: Hashable, Sendable {
 ///
 /// Secrets are never stored: challenges and tokens arrive here as SHA-256 hashes.
 public protocol SyncStore: Sendable {
+    /// True when several server instances may write through other connections (PostgreSQL): long
+    /// polls then look at the database again every ``SyncServerConfiguration/recheck``.
+    var sharedByInstances: Bool { get }
+
     /// Creates `account` with its first device. Throws ``SyncServerError/Code/alreadyEnrolled``
     /// when the device's key is enrolled anywhere already.
     func createAccount(_ account: String, firstDevice: EnrolledDevice) async throws
-    /// Adds `device` to its account (which must exist). Throws ``SyncServerError/Code/alreadyEnrolled``
-    /// when its key is enrolled anywhere already, revoked or not.
-    func addDevice(_ device: EnrolledDevice) async throws
+    /// Adds `device` to its account (which must exist), approved by the device `approver`. In the
+    /// same transaction, checks that `approver` is a device of that account and not revoked
+    /// (``SyncServerError/Code/forbidden`` otherwise), so a revocation cannot slip in between.
+    /// Throws ``SyncServerError/Code/alreadyEnrolled`` when its key is enrolled anywhere already,
+    /// revoked or not.
+    func addDevice(_ device: EnrolledDevice, approvedBy approver: String) async throws
     func device(_ id: String) async throws -> EnrolledDevice?
     func devices(of account: String) async throws -> [EnrolledDevice]
     /// Marks `device` revoked at `date` and deletes its tokens. False when it was not in `account`
     /// or already revoked.
     func revoke(_ device: String, of account: String, at date: Date) async throws -> Bool
 
-    /// Remembers a challenge (its hash) issued to `device`, and forgets expired ones.
-    func saveChallenge(hash: [UInt8], device: String, expires: Date, now: Date) async throws
+    /// Remembers a challenge (its hash) issued to `device`, keeping at most `keepAtMost` of that
+    /// device's (its oldest go first), and forgets expired ones (`expires <= purgeBefore`) when
+    /// `purgeBefore` is given.
+    func saveChallenge(hash: [UInt8], device: String, expires: Date, keepAtMost: Int, purgeBefore: Date?) async throws
     /// Forgets the challenge with `hash` and returns whom it was issued to and until when: a
     /// challenge is answered at most once.
     func takeChallenge(hash: [UInt8]) async throws -> (device: String, expires: Date)?
-    /// Remembers a bearer token (its hash) of `device`, and forgets expired ones.
-    func saveToken(hash: [UInt8], device: String, expires: Date, now: Date) async throws
+    /// Remembers a bearer token (its hash) of `device`, and forgets expired ones when `purgeBefore`
+    /// is given.
+    func saveToken(hash: [UInt8], device: String, expires: Date, purgeBefore: Date?) async throws
     /// The device holding the token with `hash`, if the token has not expired at `now` and the
     /// device is not revoked.
     func tokenHolder(hash: [UInt8], now: Date) async throws -> EnrolledDevice?
 
     /// Compare-and-swap of one item of `account` (``VaultSync/ReferenceSyncServer/push(_:)``).
     func push(_ mutation: Mutation, account: String) async throws -> PushResponse
-    /// The items of `account` changed after `cursor`, at most `limit` of them, oldest first; the
-    /// batch's sequence is the cursor to ask from next (the last item's when the limit cut it).
-    func changes(account: String, since cursor: UInt64, limit: Int) async throws -> ChangeBatch
+    /// The items of `account` changed after `cursor`, at most `limit` of them and payloads of at
+    /// most `maxBytes` in all (but always at least one item when there is one), oldest first; the
+    /// batch's sequence is the cursor to ask from next (the last item's when a limit cut it).
+    func changes(account: String, since cursor: UInt64, limit: Int, maxBytes: Int) async throws -> ChangeBatch
+}
+
+extension SyncStore {
+    public var sharedByInstances: Bool { false }
+}
+
+/// One page of changes as a store reads it, oldest first: at most `limit` items and `maxBytes` of
+/// payload, but always the first item (so an item as large as the page cap still gets through).
+public struct ChangePage: Sendable {
+    public let limit: Int
+    public let maxBytes: Int
+    public private(set) var items: [ServerItem] = []
+    private var bytes = 0
+    /// A further item was offered and did not fit: the page was cut.
+    public private(set) var full = false
+
+    public init(limit: Int, maxBytes: Int) {
+        self.limit = limit
+        self.maxBytes = maxBytes
+    }
+
+    /// Adds `item` when it fits; false (and ``full``) when it does not.
+    public mutating func add(_ item: ServerItem) -> Bool {
+        guard !full else { return false }
+        guard items.isEmpty || (items.count < limit && bytes + item.payload.count <= maxBytes) else {
+            full = true
+            return false
+        }
+        items.append(item)
+        bytes += item.payload.count
+        return true
+    }
+
+    /// The batch: its sequence is the last item's when the page was cut, else the account's latest.
+    public func batch(cursor: UInt64, latest: UInt64) -> ChangeBatch {
+        ChangeBatch(items: items, sequence: full ? items.last?.sequence ?? cursor : latest)
+    }
 }

@@ -22,7 +22,8 @@ public struct SyncHTTPError: HTTPResponseError {
         case .unauthorized: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
-        case .alreadyEnrolled: .conflict
+        case .alreadyEnrolled, .cursorAhead: .conflict
+        case .busy: .tooManyRequests
         case .tooLarge: .contentTooLarge
         default: .internalServerError
         }
@@ -31,6 +32,7 @@ public struct SyncHTTPError: HTTPResponseError {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [:]
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if status == .tooManyRequests { headers[.retryAfter] = "5" }
         let message =
             status == .internalServerError ? "the sync server failed; retry later" : error.message
         return try JSONResponse(ErrorJSON(error: error.code.name, message: message), status: status, headers: headers)

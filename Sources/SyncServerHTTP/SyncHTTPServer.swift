@@ -46,8 +46,8 @@ public struct SyncHTTPServer: Sendable {
         let service = self.service
         let pushLimit = pushBodyLimit
         let v1 = router.group("v1")
-        v1.post("accounts") { request, _ in
-            try await Self.answering {
+        v1.post("accounts") { request, context in
+            try await Self.answering(context) {
                 let body = try await Self.decode(CreateAccountRequest.self, request, limit: Self.smallBodyLimit)
                 let device = try await service.createAccount(
                     publicKey: try Self.bytes(body.publicKey, "publicKey"),
@@ -57,34 +57,34 @@ public struct SyncHTTPServer: Sendable {
                 return try JSONResponse(DeviceJSON(device), status: .created).response
             }
         }
-        v1.post("devices") { request, _ in
-            try await Self.answering {
+        v1.post("devices") { request, context in
+            try await Self.answering(context) {
                 let body = try await Self.decode(AddDeviceRequest.self, request, limit: Self.smallBodyLimit)
                 let device = try await service.addDevice(
-                    account: body.account,
+                    account: try Self.id(body.account, "account"),
                     publicKey: try Self.bytes(body.publicKey, "publicKey"),
                     name: body.name,
-                    approver: body.approver,
+                    approver: try Self.id(body.approver, "approver"),
                     approval: try Self.bytes(body.approval, "approval"),
                     proof: try Self.bytes(body.proof, "proof")
                 )
                 return try JSONResponse(DeviceJSON(device), status: .created).response
             }
         }
-        v1.post("auth/challenge") { request, _ in
-            try await Self.answering {
+        v1.post("auth/challenge") { request, context in
+            try await Self.answering(context) {
                 let body = try await Self.decode(ChallengeRequest.self, request, limit: Self.smallBodyLimit)
-                let issued = try await service.challenge(device: body.device)
+                let issued = try await service.challenge(device: try Self.id(body.device, "device"))
                 return try JSONResponse(
                     ChallengeResponse(challenge: issued.challenge, expires: issued.expires)
                 ).response
             }
         }
-        v1.post("auth/token") { request, _ in
-            try await Self.answering {
+        v1.post("auth/token") { request, context in
+            try await Self.answering(context) {
                 let body = try await Self.decode(TokenRequest.self, request, limit: Self.smallBodyLimit)
                 let issued = try await service.token(
-                    device: body.device,
+                    device: try Self.id(body.device, "device"),
                     challenge: try Self.bytes(body.challenge, "challenge"),
                     signature: try Self.bytes(body.signature, "signature")
                 )
@@ -98,22 +98,22 @@ public struct SyncHTTPServer: Sendable {
                 ).response
             }
         }
-        v1.get("devices") { request, _ in
-            try await Self.answering {
+        v1.get("devices") { request, context in
+            try await Self.answering(context) {
                 let caller = try await Self.caller(request, service)
                 let devices = try await service.devices(of: caller)
                 return try JSONResponse(DeviceListResponse(devices: devices.map(DeviceJSON.init))).response
             }
         }
         v1.delete("devices/:id") { request, context in
-            try await Self.answering {
+            try await Self.answering(context) {
                 let caller = try await Self.caller(request, service)
-                let id = context.parameters.get("id") ?? ""
+                let id = try Self.id(context.parameters.get("id") ?? "", "id")
                 return try JSONResponse(DeviceJSON(try await service.revoke(id, by: caller))).response
             }
         }
-        v1.post("push") { request, _ in
-            try await Self.answering {
+        v1.post("push") { request, context in
+            try await Self.answering(context) {
                 let caller = try await Self.caller(request, service)
                 let body = try await Self.decode(PushRequest.self, request, limit: pushLimit)
                 guard let item = ItemID(hex: body.item) else {
@@ -140,8 +140,8 @@ public struct SyncHTTPServer: Sendable {
                 }
             }
         }
-        v1.get("changes") { request, _ in
-            try await Self.answering {
+        v1.get("changes") { request, context in
+            try await Self.answering(context) {
                 let caller = try await Self.caller(request, service)
                 let query = request.uri.queryParameters
                 let since = try query["since"].map { text in
@@ -165,13 +165,30 @@ public struct SyncHTTPServer: Sendable {
         return router
     }
 
-    /// Runs `body`, turning the service's errors into their HTTP answers.
-    private static func answering(_ body: () async throws -> Response) async throws -> Response {
+    /// Runs `body`, turning the service's errors into their HTTP answers. A storage failure (or any
+    /// error that is not a ``SyncServer/SyncServerError``) is logged at `.error` with its message
+    /// (ids, SQLSTATE, never bound values or secrets) and answered 500 `storage`.
+    private static func answering(
+        _ context: some RequestContext,
+        _ body: () async throws -> Response
+    ) async throws -> Response {
         do {
             return try await body()
         } catch let error as SyncServerError {
+            if error.code == .storage { context.logger.error("sync request failed: \(error.message)") }
             throw SyncHTTPError(error)
+        } catch {
+            context.logger.error("sync request failed: \(type(of: error))")
+            throw SyncHTTPError(SyncServerError(.storage, "the sync server failed"))
         }
+    }
+
+    /// An account or device id: 32 lowercase hex digits. The text is not echoed back.
+    private static func id(_ text: String, _ field: String) throws -> String {
+        guard text.utf8.count == 32, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            throw SyncServerError(.invalidRequest, "\(field): 32 lowercase hex digits expected")
+        }
+        return text
     }
 
     /// The device whose bearer token the request carries.
@@ -206,16 +223,25 @@ public struct SyncHTTPServer: Sendable {
         return bytes
     }
 
+    /// How long a connection may sit idle (no request in flight) before the server closes it: the
+    /// longest long poll plus 15 seconds.
+    public var idleTimeout: Duration { service.configuration.maxWait + .seconds(15) }
+
     /// Serves on `host:port` (0 picks a port) until the task is cancelled or SIGINT/SIGTERM;
-    /// `onReady` gets the bound port.
+    /// `onReady` gets the bound port. An idle connection is closed after `idleTimeout`
+    /// (``idleTimeout`` by default), so connections that send nothing do not pile up.
     public func run(
         host: String,
         port: Int,
+        idleTimeout: Duration? = nil,
         logger: Logger = Logger(label: "keyhaven.sync"),
         onReady: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws {
+        let idle = idleTimeout ?? self.idleTimeout
+        let milliseconds = idle.components.seconds * 1000 + idle.components.attoseconds / 1_000_000_000_000_000
         let app = Application(
             router: router(),
+            server: .http1(configuration: .init(idleTimeout: .milliseconds(milliseconds))),
             configuration: .init(address: .hostname(host, port: port), serverName: "keyhaven-sync"),
             onServerRunning: { channel in await onReady(channel.localAddress?.port ?? port) },
             logger: logger

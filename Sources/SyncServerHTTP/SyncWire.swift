@@ -12,7 +12,8 @@ extension DeviceJSON {
             name: device.name,
             publicKey: device.publicKey,
             created: device.created,
-            revoked: device.revoked
+            revoked: device.revoked,
+            approvedBy: device.approvedBy
         )
     }
 }

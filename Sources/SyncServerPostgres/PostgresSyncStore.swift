@@ -23,6 +23,9 @@ public final class PostgresSyncStore: SyncStore, Service {
     /// in the same database).
     let prefix: String
 
+    /// Several instances share the database: long polls re-check it.
+    public var sharedByInstances: Bool { true }
+
     /// `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`; TLS is
     /// required by default off loopback.
     public init(
@@ -69,6 +72,7 @@ public final class PostgresSyncStore: SyncStore, Service {
                     public_key BYTEA NOT NULL UNIQUE, name TEXT NOT NULL, created BIGINT NOT NULL, revoked BIGINT)
                     """,
                     "CREATE INDEX IF NOT EXISTS \(p)devices_by_account ON \(p)devices(account)",
+                    "ALTER TABLE \(p)devices ADD COLUMN IF NOT EXISTS approved_by TEXT",
                     """
                     CREATE TABLE IF NOT EXISTS \(p)items (account TEXT NOT NULL REFERENCES \(p)accounts(id), item BYTEA NOT NULL, \
                     revision BIGINT NOT NULL, sequence BIGINT NOT NULL, payload BYTEA NOT NULL, PRIMARY KEY (account, item))
@@ -84,6 +88,9 @@ public final class PostgresSyncStore: SyncStore, Service {
                     expires BIGINT NOT NULL)
                     """,
                     "CREATE INDEX IF NOT EXISTS \(p)tokens_by_device ON \(p)tokens(device)",
+                    "CREATE INDEX IF NOT EXISTS \(p)challenges_by_expiry ON \(p)challenges(expires)",
+                    "CREATE INDEX IF NOT EXISTS \(p)challenges_by_device ON \(p)challenges(device, expires)",
+                    "CREATE INDEX IF NOT EXISTS \(p)tokens_by_expiry ON \(p)tokens(expires)",
                 ] {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
@@ -107,20 +114,34 @@ public final class PostgresSyncStore: SyncStore, Service {
 
     /// Turns postgres-nio's errors into ``SyncServer/SyncServerError``s with the SQLSTATE and
     /// the server's message (never the bound values); a unique violation on a device is
-    /// ``SyncServer/SyncServerError/Code/alreadyEnrolled``.
+    /// ``SyncServer/SyncServerError/Code/alreadyEnrolled``. An error inside `withTransaction` arrives
+    /// wrapped in a `PostgresTransactionError`: the error inside is mapped the same way. (The HTTP
+    /// layer logs storage failures at `.error`.)
     private func storage<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as SyncServerError {
-            throw error
-        } catch let error as PSQLError {
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    static func map(_ error: any Error) -> SyncServerError {
+        switch error {
+        case let error as SyncServerError:
+            return error
+        case let error as PostgresTransactionError:
+            if let inner = error.closureError ?? error.beginError ?? error.commitError { return map(inner) }
+            return SyncServerError(.storage, "PostgreSQL: the transaction failed")
+        case let error as PSQLError:
             if let info = error.serverInfo {
                 if info[.sqlState] == "23505", info[.tableName]?.hasSuffix("devices") == true {
-                    throw SyncServerError(.alreadyEnrolled, "the device is already enrolled; make a new key pair")
+                    return SyncServerError(.alreadyEnrolled, "the device is already enrolled; make a new key pair")
                 }
-                throw SyncServerError(.storage, "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")")
+                return SyncServerError(.storage, "PostgreSQL \(info[.sqlState] ?? "?"): \(info[.message] ?? "error")")
             }
-            throw SyncServerError(.storage, "PostgreSQL: \(error.code) (is the server reachable and the URL right?)")
+            return SyncServerError(.storage, "PostgreSQL: \(error.code) (is the server reachable and the URL right?)")
+        default:
+            return SyncServerError(.storage, "PostgreSQL: \(type(of: error))")
         }
     }
 
@@ -141,7 +162,7 @@ public final class PostgresSyncStore: SyncStore, Service {
         }
     }
 
-    public func addDevice(_ device: EnrolledDevice) async throws {
+    public func addDevice(_ device: EnrolledDevice, approvedBy approver: String) async throws {
         let p = prefix
         try await storage {
             try await client.withTransaction(logger: logger) { connection in
@@ -152,6 +173,19 @@ public final class PostgresSyncStore: SyncStore, Service {
                 var exists = false
                 for try await _ in rows { exists = true }
                 guard exists else { throw SyncServerError(.notFound, "account \(device.account) does not exist") }
+                // FOR SHARE: a concurrent revocation of the approver waits for this transaction (or
+                // this one sees it revoked).
+                var approved = false
+                for try await _ in try await connection.query(
+                    """
+                    SELECT 1 FROM \(unescaped: p)devices
+                    WHERE id = \(approver) AND account = \(device.account) AND revoked IS NULL FOR SHARE
+                    """,
+                    logger: logger
+                ) { approved = true }
+                guard approved else {
+                    throw SyncServerError(.forbidden, "the approving device is revoked or not in this account")
+                }
                 try await insert(device, connection)
             }
         }
@@ -160,22 +194,22 @@ public final class PostgresSyncStore: SyncStore, Service {
     private func insert(_ device: EnrolledDevice, _ connection: PostgresConnection) async throws {
         try await connection.query(
             """
-            INSERT INTO \(unescaped: prefix)devices (id, account, public_key, name, created, revoked)
+            INSERT INTO \(unescaped: prefix)devices (id, account, public_key, name, created, revoked, approved_by)
             VALUES (\(device.id), \(device.account), \(bytes(device.publicKey)), \(device.name), \
-            \(device.created.epochMilliseconds), \(device.revoked?.epochMilliseconds))
+            \(device.created.epochMilliseconds), \(device.revoked?.epochMilliseconds), \(device.approvedBy))
             """,
             logger: logger
         )
     }
 
-    private static let deviceColumns = "id, account, public_key, name, created, revoked"
+    private static let deviceColumns = "id, account, public_key, name, created, revoked, approved_by"
 
     private func devices(_ rows: PostgresRowSequence) async throws -> [EnrolledDevice] {
         var devices: [EnrolledDevice] = []
-        for try await (id, account, key, name, created, revoked) in rows.decode(
-            (String, String, ByteBuffer, String, Int64, Int64?).self
+        for try await (id, account, key, name, created, revoked, approvedBy) in rows.decode(
+            (String, String, ByteBuffer, String, Int64, Int64?, String?).self
         ) {
-            devices.append(Self.device(id, account, key, name, created, revoked))
+            devices.append(Self.device(id, account, key, name, created, revoked, approvedBy))
         }
         return devices
     }
@@ -187,7 +221,8 @@ public final class PostgresSyncStore: SyncStore, Service {
         _ key: ByteBuffer,
         _ name: String,
         _ created: Int64,
-        _ revoked: Int64?
+        _ revoked: Int64?,
+        _ approvedBy: String?
     ) -> EnrolledDevice {
         EnrolledDevice(
             id: id,
@@ -195,7 +230,8 @@ public final class PostgresSyncStore: SyncStore, Service {
             publicKey: Array(key.readableBytesView),
             name: name,
             created: Date(epochMilliseconds: created),
-            revoked: revoked.map(Date.init(epochMilliseconds:))
+            revoked: revoked.map(Date.init(epochMilliseconds:)),
+            approvedBy: approvedBy
         )
     }
 
@@ -249,22 +285,52 @@ public final class PostgresSyncStore: SyncStore, Service {
 
     // MARK: Challenges and tokens (hashes only)
 
-    public func saveChallenge(hash: [UInt8], device: String, expires: Date, now: Date) async throws {
-        try await save("challenges", hash: hash, device: device, expires: expires, now: now)
+    public func saveChallenge(
+        hash: [UInt8],
+        device: String,
+        expires: Date,
+        keepAtMost: Int,
+        purgeBefore: Date?
+    ) async throws {
+        try await save("challenges", hash: hash, device: device, expires: expires, purgeBefore: purgeBefore) {
+            connection,
+            name in
+            // The device's newest `keepAtMost - 1` stay; the one inserted next makes `keepAtMost`.
+            try await connection.query(
+                """
+                DELETE FROM \(unescaped: name) WHERE device = \(device) AND hash NOT IN
+                (SELECT hash FROM \(unescaped: name) WHERE device = \(device) ORDER BY expires DESC, hash \
+                LIMIT \(max(keepAtMost - 1, 0)))
+                """,
+                logger: self.logger
+            )
+        }
     }
 
-    public func saveToken(hash: [UInt8], device: String, expires: Date, now: Date) async throws {
-        try await save("tokens", hash: hash, device: device, expires: expires, now: now)
+    public func saveToken(hash: [UInt8], device: String, expires: Date, purgeBefore: Date?) async throws {
+        try await save("tokens", hash: hash, device: device, expires: expires, purgeBefore: purgeBefore) { _, _ in }
     }
 
-    private func save(_ table: String, hash: [UInt8], device: String, expires: Date, now: Date) async throws {
+    /// In one transaction: deletes the table's expired rows (when `purgeBefore` is given), runs
+    /// `before`, and inserts the hash.
+    private func save(
+        _ table: String,
+        hash: [UInt8],
+        device: String,
+        expires: Date,
+        purgeBefore: Date?,
+        before: @escaping (PostgresConnection, String) async throws -> Void
+    ) async throws {
         let name = prefix + table
         try await storage {
             try await client.withTransaction(logger: logger) { connection in
-                try await connection.query(
-                    "DELETE FROM \(unescaped: name) WHERE expires <= \(now.epochMilliseconds)",
-                    logger: logger
-                )
+                if let purgeBefore {
+                    try await connection.query(
+                        "DELETE FROM \(unescaped: name) WHERE expires <= \(purgeBefore.epochMilliseconds)",
+                        logger: logger
+                    )
+                }
+                try await before(connection, name)
                 try await connection.query(
                     "INSERT INTO \(unescaped: name) (hash, device, expires) VALUES (\(bytes(hash)), \(device), \(expires.epochMilliseconds))",
                     logger: logger
@@ -291,17 +357,17 @@ public final class PostgresSyncStore: SyncStore, Service {
         return try await storage {
             let rows = try await client.query(
                 """
-                SELECT t.hash, d.id, d.account, d.public_key, d.name, d.created, d.revoked
+                SELECT t.hash, d.id, d.account, d.public_key, d.name, d.created, d.revoked, d.approved_by
                 FROM \(unescaped: p)tokens t JOIN \(unescaped: p)devices d ON d.id = t.device
                 WHERE t.hash = \(bytes(hash)) AND t.expires > \(now.epochMilliseconds) AND d.revoked IS NULL
                 """,
                 logger: logger
             )
-            for try await (stored, id, account, key, name, created, revoked) in rows.decode(
-                (ByteBuffer, String, String, ByteBuffer, String, Int64, Int64?).self
+            for try await (stored, id, account, key, name, created, revoked, approvedBy) in rows.decode(
+                (ByteBuffer, String, String, ByteBuffer, String, Int64, Int64?, String?).self
             ) {
                 guard constantTimeEqual(Array(stored.readableBytesView), hash) else { return nil }
-                return Self.device(id, account, key, name, created, revoked)
+                return Self.device(id, account, key, name, created, revoked, approvedBy)
             }
             return nil
         }
@@ -379,49 +445,43 @@ public final class PostgresSyncStore: SyncStore, Service {
         }
     }
 
-    public func changes(account: String, since cursor: UInt64, limit: Int) async throws -> ChangeBatch {
+    public func changes(account: String, since cursor: UInt64, limit: Int, maxBytes: Int) async throws -> ChangeBatch {
         let p = prefix
         return try await storage {
-            // One snapshot for both reads (REPEATABLE READ): the latest sequence matches the items.
-            try await client.withConnection { connection in
-                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-                do {
-                    var latest: Int64?
-                    for try await sequence in try await connection.query(
-                        "SELECT sequence FROM \(unescaped: p)accounts WHERE id = \(account)",
-                        logger: logger
-                    ).decode(Int64.self) { latest = sequence }
-                    guard let latest else { throw SyncServerError(.notFound, "account \(account) does not exist") }
-                    var items: [ServerItem] = []
-                    var more = false
-                    for try await (item, revision, sequence, payload) in try await connection.query(
-                        """
-                        SELECT item, revision, sequence, payload FROM \(unescaped: p)items
-                        WHERE account = \(account) AND sequence > \(Int64(clamping: cursor)) ORDER BY sequence LIMIT \(limit + 1)
-                        """,
-                        logger: logger
-                    ).decode((ByteBuffer, Int64, Int64, ByteBuffer).self) {
-                        guard items.count < limit else {
-                            more = true
-                            continue
-                        }
-                        guard let id = ItemID(bytes: Array(item.readableBytesView)) else { continue }
-                        items.append(
-                            ServerItem(
-                                item: id,
-                                revision: UInt64(revision),
-                                payload: Array(payload.readableBytesView),
-                                sequence: UInt64(sequence)
-                            )
-                        )
-                    }
-                    try await connection.query("COMMIT", logger: logger)
-                    return ChangeBatch(items: items, sequence: more ? items.last?.sequence ?? cursor : UInt64(latest))
-                } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
-                    throw error
-                }
+            // One statement, so one snapshot: the latest sequence matches the items (no transaction
+            // held open on a pooled connection). No account: no row; no items: one row of NULLs.
+            let rows = try await client.query(
+                """
+                SELECT a.sequence, i.item, i.revision, i.sequence, i.payload FROM \(unescaped: p)accounts a
+                LEFT JOIN LATERAL (
+                    SELECT item, revision, sequence, payload FROM \(unescaped: p)items
+                    WHERE account = a.id AND sequence > \(Int64(clamping: cursor)) ORDER BY sequence LIMIT \(limit + 1)
+                ) i ON true
+                WHERE a.id = \(account) ORDER BY i.sequence
+                """,
+                logger: logger
+            )
+            var latest: Int64?
+            var page = ChangePage(limit: limit, maxBytes: maxBytes)
+            for try await (accountSequence, item, revision, sequence, payload) in rows.decode(
+                (Int64, ByteBuffer?, Int64?, Int64?, ByteBuffer?).self
+            ) {
+                latest = accountSequence
+                // Rows past the page are read and dropped.
+                guard !page.full, let item, let revision, let sequence, let payload,
+                    let id = ItemID(bytes: Array(item.readableBytesView))
+                else { continue }
+                _ = page.add(
+                    ServerItem(
+                        item: id,
+                        revision: UInt64(revision),
+                        payload: Array(payload.readableBytesView),
+                        sequence: UInt64(sequence)
+                    )
+                )
             }
+            guard let latest else { throw SyncServerError(.notFound, "account \(account) does not exist") }
+            return page.batch(cursor: cursor, latest: UInt64(latest))
         }
     }
 }

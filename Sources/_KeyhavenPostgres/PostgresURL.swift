@@ -22,6 +22,20 @@ public enum PostgresURL {
     /// connections. TLS is `require` (certificate verified) by default for any host that is not
     /// loopback, so a network attacker cannot downgrade the connection to plain text; `prefer` by
     /// default on loopback. Returns the mode in use too.
+    /// True for `localhost` and loopback IP addresses (127.0.0.0/8 written as an IPv4 address,
+    /// `::1`): a DNS name such as `127.example.com` is not loopback.
+    public static func isLoopback(host: String) -> Bool {
+        let lowered = host.lowercased()
+        if ["localhost", "::1", "[::1]"].contains(lowered) { return true }
+        let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4,
+            octets.allSatisfy({
+                (1...3).contains($0.count) && $0.allSatisfy { $0.isASCII && $0.isNumber } && UInt8($0) != nil
+            })
+        else { return false }
+        return octets[0] == "127"
+    }
+
     public static func configuration(
         _ url: String
     ) throws(PostgresURLError) -> (configuration: PostgresClient.Configuration, sslMode: String) {
@@ -35,7 +49,7 @@ public enum PostgresURL {
         }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         let host = components.host ?? "127.0.0.1"
-        let loopback = ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
+        let loopback = isLoopback(host: host)
         let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? (loopback ? "prefer" : "require")
         let tls: PostgresClient.Configuration.TLS
         switch mode {

@@ -54,6 +54,10 @@ struct PostgresTests {
         #expect(try PostgresDatabase(url: "postgres://idp@10.0.0.5:5432/idp").sslMode == "require")
         #expect(try PostgresDatabase(url: "postgres://idp@127.0.0.1/idp").sslMode == "prefer")
         #expect(try PostgresDatabase(url: "postgres://idp@localhost/idp").sslMode == "prefer")
+        #expect(try PostgresDatabase(url: "postgres://idp@127.8.9.10/idp").sslMode == "prefer")
+        // A DNS name that starts like a loopback address is not one.
+        #expect(try PostgresDatabase(url: "postgres://idp@127.example.com/idp").sslMode == "require")
+        #expect(try PostgresDatabase(url: "postgres://idp@127.0.0.1.example.com/idp").sslMode == "require")
         #expect(try PostgresDatabase(url: "postgres://idp@db.example.com/idp?sslmode=disable").sslMode == "disable")
         #expect(throws: (any Error).self) {
             try PostgresDatabase(url: "postgres://idp@db.example.com/idp?sslmode=maybe")

@@ -134,6 +134,7 @@ struct SyncAuthTests {
             let added = try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop)
             #expect(added.status == .created)
             #expect(added.string("id") == fixture.phone.id)
+            #expect(added.string("approvedBy") == fixture.laptop.id)
             let token = try await api.signIn(fixture.phone)
             let list = try await api.call(.get, "/v1/devices", token: token)
             #expect(
@@ -250,6 +251,85 @@ struct SyncAuthTests {
                 #expect(answer.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
                 #expect(answer.headers[.cacheControl] == "no-store")
             }
+        }
+    }
+
+    /// Ids are 32 lowercase hex digits, checked before anything else; a bad one is 400 and its
+    /// text is not echoed back.
+    @Test func malformedIdsAre400WithoutEcho() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let account = try await api.createAccount(fixture.laptop)
+            let token = try await api.signIn(fixture.laptop)
+            let marker = "<script>evil-id-marker</script>"
+            let approval = Base64URL.encode(
+                fixture.laptop.sign(DeviceSignatures.approval(account: account, newPublicKey: fixture.phone.publicKey))
+            )
+            let proof = Base64URL.encode(
+                fixture.phone.sign(DeviceSignatures.enrolment(account: account, newPublicKey: fixture.phone.publicKey))
+            )
+            let answers = [
+                try await api.call(.post, "/v1/auth/challenge", body: ["device": marker]),
+                try await api.call(
+                    .post,
+                    "/v1/auth/token",
+                    body: ["device": marker, "challenge": "AAAA", "signature": "AAAA"]
+                ),
+                try await api.call(
+                    .post,
+                    "/v1/devices",
+                    body: [
+                        "account": account, "publicKey": Base64URL.encode(fixture.phone.publicKey), "name": "phone",
+                        "approver": marker, "approval": approval, "proof": proof,
+                    ]
+                ),
+                try await api.call(
+                    .post,
+                    "/v1/devices",
+                    body: [
+                        "account": marker, "publicKey": Base64URL.encode(fixture.phone.publicKey), "name": "phone",
+                        "approver": fixture.laptop.id, "approval": approval, "proof": proof,
+                    ]
+                ),
+                try await api.call(.delete, "/v1/devices/\(fixture.laptop.id.uppercased())", token: token),
+            ]
+            for answer in answers {
+                #expect(answer.status == .badRequest)
+                #expect(answer.string("error") == "invalidRequest")
+                #expect(!"\(answer.json)".contains("evil-id-marker"))
+            }
+            // An unknown approver is named as "the approving device", not by its id.
+            let unknown = try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.stranger)
+            #expect(unknown.status == .forbidden)
+            #expect(unknown.string("message")?.contains(fixture.stranger.id) == false)
+        }
+    }
+
+    /// A device name is one line of 1 to 100 characters and at most 200 bytes, without control or
+    /// formatting characters (bidi overrides included): else 400.
+    @Test(arguments: [
+        "", "a\nb", "tab\there", "bidi\u{202E}txet", "zero\u{200B}width", "line\u{2028}sep",
+        String(repeating: "a", count: 101), String(repeating: "\u{1F600}", count: 51),
+    ])
+    func badDeviceNamesAre400(name: String) async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let answer = try await api.call(
+                .post,
+                "/v1/accounts",
+                body: [
+                    "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": name,
+                    "proof": Base64URL.encode(
+                        fixture.laptop.sign(DeviceSignatures.accountCreation(publicKey: fixture.laptop.publicKey))
+                    ),
+                ]
+            )
+            #expect(answer.status == .badRequest)
+            #expect(answer.string("error") == "invalidRequest")
+        }
+        // A name with accents and an emoji is fine.
+        try await withSyncServer(fixture.service) { api in
+            _ = try await api.createAccount(fixture.laptop, name: "Zoë's phone \u{1F600}")
         }
     }
 }

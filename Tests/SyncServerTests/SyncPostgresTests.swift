@@ -82,7 +82,7 @@ struct SyncPostgresTests {
                 if step % 20 == 0 {
                     let cursor = UInt64.random(in: 0...reference.sequence, using: &generator)
                     #expect(
-                        try await store.changes(account: account, since: cursor, limit: 1_000)
+                        try await store.changes(account: account, since: cursor, limit: 1_000, maxBytes: .max)
                             == reference.changes(since: cursor)
                     )
                 }
@@ -187,6 +187,64 @@ struct SyncPostgresTests {
                     #expect(try await poll.value.items.map(\.item) == [written])
                     #expect(clock.now - started < .seconds(5))
                 }
+            }
+        }
+    }
+
+    /// Errors inside a transaction are mapped as outside: a key enrolled twice is 409
+    /// `alreadyEnrolled` (as on SQLite), a device for a missing account is `notFound`.
+    @Test(.enabled(if: url != nil, "set KEYHAVEN_TEST_POSTGRES_URL (scripts/test.sh does)"))
+    func transactionErrorsAreMapped() async throws {
+        try await Self.withStores(1) { stores in
+            let service = SyncService.testing(store: stores[0])
+            try await withSyncServer(service) { api in
+                var generator = SeededRandomNumberGenerator(seed: 7)
+                let laptop = TestDeviceKey(&generator)
+                let phone = TestDeviceKey(&generator)
+                let account = try await api.createAccount(laptop)
+                #expect(try await api.addDevice(phone, to: account, approvedBy: laptop).status == .created)
+                #expect(try await stores[0].device(phone.id)?.approvedBy == laptop.id)
+                #expect(try await stores[0].device(laptop.id)?.approvedBy == nil)
+                let again = try await api.addDevice(phone, to: account, approvedBy: laptop)
+                #expect(again.status == .conflict)
+                #expect(again.string("error") == "alreadyEnrolled")
+                // A revoked approver adds nothing (checked inside the transaction).
+                #expect(try await stores[0].revoke(laptop.id, of: account, at: Date()))
+                let late = TestDeviceKey(&generator)
+                await #expect(throws: SyncServerError(.forbidden, "")) {
+                    try await stores[0].addDevice(
+                        EnrolledDevice(
+                            id: late.id,
+                            account: account,
+                            publicKey: late.publicKey,
+                            name: "y",
+                            created: Date()
+                        ),
+                        approvedBy: laptop.id
+                    )
+                }
+            }
+            await #expect(throws: SyncServerError(.notFound, "")) {
+                try await stores[0].changes(
+                    account: "ffffffffffffffffffffffffffffffff",
+                    since: 0,
+                    limit: 10,
+                    maxBytes: .max
+                )
+            }
+            var strayGenerator = SeededRandomNumberGenerator(seed: 8)
+            let stray = TestDeviceKey(&strayGenerator)
+            await #expect(throws: SyncServerError(.notFound, "")) {
+                try await stores[0].addDevice(
+                    EnrolledDevice(
+                        id: stray.id,
+                        account: "ffffffffffffffffffffffffffffffff",
+                        publicKey: stray.publicKey,
+                        name: "x",
+                        created: Date()
+                    ),
+                    approvedBy: stray.id
+                )
             }
         }
     }

@@ -9,6 +9,12 @@ import VaultSync
 struct SyncStoreTests {
     static let account = "0123456789abcdef0123456789abcdef"
 
+    /// The id of the account's first device.
+    static var firstDevice: String {
+        var generator = SeededRandomNumberGenerator(seed: 1)
+        return TestDeviceKey(&generator).id
+    }
+
     static func store(path: String? = nil) async throws -> SQLiteSyncStore {
         let store = try SQLiteSyncStore(path: path)
         var generator = SeededRandomNumberGenerator(seed: 1)
@@ -82,12 +88,17 @@ struct SyncStoreTests {
             }
             if step % 25 == 0 {
                 let cursor = UInt64.random(in: 0...reference.sequence, using: &generator)
-                let all = try await store.changes(account: Self.account, since: cursor, limit: 10_000)
+                let all = try await store.changes(account: Self.account, since: cursor, limit: 10_000, maxBytes: .max)
                 #expect(all == reference.changes(since: cursor), "seed \(seed) step \(step) cursor \(cursor)")
                 // Paged: the pages together are the same items, and the last cursor the same.
                 var paged = ChangeBatch(items: [], sequence: cursor)
                 while true {
-                    let page = try await store.changes(account: Self.account, since: paged.sequence, limit: 2)
+                    let page = try await store.changes(
+                        account: Self.account,
+                        since: paged.sequence,
+                        limit: 2,
+                        maxBytes: .max
+                    )
                     paged.items += page.items
                     if page.items.isEmpty || page.sequence == paged.sequence { break }
                     paged.sequence = page.sequence
@@ -126,11 +137,12 @@ struct SyncStoreTests {
             try await store.push(Mutation(item: item, baseRevision: 0, payload: [1]), account: other)
                 == .accepted(revision: 1)
         )
-        #expect(try await store.changes(account: other, since: 0, limit: 10).items.count == 1)
+        #expect(try await store.changes(account: other, since: 0, limit: 10, maxBytes: .max).items.count == 1)
         // A key is enrolled once, in one account.
         await #expect(throws: SyncServerError(.alreadyEnrolled, "")) {
             try await store.addDevice(
-                EnrolledDevice(id: key.id, account: Self.account, publicKey: key.publicKey, name: "c", created: Date())
+                EnrolledDevice(id: key.id, account: Self.account, publicKey: key.publicKey, name: "c", created: Date()),
+                approvedBy: Self.firstDevice
             )
         }
     }
@@ -150,10 +162,67 @@ struct SyncStoreTests {
             )
         }
         let reopened = try SQLiteSyncStore(path: path)
-        let batch = try await reopened.changes(account: Self.account, since: 0, limit: 10)
+        let batch = try await reopened.changes(account: Self.account, since: 0, limit: 10, maxBytes: .max)
         #expect(batch.items.map(\.payload) == [[9]])
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    /// A changes page holds payloads of at most `maxBytes` (but always one item): items near the cap
+    /// come one per page, smaller ones share pages, and paging reaches every item once.
+    @Test func aChangesPageIsCappedInBytes() async throws {
+        let store = try await Self.store()
+        let sizes = [900, 1_000, 100, 200, 300, 1_000, 50]
+        for (index, size) in sizes.enumerated() {
+            let mutation = Mutation(
+                item: ItemID(high: 5, low: UInt64(index)),
+                baseRevision: 0,
+                payload: Array(repeating: UInt8(index), count: size)
+            )
+            #expect(try await store.push(mutation, account: Self.account) == .accepted(revision: 1))
+        }
+        var pages: [[Int]] = []
+        var cursor: UInt64 = 0
+        while true {
+            let page = try await store.changes(account: Self.account, since: cursor, limit: 100, maxBytes: 1_000)
+            if page.items.isEmpty { break }
+            #expect(page.items.count == 1 || page.items.map(\.payload.count).reduce(0, +) <= 1_000)
+            pages.append(page.items.map(\.payload.count))
+            cursor = page.sequence
+        }
+        #expect(pages == [[900], [1_000], [100, 200, 300], [1_000], [50]])
+        // An item larger than the cap still gets through, alone.
+        let big = try await store.changes(account: Self.account, since: 0, limit: 100, maxBytes: 10)
+        #expect(big.items.map(\.payload.count) == [900])
+        #expect(big.sequence == 1)
+    }
+
+    /// The largest item must fit in a changes page.
+    @Test func theItemCapStaysBelowThePageCap() throws {
+        var configuration = SyncServerConfiguration()
+        try configuration.validate()
+        configuration.maxItemBytes = configuration.changesMaxBytes
+        #expect(throws: SyncServerError(.invalidRequest, "")) { try configuration.validate() }
+    }
+
+    /// The approver is checked inside the write: a revoked approver (or one of another account)
+    /// adds nothing.
+    @Test func aRevokedApproverAddsNoDevice() async throws {
+        let store = try await Self.store()
+        var generator = SeededRandomNumberGenerator(seed: 14)
+        let phone = TestDeviceKey(&generator)
+        let device = EnrolledDevice(
+            id: phone.id,
+            account: Self.account,
+            publicKey: phone.publicKey,
+            name: "p",
+            created: Date()
+        )
+        #expect(try await store.revoke(Self.firstDevice, of: Self.account, at: Date()))
+        await #expect(throws: SyncServerError(.forbidden, "")) {
+            try await store.addDevice(device, approvedBy: Self.firstDevice)
+        }
+        #expect(try await store.device(phone.id) == nil)
     }
 }

@@ -31,14 +31,17 @@ struct SyncServe: AsyncParsableCommand {
             bearer tokens, compare-and-swap pushes (409 with the current item when stale), changes \
             since a cursor and long polls that answer as soon as another device writes. Its data is \
             a SQLite file (WAL, created 0600) or PostgreSQL (--database postgres://user:password@host/db), \
-            which several instances may share. Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
+            which several instances may share; for a URL with a password prefer $KEYHAVEN_SYNC_DATABASE \
+            to --database (a command line is visible to other users). The server speaks plain HTTP: \
+            off loopback put a TLS-terminating reverse proxy in front of it (docs/sync.md). \
+            --max-wait 0 disables long polls. Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
             """
     )
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "SQLite file or postgres:// URL (default: $KEYHAVEN_SYNC_DATABASE, else "
+            "SQLite file or postgres:// URL; prefer $KEYHAVEN_SYNC_DATABASE for a URL with a password (default: $KEYHAVEN_SYNC_DATABASE, else "
                 + "$XDG_DATA_HOME/keyhaven/sync.sqlite, XDG_DATA_HOME defaulting to ~/.local/share).",
             valueName: "path-or-url"
         )
@@ -48,12 +51,16 @@ struct SyncServe: AsyncParsableCommand {
     @Option(name: .long, help: "Port (0 picks a free one).") var port = 8095
     @Option(name: .customLong("max-item-bytes"), help: "The largest item payload accepted (larger pushes get 413).")
     var maxItemBytes = SyncServerConfiguration().maxItemBytes
-    @Option(name: .customLong("max-wait"), help: "The longest a long poll (GET /v1/changes?wait=S) waits, in seconds.")
+    @Option(
+        name: .customLong("max-wait"),
+        help: "The longest a long poll (GET /v1/changes?wait=S) waits, in seconds (0 disables long polls)."
+    )
     var maxWait = 60
 
     func validate() throws {
-        guard (1024...(16 << 20)).contains(maxItemBytes) else {
-            throw ValidationError("--max-item-bytes: from 1024 to 16777216")
+        let page = SyncServerConfiguration().changesMaxBytes
+        guard (1024..<page).contains(maxItemBytes) else {
+            throw ValidationError("--max-item-bytes: from 1024 to \(page - 1) (an item must fit in a changes page)")
         }
         guard (0...60).contains(maxWait) else { throw ValidationError("--max-wait: from 0 to 60 seconds") }
     }
@@ -61,12 +68,18 @@ struct SyncServe: AsyncParsableCommand {
     var location: String {
         let environment = CommandIO.current.environment
         if let given = database ?? environment["KEYHAVEN_SYNC_DATABASE"], !given.isEmpty {
-            return given.hasPrefix("postgres") ? given : (given as NSString).expandingTildeInPath
+            return Self.isPostgresURL(given) ? given : (given as NSString).expandingTildeInPath
         }
         let data =
             environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (NSHomeDirectory() as NSString).appendingPathComponent(".local/share")
         return (data as NSString).appendingPathComponent("keyhaven/sync.sqlite")
+    }
+
+    /// A `postgres://` or `postgresql://` URL (any other text is a SQLite file's path).
+    static func isPostgresURL(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://")
     }
 
     func run() async throws {
@@ -75,6 +88,7 @@ struct SyncServe: AsyncParsableCommand {
         configuration.maxItemBytes = maxItemBytes
         configuration.maxWait = .seconds(maxWait)
         var logger = Logger(label: "keyhaven.sync")
+        // Notices and errors (a failing database is logged at .error) go to standard error.
         logger.logLevel = .notice
         let (host, port) = (self.host, self.port)
         func serve(_ store: any SyncStore, shown: String) async throws {
@@ -86,7 +100,7 @@ struct SyncServe: AsyncParsableCommand {
                 Output.error("keyhaven: sync server on http://\(host):\(bound) (data in \(shown)); Ctrl-C stops")
             }
         }
-        if location.hasPrefix("postgres") {
+        if Self.isPostgresURL(location) {
             var postgresLogger = Logger(label: "keyhaven.sync.postgres")
             postgresLogger.logLevel = .error
             let store: PostgresSyncStore

@@ -81,11 +81,21 @@ package struct DeviceJSON: Codable {
     package var publicKey: String
     package var created: Date
     package var revoked: Date?
+    /// The enrolled device that approved this one (none for an account's first device).
+    package var approvedBy: String?
 
-    package init(id: String, account: String, name: String, publicKey: [UInt8], created: Date, revoked: Date?) {
+    package init(
+        id: String,
+        account: String,
+        name: String,
+        publicKey: [UInt8],
+        created: Date,
+        revoked: Date?,
+        approvedBy: String?
+    ) {
         (self.id, self.account, self.name) = (id, account, name)
         self.publicKey = Base64URL.encode(publicKey)
-        (self.created, self.revoked) = (created, revoked)
+        (self.created, self.revoked, self.approvedBy) = (created, revoked, approvedBy)
     }
 }
 
