@@ -1,6 +1,6 @@
 public import AsyncHTTPClient
 public import BreachPSI
-import Foundation
+public import Foundation
 public import NIOCore
 import NIOHTTP1
 public import _KeyhavenHTTPSupport
@@ -9,9 +9,10 @@ import _KeyhavenSupport
 /// A breach-PSI server over HTTP(S) with AsyncHTTPClient (`BreachPSIHTTPServer`'s endpoints):
 /// 10 seconds per request. Only `https://`, or `http://` to this machine (loopback), is spoken to:
 /// over plain http anyone on the path could publish their own key. A 429 is waited out (its
-/// `Retry-After`, digits only, at least 1 s) and the request sent again, up to ``maximumWait``
-/// seconds of waiting in all (concurrent requests waiting at once count once); beyond it the check
-/// fails with `rateLimited`. A server that cannot be reached, answers with another HTTP error or
+/// `Retry-After`, digits only, at least 1 s) and the request sent again, within ``maximumWait``
+/// seconds of the first 429: that one sets a deadline for the transport, and any wait that would
+/// end after it (concurrent requests' included) fails at once with `rateLimited`. Cancelling the
+/// task ends a wait with `cancelled`. A server that cannot be reached, answers with another HTTP error or
 /// publishes something unreadable is a ``BreachPSIError``. The HTTP status is checked before the
 /// body is read, and nothing the server writes (bodies, headers) is quoted in messages.
 public struct HTTPBreachPSITransport: BreachPSITransport {
@@ -20,16 +21,19 @@ public struct HTTPBreachPSITransport: BreachPSITransport {
     let timeout: TimeAmount
     /// Seconds of 429 waiting this transport accepts in all.
     public let maximumWait: Int
-    let sleep: @Sendable (Int) async -> Void
+    let sleep: @Sendable (Int) async throws -> Void
+    let now: @Sendable () -> Date
     let budget = WaitBudget()
 
-    /// `sleep`: waits the given seconds (injected in tests; by default `Task.sleep`).
+    /// `sleep`: waits the given seconds (injected in tests; by default `Task.sleep`, which throws
+    /// when the task is cancelled); `now`: the clock the waiting deadline is kept by.
     public init(
         base: String,
         client: HTTPClient = OutboundHTTP.shared,
         timeout: TimeAmount = .seconds(10),
         maximumWait: Int = 60,
-        sleep: (@Sendable (Int) async -> Void)? = nil
+        sleep: (@Sendable (Int) async throws -> Void)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         var base = base
         while base.hasSuffix("/") { base.removeLast() }
@@ -37,7 +41,8 @@ public struct HTTPBreachPSITransport: BreachPSITransport {
         self.client = client
         self.timeout = timeout
         self.maximumWait = max(maximumWait, 0)
-        self.sleep = sleep ?? { seconds in try? await Task.sleep(for: .seconds(seconds)) }
+        self.sleep = sleep ?? { seconds in try await Task.sleep(for: .seconds(seconds)) }
+        self.now = now
     }
 
     public var serverDescription: String { base }
@@ -68,11 +73,11 @@ public struct HTTPBreachPSITransport: BreachPSITransport {
         }
     }
 
+    /// ``_KeyhavenSupport/ServiceOrigin/isLoopback`` (`localhost`, `127.0.0.0/8`, `::1`), but not
+    /// `*.localhost`, which a resolver may send to the network.
     static func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if host == "localhost" || host == "::1" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        guard let origin = ServiceOrigin(scheme: .http, host: host) else { return false }
+        return origin.isLoopback && !origin.host.hasSuffix(".localhost")
     }
 
     struct Publication: Decodable {
@@ -136,14 +141,20 @@ public struct HTTPBreachPSITransport: BreachPSITransport {
             if response.status == .tooManyRequests {
                 let asked = Self.retryAfter(response.headers.first(name: "Retry-After"))
                 let wait = asked ?? 1
-                guard attempts < 16, budget.charge(wait, within: maximumWait) else {
+                let start = now()
+                let deadline = budget.deadline(startingAt: start, maximumWait: maximumWait)
+                guard attempts < 16, start.addingTimeInterval(TimeInterval(wait)) <= deadline else {
                     throw BreachPSIError(
                         .rateLimited,
-                        "\(base) limits how often one address may ask (429) and asked to wait \(asked.map { "\($0) s" } ?? "an unstated time") more than the \(maximumWait) s this check waits in all; try again later"
+                        "\(base) limits how often one address may ask (429) and asked to wait \(asked.map { "\($0) s" } ?? "an unstated time"), past the \(maximumWait) s this check waits in all; try again later"
                     )
                 }
-                await sleep(wait)
-                budget.done()
+                do {
+                    try await sleep(wait)
+                    try Task.checkCancellation()
+                } catch {
+                    throw BreachPSIError(.cancelled, "the breach check was cancelled while \(base) asked it to wait")
+                }
                 continue
             }
             guard response.status == .ok else {
@@ -160,25 +171,19 @@ public struct HTTPBreachPSITransport: BreachPSITransport {
         }
     }
 
-    /// The seconds waited on 429s; waits that overlap (a batch's requests told to wait at once)
-    /// count once.
+    /// When 429 waiting must be over: `maximumWait` after the first 429 this transport got.
     final class WaitBudget: @unchecked Sendable {
         private let lock = NSLock()
-        private var waited = 0
-        private var waiting = 0
+        private var end: Date?
 
-        /// Whether `seconds` more may be waited; records them unless another wait is under way.
-        func charge(_ seconds: Int, within maximum: Int) -> Bool {
+        /// The deadline, set now (from `start`) if no 429 came before.
+        func deadline(startingAt start: Date, maximumWait: Int) -> Date {
             lock.withLock {
-                if waiting == 0 {
-                    guard waited + seconds <= maximum else { return false }
-                    waited += seconds
-                }
-                waiting += 1
-                return true
+                if let end { return end }
+                let new = start.addingTimeInterval(TimeInterval(maximumWait))
+                end = new
+                return new
             }
         }
-
-        func done() { lock.withLock { waiting -= 1 } }
     }
 }

@@ -46,4 +46,6 @@ extension BreachPSIError.Code {
     public static var emptyInput: Self { Self("emptyInput") }
     /// Reading or writing the key file failed.
     public static var io: Self { Self("io") }
+    /// The check's task was cancelled (while it waited out a 429, say): nothing was concluded.
+    public static var cancelled: Self { Self("cancelled") }
 }

@@ -185,6 +185,94 @@ struct BreachPSIHTTPServerTests {
         }
     }
 
+    /// A server answering the n-th query with `answers[n]` (the last one repeated): a 429 with
+    /// that `Retry-After`, or 200 when nil.
+    static func withScriptedServer(
+        _ answers: [String?],
+        queries: ManualSeconds,
+        _ body: @escaping @Sendable (String) async throws -> Void
+    ) async throws {
+        let router = Router()
+        router.post("psi/v1/query") { _, _ in
+            let index = Int(queries.increment()) - 1
+            guard let retryAfter = answers[min(index, answers.count - 1)] else {
+                return Response(status: .ok, body: ResponseBody(byteBuffer: ByteBuffer(bytes: [1, 2, 3])))
+            }
+            var headers = HTTPFields()
+            headers[.retryAfter] = retryAfter
+            return Response(status: .tooManyRequests, headers: headers)
+        }
+        try await Application(router: router).test(.live) { client in
+            try await body("http://127.0.0.1:\(client.port!)")
+        }
+    }
+
+    /// The first 429 sets a deadline (60 s on): a wait that would end after it fails at once with
+    /// `rateLimited`, also while another request's wait is under way (overlapping waits were not
+    /// counted, so one of 86,399 s slipped through), and waits in a row add up.
+    @Test(.offCooperativePool) func waitsEndingPastTheDeadlineFailAtOnce() async throws {
+        let queries = ManualSeconds()
+        let clock = ManualSeconds()
+        let slept = ManualSeconds()
+        try await Self.withScriptedServer(["1", "86399", nil], queries: queries) { base in
+            let transport = HTTPBreachPSITransport(
+                base: base,
+                sleep: { seconds in
+                    slept.value += Double(seconds)
+                    // The first request waits until the second one was answered: the waits overlap.
+                    for _ in 0..<500 where queries.value < 2 { try await Task.sleep(for: .milliseconds(10)) }
+                    clock.value += Double(seconds)
+                },
+                now: { Date(timeIntervalSince1970: clock.value) }
+            )
+            async let first = transport.send([0])
+            for _ in 0..<500 where queries.value < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            let second = await #expect(throws: BreachPSIError.self) { try await transport.send([0]) }
+            #expect(second?.code == .rateLimited)
+            #expect(try await first == [1, 2, 3])
+            #expect(slept.value == 1, "only the 1 s wait was slept")
+        }
+        // Waits in a row: 40 s fit in the 60 s, 40 s more do not.
+        let again = ManualSeconds()
+        let waited = ManualSeconds()
+        try await Self.withScriptedServer(["40"], queries: again) { base in
+            let transport = HTTPBreachPSITransport(
+                base: base,
+                sleep: { seconds in
+                    waited.value += Double(seconds)
+                    clock.value += Double(seconds)
+                },
+                now: { Date(timeIntervalSince1970: clock.value) }
+            )
+            let error = await #expect(throws: BreachPSIError.self) { try await transport.send([0]) }
+            #expect(error?.code == .rateLimited)
+            #expect(waited.value == 40)
+            #expect(again.value == 2)
+        }
+    }
+
+    /// Cancelling a check while it waits out a 429 ends it at once with `cancelled` (the wait was
+    /// `try? Task.sleep`, which swallowed the cancellation and sent again).
+    @Test(.offCooperativePool) func cancellingDuringA429WaitEndsTheCheck() async throws {
+        let queries = ManualSeconds()
+        try await Self.withScriptedServer(["30"], queries: queries) { base in
+            let transport = HTTPBreachPSITransport(base: base)
+            let task = Task { try await transport.send([0]) }
+            for _ in 0..<500 where queries.value < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            try await Task.sleep(for: .milliseconds(100))
+            let start = ContinuousClock.now
+            task.cancel()
+            let result = await task.result
+            #expect(ContinuousClock.now - start < .seconds(10), "the wait asked for was 30 s")
+            guard case .failure(let error) = result else {
+                Issue.record("a cancelled check answered")
+                return
+            }
+            #expect((error as? BreachPSIError)?.code == .cancelled)
+            #expect(queries.value == 1)
+        }
+    }
+
     /// The table of addresses never grows past its cap (one pass drops full buckets, then the
     /// least recently seen, to three quarters); a client still in it keeps its state. IPv4-mapped
     /// addresses are their IPv4 address, IPv6 ones count by /64.
@@ -257,5 +345,13 @@ final class ManualSeconds: @unchecked Sendable {
     var value: Double {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
+    }
+
+    /// Adds 1 and returns the new value (a counter).
+    func increment() -> Double {
+        lock.withLock {
+            stored += 1
+            return stored
+        }
     }
 }
