@@ -7,6 +7,10 @@ public typealias SyncClientError = KeyhavenError<SyncClientErrorDomain>
 
 /// The domain of ``SyncClientError``.
 public enum SyncClientErrorDomain: KeyhavenErrorDomain {
+    /// For ``SyncClientError/Code/busy``: the seconds the server asked to wait (its `Retry-After`,
+    /// 1 to 60; ``SyncClientError/retryAfter``).
+    public typealias Details = Int
+
     public static var descriptionIncludesCode: Bool { true }
 }
 
@@ -33,11 +37,23 @@ extension SyncClientError.Code {
     public static var serverFailure: Self { Self("serverFailure") }
     /// The answer is not what docs/openapi/sync.yaml says (another program on that address?).
     public static var badAnswer: Self { Self("badAnswer") }
-    /// The server URL is not an http(s) URL.
+    /// The server URL is not `https://HOST[:PORT][/PATH]` (or `http://` to this machine), or it
+    /// holds a user name, a password, a query or a fragment.
     public static var invalidServer: Self { Self("invalidServer") }
+    /// The device's cursor is beyond the server's latest change (the server was restored from a
+    /// backup): resync from 0 (``VaultSync/SyncReplica/resync()``; ``SyncSession/pull()`` does it).
+    public static var cursorAhead: Self { Self("cursorAhead") }
+    /// The server has too many long polls waiting: wait ``SyncClientError/retryAfter`` seconds.
+    public static var busy: Self { Self("busy") }
+    /// The server kept answering one item's push as stale (more merges in one push than a server
+    /// that applies compare-and-swap could cause): stopped rather than loop.
+    public static var noProgress: Self { Self("noProgress") }
 }
 
 extension SyncClientError {
+    /// For ``Code/busy``: the seconds the server asked to wait before asking again (1 to 60).
+    public var retryAfter: Int? { code == .busy ? details : nil }
+
     /// `text` as printable ASCII, at most 160 characters: what of a server's words may be shown.
     static func neutralised(_ text: String) -> String {
         let printable = text.unicodeScalars.map { (0x20...0x7E).contains($0.value) ? Character($0) : "?" }

@@ -36,6 +36,8 @@ public actor SyncHTTPClient {
     private let timeout: Duration
     private let now: @Sendable () -> Date
     private var token: (value: String, expires: Date)?
+    /// The sign-in under way, which concurrent calls share (one challenge, one token).
+    private var signingIn: Task<(value: String, expires: Date), any Error>?
 
     /// A token is fetched again this long before it expires.
     static let tokenMargin: TimeInterval = 30
@@ -50,19 +52,49 @@ public actor SyncHTTPClient {
         timeout: Duration = .seconds(10),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(SyncClientError) {
-        var server = server
-        while server.hasSuffix("/") { server.removeLast() }
-        guard let url = URL(string: server), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-            url.host != nil
-        else {
-            throw SyncClientError(.invalidServer, "the sync server must be an http:// or https:// URL")
-        }
-        self.server = server
+        self.server = try Self.checked(server: server)
         self.key = key
         self.account = account
         self.http = http
         self.timeout = timeout
         self.now = now
+    }
+
+    /// `server` without its trailing slashes, when it may be spoken to: `https://HOST[:PORT][/PATH]`,
+    /// or `http://` to this machine (``_KeyhavenSupport/ServiceOrigin/isPotentiallyTrustworthy``:
+    /// over plain http to another machine anyone on the way could read the bearer token and the
+    /// sealed items). No user name or password (never quoted back), query or fragment.
+    static func checked(server: String) throws(SyncClientError) -> String {
+        var server = server
+        while server.hasSuffix("/") { server.removeLast() }
+        let components = URLComponents(string: server)
+        // `@` may start user info that URLComponents could not parse: never quoted either.
+        if server.contains("@") || components?.user != nil || components?.password != nil {
+            throw SyncClientError(
+                .invalidServer,
+                "the sync server URL holds a user name or password; give https://HOST[:PORT] without them "
+                    + "(the device signs in with its own key)"
+            )
+        }
+        let shown = SyncClientError.neutralised(server)
+        guard let components, components.query == nil, components.fragment == nil,
+            let origin = ServiceOrigin.of(url: server)
+        else {
+            throw SyncClientError(
+                .invalidServer,
+                "\(shown) is not a sync server URL; give https://HOST[:PORT] (or http://127.0.0.1:PORT for a "
+                    + "server on this machine), without a query or fragment"
+            )
+        }
+        guard origin.isPotentiallyTrustworthy else {
+            throw SyncClientError(
+                .invalidServer,
+                "\(shown) is plain http to another machine: anyone on the way could take the device's token; "
+                    + "use https:// (put a TLS-terminating reverse proxy in front of `keyhaven sync serve`); "
+                    + "http is only for localhost, 127.0.0.1 and ::1"
+            )
+        }
+        return server
     }
 
     // MARK: Devices
@@ -134,10 +166,23 @@ public actor SyncHTTPClient {
     }
 
     /// Signs in (a challenge, signed, for a bearer token, `POST /v1/auth/token`), replacing the
-    /// token held. Calls do it themselves when needed; returns when the new token expires.
+    /// token held once the new one arrives; calls made meanwhile share this sign-in. Calls do it
+    /// themselves when needed; returns when the new token expires.
     @discardableResult
     public func signIn() async throws -> Date {
-        token = nil
+        try await freshToken().expires
+    }
+
+    /// A new token: the sign-in under way if there is one, else a new one.
+    private func freshToken() async throws -> (value: String, expires: Date) {
+        if let signingIn { return try await signingIn.value }
+        let task = Task { try await self.fetchToken() }
+        signingIn = task
+        defer { if signingIn == task { signingIn = nil } }
+        return try await task.value
+    }
+
+    private func fetchToken() async throws -> (value: String, expires: Date) {
         let challenge = try await self.challenge().challenge
         let body = TokenRequest(
             device: key.id,
@@ -151,7 +196,7 @@ public actor SyncHTTPClient {
         guard answer.device == key.id, !answer.token.isEmpty else { throw Self.badAnswer("signing in") }
         token = (answer.token, answer.expires)
         account = answer.account
-        return answer.expires
+        return (answer.token, answer.expires)
     }
 
     // MARK: Items
@@ -176,7 +221,11 @@ public actor SyncHTTPClient {
         case (409, "stale"):
             guard let current = result.current else { throw Self.badAnswer(doing) }
             let item = try current.serverItem(doing)
-            guard item.item == mutation.item else { throw Self.badAnswer(doing) }
+            // Stale at the very revision the mutation was based on: compare-and-swap would have
+            // applied it, so this is not a sync server (and sending again would loop).
+            guard item.item == mutation.item, item.revision != mutation.baseRevision else {
+                throw Self.badAnswer(doing)
+            }
             return .stale(current: item)
         case (422, "rejected"):
             return .rejected(reason: SyncClientError.neutralised(result.reason ?? "no reason given"))
@@ -220,7 +269,8 @@ public actor SyncHTTPClient {
     }
 
     /// A call with the bearer token: fetched first when none is held or it is about to expire,
-    /// and once more if the server refuses the one held (it expired there, or the server restarted).
+    /// and once more if the server refuses the one held (it expired there, or the server
+    /// restarted) — unless another call already replaced it meanwhile, whose token is used then.
     private func authorized(
         _ method: HTTPMethod,
         _ path: String,
@@ -229,13 +279,15 @@ public actor SyncHTTPClient {
         doing: String,
         extraTime: Duration = .zero
     ) async throws -> Answer {
-        var fresh = false
-        if token == nil || token.map({ now().addingTimeInterval(Self.tokenMargin) >= $0.expires }) == true {
-            try await signIn()
-            fresh = true
+        var bearer: String
+        var retried = false
+        if let token, now().addingTimeInterval(Self.tokenMargin) < token.expires {
+            bearer = token.value
+        } else {
+            bearer = try await freshToken().value
+            retried = true
         }
         while true {
-            guard let bearer = token?.value else { throw Self.badAnswer("signing in") }
             do {
                 return try await send(
                     method,
@@ -246,9 +298,13 @@ public actor SyncHTTPClient {
                     doing: doing,
                     extraTime: extraTime
                 )
-            } catch let error as SyncClientError where error.code == .unauthorized && !fresh {
-                try await signIn()
-                fresh = true
+            } catch let error as SyncClientError where error.code == .unauthorized && !retried {
+                retried = true
+                if let held = token, held.value != bearer {
+                    bearer = held.value
+                } else {
+                    bearer = try await freshToken().value
+                }
             }
         }
     }
@@ -273,9 +329,11 @@ public actor SyncHTTPClient {
         }
         let status: UInt
         let bytes: [UInt8]
+        let retryAfter: String?
         do {
             let response = try await http.execute(request, timeout: .init(timeout + extraTime))
             status = response.status.code
+            retryAfter = response.headers.first(name: "Retry-After")
             bytes = Array(buffer: try await response.body.collect(upTo: Self.answerLimit))
         } catch {
             switch OutboundFailure(error) {
@@ -294,36 +352,73 @@ public actor SyncHTTPClient {
             }
         }
         if expecting.contains(status) { return Answer(status: status, body: bytes, doing: doing) }
-        throw Self.failure(status: status, body: bytes, doing: doing)
+        throw Self.failure(status: status, body: bytes, retryAfter: retryAfter, doing: doing)
     }
 
-    /// The error of an answer with an error status, the server's message neutralised.
-    static func failure(status: UInt, body: [UInt8], doing: String) -> SyncClientError {
-        let said = (try? JSONDecoder().decode(ErrorJSON.self, from: Data(body))).map {
-            " (the server said: \(SyncClientError.neutralised($0.message)))"
-        }
-        let detail = said ?? ""
-        switch status {
-        case 400:
-            return SyncClientError(.invalidRequest, "\(doing): the server refused the request as malformed\(detail)")
-        case 401:
-            return SyncClientError(
-                .unauthorized,
-                "\(doing): the server does not accept this device\(detail); it may have been revoked — "
-                    + "have an enrolled device approve it again"
-            )
-        case 403:
-            return SyncClientError(.forbidden, "\(doing): the approval was refused\(detail)")
-        case 404: return SyncClientError(.notFound, "\(doing): not found on the server\(detail)")
-        case 409: return SyncClientError(.alreadyEnrolled, "\(doing): this key is already enrolled\(detail)")
-        case 413: return SyncClientError(.tooLarge, "\(doing): larger than the server accepts\(detail)")
-        case 500...599:
+    /// The error codes of docs/openapi/sync.yaml (`{"error": code, …}`) with the status each
+    /// comes with: an answer is read by its code (409 is `alreadyEnrolled` or `cursorAhead`), and
+    /// a code with another status is not the sync API's.
+    static let errorCodes: [String: (code: SyncClientError.Code, status: UInt)] = [
+        "invalidRequest": (.invalidRequest, 400),
+        "unauthorized": (.unauthorized, 401),
+        "forbidden": (.forbidden, 403),
+        "notFound": (.notFound, 404),
+        "alreadyEnrolled": (.alreadyEnrolled, 409),
+        "cursorAhead": (.cursorAhead, 409),
+        "tooLarge": (.tooLarge, 413),
+        "busy": (.busy, 429),
+    ]
+
+    /// The seconds a `Retry-After` asks for when it is 1 to 3 digits (clamped to 1...60), else nil.
+    static func retryAfter(_ value: String?) -> Int? {
+        guard let value, (1...3).contains(value.utf8.count), value.utf8.allSatisfy({ (48...57).contains($0) }),
+            let seconds = Int(value)
+        else { return nil }
+        return min(max(seconds, 1), 60)
+    }
+
+    /// The error of an answer with an error status, read by its JSON `error` code, the server's
+    /// message neutralised.
+    static func failure(status: UInt, body: [UInt8], retryAfter: String? = nil, doing: String) -> SyncClientError {
+        if (500...599).contains(status) {
             return SyncClientError(.serverFailure, "\(doing): the sync server failed (HTTP \(status)); retry later")
-        default:
+        }
+        let said = try? JSONDecoder().decode(ErrorJSON.self, from: Data(body))
+        guard let said, let known = errorCodes[said.error], known.status == status else {
             return SyncClientError(
                 .badAnswer,
-                "\(doing): the server answered HTTP \(status), which the sync API never does"
+                "\(doing): the server answered HTTP \(status) without an error code of the sync API "
+                    + "(docs/openapi/sync.yaml); is the URL a Keyhaven sync server?"
             )
+        }
+        let detail = " (the server said: \(SyncClientError.neutralised(said.message)))"
+        switch known.code {
+        case .invalidRequest:
+            return SyncClientError(.invalidRequest, "\(doing): the server refused the request as malformed\(detail)")
+        case .unauthorized:
+            return SyncClientError(
+                .unauthorized,
+                "\(doing): the server does not accept this device\(detail); if it was revoked, its key can never "
+                    + "be enrolled again — make a NEW device key and have an enrolled device approve it"
+            )
+        case .forbidden: return SyncClientError(.forbidden, "\(doing): the approval was refused\(detail)")
+        case .notFound: return SyncClientError(.notFound, "\(doing): not found on the server\(detail)")
+        case .alreadyEnrolled:
+            return SyncClientError(.alreadyEnrolled, "\(doing): this key is already enrolled\(detail)")
+        case .cursorAhead:
+            return SyncClientError(
+                .cursorAhead,
+                "\(doing): this device has seen changes the server no longer has (restored from a backup?); "
+                    + "resync from 0 (SyncSession.pull does it once by itself)\(detail)"
+            )
+        case .busy:
+            let seconds = Self.retryAfter(retryAfter) ?? 5
+            return SyncClientError(
+                .busy,
+                "\(doing): the server has too many long polls waiting; retry in \(seconds) s\(detail)",
+                details: seconds
+            )
+        default: return SyncClientError(.tooLarge, "\(doing): larger than the server accepts\(detail)")
         }
     }
 

@@ -21,23 +21,76 @@ struct ClientTestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs `body` with the real sync server on a temporary SQLite file, served on a loopback port;
-/// `body` gets the server's URL. The file is removed afterwards.
+/// Counts the requests a test server received, by path.
+final class RequestCounter: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+    func add(_ path: String) { counts.withLock { $0[path, default: 0] += 1 } }
+    subscript(path: String) -> Int { counts.withLock { $0[path, default: 0] } }
+}
+
+/// The durations an injected sleep was asked for.
+final class DurationLog: Sendable {
+    private let values = Mutex<[Duration]>([])
+    /// Records `duration`; returns how many are recorded now.
+    func add(_ duration: Duration) -> Int {
+        values.withLock {
+            $0.append(duration)
+            return $0.count
+        }
+    }
+    var all: [Duration] { values.withLock { $0 } }
+}
+
+/// `inner`, counting each request's path in `counter`.
+struct CountingResponder<Inner: HTTPResponder>: HTTPResponder {
+    let inner: Inner
+    let counter: RequestCounter?
+
+    func respond(to request: Request, context: Inner.Context) async throws -> Response {
+        counter?.add(request.uri.path)
+        return try await inner.respond(to: request, context: context)
+    }
+}
+
+/// Runs `body` with the real sync server on a temporary SQLite file (or on `sync.sqlite` in
+/// `directory`, which is kept), served on a loopback port; `body` gets the server's URL.
 func withLiveSyncServer<T: Sendable>(
     clock: SharedClock,
+    directory: URL? = nil,
+    counter: RequestCounter? = nil,
+    configuration: SyncServerConfiguration = SyncServerConfiguration(),
     _ body: @escaping @Sendable (String) async throws -> T
 ) async throws -> T {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyhaven-sync-client-\(UUID())")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let store = try SQLiteSyncStore(path: directory.appendingPathComponent("sync.sqlite").path)
-    var configuration = SyncServerConfiguration()
+    let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("keyhaven-sync-client-\(UUID())")
+    let folder = directory ?? temporary
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { if directory == nil { try? FileManager.default.removeItem(at: temporary) } }
+    let store = try SQLiteSyncStore(path: folder.appendingPathComponent("sync.sqlite").path)
+    var configuration = configuration
     configuration.now = { clock.now }
     let service = SyncService(store: store, configuration: configuration)
-    let app = Application(router: SyncHTTPServer(service: service).router())
+    let router = SyncHTTPServer(service: service).router()
+    let app = Application(responder: CountingResponder(inner: router.buildResponder(), counter: counter))
     return try await app.test(.live) { client in
         guard let port = client.port else { throw ClientTestFailure("the live test server has no port") }
         return try await body("http://127.0.0.1:\(port)")
+    }
+}
+
+/// Copies the server's SQLite file (and its WAL) in `from` over the one in `to`: a backup, or a
+/// restore from it. Only while no server runs on either.
+func copyDatabase(from source: URL, to target: URL) throws {
+    let files = FileManager.default
+    try files.createDirectory(at: target, withIntermediateDirectories: true)
+    for suffix in ["", "-wal", "-shm"] {
+        try? files.removeItem(at: target.appendingPathComponent("sync.sqlite" + suffix))
+    }
+    for suffix in ["", "-wal"]
+    where files.fileExists(atPath: source.appendingPathComponent("sync.sqlite" + suffix).path) {
+        try files.copyItem(
+            at: source.appendingPathComponent("sync.sqlite" + suffix),
+            to: target.appendingPathComponent("sync.sqlite" + suffix)
+        )
     }
 }
 
@@ -45,7 +98,7 @@ func withLiveSyncServer<T: Sendable>(
 /// the person's devices).
 struct TestDevice: Sendable {
     let key: SyncDeviceKey
-    let client: SyncHTTPClient
+    var client: SyncHTTPClient
     var session: SyncSession<SealedPayloads<SystemRandomNumberGenerator>>
 
     init(server: String, number: UInt64, sealer: ItemSealer, clock: SharedClock) throws {
@@ -58,6 +111,21 @@ struct TestDevice: Sendable {
             now: { clock.milliseconds }
         )
     }
+
+    /// The same device (key, account, replica) talking to `server` (the test server's port changes
+    /// each time it is started).
+    mutating func reconnect(to server: String, clock: SharedClock) async throws {
+        client = try SyncHTTPClient(
+            server: server,
+            key: key,
+            account: await client.account,
+            timeout: .seconds(5),
+            now: { clock.now }
+        )
+        var moved = SyncSession(replica: session.replica, codec: session.codec, client: client, now: session.now)
+        moved.sleep = session.sleep
+        session = moved
+    }
 }
 
 /// A laptop that created an account and a phone it approved.
@@ -65,6 +133,11 @@ struct TwoDevices: Sendable {
     var laptop: TestDevice
     var phone: TestDevice
     let account: String
+
+    mutating func reconnect(to server: String, clock: SharedClock) async throws {
+        try await laptop.reconnect(to: server, clock: clock)
+        try await phone.reconnect(to: server, clock: clock)
+    }
 
     init(server: String, clock: SharedClock) async throws {
         var random = SystemRandomNumberGenerator()

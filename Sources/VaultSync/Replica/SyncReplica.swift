@@ -174,7 +174,10 @@ public struct SyncReplica: Hashable, Sendable {
             outbox.update(mutation.item) { $0 = Outbox.Entry(item: $0.item) }
             return .acceptedWithMoreToSend
         case .stale(let current):
-            return .merged(try absorb(current, now: now, decoding: codec))
+            // The server's compare-and-swap is the authority: the next mutation is built on exactly
+            // the revision it holds, lower than the one known here when it was restored from a
+            // backup (keeping the higher one would be answered stale forever).
+            return .merged(try absorb(current, now: now, decoding: codec, exactRevision: true))
         case .rejected(let reason):
             // To the back of the queue, so that one refused item does not hold up the others.
             outbox.remove(mutation.item)
@@ -199,18 +202,34 @@ public struct SyncReplica: Hashable, Sendable {
     ) throws(VaultSyncError) -> [ItemID: MergeResult] {
         var merges: [ItemID: MergeResult] = [:]
         for item in batch.items {
-            merges[item.item] = try absorb(item, now: now, decoding: codec)
+            merges[item.item] = try absorb(item, now: now, decoding: codec, exactRevision: false)
         }
         cursor = max(cursor, batch.sequence)
         return merges
     }
 
+    /// Starts over with a server that lost changes this device saw (restored from a backup: it
+    /// answers the cursor with `cursorAhead`): the cursor goes back to 0 and the known revisions
+    /// are dropped, and every item is pending again, so that the next pull takes in what the
+    /// server holds (an item it holds as this device does is no longer pending then) and the next
+    /// push sends the rest — an item the server lost goes out with base 0. Nothing is lost.
+    public mutating func resync() {
+        cursor = 0
+        revisions = [:]
+        for entry in outbox.entries { outbox.update(entry.item) { $0 = Outbox.Entry(item: $0.item) } }
+        for item in records.keys.sorted() {
+            outbox.enqueue(item)
+        }
+    }
+
     /// Merges the server's `current` record of an item into this device's, adopting its revision
-    /// as the base of the next mutation; the clock moves past every stamp in it.
+    /// as the base of the next mutation (exactly, for a stale answer; the higher of the two
+    /// otherwise); the clock moves past every stamp in it.
     private mutating func absorb(
         _ current: ServerItem,
         now: UInt64,
-        decoding codec: some PayloadCodec
+        decoding codec: some PayloadCodec,
+        exactRevision: Bool
     ) throws(VaultSyncError) -> MergeResult {
         let remote = try codec.decode(current.payload, item: current.item, version: current.revision)
         guard remote.id == current.item else {
@@ -223,7 +242,8 @@ public struct SyncReplica: Hashable, Sendable {
         let merge = try SyncRecord.merge(local: records[current.item] ?? SyncRecord(id: current.item), remote: remote)
         if let latest = remote.latestStamp { clock.receive(latest, now: now) }
         records[current.item] = merge.record
-        revisions[current.item] = max(revisions[current.item] ?? 0, current.revision)
+        revisions[current.item] =
+            exactRevision ? current.revision : max(revisions[current.item] ?? 0, current.revision)
         // A mutation in flight was made on an older base: the next one is built on this merge.
         outbox.update(current.item) { $0 = Outbox.Entry(item: $0.item) }
         if merge.record == remote { outbox.remove(current.item) }
