@@ -6,7 +6,9 @@ import SyncClient
 import SyncServer
 import SyncServerHTTP
 import Synchronization
+import Vault
 import VaultSync
+import VaultSyncBridge
 
 /// A clock the server and the devices share, moved by hand.
 final class SharedClock: Sendable {
@@ -26,6 +28,28 @@ final class RequestCounter: Sendable {
     private let counts = Mutex<[String: Int]>([:])
     func add(_ path: String) { counts.withLock { $0[path, default: 0] += 1 } }
     subscript(path: String) -> Int { counts.withLock { $0[path, default: 0] } }
+}
+
+extension SyncSession {
+    /// The ``SyncClientError`` `push()` throws, nil when it does not.
+    mutating func pushError() async throws -> SyncClientError? {
+        do {
+            try await push()
+            return nil
+        } catch let error as SyncClientError {
+            return error
+        }
+    }
+
+    /// The ``SyncClientError`` `waitForChanges(wait:)` throws, nil when it does not.
+    mutating func waitError(wait: Duration) async throws -> SyncClientError? {
+        do {
+            try await waitForChanges(wait: wait)
+            return nil
+        } catch let error as SyncClientError {
+            return error
+        }
+    }
 }
 
 /// The durations an injected sleep was asked for.
@@ -109,6 +133,16 @@ struct TestDevice: Sendable {
             codec: SealedPayloads(sealer: sealer, generator: SystemRandomNumberGenerator()),
             client: client,
             now: { clock.milliseconds }
+        )
+    }
+
+    /// Takes in `content` as item `item`, a credential the vault held before it synced.
+    mutating func adopt(_ content: CredentialContent, as item: ItemID, clock: SharedClock) throws {
+        let created = Date(timeIntervalSince1970: 1_799_000_000)
+        try session.replica.adopt(
+            SyncedCredential(content: content, created: created),
+            as: item,
+            now: clock.milliseconds
         )
     }
 

@@ -14,8 +14,6 @@ import VaultSyncBridge
 /// is busy, and one that lies; and only trustworthy URLs are spoken to.
 @Suite(.offCooperativePool)
 struct SyncRecoveryTests {
-    static let created = Date(timeIntervalSince1970: 1_799_000_000)
-
     static func temporaryDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("keyhaven-sync-restore-\(UUID())")
     }
@@ -33,11 +31,7 @@ struct SyncRecoveryTests {
 
         var devices = try await withLiveSyncServer(clock: clock, directory: directory) { [content] server in
             var devices = try await TwoDevices(server: server, clock: clock)
-            try devices.laptop.session.replica.adopt(
-                SyncedCredential(content: content, created: Self.created),
-                as: item,
-                now: clock.milliseconds
-            )
+            try devices.laptop.adopt(content, as: item, clock: clock)
             #expect(try await devices.laptop.session.push().confirmed == 1)
             return devices
         }
@@ -90,11 +84,7 @@ struct SyncRecoveryTests {
 
         var devices = try await withLiveSyncServer(clock: clock, directory: directory) { server in
             var devices = try await TwoDevices(server: server, clock: clock)
-            try devices.laptop.session.replica.adopt(
-                SyncedCredential(content: firstContent, created: Self.created),
-                as: first,
-                now: clock.milliseconds
-            )
+            try devices.laptop.adopt(firstContent, as: first, clock: clock)
             try await devices.laptop.session.sync()
             try await devices.phone.session.sync()
             return devices
@@ -107,11 +97,7 @@ struct SyncRecoveryTests {
             var edited = firstContent
             edited.password = "m1"
             try devices.phone.session.replica.write(edited, passkeys: [], to: first, now: clock.milliseconds)
-            try devices.phone.session.replica.adopt(
-                SyncedCredential(content: secondContent, created: Self.created),
-                as: second,
-                now: clock.milliseconds
-            )
+            try devices.phone.adopt(secondContent, as: second, clock: clock)
             try await devices.phone.session.sync()
             try await devices.laptop.session.sync()
             #expect(devices.laptop.session.replica.cursor > 1)
@@ -174,12 +160,7 @@ struct SyncRecoveryTests {
             // The rest of each 3 s wait (less what the request took, however slow the machine).
             #expect(durations.allSatisfy { $0 > .milliseconds(500) && $0 <= .seconds(3) })
 
-            var refused: SyncClientError?
-            do {
-                try await devices.phone.session.waitForChanges(wait: .milliseconds(500))
-            } catch let error as SyncClientError {
-                refused = error
-            }
+            let refused = try await devices.phone.session.waitError(wait: .milliseconds(500))
             #expect(refused?.code == .invalidRequest)
         }
     }
@@ -198,12 +179,7 @@ struct SyncRecoveryTests {
             let slept = DurationLog()
             devices.phone.session.sleep = { duration in _ = slept.add(duration) }
             devices.phone.session.busyAnswers = 3
-            var busy: SyncClientError?
-            do {
-                try await devices.phone.session.waitForChanges(wait: .seconds(2))
-            } catch let error as SyncClientError {
-                busy = error
-            }
+            let busy = try await devices.phone.session.waitError(wait: .seconds(2))
             #expect(busy?.code == .busy)
             #expect(busy?.retryAfter == 5)
             #expect(slept.all == [.seconds(5), .seconds(5)])
@@ -302,16 +278,6 @@ struct SyncLyingServerTests {
         )
     }
 
-    /// The ``SyncClientError`` `session.push()` throws, nil when it does not.
-    static func pushError(_ session: inout SyncSession<PlainPayloads>) async throws -> SyncClientError? {
-        do {
-            try await session.push()
-            return nil
-        } catch let error as SyncClientError {
-            return error
-        }
-    }
-
     static func replicaWithAnEditedItem() -> (SyncReplica, ItemID, [UInt8]) {
         var replica = SyncReplica(device: DeviceID(1))
         var random = SystemRandomNumberGenerator()
@@ -321,25 +287,17 @@ struct SyncLyingServerTests {
         return (replica, item, old.canonicalBytes)
     }
 
-    @Test func aStaleAnswerAtTheMutationsOwnBaseIsBadAnswer() async throws {
-        let (replica, _, old) = Self.replicaWithAnEditedItem()
-        let pushes = RequestCounter()
-        try await Self.withStaleServer(payload: old, revisionsAhead: 0, pushes: pushes) { server in
-            let client = try SyncHTTPClient(server: server, key: SyncDeviceKey())
-            var session = SyncSession(replica: replica, codec: PlainPayloads(), client: client, now: { 3_000 })
-            #expect(try await Self.pushError(&session)?.code == .badAnswer)
-            #expect(pushes["/v1/push"] == 1)
-        }
-    }
-
-    @Test func aServerThatIsAlwaysStaleStopsThePush() async throws {
+    /// Stale at the mutation's own base (0 ahead): `badAnswer` at once; always stale one revision
+    /// ahead: `noProgress` after `mergesPerItem` merges, the change still pending.
+    @Test(arguments: [(UInt64(0), SyncClientError.Code.badAnswer), (1, .noProgress)])
+    func aServerThatDoesNotApplyCompareAndSwapStopsThePush(ahead: UInt64, code: SyncClientError.Code) async throws {
         let (replica, item, old) = Self.replicaWithAnEditedItem()
         let pushes = RequestCounter()
-        try await Self.withStaleServer(payload: old, revisionsAhead: 1, pushes: pushes) { server in
+        try await Self.withStaleServer(payload: old, revisionsAhead: ahead, pushes: pushes) { server in
             let client = try SyncHTTPClient(server: server, key: SyncDeviceKey())
             var session = SyncSession(replica: replica, codec: PlainPayloads(), client: client, now: { 3_000 })
-            #expect(try await Self.pushError(&session)?.code == .noProgress)
-            #expect(pushes["/v1/push"] == session.mergesPerItem)
+            #expect(try await session.pushError()?.code == code)
+            #expect(pushes["/v1/push"] == (ahead == 0 ? 1 : session.mergesPerItem))
             #expect(session.replica.outbox.contains(item))
         }
     }
