@@ -241,7 +241,16 @@ let package = Package(
         // Sign in with Keyhaven: the identity provider's logic and storage (no HTTP framework).
         .target(
             name: "IdentityProvider",
-            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", "OneTimeCodes", crypto, grdb, nioCore, nioPosix],
+            dependencies: [
+                "_KeyhavenSupport", "_KeyhavenSQLite", "KeyhavenJOSE", "OneTimeCodes", crypto, grdb, nioCore, nioPosix,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // How Keyhaven opens its SQLite files, in one place (internal): created private, WAL,
+        // synchronous commits, secure delete, a busy timeout (the vault, the provider, the sync server).
+        .target(
+            name: "_KeyhavenSQLite",
+            dependencies: ["_KeyhavenSupport", grdb],
             swiftSettings: swiftSettings
         ),
         // The one reading of a postgres:// URL (TLS required off loopback) for the provider's and the
@@ -327,7 +336,7 @@ let package = Package(
         // of its own, wake-ups for long polls. It stores ciphertext it cannot read.
         .target(
             name: "SyncServer",
-            dependencies: ["_KeyhavenSupport", "VaultSync", grdb, crypto],
+            dependencies: ["_KeyhavenSupport", "_KeyhavenSQLite", "VaultSync", grdb, crypto],
             swiftSettings: swiftSettings
         ),
         // The sync server's PostgreSQL storage (postgres-nio), behind the same SyncStore protocol as
@@ -363,7 +372,7 @@ let package = Package(
         // The encrypted credential store (the Keychain of Keyhaven): GRDB + swift-crypto; import/export.
         .target(
             name: "Vault",
-            dependencies: ["_KeyhavenSupport", "Passkeys", grdb, crypto, cryptoExtras],
+            dependencies: ["_KeyhavenSupport", "_KeyhavenSQLite", "Passkeys", grdb, crypto, cryptoExtras],
             swiftSettings: swiftSettings
         ),
         // Test support shipped to users: seeded randomness, fixed clocks, fixtures, a command runner,

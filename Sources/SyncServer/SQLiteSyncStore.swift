@@ -1,6 +1,7 @@
 public import Foundation
 import GRDB
 public import VaultSync
+import _KeyhavenSQLite
 import _KeyhavenSupport
 
 /// The sync server's state in SQLite (GRDB): a WAL `DatabasePool` for a file, created private
@@ -23,14 +24,9 @@ public actor SQLiteSyncStore: SyncStore {
     public init(path: String?) throws {
         let database: any DatabaseWriter
         if let path {
-            fileWarnings = try PrivateFile.prepareDatabase(at: path)
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(10)
-            configuration.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-                try db.execute(sql: "PRAGMA secure_delete = ON")
-            }
-            database = try DatabasePool(path: path, configuration: configuration)
+            let (pool, warnings) = try KeyhavenSQLite.openPool(path: path)
+            database = pool
+            fileWarnings = warnings
         } else {
             fileWarnings = []
             database = try DatabaseQueue()
@@ -221,20 +217,14 @@ public actor SQLiteSyncStore: SyncStore {
         keepAtMost: Int,
         purgeBefore: Date?
     ) throws {
-        try write { db in
-            if let purgeBefore {
-                try db.execute(sql: "DELETE FROM challenges WHERE expires <= ?", arguments: [purgeBefore.milliseconds])
-            }
+        try save("challenges", hash: hash, device: device, expires: expires, purgeBefore: purgeBefore) { db in
+            // The device's newest `keepAtMost - 1` stay; the one inserted next makes `keepAtMost`.
             try db.execute(
                 sql: """
                     DELETE FROM challenges WHERE device = ? AND hash NOT IN
                     (SELECT hash FROM challenges WHERE device = ? ORDER BY expires DESC, hash LIMIT ?)
                     """,
                 arguments: [device, device, max(keepAtMost - 1, 0)]
-            )
-            try db.execute(
-                sql: "INSERT INTO challenges (hash, device, expires) VALUES (?, ?, ?)",
-                arguments: [Data(hash), device, expires.milliseconds]
             )
         }
     }
@@ -253,12 +243,26 @@ public actor SQLiteSyncStore: SyncStore {
     }
 
     public func saveToken(hash: [UInt8], device: String, expires: Date, purgeBefore: Date?) throws {
+        try save("tokens", hash: hash, device: device, expires: expires, purgeBefore: purgeBefore) { _ in }
+    }
+
+    /// In one transaction: deletes the table's expired rows (when `purgeBefore` is given), runs
+    /// `before`, and inserts the hash (as `PostgresSyncStore` does).
+    private func save(
+        _ table: String,
+        hash: [UInt8],
+        device: String,
+        expires: Date,
+        purgeBefore: Date?,
+        before: (Database) throws -> Void
+    ) throws {
         try write { db in
             if let purgeBefore {
-                try db.execute(sql: "DELETE FROM tokens WHERE expires <= ?", arguments: [purgeBefore.milliseconds])
+                try db.execute(sql: "DELETE FROM \(table) WHERE expires <= ?", arguments: [purgeBefore.milliseconds])
             }
+            try before(db)
             try db.execute(
-                sql: "INSERT INTO tokens (hash, device, expires) VALUES (?, ?, ?)",
+                sql: "INSERT INTO \(table) (hash, device, expires) VALUES (?, ?, ?)",
                 arguments: [Data(hash), device, expires.milliseconds]
             )
         }

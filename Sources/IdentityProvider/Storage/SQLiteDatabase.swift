@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRDB
 import Synchronization
+import _KeyhavenSQLite
 import _KeyhavenSupport
 
 /// SQLite through GRDB: a WAL `DatabasePool` for a file, a `DatabaseQueue` in memory. Nothing runs
@@ -17,17 +18,12 @@ public final class SQLiteDatabase: SQLDatabase {
 
     /// A database file, created private (0600, its WAL and shared-memory files too) when missing;
     /// an existing one that others can read is made private, with a warning in ``fileWarnings``.
+    /// Sealing replaces values that were in the clear (or sealed with an old key): what SQLite frees
+    /// is zeroed instead of staying in free pages (``KeyhavenSQLite/configuration(busyTimeout:label:)``).
     public init(path: String) throws {
-        fileWarnings = try PrivateFile.prepareDatabase(at: path)
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            // Sealing replaces values that were in the clear (or sealed with an old key): what SQLite
-            // frees is zeroed instead of staying in free pages.
-            try db.execute(sql: "PRAGMA secure_delete = ON")
-        }
-        writer = try DatabasePool(path: path, configuration: configuration)
+        let (pool, warnings) = try KeyhavenSQLite.openPool(path: path)
+        writer = pool
+        fileWarnings = warnings
     }
 
     /// Copies the write-ahead log into the database and truncates it to nothing, so values just

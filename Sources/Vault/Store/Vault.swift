@@ -1,6 +1,7 @@
 public import Foundation
 import GRDB
 import Synchronization
+import _KeyhavenSQLite
 import _KeyhavenSupport
 
 /// An unlocked vault: an encrypted SQLite file (WAL) holding credentials and their password history.
@@ -50,17 +51,13 @@ public final class Vault: Sendable {
         self.fileWarnings = fileWarnings
     }
 
+    /// Every commit reaches the disk before it returns (the upgrade journal depends on it), and
+    /// what SQLite frees is zeroed (``KeyhavenSQLite/configuration(busyTimeout:label:)``).
     static func configuration() -> Configuration {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(60)
-        configuration.label = "keyhaven.vault"
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA secure_delete = ON")
-            // Every commit reaches the disk before it returns: the upgrade journal depends on it.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        return configuration
+        KeyhavenSQLite.configuration(busyTimeout: busyTimeout, label: label)
     }
+    private static let busyTimeout: TimeInterval = 60
+    private static let label = "keyhaven.vault"
 
     // MARK: Create and open
 
@@ -192,8 +189,11 @@ public final class Vault: Sendable {
             // Only now, with the right password and untouched rows, may the file change. A vault that
             // others can read (made by a Keyhaven before files were created private) is made
             // private, with a warning.
-            let fileWarnings = try PrivateFile.prepareDatabase(at: url.path)
-            let database = try DatabasePool(path: url.path, configuration: configuration())
+            let (database, fileWarnings) = try KeyhavenSQLite.openPool(
+                path: url.path,
+                busyTimeout: busyTimeout,
+                label: label
+            )
             try VaultSchema.migrator.migrate(database)
             let vault = Vault(url: url, database: database, keys: keys, now: now, fileWarnings: fileWarnings)
             if format < 2 {
