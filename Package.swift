@@ -257,7 +257,7 @@ let package = Package(
         // sync server's PostgreSQL storage (internal).
         .target(
             name: "_KeyhavenPostgres",
-            dependencies: ["_KeyhavenSupport", postgresNIO, serviceLifecycle],
+            dependencies: ["_KeyhavenSupport", postgresNIO, serviceLifecycle, logging],
             swiftSettings: swiftSettings
         ),
         // The provider's PostgreSQL storage (postgres-nio), behind the same SQL seam as SQLite.

@@ -25,17 +25,12 @@ public final class PostgresDatabase: SQLDatabase, Service {
 
     /// `postgres://user:password@host:port/database[?sslmode=disable|prefer|require]`.
     public init(url: String, logger: Logger = Logger(label: "keyhaven.idp.postgres")) throws {
-        let parsed: (configuration: PostgresClient.Configuration, sslMode: String)
         do {
-            parsed = try PostgresURL.configuration(url)
+            (client, sslMode) = try PostgresURL.pool(url, logger: logger)
         } catch {
             throw StorageError(.invalidConfiguration, error.message)
         }
-        let (configuration, mode) = parsed
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.client = client
         self.logger = logger
-        sslMode = mode
     }
 
     /// Runs the connection pool until the task is cancelled or the service group shuts down

@@ -38,13 +38,11 @@ public final class PostgresSyncStore: SyncStore, Service {
         guard !tablePrefix.isEmpty,
             tablePrefix.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") })
         else { throw SyncServerError(.invalidRequest, "a table prefix is lowercase letters, digits and _") }
-        let configuration: PostgresClient.Configuration
         do {
-            configuration = try PostgresURL.configuration(url).configuration
+            client = try PostgresURL.pool(url, logger: logger).client
         } catch {
             throw SyncServerError(.invalidRequest, error.message)
         }
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
         prefix = tablePrefix
     }

@@ -1,4 +1,5 @@
 import Foundation
+public import Logging
 public import PostgresNIO
 import ServiceLifecycle
 public import _KeyhavenSupport
@@ -68,6 +69,19 @@ public enum PostgresURL {
         )
         configuration.options.maximumConnections = 8
         return (configuration, mode)
+    }
+}
+
+extension PostgresURL {
+    /// The connection pool for `url` (``configuration(_:)``), logging its background work to
+    /// `logger`, and the TLS mode in use. The pool works while it runs (`runUntilGracefulShutdown()`
+    /// in a service group, or `withRunning(_:)`).
+    public static func pool(
+        _ url: String,
+        logger: Logger
+    ) throws(PostgresURLError) -> (client: PostgresClient, sslMode: String) {
+        let (configuration, sslMode) = try configuration(url)
+        return (PostgresClient(configuration: configuration, backgroundLogger: logger), sslMode)
     }
 }
 
