@@ -28,6 +28,9 @@ public struct SyncDevice: Hashable, Sendable {
 public actor SyncHTTPClient {
     /// The server's base URL, without a trailing slash.
     public let server: String
+    /// The origin of ``server`` (`scheme://host[:port]`): what every message this device signs
+    /// names (``VaultSync/DeviceSignatures``), so a server relaying it to another is refused there.
+    public let origin: ServiceOrigin
     public let key: SyncDeviceKey
     /// The account this device is in (set by ``createAccount(name:)`` and ``enrol(account:name:approver:approval:)``,
     /// or given when the device was enrolled before).
@@ -52,7 +55,7 @@ public actor SyncHTTPClient {
         timeout: Duration = .seconds(10),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(SyncClientError) {
-        self.server = try Self.checked(server: server)
+        (self.server, self.origin) = try Self.checked(server: server)
         self.key = key
         self.account = account
         self.http = http
@@ -63,8 +66,9 @@ public actor SyncHTTPClient {
     /// `server` without its trailing slashes, when it may be spoken to: `https://HOST[:PORT][/PATH]`,
     /// or `http://` to this machine (``_KeyhavenSupport/ServiceOrigin/isPotentiallyTrustworthy``:
     /// over plain http to another machine anyone on the way could read the bearer token and the
-    /// sealed items). No user name or password (never quoted back), query or fragment.
-    static func checked(server: String) throws(SyncClientError) -> String {
+    /// sealed items). No user name or password (never quoted back), query or fragment. With its
+    /// origin.
+    static func checked(server: String) throws(SyncClientError) -> (url: String, origin: ServiceOrigin) {
         var server = server
         while server.hasSuffix("/") { server.removeLast() }
         let components = URLComponents(string: server)
@@ -94,7 +98,7 @@ public actor SyncHTTPClient {
                     + "http is only for localhost, 127.0.0.1 and ::1"
             )
         }
-        return server
+        return (server, origin)
     }
 
     // MARK: Devices
@@ -104,23 +108,38 @@ public actor SyncHTTPClient {
         let body = CreateAccountRequest(
             publicKey: key.publicKey,
             name: name,
-            proof: try key.sign(DeviceSignatures.accountCreation(publicKey: key.publicKey))
+            origin: origin,
+            proof: try key.sign(DeviceSignatures.accountCreation(server: origin, publicKey: key.publicKey))
         )
         return try await enrolled("/v1/accounts", try Self.json(body), doing: "creating the account")
     }
 
     /// Enrols this device in `account` with `approval`, the signature of enrolled device
-    /// `approver` (``SyncDeviceKey/approval(of:account:)``) (`POST /v1/devices`).
+    /// `approver` (its client's ``approval(of:)``, for this same server) (`POST /v1/devices`).
     public func enrol(account: String, name: String, approver: String, approval: [UInt8]) async throws -> SyncDevice {
         let body = AddDeviceRequest(
             account: account,
             publicKey: key.publicKey,
             name: name,
             approver: approver,
+            origin: origin,
             approval: approval,
-            proof: try key.sign(DeviceSignatures.enrolment(account: account, newPublicKey: key.publicKey))
+            proof: try key.sign(
+                DeviceSignatures.enrolment(server: origin, account: account, newPublicKey: key.publicKey)
+            )
         )
         return try await enrolled("/v1/devices", try Self.json(body), doing: "enrolling this device")
+    }
+
+    /// This (enrolled) device's approval of `newPublicKey` joining its account on this server: what
+    /// `keyhaven device approve` hands to the new device for ``enrol(account:name:approver:approval:)``.
+    /// Throws ``SyncClientError/Code/invalidRequest`` when this client knows no account yet (sign
+    /// in first).
+    public func approval(of newPublicKey: [UInt8]) throws(SyncClientError) -> [UInt8] {
+        guard let account else {
+            throw SyncClientError(.invalidRequest, "this device knows no account yet: sign in before approving a device")
+        }
+        return try key.sign(DeviceSignatures.approval(server: origin, account: account, newPublicKey: newPublicKey))
     }
 
     /// Posts an enrolment (`201` with the device) and takes the device's account as this client's.
@@ -187,7 +206,8 @@ public actor SyncHTTPClient {
         let body = TokenRequest(
             device: key.id,
             challenge: challenge,
-            signature: try key.sign(DeviceSignatures.tokenRequest(device: key.id, challenge: challenge))
+            origin: origin,
+            signature: try key.sign(DeviceSignatures.tokenRequest(server: origin, device: key.id, challenge: challenge))
         )
         let answer = try Self.decode(
             TokenResponse.self,
@@ -361,6 +381,7 @@ public actor SyncHTTPClient {
     static let errorCodes: [String: (code: SyncClientError.Code, status: UInt)] = [
         "invalidRequest": (.invalidRequest, 400),
         "unauthorized": (.unauthorized, 401),
+        "wrongServer": (.wrongServer, 401),
         "forbidden": (.forbidden, 403),
         "notFound": (.notFound, 404),
         "alreadyEnrolled": (.alreadyEnrolled, 409),
@@ -400,6 +421,13 @@ public actor SyncHTTPClient {
                 .unauthorized,
                 "\(doing): the server does not accept this device\(detail); if it was revoked, its key can never "
                     + "be enrolled again — make a NEW device key and have an enrolled device approve it"
+            )
+        case .wrongServer:
+            return SyncClientError(
+                .wrongServer,
+                "\(doing): the server at \(SyncClientError.neutralised(server)) refused this device's signature as made "
+                    + "for another server\(detail); its operator must start it with --public-url set to the URL "
+                    + "this device uses — or something between this device and it is relaying its sign-in"
             )
         case .forbidden: return SyncClientError(.forbidden, "\(doing): the approval was refused\(detail)")
         case .notFound: return SyncClientError(.notFound, "\(doing): not found on the server\(detail)")

@@ -4,10 +4,12 @@ import HummingbirdTesting
 import KeyhavenTesting
 import NIOCore
 import SyncClient
+import SyncServer
 import Testing
 import Vault
 import VaultSync
 import VaultSyncBridge
+import _KeyhavenSupport
 
 /// Devices sync sealed credentials through the real server over loopback with `SyncHTTPClient`
 /// and `SyncSession`.
@@ -160,6 +162,29 @@ struct SyncClientTests {
         #expect(throws: SyncClientError(.invalidServer, "")) {
             try SyncHTTPClient(server: "ftp://x", key: SyncDeviceKey())
         }
+    }
+
+    /// A server whose public URL is not the one the device uses refuses what the device signs for
+    /// its URL (the same as a server relaying the device's sign-in to it): ``SyncClientError/Code/wrongServer``,
+    /// never retried as an expired token would be. An approval carries the client's server too.
+    @Test func aServerWithAnotherPublicURLRefusesTheDevicesSignatures() async throws {
+        let clock = SharedClock()
+        var elsewhere = SyncServerConfiguration()
+        elsewhere.publicOrigin = ServiceOrigin("https://sync.elsewhere.test")
+        let counter = RequestCounter()
+        try await withLiveSyncServer(clock: clock, counter: counter, configuration: elsewhere) { server in
+            let client = try SyncHTTPClient(server: server, key: SyncDeviceKey(), now: { clock.now })
+            #expect(await client.origin.serialized == server)
+            let error = try await #require(throws: SyncClientError.self) {
+                try await client.createAccount(name: "laptop")
+            }
+            #expect(error.code == .wrongServer)
+            #expect(error.message.contains("--public-url"))
+            await #expect(throws: SyncClientError(.invalidRequest, "")) {
+                try await client.approval(of: SyncDeviceKey().publicKey)
+            }
+        }
+        #expect(counter["/v1/accounts"] == 1)
     }
 
     @Test func aLongPollOnOneDeviceReturnsWhenTheOtherPushes() async throws {
