@@ -261,7 +261,10 @@ let package = Package(
         // token calls.
         .target(
             name: "RelyingParty",
-            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto, jwtKit, nioCore, nioHTTP1],
+            dependencies: [
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "KeyhavenJOSE", asyncHTTPClient, crypto, jwtKit, nioCore,
+                nioHTTP1,
+            ],
             swiftSettings: swiftSettings
         ),
         // AutoFill's provider (docs/autofill-protocol.md): identities, matching and fill policy,

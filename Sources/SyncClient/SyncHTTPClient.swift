@@ -21,7 +21,8 @@ public struct SyncDevice: Hashable, Sendable {
 /// The device signs in with its own key (``SyncDeviceKey``): a challenge, signed, for a bearer
 /// token that stays inside this actor and is fetched again transparently when it is about to
 /// expire (by the injected clock) or the server no longer takes it. Every request has a short
-/// deadline (`timeout`, a long poll its wait on top), connections are never retried, and a
+/// deadline (`timeout`, a long poll its wait on top) that covers reading the whole answer (a server
+/// that stalls after its headers fails with ``SyncClientError/Code/noAnswer``), connections are never retried, and a
 /// server that cannot be reached fails at once with ``SyncClientError/Code/unreachable``.
 ///
 /// - Throws (every call): ``SyncClientError``, or `CancellationError` when the task is cancelled.
@@ -137,7 +138,10 @@ public actor SyncHTTPClient {
     /// in first).
     public func approval(of newPublicKey: [UInt8]) throws(SyncClientError) -> [UInt8] {
         guard let account else {
-            throw SyncClientError(.invalidRequest, "this device knows no account yet: sign in before approving a device")
+            throw SyncClientError(
+                .invalidRequest,
+                "this device knows no account yet: sign in before approving a device"
+            )
         }
         return try key.sign(DeviceSignatures.approval(server: origin, account: account, newPublicKey: newPublicKey))
     }
@@ -351,10 +355,12 @@ public actor SyncHTTPClient {
         let bytes: [UInt8]
         let retryAfter: String?
         do {
-            let response = try await http.execute(request, timeout: .init(timeout + extraTime))
+            // One deadline for the whole exchange: the answer's body included.
+            let deadline = NIODeadline.now() + .init(timeout + extraTime)
+            let response = try await http.execute(request, deadline: deadline)
             status = response.status.code
             retryAfter = response.headers.first(name: "Retry-After")
-            bytes = Array(buffer: try await response.body.collect(upTo: Self.answerLimit))
+            bytes = Array(buffer: try await response.body.collect(upTo: Self.answerLimit, deadline: deadline))
         } catch {
             switch OutboundFailure(error) {
             case .cancelled: throw CancellationError()
@@ -365,10 +371,16 @@ public actor SyncHTTPClient {
                         + "`keyhaven sync serve` runs there (nothing was sent)"
                 )
             case .timedOut:
-                throw SyncClientError(.noAnswer, "\(doing): \(server) did not answer in time; try again later")
+                throw SyncClientError(
+                    .noAnswer,
+                    "\(doing): \(server) did not answer in time (it may have been applied); try again later"
+                )
             case .other:
                 if Task.isCancelled { throw CancellationError() }
-                throw SyncClientError(.noAnswer, "\(doing): the connection to \(server) broke; try again later")
+                throw SyncClientError(
+                    .noAnswer,
+                    "\(doing): the connection to \(server) broke (it may have been applied); try again later"
+                )
             }
         }
         if expecting.contains(status) { return Answer(status: status, body: bytes, doing: doing) }
@@ -390,12 +402,10 @@ public actor SyncHTTPClient {
         "busy": (.busy, 429),
     ]
 
-    /// The seconds a `Retry-After` asks for when it is 1 to 3 digits (clamped to 1...60), else nil.
+    /// The seconds a `Retry-After` asks for (``_KeyhavenHTTPSupport/OutboundHTTP/retryAfter(_:)``),
+    /// clamped to 1...60; nil when it is not whole seconds.
     static func retryAfter(_ value: String?) -> Int? {
-        guard let value, (1...3).contains(value.utf8.count), value.utf8.allSatisfy({ (48...57).contains($0) }),
-            let seconds = Int(value)
-        else { return nil }
-        return min(max(seconds, 1), 60)
+        OutboundHTTP.retryAfter(value).map { min(max($0, 1), 60) }
     }
 
     /// The error of an answer with an error status, read by its JSON `error` code, the server's

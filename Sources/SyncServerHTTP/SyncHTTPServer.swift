@@ -256,7 +256,7 @@ public struct SyncHTTPServer: Sendable {
             router: router(),
             server: .http1(configuration: .init(idleTimeout: .milliseconds(milliseconds))),
             configuration: .init(address: .hostname(host, port: port), serverName: "keyhaven-sync"),
-            onServerRunning: { [service] channel in
+            onServerRunning: { [service = self.service] channel in
                 let bound = channel.localAddress?.port ?? port
                 if let origin = ServiceOrigin(scheme: .http, host: host, port: bound) { service.serving(at: origin) }
                 await onReady(bound)

@@ -187,6 +187,42 @@ struct SyncClientTests {
         #expect(counter["/v1/accounts"] == 1)
     }
 
+    /// A server that sends the head of its answer and then stalls the body: a push (sent, so it
+    /// may have been applied) and a long poll fail with `noAnswer` by their deadlines (1 s, a long
+    /// poll its wait on top; the bound leaves room for a loaded machine), never hang.
+    @Test func aServerThatStallsAfterItsHeadersIsNoAnswerByTheDeadline() async throws {
+        let key = SyncDeviceKey()
+        let account = String(repeating: "a", count: 32)
+        let server = try StallingHTTPServer { path in
+            switch path {
+            case "/v1/auth/challenge": ("200 OK", #"{"challenge":"AAAA","expires":"2099-01-01T00:00:00Z"}"#)
+            case "/v1/auth/token":
+                (
+                    "200 OK",
+                    #"{"token":"t","tokenType":"Bearer","expires":"2099-01-01T00:00:00Z","device":"\#(key.id)","#
+                        + #""account":"\#(account)"}"#
+                )
+            default: nil
+            }
+        }
+        defer { server.close() }
+        let client = try SyncHTTPClient(server: server.url, key: key, timeout: .seconds(1))
+        var start = ContinuousClock.now
+        let pushed = try await #require(throws: SyncClientError.self) {
+            try await client.push(Mutation(item: ItemID(high: 1, low: 2), baseRevision: 0, payload: [1, 2, 3]))
+        }
+        #expect(pushed.code == .noAnswer)
+        #expect(pushed.message.contains("may have been applied"))
+        #expect(ContinuousClock.now - start < .seconds(6))
+        start = ContinuousClock.now
+        let polled = try await #require(throws: SyncClientError.self) {
+            try await client.changes(since: 0, wait: .seconds(1))
+        }
+        #expect(polled.code == .noAnswer)
+        #expect(ContinuousClock.now - start < .seconds(7))
+        #expect(server.stalledPaths == ["/v1/push", "/v1/changes?since=0&wait=1"])
+    }
+
     @Test func aLongPollOnOneDeviceReturnsWhenTheOtherPushes() async throws {
         let clock = SharedClock()
         try await withLiveSyncServer(clock: clock) { server in

@@ -56,7 +56,10 @@ struct SyncAuthTests {
             let unsigned = try await api.call(
                 .post,
                 "/v1/auth/token",
-                body: ["device": fixture.laptop.id, "challenge": challenge, "origin": ServiceOrigin.testServer.serialized, "signature": ""]
+                body: [
+                    "device": fixture.laptop.id, "challenge": challenge, "origin": ServiceOrigin.testServer.serialized,
+                    "signature": "",
+                ]
             )
             #expect(unsigned.status == .unauthorized)
             // Expired.
@@ -99,13 +102,21 @@ struct SyncAuthTests {
                     "approver": fixture.laptop.id,
                     "approval": Base64URL.encode(
                         fixture.phone.sign(
-                            DeviceSignatures.approval(server: .testServer, account: account, newPublicKey: fixture.phone.publicKey)
+                            DeviceSignatures.approval(
+                                server: .testServer,
+                                account: account,
+                                newPublicKey: fixture.phone.publicKey
+                            )
                         )
                     ),
                     "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
                         fixture.phone.sign(
-                            DeviceSignatures.enrolment(server: .testServer, account: account, newPublicKey: fixture.phone.publicKey)
+                            DeviceSignatures.enrolment(
+                                server: .testServer,
+                                account: account,
+                                newPublicKey: fixture.phone.publicKey
+                            )
                         )
                     ),
                 ]
@@ -120,13 +131,21 @@ struct SyncAuthTests {
                     "approver": fixture.laptop.id,
                     "approval": Base64URL.encode(
                         fixture.laptop.sign(
-                            DeviceSignatures.approval(server: .testServer, account: account, newPublicKey: fixture.stranger.publicKey)
+                            DeviceSignatures.approval(
+                                server: .testServer,
+                                account: account,
+                                newPublicKey: fixture.stranger.publicKey
+                            )
                         )
                     ),
                     "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
                         fixture.phone.sign(
-                            DeviceSignatures.enrolment(server: .testServer, account: account, newPublicKey: fixture.phone.publicKey)
+                            DeviceSignatures.enrolment(
+                                server: .testServer,
+                                account: account,
+                                newPublicKey: fixture.phone.publicKey
+                            )
                         )
                     ),
                 ]
@@ -196,7 +215,9 @@ struct SyncAuthTests {
                     "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": "laptop",
                     "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
-                        fixture.stranger.sign(DeviceSignatures.accountCreation(server: .testServer, publicKey: fixture.laptop.publicKey))
+                        fixture.stranger.sign(
+                            DeviceSignatures.accountCreation(server: .testServer, publicKey: fixture.laptop.publicKey)
+                        )
                     ),
                 ]
             )
@@ -234,7 +255,9 @@ struct SyncAuthTests {
                     "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": "laptop",
                     "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
-                        fixture.laptop.sign(DeviceSignatures.accountCreation(server: .testServer, publicKey: fixture.laptop.publicKey))
+                        fixture.laptop.sign(
+                            DeviceSignatures.accountCreation(server: .testServer, publicKey: fixture.laptop.publicKey)
+                        )
                     ),
                 ]
             )
@@ -267,24 +290,40 @@ struct SyncAuthTests {
             let token = try await api.signIn(fixture.laptop)
             let marker = "<script>evil-id-marker</script>"
             let approval = Base64URL.encode(
-                fixture.laptop.sign(DeviceSignatures.approval(server: .testServer, account: account, newPublicKey: fixture.phone.publicKey))
+                fixture.laptop.sign(
+                    DeviceSignatures.approval(
+                        server: .testServer,
+                        account: account,
+                        newPublicKey: fixture.phone.publicKey
+                    )
+                )
             )
             let proof = Base64URL.encode(
-                fixture.phone.sign(DeviceSignatures.enrolment(server: .testServer, account: account, newPublicKey: fixture.phone.publicKey))
+                fixture.phone.sign(
+                    DeviceSignatures.enrolment(
+                        server: .testServer,
+                        account: account,
+                        newPublicKey: fixture.phone.publicKey
+                    )
+                )
             )
             let answers = [
                 try await api.call(.post, "/v1/auth/challenge", body: ["device": marker]),
                 try await api.call(
                     .post,
                     "/v1/auth/token",
-                    body: ["device": marker, "challenge": "AAAA", "origin": ServiceOrigin.testServer.serialized, "signature": "AAAA"]
+                    body: [
+                        "device": marker, "challenge": "AAAA", "origin": ServiceOrigin.testServer.serialized,
+                        "signature": "AAAA",
+                    ]
                 ),
                 try await api.call(
                     .post,
                     "/v1/devices",
                     body: [
                         "account": account, "publicKey": Base64URL.encode(fixture.phone.publicKey), "name": "phone",
-                        "approver": marker, "origin": ServiceOrigin.testServer.serialized, "approval": approval, "proof": proof,
+                        "approver": marker, "origin": ServiceOrigin.testServer.serialized, "approval": approval,
+                        "proof": proof,
                     ]
                 ),
                 try await api.call(
@@ -292,7 +331,8 @@ struct SyncAuthTests {
                     "/v1/devices",
                     body: [
                         "account": marker, "publicKey": Base64URL.encode(fixture.phone.publicKey), "name": "phone",
-                        "approver": fixture.laptop.id, "origin": ServiceOrigin.testServer.serialized, "approval": approval, "proof": proof,
+                        "approver": fixture.laptop.id, "origin": ServiceOrigin.testServer.serialized,
+                        "approval": approval, "proof": proof,
                     ]
                 ),
                 try await api.call(.delete, "/v1/devices/\(fixture.laptop.id.uppercased())", token: token),
@@ -325,7 +365,9 @@ struct SyncAuthTests {
                     "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": name,
                     "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
-                        fixture.laptop.sign(DeviceSignatures.accountCreation(server: .testServer, publicKey: fixture.laptop.publicKey))
+                        fixture.laptop.sign(
+                            DeviceSignatures.accountCreation(server: .testServer, publicKey: fixture.laptop.publicKey)
+                        )
                     ),
                 ]
             )

@@ -109,7 +109,9 @@ struct SyncAPI {
             body: [
                 "publicKey": Base64URL.encode(device.publicKey), "name": name,
                 "origin": origin.serialized,
-                "proof": Base64URL.encode(device.sign(DeviceSignatures.accountCreation(server: origin, publicKey: device.publicKey))),
+                "proof": Base64URL.encode(
+                    device.sign(DeviceSignatures.accountCreation(server: origin, publicKey: device.publicKey))
+                ),
             ]
         )
         guard answer.status == .created, let account = answer.string("account") else {
@@ -133,11 +135,15 @@ struct SyncAPI {
                 "account": account, "publicKey": Base64URL.encode(device.publicKey), "name": "phone",
                 "approver": approver.id,
                 "approval": Base64URL.encode(
-                    approver.sign(DeviceSignatures.approval(server: origin, account: account, newPublicKey: device.publicKey))
+                    approver.sign(
+                        DeviceSignatures.approval(server: origin, account: account, newPublicKey: device.publicKey)
+                    )
                 ),
                 "origin": origin.serialized,
                 "proof": Base64URL.encode(
-                    device.sign(DeviceSignatures.enrolment(server: origin, account: account, newPublicKey: device.publicKey))
+                    device.sign(
+                        DeviceSignatures.enrolment(server: origin, account: account, newPublicKey: device.publicKey)
+                    )
                 ),
             ]
         )
@@ -151,11 +157,16 @@ struct SyncAPI {
     /// Answers `challenge` signed by `signer` on behalf of `device`.
     func token(_ device: TestDeviceKey, challenge: String, signer: TestDeviceKey? = nil) async throws -> Answer {
         let bytes = Base64URL.decode(challenge) ?? []
-        let signature = (signer ?? device).sign(DeviceSignatures.tokenRequest(server: origin, device: device.id, challenge: bytes))
+        let signature = (signer ?? device).sign(
+            DeviceSignatures.tokenRequest(server: origin, device: device.id, challenge: bytes)
+        )
         return try await call(
             .post,
             "/v1/auth/token",
-            body: ["device": device.id, "challenge": challenge, "origin": origin.serialized, "signature": Base64URL.encode(signature)]
+            body: [
+                "device": device.id, "challenge": challenge, "origin": origin.serialized,
+                "signature": Base64URL.encode(signature),
+            ]
         )
     }
 

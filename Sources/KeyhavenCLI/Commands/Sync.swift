@@ -127,14 +127,14 @@ struct SyncServe: AsyncParsableCommand {
         var logger = Logger(label: "keyhaven.sync")
         // Notices and errors (a failing database is logged at .error) go to standard error.
         logger.logLevel = .notice
-        let (host, port) = (self.host, self.port)
+        let (host, port, publicOrigin) = (self.host, self.port, configuration.publicOrigin)
         func serve(_ store: any SyncStore, shown: String) async throws {
             try await SyncHTTPServer(service: SyncService(store: store, configuration: configuration)).run(
                 host: host,
                 port: port,
                 logger: logger
             ) { bound in
-                let origin = configuration.publicOrigin.map { "\($0)" } ?? "http://\(host):\(bound)"
+                let origin = publicOrigin.map { "\($0)" } ?? "http://\(host):\(bound)"
                 Output.error(
                     "keyhaven: sync server on http://\(host):\(bound) for devices at \(origin) (data in \(shown)); "
                         + "Ctrl-C stops"
