@@ -505,7 +505,8 @@ let package = Package(
             dependencies: [
                 "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault",
                 "KeyhavenTesting",
-                "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting, nioCore,
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting, httpTypes,
+                nioCore,
             ],
             swiftSettings: swiftSettings
         ),

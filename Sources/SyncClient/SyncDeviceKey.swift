@@ -1,5 +1,5 @@
 public import Crypto
-public import VaultSync
+import VaultSync
 
 /// A device's own Ed25519 key pair (made on the device, never sent): what it signs challenges,
 /// approvals and its own enrolment with, in the messages of ``VaultSync/DeviceSignatures`` — the

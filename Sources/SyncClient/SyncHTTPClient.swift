@@ -14,6 +14,8 @@ public struct SyncDevice: Hashable, Sendable {
     public var publicKey: [UInt8]
     public var created: Date
     public var revoked: Date?
+    /// The device that approved this one (nil for an account's first device).
+    public var approvedBy: String?
 }
 
 /// The typed client of `keyhaven sync serve` (docs/openapi/sync.yaml) for one device.
@@ -45,8 +47,11 @@ public actor SyncHTTPClient {
 
     /// A token is fetched again this long before it expires.
     static let tokenMargin: TimeInterval = 30
-    /// The largest answer read (a page of changes: 500 items at the server's item cap).
-    static let answerLimit = 64 << 20
+    /// The largest answer read: a page of changes, whose payloads the server caps at 4 MiB
+    /// (`SyncServerConfiguration.changesMaxBytes`; an item is always smaller), as base64url (4/3),
+    /// plus 1 MiB for the JSON around at most 500 items (about 100 bytes each). A larger answer is
+    /// not a sync server's (`badAnswer`), and is not read further.
+    static let answerLimit = (4 << 20) / 3 * 4 + (1 << 20)
 
     public init(
         server: String,
@@ -149,7 +154,7 @@ public actor SyncHTTPClient {
     /// Posts an enrolment (`201` with the device) and takes the device's account as this client's.
     private func enrolled(_ path: String, _ body: Data, doing: String) async throws -> SyncDevice {
         let answer = try await send(.POST, path, body: body, expecting: [201], doing: doing)
-        let device = try Self.decode(DeviceJSON.self, answer).device
+        let device = try Self.decode(DeviceJSON.self, answer).device(doing)
         account = device.account
         return device
     }
@@ -157,7 +162,7 @@ public actor SyncHTTPClient {
     /// The devices of the account, revoked ones included (`GET /v1/devices`).
     public func devices() async throws -> [SyncDevice] {
         let answer = try await authorized(.GET, "/v1/devices", doing: "listing the devices")
-        return try Self.decode(DeviceListResponse.self, answer).devices.map(\.device)
+        return try Self.decode(DeviceListResponse.self, answer).devices.map { try $0.device(answer.doing) }
     }
 
     /// Revokes device `id` of the account (`DELETE /v1/devices/{id}`); its tokens fail at once.
@@ -165,10 +170,9 @@ public actor SyncHTTPClient {
         guard id.allSatisfy({ $0.isHexDigit }), !id.isEmpty else {
             throw SyncClientError(.invalidRequest, "a device id is hexadecimal (see the device list)")
         }
-        return try Self.decode(
-            DeviceJSON.self,
-            try await authorized(.DELETE, "/v1/devices/\(id)", doing: "revoking device \(id)")
-        ).device
+        let doing = "revoking device \(id)"
+        return try Self.decode(DeviceJSON.self, try await authorized(.DELETE, "/v1/devices/\(id)", doing: doing))
+            .device(doing)
     }
 
     // MARK: Authentication
@@ -361,6 +365,12 @@ public actor SyncHTTPClient {
             status = response.status.code
             retryAfter = response.headers.first(name: "Retry-After")
             bytes = Array(buffer: try await response.body.collect(upTo: Self.answerLimit, deadline: deadline))
+        } catch is NIOTooManyBytesError {
+            throw SyncClientError(
+                .badAnswer,
+                "\(doing): the answer is larger than a page of the sync API (\(Self.answerLimit) bytes); is the URL "
+                    + "a Keyhaven sync server?"
+            )
         } catch {
             switch OutboundFailure(error) {
             case .cancelled: throw CancellationError()
@@ -435,9 +445,9 @@ public actor SyncHTTPClient {
         case .wrongServer:
             return SyncClientError(
                 .wrongServer,
-                "\(doing): the server at \(SyncClientError.neutralised(server)) refused this device's signature as made "
-                    + "for another server\(detail); its operator must start it with --public-url set to the URL "
-                    + "this device uses — or something between this device and it is relaying its sign-in"
+                "\(doing): the server refused this device's signature as made for another server\(detail); its "
+                    + "operator must start it with --public-url set to the URL this device uses — or something "
+                    + "between this device and it is relaying its sign-in"
             )
         case .forbidden: return SyncClientError(.forbidden, "\(doing): the approval was refused\(detail)")
         case .notFound: return SyncClientError(.notFound, "\(doing): not found on the server\(detail)")
