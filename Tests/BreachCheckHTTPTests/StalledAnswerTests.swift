@@ -2,6 +2,7 @@ import BreachCheck
 import BreachCheckHTTP
 import BreachPSI
 import KeyhavenTesting
+import NIOCore
 import Testing
 
 /// A server that sends the head of its answer and then stalls the body: the breach clients fail
