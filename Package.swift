@@ -270,7 +270,10 @@ let package = Package(
         // token calls.
         .target(
             name: "RelyingParty",
-            dependencies: ["_KeyhavenSupport", "KeyhavenJOSE", asyncHTTPClient, crypto, jwtKit, nioCore, nioHTTP1],
+            dependencies: [
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", "KeyhavenJOSE", asyncHTTPClient, crypto, jwtKit, nioCore,
+                nioHTTP1,
+            ],
             swiftSettings: swiftSettings
         ),
         // AutoFill's provider (docs/autofill-protocol.md): identities, matching and fill policy,
@@ -511,7 +514,8 @@ let package = Package(
             dependencies: [
                 "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault",
                 "KeyhavenTesting",
-                "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting, nioCore,
+                "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting, httpTypes,
+                nioCore,
             ],
             swiftSettings: swiftSettings
         ),

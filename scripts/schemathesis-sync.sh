@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes `keyhaven sync serve` against its contract (docs/openapi/sync.yaml) with Schemathesis: starts
 # the server built in .build/debug on a fresh database, enrols a device (an Ed25519 key made here with
-# python's cryptography package), signs a challenge for a bearer token, and runs scripts/schemathesis.sh
+# python's cryptography package), signs a challenge for a bearer token (every message naming the
+# server's origin, http://127.0.0.1:PORT, as VaultSync's DeviceSignatures does), and runs scripts/schemathesis.sh
 # with that token, so the authenticated operations (push, changes, devices) are fuzzed past the 401.
 # Revocation is not fuzzed (it would revoke the fuzzing device). Long polls are capped at 1 s (--max-wait 1) so that a generated `wait=60` does not stall the run
 # while the long-poll path is still exercised. Afterwards the token must still work (GET /v1/devices
@@ -38,12 +39,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 base = sys.argv[1]
+# The server's origin (scheme://host[:port], no default port, lower case): what every signed message
+# names (VaultSync's DeviceSignatures); the server listens on base and takes it as its public URL.
+origin = base.lower().rstrip("/")
 b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
 unb64 = lambda s: base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
 
 def message(label, *parts):
-    out = ("keyhaven-sync/v1/" + label).encode()
-    for part in parts:
+    out = ("keyhaven-sync/v2/" + label).encode()
+    for part in (origin.encode(),) + parts:
         out += len(part).to_bytes(4, "big") + part
     return out
 
@@ -53,12 +57,13 @@ def post(path, body):
 
 key = Ed25519PrivateKey.generate()
 public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-device = post("/v1/accounts", {"publicKey": b64(public), "name": "schemathesis",
+device = post("/v1/accounts", {"publicKey": b64(public), "name": "schemathesis", "origin": origin,
                                "proof": b64(key.sign(message("create-account", public)))})
 assert device["id"] == hashlib.sha256(public).digest()[:16].hex()
 challenge = post("/v1/auth/challenge", {"device": device["id"]})["challenge"]
 signature = key.sign(message("token", device["id"].encode(), unb64(challenge)))
-print(post("/v1/auth/token", {"device": device["id"], "challenge": challenge, "signature": b64(signature)})["token"])
+print(post("/v1/auth/token", {"device": device["id"], "challenge": challenge, "origin": origin,
+                               "signature": b64(signature)})["token"])
 PY
 )
 

@@ -7,7 +7,8 @@ public import _KeyhavenHTTPSupport
 import _KeyhavenSupport
 
 /// A breach-PSI server over HTTP(S) with AsyncHTTPClient (`BreachPSIHTTPServer`'s endpoints):
-/// 10 seconds per request. Only `https://`, or `http://` to this machine (loopback), is spoken to:
+/// 10 seconds per request, the reading of its answer included (a server that stalls after its
+/// headers is `unreachable` then). Only `https://`, or `http://` to this machine (loopback), is spoken to:
 /// over plain http anyone on the path could publish their own key. A 429 is waited out (its
 /// `Retry-After`, digits only, at least 1 s) and the request sent again, within ``maximumWait``
 /// seconds of the first 429: that one sets a deadline for the transport, and any wait that would
@@ -114,13 +115,10 @@ public struct HTTPBreachPSITransport: BreachPSITransport {
         )
     }
 
-    /// The seconds a `Retry-After` asks for: its value when it is only digits (at most 1 s less
-    /// than a day), else nil; at least 1.
+    /// The seconds a `Retry-After` asks for (``_KeyhavenHTTPSupport/OutboundHTTP/retryAfter(_:)``:
+    /// digits only), at least 1 and at most 1 s less than a day; else nil.
     public static func retryAfter(_ value: String?) -> Int? {
-        guard let value, !value.isEmpty, value.count <= 5, value.utf8.allSatisfy({ (48...57).contains($0) }),
-            let seconds = Int(value)
-        else { return nil }
-        return min(max(seconds, 1), 86_399)
+        OutboundHTTP.retryAfter(value).map { min(max($0, 1), 86_399) }
     }
 
     func execute(_ request: HTTPClientRequest, limit: Int) async throws(BreachPSIError) -> [UInt8] {
@@ -130,8 +128,10 @@ public struct HTTPBreachPSITransport: BreachPSITransport {
         while true {
             attempts += 1
             let response: HTTPClientResponse
+            // One deadline for the request and the reading of its answer.
+            let deadline = NIODeadline.now() + timeout
             do {
-                response = try await client.execute(request, timeout: timeout)
+                response = try await client.execute(request, deadline: deadline)
             } catch {
                 if OutboundFailure(error) == .unreachable {
                     throw BreachPSIError(.unreachable, "cannot reach \(base) (no connection could be made: \(error))")
@@ -161,8 +161,18 @@ public struct HTTPBreachPSITransport: BreachPSITransport {
                 throw BreachPSIError(.serverError, "HTTP \(response.status.code) from \(base)")
             }
             do {
-                return Array(buffer: try await response.body.collect(upTo: limit))
+                return Array(buffer: try await response.body.collect(upTo: limit, deadline: deadline))
             } catch {
+                switch OutboundFailure(error) {
+                case .timedOut:
+                    throw BreachPSIError(
+                        .unreachable,
+                        "\(base) sent the head of its answer but not the rest within \(timeout.nanoseconds / 1_000_000_000) s; try again later"
+                    )
+                case .cancelled:
+                    throw BreachPSIError(.cancelled, "the breach check was cancelled while \(base) was answering")
+                case .unreachable, .other: break
+                }
                 throw BreachPSIError(
                     .malformedResponse,
                     "\(base) sent an answer over \(limit) bytes or broke off while sending it"

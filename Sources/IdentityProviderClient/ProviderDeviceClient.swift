@@ -31,8 +31,9 @@ public struct ProviderDeviceClient: Sendable {
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
-            response = try await OutboundHTTP.shared.execute(request, timeout: .seconds(20))
-            body = try await response.body.collect(upTo: 1 << 20)
+            let deadline = NIODeadline.now() + .seconds(20)
+            response = try await OutboundHTTP.shared.execute(request, deadline: deadline)
+            body = try await response.body.collect(upTo: 1 << 20, deadline: deadline)
         } catch {
             throw Failure(.unreachable, "the provider at \(url) could not be reached")
         }

@@ -292,8 +292,9 @@ public struct HTTPNotificationTransport: NotificationTransport {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "Keyhaven-IdP")
         request.body = .bytes(ByteBuffer(bytes: body))
-        guard let response = try? await OutboundHTTP.shared.execute(request, timeout: .seconds(10)) else { return nil }
-        _ = try? await response.body.collect(upTo: 1 << 16)
+        let deadline = NIODeadline.now() + .seconds(10)
+        guard let response = try? await OutboundHTTP.shared.execute(request, deadline: deadline) else { return nil }
+        _ = try? await response.body.collect(upTo: 1 << 16, deadline: deadline)
         return Int(response.status.code)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 public import KeyhavenJOSE
 import NIOCore
 import NIOHTTP1
+import _KeyhavenHTTPSupport
 public import _KeyhavenSupport
 
 @_exported public import struct _KeyhavenSupport.KeyhavenError
@@ -57,8 +58,9 @@ public struct HTTPRelyingPartyTransport: RelyingPartyTransport {
 
     func send(_ request: HTTPClientRequest) async throws -> (status: Int, body: [UInt8]) {
         do {
-            let response = try await client.execute(request, timeout: .seconds(10))
-            let body = try await response.body.collect(upTo: 1 << 20)
+            let deadline = NIODeadline.now() + .seconds(10)
+            let response = try await client.execute(request, deadline: deadline)
+            let body = try await response.body.collect(upTo: 1 << 20, deadline: deadline)
             return (Int(response.status.code), Array(buffer: body))
         } catch {
             throw RelyingPartyError(.transport, "the provider could not be reached (\(type(of: error)))")

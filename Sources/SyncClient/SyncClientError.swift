@@ -23,6 +23,9 @@ extension SyncClientError.Code {
     /// The device is not (or no longer) enrolled, or its signature was refused: sign in again or
     /// have an enrolled device approve this one.
     public static var unauthorized: Self { Self("unauthorized") }
+    /// The server refused a signature as made for another server: its public URL (`--public-url`)
+    /// is not the URL this device uses, or a server in between relays this device's sign-in.
+    public static var wrongServer: Self { Self("wrongServer") }
     /// The server refused the approval (the approver is not enrolled in the account, or revoked).
     public static var forbidden: Self { Self("forbidden") }
     /// The account or device named does not exist on the server.

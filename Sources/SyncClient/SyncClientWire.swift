@@ -5,14 +5,25 @@ import _KeyhavenSupport
 // here only the readings into the client's values.
 
 extension DeviceJSON {
-    var device: SyncDevice {
-        SyncDevice(
+    /// The device, when its public key is an Ed25519 key (32 bytes of base64url) whose id is the
+    /// one given (``VaultSync/DeviceSignatures/deviceID(publicKey:)``) and its approver (if any) a
+    /// device id; else the answer is not a sync server's (`badAnswer`).
+    func device(_ doing: String) throws(SyncClientError) -> SyncDevice {
+        guard let key = Base64URL.decode(publicKey), key.count == DeviceSignatures.publicKeyLength,
+            DeviceSignatures.deviceID(publicKey: key) == id,
+            approvedBy.map({
+                $0.utf8.count == 32 && $0.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+            })
+                ?? true
+        else { throw SyncHTTPClient.badAnswer(doing) }
+        return SyncDevice(
             id: id,
             account: account,
             name: name,
-            publicKey: Base64URL.decode(publicKey) ?? [],
+            publicKey: key,
             created: created,
-            revoked: revoked
+            revoked: revoked,
+            approvedBy: approvedBy
         )
     }
 }

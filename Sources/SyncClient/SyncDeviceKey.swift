@@ -1,9 +1,10 @@
 public import Crypto
-public import VaultSync
+import VaultSync
 
 /// A device's own Ed25519 key pair (made on the device, never sent): what it signs challenges,
 /// approvals and its own enrolment with, in the messages of ``VaultSync/DeviceSignatures`` — the
-/// same code the server verifies them with.
+/// same code the server verifies them with. ``SyncHTTPClient`` signs (each message naming its
+/// server's origin); an approval is ``SyncHTTPClient/approval(of:)``.
 public struct SyncDeviceKey: Sendable {
     public let privateKey: Curve25519.Signing.PrivateKey
 
@@ -16,12 +17,6 @@ public struct SyncDeviceKey: Sendable {
 
     /// The device's id on the server (``VaultSync/DeviceSignatures/deviceID(publicKey:)``).
     public var id: String { DeviceSignatures.deviceID(publicKey: publicKey) }
-
-    /// This (enrolled) device's approval of `newPublicKey` joining `account`: what
-    /// `keyhaven device approve` hands to the new device for ``SyncHTTPClient/enrol(account:name:approver:approval:)``.
-    public func approval(of newPublicKey: [UInt8], account: String) throws(SyncClientError) -> [UInt8] {
-        try sign(DeviceSignatures.approval(account: account, newPublicKey: newPublicKey))
-    }
 
     func sign(_ message: [UInt8]) throws(SyncClientError) -> [UInt8] {
         do {

@@ -14,6 +14,8 @@ public struct SyncDevice: Hashable, Sendable {
     public var publicKey: [UInt8]
     public var created: Date
     public var revoked: Date?
+    /// The device that approved this one (nil for an account's first device).
+    public var approvedBy: String?
 }
 
 /// The typed client of `keyhaven sync serve` (docs/openapi/sync.yaml) for one device.
@@ -21,13 +23,17 @@ public struct SyncDevice: Hashable, Sendable {
 /// The device signs in with its own key (``SyncDeviceKey``): a challenge, signed, for a bearer
 /// token that stays inside this actor and is fetched again transparently when it is about to
 /// expire (by the injected clock) or the server no longer takes it. Every request has a short
-/// deadline (`timeout`, a long poll its wait on top), connections are never retried, and a
+/// deadline (`timeout`, a long poll its wait on top) that covers reading the whole answer (a server
+/// that stalls after its headers fails with ``SyncClientError/Code/noAnswer``), connections are never retried, and a
 /// server that cannot be reached fails at once with ``SyncClientError/Code/unreachable``.
 ///
 /// - Throws (every call): ``SyncClientError``, or `CancellationError` when the task is cancelled.
 public actor SyncHTTPClient {
     /// The server's base URL, without a trailing slash.
     public let server: String
+    /// The origin of ``server`` (`scheme://host[:port]`): what every message this device signs
+    /// names (``VaultSync/DeviceSignatures``), so a server relaying it to another is refused there.
+    public let origin: ServiceOrigin
     public let key: SyncDeviceKey
     /// The account this device is in (set by ``createAccount(name:)`` and ``enrol(account:name:approver:approval:)``,
     /// or given when the device was enrolled before).
@@ -41,8 +47,11 @@ public actor SyncHTTPClient {
 
     /// A token is fetched again this long before it expires.
     static let tokenMargin: TimeInterval = 30
-    /// The largest answer read (a page of changes: 500 items at the server's item cap).
-    static let answerLimit = 64 << 20
+    /// The largest answer read: a page of changes, whose payloads the server caps at 4 MiB
+    /// (`SyncServerConfiguration.changesMaxBytes`; an item is always smaller), as base64url (4/3),
+    /// plus 1 MiB for the JSON around at most 500 items (about 100 bytes each). A larger answer is
+    /// not a sync server's (`badAnswer`), and is not read further.
+    static let answerLimit = (4 << 20) / 3 * 4 + (1 << 20)
 
     public init(
         server: String,
@@ -52,7 +61,7 @@ public actor SyncHTTPClient {
         timeout: Duration = .seconds(10),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(SyncClientError) {
-        self.server = try Self.checked(server: server)
+        (self.server, self.origin) = try Self.checked(server: server)
         self.key = key
         self.account = account
         self.http = http
@@ -63,8 +72,9 @@ public actor SyncHTTPClient {
     /// `server` without its trailing slashes, when it may be spoken to: `https://HOST[:PORT][/PATH]`,
     /// or `http://` to this machine (``_KeyhavenSupport/ServiceOrigin/isPotentiallyTrustworthy``:
     /// over plain http to another machine anyone on the way could read the bearer token and the
-    /// sealed items). No user name or password (never quoted back), query or fragment.
-    static func checked(server: String) throws(SyncClientError) -> String {
+    /// sealed items). No user name or password (never quoted back), query or fragment. With its
+    /// origin.
+    static func checked(server: String) throws(SyncClientError) -> (url: String, origin: ServiceOrigin) {
         var server = server
         while server.hasSuffix("/") { server.removeLast() }
         let components = URLComponents(string: server)
@@ -94,7 +104,7 @@ public actor SyncHTTPClient {
                     + "http is only for localhost, 127.0.0.1 and ::1"
             )
         }
-        return server
+        return (server, origin)
     }
 
     // MARK: Devices
@@ -104,29 +114,47 @@ public actor SyncHTTPClient {
         let body = CreateAccountRequest(
             publicKey: key.publicKey,
             name: name,
-            proof: try key.sign(DeviceSignatures.accountCreation(publicKey: key.publicKey))
+            origin: origin,
+            proof: try key.sign(DeviceSignatures.accountCreation(server: origin, publicKey: key.publicKey))
         )
         return try await enrolled("/v1/accounts", try Self.json(body), doing: "creating the account")
     }
 
     /// Enrols this device in `account` with `approval`, the signature of enrolled device
-    /// `approver` (``SyncDeviceKey/approval(of:account:)``) (`POST /v1/devices`).
+    /// `approver` (its client's ``approval(of:)``, for this same server) (`POST /v1/devices`).
     public func enrol(account: String, name: String, approver: String, approval: [UInt8]) async throws -> SyncDevice {
         let body = AddDeviceRequest(
             account: account,
             publicKey: key.publicKey,
             name: name,
             approver: approver,
+            origin: origin,
             approval: approval,
-            proof: try key.sign(DeviceSignatures.enrolment(account: account, newPublicKey: key.publicKey))
+            proof: try key.sign(
+                DeviceSignatures.enrolment(server: origin, account: account, newPublicKey: key.publicKey)
+            )
         )
         return try await enrolled("/v1/devices", try Self.json(body), doing: "enrolling this device")
+    }
+
+    /// This (enrolled) device's approval of `newPublicKey` joining its account on this server: what
+    /// `keyhaven device approve` hands to the new device for ``enrol(account:name:approver:approval:)``.
+    /// Throws ``SyncClientError/Code/invalidRequest`` when this client knows no account yet (sign
+    /// in first).
+    public func approval(of newPublicKey: [UInt8]) throws(SyncClientError) -> [UInt8] {
+        guard let account else {
+            throw SyncClientError(
+                .invalidRequest,
+                "this device knows no account yet: sign in before approving a device"
+            )
+        }
+        return try key.sign(DeviceSignatures.approval(server: origin, account: account, newPublicKey: newPublicKey))
     }
 
     /// Posts an enrolment (`201` with the device) and takes the device's account as this client's.
     private func enrolled(_ path: String, _ body: Data, doing: String) async throws -> SyncDevice {
         let answer = try await send(.POST, path, body: body, expecting: [201], doing: doing)
-        let device = try Self.decode(DeviceJSON.self, answer).device
+        let device = try Self.decode(DeviceJSON.self, answer).device(doing)
         account = device.account
         return device
     }
@@ -134,7 +162,7 @@ public actor SyncHTTPClient {
     /// The devices of the account, revoked ones included (`GET /v1/devices`).
     public func devices() async throws -> [SyncDevice] {
         let answer = try await authorized(.GET, "/v1/devices", doing: "listing the devices")
-        return try Self.decode(DeviceListResponse.self, answer).devices.map(\.device)
+        return try Self.decode(DeviceListResponse.self, answer).devices.map { try $0.device(answer.doing) }
     }
 
     /// Revokes device `id` of the account (`DELETE /v1/devices/{id}`); its tokens fail at once.
@@ -142,10 +170,9 @@ public actor SyncHTTPClient {
         guard id.allSatisfy({ $0.isHexDigit }), !id.isEmpty else {
             throw SyncClientError(.invalidRequest, "a device id is hexadecimal (see the device list)")
         }
-        return try Self.decode(
-            DeviceJSON.self,
-            try await authorized(.DELETE, "/v1/devices/\(id)", doing: "revoking device \(id)")
-        ).device
+        let doing = "revoking device \(id)"
+        return try Self.decode(DeviceJSON.self, try await authorized(.DELETE, "/v1/devices/\(id)", doing: doing))
+            .device(doing)
     }
 
     // MARK: Authentication
@@ -187,7 +214,8 @@ public actor SyncHTTPClient {
         let body = TokenRequest(
             device: key.id,
             challenge: challenge,
-            signature: try key.sign(DeviceSignatures.tokenRequest(device: key.id, challenge: challenge))
+            origin: origin,
+            signature: try key.sign(DeviceSignatures.tokenRequest(server: origin, device: key.id, challenge: challenge))
         )
         let answer = try Self.decode(
             TokenResponse.self,
@@ -331,10 +359,18 @@ public actor SyncHTTPClient {
         let bytes: [UInt8]
         let retryAfter: String?
         do {
-            let response = try await http.execute(request, timeout: .init(timeout + extraTime))
+            // One deadline for the whole exchange: the answer's body included.
+            let deadline = NIODeadline.now() + .init(timeout + extraTime)
+            let response = try await http.execute(request, deadline: deadline)
             status = response.status.code
             retryAfter = response.headers.first(name: "Retry-After")
-            bytes = Array(buffer: try await response.body.collect(upTo: Self.answerLimit))
+            bytes = Array(buffer: try await response.body.collect(upTo: Self.answerLimit, deadline: deadline))
+        } catch is NIOTooManyBytesError {
+            throw SyncClientError(
+                .badAnswer,
+                "\(doing): the answer is larger than a page of the sync API (\(Self.answerLimit) bytes); is the URL "
+                    + "a Keyhaven sync server?"
+            )
         } catch {
             switch OutboundFailure(error) {
             case .cancelled: throw CancellationError()
@@ -345,10 +381,16 @@ public actor SyncHTTPClient {
                         + "`keyhaven sync serve` runs there (nothing was sent)"
                 )
             case .timedOut:
-                throw SyncClientError(.noAnswer, "\(doing): \(server) did not answer in time; try again later")
+                throw SyncClientError(
+                    .noAnswer,
+                    "\(doing): \(server) did not answer in time (it may have been applied); try again later"
+                )
             case .other:
                 if Task.isCancelled { throw CancellationError() }
-                throw SyncClientError(.noAnswer, "\(doing): the connection to \(server) broke; try again later")
+                throw SyncClientError(
+                    .noAnswer,
+                    "\(doing): the connection to \(server) broke (it may have been applied); try again later"
+                )
             }
         }
         if expecting.contains(status) { return Answer(status: status, body: bytes, doing: doing) }
@@ -361,6 +403,7 @@ public actor SyncHTTPClient {
     static let errorCodes: [String: (code: SyncClientError.Code, status: UInt)] = [
         "invalidRequest": (.invalidRequest, 400),
         "unauthorized": (.unauthorized, 401),
+        "wrongServer": (.wrongServer, 401),
         "forbidden": (.forbidden, 403),
         "notFound": (.notFound, 404),
         "alreadyEnrolled": (.alreadyEnrolled, 409),
@@ -369,12 +412,10 @@ public actor SyncHTTPClient {
         "busy": (.busy, 429),
     ]
 
-    /// The seconds a `Retry-After` asks for when it is 1 to 3 digits (clamped to 1...60), else nil.
+    /// The seconds a `Retry-After` asks for (``_KeyhavenHTTPSupport/OutboundHTTP/retryAfter(_:)``),
+    /// clamped to 1...60; nil when it is not whole seconds.
     static func retryAfter(_ value: String?) -> Int? {
-        guard let value, (1...3).contains(value.utf8.count), value.utf8.allSatisfy({ (48...57).contains($0) }),
-            let seconds = Int(value)
-        else { return nil }
-        return min(max(seconds, 1), 60)
+        OutboundHTTP.retryAfter(value).map { min(max($0, 1), 60) }
     }
 
     /// The error of an answer with an error status, read by its JSON `error` code, the server's
@@ -400,6 +441,13 @@ public actor SyncHTTPClient {
                 .unauthorized,
                 "\(doing): the server does not accept this device\(detail); if it was revoked, its key can never "
                     + "be enrolled again — make a NEW device key and have an enrolled device approve it"
+            )
+        case .wrongServer:
+            return SyncClientError(
+                .wrongServer,
+                "\(doing): the server refused this device's signature as made for another server\(detail); its "
+                    + "operator must start it with --public-url set to the URL this device uses — or something "
+                    + "between this device and it is relaying its sign-in"
             )
         case .forbidden: return SyncClientError(.forbidden, "\(doing): the approval was refused\(detail)")
         case .notFound: return SyncClientError(.notFound, "\(doing): not found on the server\(detail)")

@@ -18,6 +18,10 @@ extension SyncServerError.Code {
     /// unknown, used, expired or for another device; a signature that does not verify. Ask for a
     /// new challenge and sign it with the device's key.
     public static var unauthorized: Self { Self("unauthorized") }
+    /// The device signed for another server (its message names another origin than this server's
+    /// public URL): a server relaying this one's challenges, or a server started without the
+    /// `--public-url` its devices use. Not retried: check the device's server URL.
+    public static var wrongServer: Self { Self("wrongServer") }
     /// The device is known but not allowed to do this (a revoked approver, another account's device).
     public static var forbidden: Self { Self("forbidden") }
     /// The account or device does not exist.

@@ -2,7 +2,7 @@ import Crypto
 public import Foundation
 import Synchronization
 public import VaultSync
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 /// The sync server's settings; time and randomness are injected (tests fix both).
 public struct SyncServerConfiguration: Sendable {
@@ -38,6 +38,11 @@ public struct SyncServerConfiguration: Sendable {
     public var maxLongPollsPerDevice = 2
     /// The most long polls waiting at once on this server.
     public var maxLongPolls = 1_000
+    /// The origin devices reach this server at (`keyhaven sync serve --public-url`): what they sign
+    /// for (``VaultSync/DeviceSignatures``). Behind a TLS-terminating proxy it is the proxy's
+    /// `https://` origin, not the address the server listens on. Nil: the address it listens on,
+    /// once known (``SyncService/serving(at:)``).
+    public var publicOrigin: ServiceOrigin?
 
     public init() {}
 
@@ -63,7 +68,8 @@ public struct IssuedToken: Sendable {
 ///
 /// Authentication never involves the master password: every device has its own Ed25519 key pair
 /// (the server has the public key), asks for a challenge, signs it
-/// (``DeviceSignatures/tokenRequest(device:challenge:signature:)``) and gets a short-lived bearer
+/// (``DeviceSignatures/tokenRequest(server:device:challenge:)``, for this server's
+/// ``SyncServerConfiguration/publicOrigin``) and gets a short-lived bearer
 /// token. Challenges and tokens are stored as SHA-256 hashes and compared in constant time; a
 /// challenge is answered once; revoking a device deletes its tokens and refuses them at once. A
 /// device joins an account only with the signature of one already in it and not revoked.
@@ -75,19 +81,62 @@ public final class SyncService: Sendable {
     private let longPolls = Mutex<(perDevice: [String: Int], total: Int)>(([:], 0))
     /// When expired challenges and tokens were last deleted.
     private let lastPurge = Mutex<(challenges: Date, tokens: Date)>((.distantPast, .distantPast))
+    /// The origin devices sign for: the configuration's, else the one ``serving(at:)`` set.
+    private let origin: Mutex<ServiceOrigin?>
 
     public init(store: any SyncStore, configuration: SyncServerConfiguration = SyncServerConfiguration()) {
         self.store = store
         self.configuration = configuration
+        self.origin = Mutex(configuration.publicOrigin)
+    }
+
+    /// Takes `origin` (the address the server listens on, known once it is bound) as the origin
+    /// devices sign for, unless the configuration or an earlier call set one.
+    public func serving(at origin: ServiceOrigin) {
+        self.origin.withLock { $0 = $0 ?? origin }
+    }
+
+    /// The origin devices sign for; nil before the server knows it.
+    public var publicOrigin: ServiceOrigin? { origin.withLock { $0 } }
+
+    /// This server's origin, when `signedFor` (the origin the device says it signed for) is it;
+    /// else ``SyncServerError/Code/wrongServer``: the device signed for another server (a server
+    /// relaying this one's challenge, or a device configured with a URL this server does not know
+    /// as its own). The device's text is not echoed.
+    private func checkOrigin(_ signedFor: ServiceOrigin) throws -> ServiceOrigin {
+        guard let own = publicOrigin else {
+            throw SyncServerError(.unauthorized, "the server does not know its public URL yet; retry in a moment")
+        }
+        guard signedFor == own else {
+            throw SyncServerError(
+                .wrongServer,
+                "the device signed this for another server, not for \(own) (this server's public URL): a "
+                    + "server between the device and this one may be relaying its sign-in; if the device's "
+                    + "server URL is right, start this server with --public-url set to it"
+            )
+        }
+        return own
     }
 
     // MARK: Accounts and devices
 
     /// Creates an account whose first device has `publicKey`; `proof` is that key's signature of
-    /// ``DeviceSignatures/accountCreation(publicKey:)``.
-    public func createAccount(publicKey: [UInt8], name: String, proof: [UInt8]) async throws -> EnrolledDevice {
+    /// ``DeviceSignatures/accountCreation(server:publicKey:)`` for `signedFor`, which must be this
+    /// server's origin.
+    public func createAccount(
+        publicKey: [UInt8],
+        name: String,
+        signedFor: ServiceOrigin,
+        proof: [UInt8]
+    ) async throws -> EnrolledDevice {
         try Self.check(publicKey: publicKey, name: name)
-        guard DeviceSignatures.verify(proof, of: DeviceSignatures.accountCreation(publicKey: publicKey), by: publicKey)
+        let server = try checkOrigin(signedFor)
+        guard
+            DeviceSignatures.verify(
+                proof,
+                of: DeviceSignatures.accountCreation(server: server, publicKey: publicKey),
+                by: publicKey
+            )
         else { throw SyncServerError(.unauthorized, "the proof is not the device key's signature") }
         let account = Hex.encode(configuration.randomBytes(16))
         let device = newDevice(publicKey: publicKey, account: account, name: name)
@@ -96,17 +145,20 @@ public final class SyncService: Sendable {
     }
 
     /// Enrols a new device in `account`: `approval` is an enrolled, non-revoked device's
-    /// (`approver`'s) signature of ``DeviceSignatures/approval(account:newPublicKey:)``, and `proof`
-    /// the new key's signature of ``DeviceSignatures/enrolment(account:newPublicKey:)``.
+    /// (`approver`'s) signature of ``DeviceSignatures/approval(server:account:newPublicKey:)``, and
+    /// `proof` the new key's signature of ``DeviceSignatures/enrolment(server:account:newPublicKey:)``,
+    /// both for `signedFor`, which must be this server's origin.
     public func addDevice(
         account: String,
         publicKey: [UInt8],
         name: String,
         approver: String,
+        signedFor: ServiceOrigin,
         approval: [UInt8],
         proof: [UInt8]
     ) async throws -> EnrolledDevice {
         try Self.check(publicKey: publicKey, name: name)
+        let server = try checkOrigin(signedFor)
         guard let approving = try await store.device(approver), approving.account == account else {
             throw SyncServerError(.forbidden, "the approving device is not a device of this account")
         }
@@ -116,7 +168,7 @@ public final class SyncService: Sendable {
         guard
             DeviceSignatures.verify(
                 approval,
-                of: DeviceSignatures.approval(account: account, newPublicKey: publicKey),
+                of: DeviceSignatures.approval(server: server, account: account, newPublicKey: publicKey),
                 by: approving.publicKey
             )
         else {
@@ -125,7 +177,7 @@ public final class SyncService: Sendable {
         guard
             DeviceSignatures.verify(
                 proof,
-                of: DeviceSignatures.enrolment(account: account, newPublicKey: publicKey),
+                of: DeviceSignatures.enrolment(server: server, account: account, newPublicKey: publicKey),
                 by: publicKey
             )
         else { throw SyncServerError(.unauthorized, "the proof is not the new device key's signature") }
@@ -199,17 +251,24 @@ public final class SyncService: Sendable {
     }
 
     /// A bearer token for `device`, when `signature` is its signature of
-    /// ``DeviceSignatures/tokenRequest(device:challenge:)`` for a challenge issued to it, unused and
-    /// not expired. The challenge is used up whatever the outcome.
-    public func token(device: String, challenge: [UInt8], signature: [UInt8]) async throws -> IssuedToken {
+    /// ``DeviceSignatures/tokenRequest(server:device:challenge:)`` for `signedFor` (which must be
+    /// this server's origin) and a challenge issued to it, unused and not expired. The challenge is
+    /// used up whatever the outcome (a relayed challenge included).
+    public func token(
+        device: String,
+        challenge: [UInt8],
+        signedFor: ServiceOrigin,
+        signature: [UInt8]
+    ) async throws -> IssuedToken {
         let refused = SyncServerError(.unauthorized, "the challenge's answer is not valid; ask for a new challenge")
         guard let issued = try await store.takeChallenge(hash: Self.hash(challenge)) else { throw refused }
+        let server = try checkOrigin(signedFor)
         let now = configuration.now()
         guard constantTimeEqual(issued.device, device), now < issued.expires,
             let enrolled = try await store.device(device), enrolled.revoked == nil,
             DeviceSignatures.verify(
                 signature,
-                of: DeviceSignatures.tokenRequest(device: device, challenge: challenge),
+                of: DeviceSignatures.tokenRequest(server: server, device: device, challenge: challenge),
                 by: enrolled.publicKey
             )
         else { throw refused }

@@ -19,7 +19,7 @@ public struct SyncHTTPError: HTTPResponseError {
     public var status: HTTPResponse.Status {
         switch error.code {
         case .invalidRequest: .badRequest
-        case .unauthorized: .unauthorized
+        case .unauthorized, .wrongServer: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .alreadyEnrolled, .cursorAhead: .conflict

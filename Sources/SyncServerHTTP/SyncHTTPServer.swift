@@ -52,6 +52,7 @@ public struct SyncHTTPServer: Sendable {
                 let device = try await service.createAccount(
                     publicKey: try Self.bytes(body.publicKey, "publicKey"),
                     name: body.name,
+                    signedFor: try Self.origin(body.origin),
                     proof: try Self.bytes(body.proof, "proof")
                 )
                 return try JSONResponse(DeviceJSON(device), status: .created).response
@@ -65,6 +66,7 @@ public struct SyncHTTPServer: Sendable {
                     publicKey: try Self.bytes(body.publicKey, "publicKey"),
                     name: body.name,
                     approver: try Self.id(body.approver, "approver"),
+                    signedFor: try Self.origin(body.origin),
                     approval: try Self.bytes(body.approval, "approval"),
                     proof: try Self.bytes(body.proof, "proof")
                 )
@@ -86,6 +88,7 @@ public struct SyncHTTPServer: Sendable {
                 let issued = try await service.token(
                     device: try Self.id(body.device, "device"),
                     challenge: try Self.bytes(body.challenge, "challenge"),
+                    signedFor: try Self.origin(body.origin),
                     signature: try Self.bytes(body.signature, "signature")
                 )
                 return try JSONResponse(
@@ -216,6 +219,14 @@ public struct SyncHTTPServer: Sendable {
         }
     }
 
+    /// The origin a device says it signed for (`scheme://host[:port]`). The text is not echoed back.
+    private static func origin(_ text: String) throws -> ServiceOrigin {
+        guard text.utf8.count <= 300, let origin = ServiceOrigin.of(url: text) else {
+            throw SyncServerError(.invalidRequest, "origin: the server URL's origin, scheme://host[:port], expected")
+        }
+        return origin
+    }
+
     private static func bytes(_ text: String, _ field: String) throws -> [UInt8] {
         guard let bytes = Base64URL.decode(text) else {
             throw SyncServerError(.invalidRequest, "\(field): base64url expected")
@@ -228,7 +239,9 @@ public struct SyncHTTPServer: Sendable {
     public var idleTimeout: Duration { service.configuration.maxWait + .seconds(15) }
 
     /// Serves on `host:port` (0 picks a port) until the task is cancelled or SIGINT/SIGTERM;
-    /// `onReady` gets the bound port. An idle connection is closed after `idleTimeout`
+    /// `onReady` gets the bound port. Without a configured
+    /// ``SyncServer/SyncServerConfiguration/publicOrigin``, devices sign for `http://host:port` as
+    /// bound (``SyncServer/SyncService/serving(at:)``). An idle connection is closed after `idleTimeout`
     /// (``idleTimeout`` by default), so connections that send nothing do not pile up.
     public func run(
         host: String,
@@ -243,7 +256,11 @@ public struct SyncHTTPServer: Sendable {
             router: router(),
             server: .http1(configuration: .init(idleTimeout: .milliseconds(milliseconds))),
             configuration: .init(address: .hostname(host, port: port), serverName: "keyhaven-sync"),
-            onServerRunning: { channel in await onReady(channel.localAddress?.port ?? port) },
+            onServerRunning: { [service = self.service] channel in
+                let bound = channel.localAddress?.port ?? port
+                if let origin = ServiceOrigin(scheme: .http, host: host, port: bound) { service.serving(at: origin) }
+                await onReady(bound)
+            },
             logger: logger
         )
         let group = ServiceGroup(

@@ -77,18 +77,17 @@ public struct HTTPModificationTransport: ModificationTransport {
             request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
         }
         let response: HTTPClientResponse
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
         do {
-            response = try await client.execute(
-                request,
-                timeout: TimeAmount(timeout)
-            )
+            response = try await client.execute(request, deadline: deadline)
         } catch {
             throw Self.failure(error, endpoint: endpoint)
         }
         let data: ByteBuffer
         do {
-            data = try await response.body.collect(upTo: 1 << 20)
+            data = try await response.body.collect(upTo: 1 << 20, deadline: deadline)
         } catch {
+            if OutboundFailure(error) == .timedOut { throw Self.failure(error, endpoint: endpoint) }
             throw ModificationTransportError(.badResponse, "the answer from \(endpoint) was cut off", delivered: true)
         }
         if response.status == .notFound && path.hasPrefix("/requests/") {
@@ -152,7 +151,8 @@ public struct HTTPManifestReader: ManifestReader {
                 var request = HTTPClientRequest(url: url)
                 request.headers.add(name: "User-Agent", value: "Keyhaven")
                 request.headers.add(name: "Accept", value: "application/json")
-                let response = try await client.execute(request, timeout: TimeAmount(timeout))
+                let deadline = NIODeadline.now() + TimeAmount(timeout)
+                let response = try await client.execute(request, deadline: deadline)
                 if [301, 302, 303, 307, 308].contains(response.status.code),
                     let location = response.headers.first(name: "Location")
                 {
@@ -165,7 +165,7 @@ public struct HTTPManifestReader: ManifestReader {
                     url = next
                     continue
                 }
-                let body = try await response.body.collect(upTo: 256 << 10)
+                let body = try await response.body.collect(upTo: 256 << 10, deadline: deadline)
                 guard response.status == .ok else {
                     throw ManifestError(
                         .notPublished,

@@ -33,7 +33,8 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
             var request = HTTPClientRequest(url: current)
             request.headers.add(name: "User-Agent", value: "Keyhaven")
             request.headers.add(name: "Cache-Control", value: "no-store")
-            guard let response = try? await client.execute(request, timeout: TimeAmount(timeout)) else { return nil }
+            let deadline = NIODeadline.now() + TimeAmount(timeout)
+            guard let response = try? await client.execute(request, deadline: deadline) else { return nil }
             let status = Int(response.status.code)
             if [301, 302, 303, 307, 308].contains(status) {
                 guard let location = response.headers.first(name: "Location"),
@@ -45,7 +46,8 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
                 current = next
                 continue
             }
-            let body = (try? await response.body.collect(upTo: 64 << 10)).map { Array(buffer: $0) } ?? []
+            let body =
+                (try? await response.body.collect(upTo: 64 << 10, deadline: deadline)).map { Array(buffer: $0) } ?? []
             return ProbeResponse(status: status, finalURL: current, body: body)
         }
         return nil

@@ -44,6 +44,23 @@ struct CommandParsingTests {
         #expect(Self.parses(["idp", "serve", "--port", "8090"]))
     }
 
+    /// `sync serve --public-url`: the URL devices use (its origin is what they sign for, threat
+    /// S4); what is not an http(s) URL, or holds a user, a query or a fragment, is refused. The
+    /// help says when it must be set.
+    @Test func syncServeTakesThePublicURLDevicesUse() throws {
+        #expect(Self.parses(["sync", "serve", "--public-url", "https://sync.example.com"]))
+        #expect(Self.parses(["sync", "serve", "--public-url", "https://sync.example.com:8443/keyhaven/"]))
+        for bad in [
+            "ftp://sync.example.com", "sync.example.com", "https://user:pw@sync.example.com",
+            "https://sync.example.com/?a=1", "https://sync.example.com/#top",
+        ] {
+            let refused = try #require(Self.refusal(["sync", "serve", "--public-url", bad]))
+            #expect(refused.contains("--public-url"), "\(refused)")
+        }
+        let help = try #require(Self.refusal(["sync", "serve", "--help"]))
+        #expect(help.contains("--public-url") && help.contains("TLS"), "\(help)")
+    }
+
     @Test func generateValidatesItsCount() throws {
         #expect(Self.parses(["generate", "--count", "3"]))
         let zero = try #require(Self.refusal(["generate", "--count", "0"]))

@@ -9,6 +9,7 @@ import Synchronization
 import Vault
 import VaultSync
 import VaultSyncBridge
+import _KeyhavenSupport
 
 /// A clock the server and the devices share, moved by hand.
 final class SharedClock: Sendable {
@@ -77,7 +78,8 @@ struct CountingResponder<Inner: HTTPResponder>: HTTPResponder {
 }
 
 /// Runs `body` with the real sync server on a temporary SQLite file (or on `sync.sqlite` in
-/// `directory`, which is kept), served on a loopback port; `body` gets the server's URL.
+/// `directory`, which is kept), served on a loopback port; `body` gets the server's URL, which is
+/// the server's public origin unless `configuration` names one.
 func withLiveSyncServer<T: Sendable>(
     clock: SharedClock,
     directory: URL? = nil,
@@ -97,6 +99,7 @@ func withLiveSyncServer<T: Sendable>(
     let app = Application(responder: CountingResponder(inner: router.buildResponder(), counter: counter))
     return try await app.test(.live) { client in
         guard let port = client.port else { throw ClientTestFailure("the live test server has no port") }
+        service.serving(at: ServiceOrigin(scheme: .http, host: "127.0.0.1", port: port)!)
         return try await body("http://127.0.0.1:\(port)")
     }
 }
@@ -179,7 +182,7 @@ struct TwoDevices: Sendable {
         laptop = try TestDevice(server: server, number: 1, sealer: sealer, clock: clock)
         phone = try TestDevice(server: server, number: 2, sealer: sealer, clock: clock)
         account = try await laptop.client.createAccount(name: "laptop").account
-        let approval = try laptop.key.approval(of: phone.key.publicKey, account: account)
+        let approval = try await laptop.client.approval(of: phone.key.publicKey)
         _ = try await phone.client.enrol(account: account, name: "phone", approver: laptop.key.id, approval: approval)
     }
 }

@@ -4,10 +4,12 @@ import HummingbirdTesting
 import KeyhavenTesting
 import NIOCore
 import SyncClient
+import SyncServer
 import Testing
 import Vault
 import VaultSync
 import VaultSyncBridge
+import _KeyhavenSupport
 
 /// Devices sync sealed credentials through the real server over loopback with `SyncHTTPClient`
 /// and `SyncSession`.
@@ -160,6 +162,65 @@ struct SyncClientTests {
         #expect(throws: SyncClientError(.invalidServer, "")) {
             try SyncHTTPClient(server: "ftp://x", key: SyncDeviceKey())
         }
+    }
+
+    /// A server whose public URL is not the one the device uses refuses what the device signs for
+    /// its URL (the same as a server relaying the device's sign-in to it): ``SyncClientError/Code/wrongServer``,
+    /// never retried as an expired token would be. An approval carries the client's server too.
+    @Test func aServerWithAnotherPublicURLRefusesTheDevicesSignatures() async throws {
+        let clock = SharedClock()
+        var elsewhere = SyncServerConfiguration()
+        elsewhere.publicOrigin = ServiceOrigin("https://sync.elsewhere.test")
+        let counter = RequestCounter()
+        try await withLiveSyncServer(clock: clock, counter: counter, configuration: elsewhere) { server in
+            let client = try SyncHTTPClient(server: server, key: SyncDeviceKey(), now: { clock.now })
+            #expect(await client.origin.serialized == server)
+            let error = try await #require(throws: SyncClientError.self) {
+                try await client.createAccount(name: "laptop")
+            }
+            #expect(error.code == .wrongServer)
+            #expect(error.message.contains("--public-url"))
+            await #expect(throws: SyncClientError(.invalidRequest, "")) {
+                try await client.approval(of: SyncDeviceKey().publicKey)
+            }
+        }
+        #expect(counter["/v1/accounts"] == 1)
+    }
+
+    /// A server that sends the head of its answer and then stalls the body: a push (sent, so it
+    /// may have been applied) and a long poll fail with `noAnswer` by their deadlines (1 s, a long
+    /// poll its wait on top; the bound leaves room for a loaded machine), never hang.
+    @Test func aServerThatStallsAfterItsHeadersIsNoAnswerByTheDeadline() async throws {
+        let key = SyncDeviceKey()
+        let account = String(repeating: "a", count: 32)
+        let server = try StallingHTTPServer { path in
+            switch path {
+            case "/v1/auth/challenge": ("200 OK", #"{"challenge":"AAAA","expires":"2099-01-01T00:00:00Z"}"#)
+            case "/v1/auth/token":
+                (
+                    "200 OK",
+                    #"{"token":"t","tokenType":"Bearer","expires":"2099-01-01T00:00:00Z","device":"\#(key.id)","#
+                        + #""account":"\#(account)"}"#
+                )
+            default: nil
+            }
+        }
+        defer { server.close() }
+        let client = try SyncHTTPClient(server: server.url, key: key, timeout: .seconds(1))
+        var start = ContinuousClock.now
+        let pushed = try await #require(throws: SyncClientError.self) {
+            try await client.push(Mutation(item: ItemID(high: 1, low: 2), baseRevision: 0, payload: [1, 2, 3]))
+        }
+        #expect(pushed.code == .noAnswer)
+        #expect(pushed.message.contains("may have been applied"))
+        #expect(ContinuousClock.now - start < .seconds(6))
+        start = ContinuousClock.now
+        let polled = try await #require(throws: SyncClientError.self) {
+            try await client.changes(since: 0, wait: .seconds(1))
+        }
+        #expect(polled.code == .noAnswer)
+        #expect(ContinuousClock.now - start < .seconds(7))
+        #expect(server.stalledPaths == ["/v1/push", "/v1/changes?since=0&wait=1"])
     }
 
     @Test func aLongPollOnOneDeviceReturnsWhenTheOtherPushes() async throws {

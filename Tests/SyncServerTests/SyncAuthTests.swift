@@ -56,7 +56,10 @@ struct SyncAuthTests {
             let unsigned = try await api.call(
                 .post,
                 "/v1/auth/token",
-                body: ["device": fixture.laptop.id, "challenge": challenge, "signature": ""]
+                body: [
+                    "device": fixture.laptop.id, "challenge": challenge, "origin": ServiceOrigin.testServer.serialized,
+                    "signature": "",
+                ]
             )
             #expect(unsigned.status == .unauthorized)
             // Expired.
@@ -99,12 +102,21 @@ struct SyncAuthTests {
                     "approver": fixture.laptop.id,
                     "approval": Base64URL.encode(
                         fixture.phone.sign(
-                            DeviceSignatures.approval(account: account, newPublicKey: fixture.phone.publicKey)
+                            DeviceSignatures.approval(
+                                server: .testServer,
+                                account: account,
+                                newPublicKey: fixture.phone.publicKey
+                            )
                         )
                     ),
+                    "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
                         fixture.phone.sign(
-                            DeviceSignatures.enrolment(account: account, newPublicKey: fixture.phone.publicKey)
+                            DeviceSignatures.enrolment(
+                                server: .testServer,
+                                account: account,
+                                newPublicKey: fixture.phone.publicKey
+                            )
                         )
                     ),
                 ]
@@ -119,12 +131,21 @@ struct SyncAuthTests {
                     "approver": fixture.laptop.id,
                     "approval": Base64URL.encode(
                         fixture.laptop.sign(
-                            DeviceSignatures.approval(account: account, newPublicKey: fixture.stranger.publicKey)
+                            DeviceSignatures.approval(
+                                server: .testServer,
+                                account: account,
+                                newPublicKey: fixture.stranger.publicKey
+                            )
                         )
                     ),
+                    "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
                         fixture.phone.sign(
-                            DeviceSignatures.enrolment(account: account, newPublicKey: fixture.phone.publicKey)
+                            DeviceSignatures.enrolment(
+                                server: .testServer,
+                                account: account,
+                                newPublicKey: fixture.phone.publicKey
+                            )
                         )
                     ),
                 ]
@@ -192,8 +213,11 @@ struct SyncAuthTests {
                 "/v1/accounts",
                 body: [
                     "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": "laptop",
+                    "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
-                        fixture.stranger.sign(DeviceSignatures.accountCreation(publicKey: fixture.laptop.publicKey))
+                        fixture.stranger.sign(
+                            DeviceSignatures.accountCreation(server: .testServer, publicKey: fixture.laptop.publicKey)
+                        )
                     ),
                 ]
             )
@@ -229,8 +253,11 @@ struct SyncAuthTests {
                 "/v1/accounts",
                 body: [
                     "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": "laptop",
+                    "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
-                        fixture.laptop.sign(DeviceSignatures.accountCreation(publicKey: fixture.laptop.publicKey))
+                        fixture.laptop.sign(
+                            DeviceSignatures.accountCreation(server: .testServer, publicKey: fixture.laptop.publicKey)
+                        )
                     ),
                 ]
             )
@@ -263,24 +290,40 @@ struct SyncAuthTests {
             let token = try await api.signIn(fixture.laptop)
             let marker = "<script>evil-id-marker</script>"
             let approval = Base64URL.encode(
-                fixture.laptop.sign(DeviceSignatures.approval(account: account, newPublicKey: fixture.phone.publicKey))
+                fixture.laptop.sign(
+                    DeviceSignatures.approval(
+                        server: .testServer,
+                        account: account,
+                        newPublicKey: fixture.phone.publicKey
+                    )
+                )
             )
             let proof = Base64URL.encode(
-                fixture.phone.sign(DeviceSignatures.enrolment(account: account, newPublicKey: fixture.phone.publicKey))
+                fixture.phone.sign(
+                    DeviceSignatures.enrolment(
+                        server: .testServer,
+                        account: account,
+                        newPublicKey: fixture.phone.publicKey
+                    )
+                )
             )
             let answers = [
                 try await api.call(.post, "/v1/auth/challenge", body: ["device": marker]),
                 try await api.call(
                     .post,
                     "/v1/auth/token",
-                    body: ["device": marker, "challenge": "AAAA", "signature": "AAAA"]
+                    body: [
+                        "device": marker, "challenge": "AAAA", "origin": ServiceOrigin.testServer.serialized,
+                        "signature": "AAAA",
+                    ]
                 ),
                 try await api.call(
                     .post,
                     "/v1/devices",
                     body: [
                         "account": account, "publicKey": Base64URL.encode(fixture.phone.publicKey), "name": "phone",
-                        "approver": marker, "approval": approval, "proof": proof,
+                        "approver": marker, "origin": ServiceOrigin.testServer.serialized, "approval": approval,
+                        "proof": proof,
                     ]
                 ),
                 try await api.call(
@@ -288,7 +331,8 @@ struct SyncAuthTests {
                     "/v1/devices",
                     body: [
                         "account": marker, "publicKey": Base64URL.encode(fixture.phone.publicKey), "name": "phone",
-                        "approver": fixture.laptop.id, "approval": approval, "proof": proof,
+                        "approver": fixture.laptop.id, "origin": ServiceOrigin.testServer.serialized,
+                        "approval": approval, "proof": proof,
                     ]
                 ),
                 try await api.call(.delete, "/v1/devices/\(fixture.laptop.id.uppercased())", token: token),
@@ -319,8 +363,11 @@ struct SyncAuthTests {
                 "/v1/accounts",
                 body: [
                     "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": name,
+                    "origin": ServiceOrigin.testServer.serialized,
                     "proof": Base64URL.encode(
-                        fixture.laptop.sign(DeviceSignatures.accountCreation(publicKey: fixture.laptop.publicKey))
+                        fixture.laptop.sign(
+                            DeviceSignatures.accountCreation(server: .testServer, publicKey: fixture.laptop.publicKey)
+                        )
                     ),
                 ]
             )
@@ -331,5 +378,156 @@ struct SyncAuthTests {
         try await withSyncServer(fixture.service) { api in
             _ = try await api.createAccount(fixture.laptop, name: "Zoë's phone \u{1F600}")
         }
+    }
+
+    // MARK: A relaying server (threat S4)
+
+    /// The origin of a server that relays the real one's challenges to a device whose key is
+    /// enrolled on both.
+    static let phisher = ServiceOrigin("https://sync.phish.example")!
+
+    /// A challenge of the real server, answered by the device for the relaying server (it believes
+    /// it talks to that one), is refused as signed for another server (and used up); rewriting the
+    /// origin to the real one breaks the signature. The device still signs in for the real one.
+    @Test func aChallengeRelayedFromAnotherServerIsRefused() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            _ = try await api.createAccount(fixture.laptop)
+            var relay = api
+            relay.origin = Self.phisher
+            let challenge = try await api.challenge(fixture.laptop).string("challenge")!
+            let relayed = try await relay.token(fixture.laptop, challenge: challenge)
+            #expect(relayed.status == .unauthorized)
+            #expect(relayed.string("error") == "wrongServer")
+            let message = relayed.string("message") ?? ""
+            #expect(message.contains("signed this for another server"))
+            #expect(message.contains(ServiceOrigin.testServer.serialized))
+            #expect(!message.contains(challenge) && !message.contains(Self.phisher.host))
+            // Used up: the same answer with the real origin named is refused too.
+            #expect(try await api.token(fixture.laptop, challenge: challenge).string("error") == "unauthorized")
+
+            // The relay names the real server's origin, but the signature is for itself.
+            let second = try await api.challenge(fixture.laptop).string("challenge")!
+            let signature = fixture.laptop.sign(
+                DeviceSignatures.tokenRequest(
+                    server: Self.phisher,
+                    device: fixture.laptop.id,
+                    challenge: Base64URL.decode(second)!
+                )
+            )
+            let rewritten = try await api.call(
+                .post,
+                "/v1/auth/token",
+                body: [
+                    "device": fixture.laptop.id, "challenge": second, "origin": ServiceOrigin.testServer.serialized,
+                    "signature": Base64URL.encode(signature),
+                ]
+            )
+            #expect(rewritten.status == .unauthorized)
+            #expect(rewritten.string("error") == "unauthorized")
+            _ = try await api.signIn(fixture.laptop)
+        }
+    }
+
+    /// An account creation signed for another server is refused (the key stays free to create an
+    /// account here), and so is one whose origin was rewritten.
+    @Test func anAccountCreationRelayedFromAnotherServerIsRefused() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let relayed = try await api.call(
+                .post,
+                "/v1/accounts",
+                body: [
+                    "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": "laptop",
+                    "origin": Self.phisher.serialized,
+                    "proof": Base64URL.encode(
+                        fixture.laptop.sign(
+                            DeviceSignatures.accountCreation(server: Self.phisher, publicKey: fixture.laptop.publicKey)
+                        )
+                    ),
+                ]
+            )
+            #expect(relayed.status == .unauthorized)
+            #expect(relayed.string("error") == "wrongServer")
+            let rewritten = try await api.call(
+                .post,
+                "/v1/accounts",
+                body: [
+                    "publicKey": Base64URL.encode(fixture.laptop.publicKey), "name": "laptop",
+                    "origin": ServiceOrigin.testServer.serialized,
+                    "proof": Base64URL.encode(
+                        fixture.laptop.sign(
+                            DeviceSignatures.accountCreation(server: Self.phisher, publicKey: fixture.laptop.publicKey)
+                        )
+                    ),
+                ]
+            )
+            #expect(rewritten.string("error") == "unauthorized")
+            _ = try await api.createAccount(fixture.laptop)
+        }
+    }
+
+    /// An enrolment signed (approval and proof) for another server is refused; an approval made
+    /// for another server does not admit a key even when the new device's proof is for this one.
+    @Test func anEnrolmentRelayedFromAnotherServerIsRefused() async throws {
+        let fixture = try Fixture()
+        try await withSyncServer(fixture.service) { api in
+            let account = try await api.createAccount(fixture.laptop)
+            var relay = api
+            relay.origin = Self.phisher
+            let relayed = try await relay.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop)
+            #expect(relayed.status == .unauthorized)
+            #expect(relayed.string("error") == "wrongServer")
+            let approvedElsewhere = try await api.call(
+                .post,
+                "/v1/devices",
+                body: [
+                    "account": account, "publicKey": Base64URL.encode(fixture.phone.publicKey), "name": "phone",
+                    "approver": fixture.laptop.id, "origin": ServiceOrigin.testServer.serialized,
+                    "approval": Base64URL.encode(
+                        fixture.laptop.sign(
+                            DeviceSignatures.approval(
+                                server: Self.phisher,
+                                account: account,
+                                newPublicKey: fixture.phone.publicKey
+                            )
+                        )
+                    ),
+                    "proof": Base64URL.encode(
+                        fixture.phone.sign(
+                            DeviceSignatures.enrolment(
+                                server: .testServer,
+                                account: account,
+                                newPublicKey: fixture.phone.publicKey
+                            )
+                        )
+                    ),
+                ]
+            )
+            #expect(approvedElsewhere.status == .forbidden)
+            #expect(try await api.addDevice(fixture.phone, to: account, approvedBy: fixture.laptop).status == .created)
+        }
+    }
+
+    /// Every message names the server by its normalised origin: the same server written
+    /// differently signs the same bytes, another server (scheme, host or port) different ones.
+    @Test func signedMessagesNameTheServersOrigin() throws {
+        let key = [UInt8](repeating: 7, count: 32)
+        func messages(_ url: String) throws -> [[UInt8]] {
+            let server = try #require(ServiceOrigin.of(url: url))
+            return [
+                DeviceSignatures.accountCreation(server: server, publicKey: key),
+                DeviceSignatures.tokenRequest(server: server, device: "d", challenge: key),
+                DeviceSignatures.approval(server: server, account: "a", newPublicKey: key),
+                DeviceSignatures.enrolment(server: server, account: "a", newPublicKey: key),
+            ]
+        }
+        let base = try messages("https://sync.example")
+        #expect(try messages("HTTPS://Sync.Example:443/keyhaven/") == base)
+        for other in ["http://sync.example", "https://sync.example:8443", "https://sync.example.net"] {
+            let theirs = try messages(other)
+            for (mine, their) in zip(base, theirs) { #expect(mine != their) }
+        }
+        #expect(base.allSatisfy { $0.starts(with: Array("keyhaven-sync/v2/".utf8)) })
     }
 }

@@ -16,6 +16,7 @@ import Glibc
 @Suite(.offCooperativePool)
 struct SyncLimitsTests {
     /// A connection that sends nothing is closed after the idle timeout (else idle sockets pile up).
+    /// (And a server started without a public origin takes the address it listens on.)
     @Test func anIdleConnectionIsClosed() async throws {
         let service = SyncService.testing(store: try SQLiteSyncStore(path: nil))
         let ready = AsyncStream<Int>.makeStream()
@@ -30,6 +31,8 @@ struct SyncLimitsTests {
         defer { server.cancel() }
         var ports = ready.stream.makeAsyncIterator()
         let port = try #require(await ports.next())
+        // Without --public-url, devices sign for the address it listens on.
+        #expect(service.publicOrigin == ServiceOrigin(scheme: .http, host: "127.0.0.1", port: port))
         let started = ContinuousClock.now
         let received = Self.readUntilClosed(port: port, timeoutSeconds: 4)
         #expect(received == 0, "the server did not close the idle connection")

@@ -60,9 +60,16 @@ extension SyncService {
     }
 }
 
-/// The sync API as a test client sees it: JSON in, status and JSON out.
+extension ServiceOrigin {
+    /// The origin test servers serve at (``withSyncServer(_:_:_:)``), which test devices sign for.
+    static let testServer = ServiceOrigin("https://sync.keyhaven.test")!
+}
+
+/// The sync API as a test client sees it: JSON in, status and JSON out; the signed requests it
+/// builds are signed for `origin`.
 struct SyncAPI {
     let client: any TestClientProtocol
+    var origin = ServiceOrigin.testServer
 
     struct Answer {
         var status: HTTPResponse.Status
@@ -101,7 +108,10 @@ struct SyncAPI {
             "/v1/accounts",
             body: [
                 "publicKey": Base64URL.encode(device.publicKey), "name": name,
-                "proof": Base64URL.encode(device.sign(DeviceSignatures.accountCreation(publicKey: device.publicKey))),
+                "origin": origin.serialized,
+                "proof": Base64URL.encode(
+                    device.sign(DeviceSignatures.accountCreation(server: origin, publicKey: device.publicKey))
+                ),
             ]
         )
         guard answer.status == .created, let account = answer.string("account") else {
@@ -125,10 +135,15 @@ struct SyncAPI {
                 "account": account, "publicKey": Base64URL.encode(device.publicKey), "name": "phone",
                 "approver": approver.id,
                 "approval": Base64URL.encode(
-                    approver.sign(DeviceSignatures.approval(account: account, newPublicKey: device.publicKey))
+                    approver.sign(
+                        DeviceSignatures.approval(server: origin, account: account, newPublicKey: device.publicKey)
+                    )
                 ),
+                "origin": origin.serialized,
                 "proof": Base64URL.encode(
-                    device.sign(DeviceSignatures.enrolment(account: account, newPublicKey: device.publicKey))
+                    device.sign(
+                        DeviceSignatures.enrolment(server: origin, account: account, newPublicKey: device.publicKey)
+                    )
                 ),
             ]
         )
@@ -142,11 +157,16 @@ struct SyncAPI {
     /// Answers `challenge` signed by `signer` on behalf of `device`.
     func token(_ device: TestDeviceKey, challenge: String, signer: TestDeviceKey? = nil) async throws -> Answer {
         let bytes = Base64URL.decode(challenge) ?? []
-        let signature = (signer ?? device).sign(DeviceSignatures.tokenRequest(device: device.id, challenge: bytes))
+        let signature = (signer ?? device).sign(
+            DeviceSignatures.tokenRequest(server: origin, device: device.id, challenge: bytes)
+        )
         return try await call(
             .post,
             "/v1/auth/token",
-            body: ["device": device.id, "challenge": challenge, "signature": Base64URL.encode(signature)]
+            body: [
+                "device": device.id, "challenge": challenge, "origin": origin.serialized,
+                "signature": Base64URL.encode(signature),
+            ]
         )
     }
 
@@ -216,12 +236,14 @@ struct TestFailure: Error, CustomStringConvertible {
 }
 
 /// Runs `body` with the sync server on `service`, served in process (`.router`) or on a loopback
-/// port (`.live`).
+/// port (`.live`), serving at ``_KeyhavenSupport/ServiceOrigin/testServer`` (unless its configuration
+/// names another origin).
 func withSyncServer<T: Sendable>(
     _ service: SyncService,
     _ setup: TestingSetup = .router,
     _ body: @escaping @Sendable (SyncAPI) async throws -> T
 ) async throws -> T {
+    service.serving(at: .testServer)
     let app = Application(router: SyncHTTPServer(service: service).router())
     return try await app.test(setup) { client in try await body(SyncAPI(client: client)) }
 }

@@ -107,8 +107,8 @@ public actor RangeClient {
             } catch is CancellationError {
                 throw CancellationError()
             } catch let error as BreachError where error.code == .offline {
-                // The transport knows nothing was sent (no route, no name, refused): the network is
-                // not there, and waiting a second will not bring it back.
+                // The transport knows nothing was sent (no route, no name, refused), or the server
+                // stalled mid-answer past the deadline: waiting a second will not bring it back.
                 throw BreachError(
                     .offline,
                     "cannot reach \(baseDescription) (\(error.message)); check the network, or use --index for offline checks"

@@ -34,6 +34,10 @@ struct SyncServe: AsyncParsableCommand {
             which several instances may share; for a URL with a password prefer $KEYHAVEN_SYNC_DATABASE \
             to --database (a command line is visible to other users). The server speaks plain HTTP: \
             off loopback put a TLS-terminating reverse proxy in front of it (docs/sync.md). \
+            Devices sign every sign-in and enrolment for the server URL they use, and the server \
+            refuses a signature for another one (a relaying server): behind a TLS proxy, set \
+            --public-url to the https:// URL devices use (the default, http://HOST:PORT as it \
+            listens, is right only when devices connect to the server directly). \
             --max-wait 0 disables long polls. Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
             """
     )
@@ -49,6 +53,15 @@ struct SyncServe: AsyncParsableCommand {
     var database: String?
     @Option(name: .long, help: "Address to listen on.") var host = "127.0.0.1"
     @Option(name: .long, help: "Port (0 picks a free one).") var port = 8095
+    @Option(
+        name: .customLong("public-url"),
+        help: ArgumentHelp(
+            "The URL devices use to reach this server, whose origin (scheme://host[:port]) they sign for; behind "
+                + "a TLS-terminating proxy, the proxy's https:// URL (default: http://HOST:PORT as it listens).",
+            valueName: "url"
+        )
+    )
+    var publicURL: String?
     @Option(name: .customLong("max-item-bytes"), help: "The largest item payload accepted (larger pushes get 413).")
     var maxItemBytes = SyncServerConfiguration().maxItemBytes
     @Option(
@@ -63,6 +76,23 @@ struct SyncServe: AsyncParsableCommand {
             throw ValidationError("--max-item-bytes: from 1024 to \(page - 1) (an item must fit in a changes page)")
         }
         guard (0...60).contains(maxWait) else { throw ValidationError("--max-wait: from 0 to 60 seconds") }
+        _ = try publicOrigin
+    }
+
+    /// The origin of --public-url; nil when it is not given.
+    var publicOrigin: ServiceOrigin? {
+        get throws {
+            guard let publicURL else { return nil }
+            guard let components = URLComponents(string: publicURL), components.user == nil,
+                components.password == nil, components.query == nil, components.fragment == nil,
+                let origin = ServiceOrigin.of(url: publicURL)
+            else {
+                throw ValidationError(
+                    "--public-url: the URL devices use, https://HOST[:PORT][/PATH] (no user, password, query or fragment)"
+                )
+            }
+            return origin
+        }
     }
 
     var location: String {
@@ -87,17 +117,28 @@ struct SyncServe: AsyncParsableCommand {
         var configuration = SyncServerConfiguration()
         configuration.maxItemBytes = maxItemBytes
         configuration.maxWait = .seconds(maxWait)
+        configuration.publicOrigin = try publicOrigin
+        if let origin = configuration.publicOrigin, !origin.isPotentiallyTrustworthy {
+            Output.error(
+                "keyhaven: warning: --public-url \(origin) is plain http to another machine: devices refuse it "
+                    + "(they speak https to servers off this machine); give the https:// URL of the TLS proxy"
+            )
+        }
         var logger = Logger(label: "keyhaven.sync")
         // Notices and errors (a failing database is logged at .error) go to standard error.
         logger.logLevel = .notice
-        let (host, port) = (self.host, self.port)
+        let (host, port, publicOrigin) = (self.host, self.port, configuration.publicOrigin)
         func serve(_ store: any SyncStore, shown: String) async throws {
             try await SyncHTTPServer(service: SyncService(store: store, configuration: configuration)).run(
                 host: host,
                 port: port,
                 logger: logger
             ) { bound in
-                Output.error("keyhaven: sync server on http://\(host):\(bound) (data in \(shown)); Ctrl-C stops")
+                let origin = publicOrigin.map { "\($0)" } ?? "http://\(host):\(bound)"
+                Output.error(
+                    "keyhaven: sync server on http://\(host):\(bound) for devices at \(origin) (data in \(shown)); "
+                        + "Ctrl-C stops"
+                )
             }
         }
         if Self.isPostgresURL(location) {

@@ -53,8 +53,9 @@ enum DemoHTTP {
     }
 
     static func send(_ request: HTTPClientRequest) async throws -> Reply {
-        let response = try await OutboundHTTP.shared.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
+        let deadline = NIODeadline.now() + .seconds(10)
+        let response = try await OutboundHTTP.shared.execute(request, deadline: deadline)
+        let body = try await response.body.collect(upTo: 1 << 20, deadline: deadline)
         let cookies = response.headers["Set-Cookie"].compactMap { $0.split(separator: ";").first.map(String.init) }
         return Reply(status: Int(response.status.code), body: Array(body.readableBytesView), cookies: cookies)
     }

@@ -1,18 +1,23 @@
 package import Foundation
-import _KeyhavenSupport
+package import _KeyhavenSupport
 
 // The JSON of `keyhaven sync serve` (docs/openapi/sync.yaml), shared by the server
 // (SyncServerHTTP) and the device's client (SyncClient) so that the two cannot drift. Keys and
 // signatures, challenges and payloads are base64url without padding; item ids are 32 hex digits.
 // Package access: plain values, no I/O.
 
+// `origin` in the signed requests: the server the device signed for (``DeviceSignatures``), so that
+// a server can tell a signature for another server (a relay) from a bad one.
+
 package struct CreateAccountRequest: Codable {
     package var publicKey: String
     package var name: String
+    package var origin: String
     package var proof: String
 
-    package init(publicKey: [UInt8], name: String, proof: [UInt8]) {
+    package init(publicKey: [UInt8], name: String, origin: ServiceOrigin, proof: [UInt8]) {
         (self.publicKey, self.name, self.proof) = (Base64URL.encode(publicKey), name, Base64URL.encode(proof))
+        self.origin = origin.serialized
     }
 }
 
@@ -21,13 +26,22 @@ package struct AddDeviceRequest: Codable {
     package var publicKey: String
     package var name: String
     package var approver: String
+    package var origin: String
     package var approval: String
     package var proof: String
 
-    /// `approval` is `approver`'s signature, `proof` the new key's own (``DeviceSignatures``).
-    package init(account: String, publicKey: [UInt8], name: String, approver: String, approval: [UInt8], proof: [UInt8])
-    {
-        (self.account, self.name, self.approver) = (account, name, approver)
+    /// `approval` is `approver`'s signature, `proof` the new key's own (``DeviceSignatures``), both
+    /// for `origin`.
+    package init(
+        account: String,
+        publicKey: [UInt8],
+        name: String,
+        approver: String,
+        origin: ServiceOrigin,
+        approval: [UInt8],
+        proof: [UInt8]
+    ) {
+        (self.account, self.name, self.approver, self.origin) = (account, name, approver, origin.serialized)
         self.publicKey = Base64URL.encode(publicKey)
         (self.approval, self.proof) = (Base64URL.encode(approval), Base64URL.encode(proof))
     }
@@ -53,12 +67,14 @@ package struct ChallengeResponse: Codable {
 package struct TokenRequest: Codable {
     package var device: String
     package var challenge: String
+    package var origin: String
     package var signature: String
 
-    package init(device: String, challenge: [UInt8], signature: [UInt8]) {
+    package init(device: String, challenge: [UInt8], origin: ServiceOrigin, signature: [UInt8]) {
         (self.device, self.challenge, self.signature) = (
             device, Base64URL.encode(challenge), Base64URL.encode(signature)
         )
+        self.origin = origin.serialized
     }
 }
 

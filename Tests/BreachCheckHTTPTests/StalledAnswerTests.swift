@@ -1,0 +1,41 @@
+import BreachCheck
+import BreachCheckHTTP
+import BreachPSI
+import KeyhavenTesting
+import NIOCore
+import Testing
+
+/// A server that sends the head of its answer and then stalls the body: the breach clients fail
+/// with their own typed errors by their deadline (1 s here; the bound leaves room for a loaded
+/// machine), and never hang.
+struct StalledAnswerTests {
+    @Test func thePSITransportIsUnreachableByItsDeadline() async throws {
+        let server = try StallingHTTPServer()
+        defer { server.close() }
+        let transport = HTTPBreachPSITransport(base: server.url, timeout: .seconds(1))
+        var start = ContinuousClock.now
+        let key = try await #require(throws: BreachPSIError.self) { try await transport.publication() }
+        #expect(key.code == .unreachable)
+        #expect(ContinuousClock.now - start < .seconds(6))
+        start = ContinuousClock.now
+        let query = try await #require(throws: BreachPSIError.self) { try await transport.send([1, 2, 3]) }
+        #expect(query.code == .unreachable)
+        #expect(ContinuousClock.now - start < .seconds(6))
+        #expect(server.stalledPaths == ["/psi/v1/key", "/psi/v1/query"])
+    }
+
+    /// The range client does not retry a stalled server (the person would wait three deadlines).
+    @Test func theRangeClientIsOfflineByItsDeadline() async throws {
+        let server = try StallingHTTPServer()
+        defer { server.close() }
+        let client = RangeClient(transport: HTTPRangeTransport(base: server.url, timeout: .seconds(1)))
+        let start = ContinuousClock.now
+        let error = try await #require(throws: BreachError.self) {
+            try await client.count(for: SHA1Digest(password: "password"))
+        }
+        #expect(error.code == .offline)
+        #expect(error.message.contains("in time"))
+        #expect(ContinuousClock.now - start < .seconds(6))
+        #expect(server.stalledPaths == ["/range/5BAA6"])
+    }
+}
