@@ -112,26 +112,13 @@ public struct BreachTopListBuilder: Sendable {
                 "no valid `SHA1:COUNT` line was read (\(selection.badLines) malformed): nothing was written"
             )
         }
-        let temporary = output.deletingLastPathComponent().appendingPathComponent(
-            ".\(output.lastPathComponent).building-\(UUID().uuidString)"
-        )
-        do {
+        try IndexWriter.replacing(output) { temporary in
             var writer = try IndexWriter(kind: .compact, url: temporary, expectedCount: selection.entries.count)
             for (done, entry) in selection.entries.enumerated() {
                 try writer.append(Entry(a: entry.prefix, b: 0, c: 0, count: entry.count), entry.count)
                 if done & 0xFFFF == 0xFFFF { progress?("writing", done + 1, selection.entries.count) }
             }
             _ = try writer.finish()
-            if FileManager.default.fileExists(atPath: output.path) {
-                try FileManager.default.removeItem(at: output)
-            }
-            try FileManager.default.moveItem(at: temporary, to: output)
-        } catch let error as BreachError {
-            try? FileManager.default.removeItem(at: temporary)
-            throw error
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw BreachError(.io, "writing \(output.path) failed: \(error.localizedDescription)")
         }
         progress?("writing", selection.entries.count, selection.entries.count)
         return (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? NSNumber)?.intValue ?? 0
@@ -162,12 +149,11 @@ struct TopHeap {
     mutating func offer(_ item: Item) {
         if items.count < capacity {
             items.append(item)
+            // Up while below its parent.
             var child = items.count - 1
-            while child > 0 {
-                let parent = (child - 1) / 2
-                guard items[child].isBelow(items[parent]) else { break }
-                items.swapAt(child, parent)
-                child = parent
+            while child > 0, items[child].isBelow(items[(child - 1) / 2]) {
+                items.swapAt(child, (child - 1) / 2)
+                child = (child - 1) / 2
             }
         } else if items[0].isBelow(item) {
             items[0] = item

@@ -59,14 +59,11 @@ extension Keyhaven {
             "The breach-PSI server's key to pin: the key ID `breach psi build` prints or the contents of its public-key.hex. Another key is refused (nothing checked); without it the published key is trusted as it is.",
             valueName: "key-id-or-hex"
         )
-        @Option(
-            name: .customLong("breach-top"),
-            help: ArgumentHelp(
-                "The local list of the most common leaked passwords (`keyhaven breach top`), checked before --breach-psi's server (default: pwned-top.khbi beside the vault, when present).",
-                valueName: "file"
-            )
+        @Option(name: .customLong("breach-top"), help: topHelp) var breachTop: String?
+        static let topHelp = ArgumentHelp(
+            "The local list of the most common leaked passwords (`keyhaven breach top`), checked before --breach-psi's server (default: pwned-top.khbi beside the vault, when present).",
+            valueName: "file"
         )
-        var breachTop: String?
         @Flag(name: .customLong("no-breach-check"), help: "Do not check breaches.") var noBreachCheck = false
         @Flag(name: .customLong("no-network"), help: "Contact nothing: no range API, no change-password probes.")
         var noNetwork = false

@@ -55,6 +55,13 @@ extension Keyhaven.Breach {
             }
         }
 
+        /// What `--json` prints.
+        struct Summary: Encodable {
+            var hashes, hashesRead, lines, badLines, smallestCount, bytes: Int
+            var output: String
+            var seconds: Double
+        }
+
         func run() throws {
             let started = Date()
             let destination = URL(
@@ -64,64 +71,54 @@ extension Keyhaven.Breach {
                     ).path
             )
             let bar = ProgressBar()
-            let selection: BreachTopListBuilder.Selection
-            let bytes: Int
+            let built = Result { () throws(BreachError) in try build(to: destination, bar: bar) }
+            bar.finish()
+            let (selection, bytes) = try built.mapError { Output.failure($0.message) }.get()
+            let summary = Summary(
+                hashes: selection.hashes,
+                hashesRead: selection.hashesRead,
+                lines: selection.lines,
+                badLines: selection.badLines,
+                smallestCount: selection.smallestCount,
+                bytes: bytes,
+                output: destination.path,
+                seconds: Date().timeIntervalSince(started)
+            )
+            guard !json else { return print(try Output.jsonLine(summary)) }
+            print(
+                "Kept the \(summary.hashes) most common of \(summary.hashesRead) hashes (each seen at least "
+                    + "\(summary.smallestCount) times; \(summary.badLines) malformed lines) in "
+                    + String(format: "%.1f s: %@, %d bytes", summary.seconds, summary.output, summary.bytes)
+            )
+        }
+
+        /// Selects, checks the malformed lines, writes; returns the selection and the list's bytes.
+        func build(to destination: URL, bar: ProgressBar) throws(BreachError) -> (BreachTopListBuilder.Selection, Int) {
+            let builder = try BreachTopListBuilder(top: top)
+            let selection = try builder.select(input: URL(fileURLWithPath: source)) { phase, done, total in
+                bar.update(phase, done: done, total: total, unit: "B")
+            }
+            for sample in selection.badLineSamples {
+                Output.error("keyhaven: skipped line \(sample.line): \(sample.reason)")
+            }
+            if !allowMalformed && Keyhaven.Breach.PSI.Build.tooMalformed(bad: selection.badLines, good: selection.hashesRead) {
+                throw BreachError(
+                    .invalidInput,
+                    "\(source) has \(selection.badLines) malformed lines and \(selection.hashesRead) SHA1:COUNT lines (more than 1 %); nothing was written. Is it the right file? Give --allow-malformed to build anyway"
+                )
+            }
             do {
-                let builder = try BreachTopListBuilder(top: top)
-                selection = try builder.select(input: URL(fileURLWithPath: source)) { phase, done, total in
-                    bar.update(phase, done: done, total: total, unit: "B")
-                }
-                for sample in selection.badLineSamples {
-                    Output.error("keyhaven: skipped line \(sample.line): \(sample.reason)")
-                }
-                if !allowMalformed
-                    && Keyhaven.Breach.PSI.Build.tooMalformed(bad: selection.badLines, good: selection.hashesRead)
-                {
-                    bar.finish()
-                    throw Output.failure(
-                        "\(source) has \(selection.badLines) malformed lines and \(selection.hashesRead) SHA1:COUNT lines (more than 1 %); nothing was written. Is it the right file? Give --allow-malformed to build anyway"
-                    )
-                }
                 try FileManager.default.createDirectory(
                     at: destination.deletingLastPathComponent(),
                     withIntermediateDirectories: true
                 )
-                bytes = try builder.write(selection, to: destination) { phase, done, total in
-                    bar.update(phase, done: done, total: total, unit: "")
-                }
-            } catch let error as BreachError {
-                bar.finish()
-                throw Output.failure(error.message)
+            } catch {
+                throw BreachError(.io, "cannot create \(destination.deletingLastPathComponent().path): \(error.localizedDescription)")
             }
-            bar.finish()
-            let seconds = Date().timeIntervalSince(started)
-            if json {
-                struct Summary: Encodable {
-                    var hashes, hashesRead, lines, badLines, smallestCount, bytes: Int
-                    var output: String
-                    var seconds: Double
-                }
-                print(
-                    try Output.jsonLine(
-                        Summary(
-                            hashes: selection.hashes,
-                            hashesRead: selection.hashesRead,
-                            lines: selection.lines,
-                            badLines: selection.badLines,
-                            smallestCount: selection.smallestCount,
-                            bytes: bytes,
-                            output: destination.path,
-                            seconds: seconds
-                        )
-                    )
-                )
-            } else {
-                print(
-                    "Kept the \(selection.hashes) most common of \(selection.hashesRead) hashes (each seen at least "
-                        + "\(selection.smallestCount) times; \(selection.badLines) malformed lines) in "
-                        + String(format: "%.1f s: %@, %d bytes", seconds, destination.path, bytes)
-                )
+            let bytes = try builder.write(selection, to: destination) { phase, done, total in
+                bar.update(phase, done: done, total: total)
             }
+            return (selection, bytes)
         }
     }
 }
