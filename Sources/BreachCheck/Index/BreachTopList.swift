@@ -157,16 +157,14 @@ struct TopHeap {
             }
         } else if items[0].isBelow(item) {
             items[0] = item
+            // Down while a child is below it, swapping with the lower child.
             var parent = 0
-            while true {
-                let left = parent * 2 + 1
-                let right = left + 1
-                var lowest = parent
-                if left < items.count && items[left].isBelow(items[lowest]) { lowest = left }
-                if right < items.count && items[right].isBelow(items[lowest]) { lowest = right }
-                if lowest == parent { break }
-                items.swapAt(parent, lowest)
-                parent = lowest
+            while 2 * parent + 1 < items.count {
+                let first = 2 * parent + 1
+                let lower = first + 1 < items.count && items[first + 1].isBelow(items[first]) ? first + 1 : first
+                guard items[lower].isBelow(items[parent]) else { break }
+                items.swapAt(parent, lower)
+                parent = lower
             }
         }
     }
