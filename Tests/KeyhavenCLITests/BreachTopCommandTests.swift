@@ -47,7 +47,9 @@ struct BreachTopCommandTests {
         let summary = try JSONDecoder().decode(TopSummary.self, from: Data(built.stdout.utf8))
         let defaultList = psi.directory.appendingPathComponent("pwned-top.khbi")
         #expect(summary.output == defaultList.path, "beside the vault, where the audit looks")
-        #expect(summary.hashes == 50 && summary.hashesRead == 62 && summary.badLines == 1 && summary.smallestCount == 12)
+        #expect(
+            summary.hashes == 50 && summary.hashesRead == 62 && summary.badLines == 1 && summary.smallestCount == 12
+        )
         #expect(built.stderr.contains("skipped line 3"))
 
         // Nothing listens on this port: the server is down.
@@ -73,7 +75,10 @@ struct BreachTopCommandTests {
         for wrong in [source.path, truncated.path, psi.directory.appendingPathComponent("missing.khbi").path] {
             let result = try keyhaven.run(["audit", "--json", "--breach-psi", down, "--breach-top", wrong])
             #expect(result.status == 1 && result.stdout.isEmpty, "\(wrong): \(result.stdout)")
-            #expect(result.stderr.contains("local list") && result.stderr.contains("keyhaven breach top"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("local list") && result.stderr.contains("keyhaven breach top"),
+                "\(result.stderr)"
+            )
         }
         // A damaged list at the default place is an error too, not skipped quietly.
         try Data("garbage".utf8).write(to: defaultList)

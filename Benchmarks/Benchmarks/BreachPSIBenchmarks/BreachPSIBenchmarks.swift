@@ -62,7 +62,9 @@ let benchmarks: @Sendable () -> Void = {
         var multiplication = Duration.zero
         for round in 0..<8 {
             multiplication += try clock.measure {
-                for index in 0..<50 { blackHole(try ours.sharedSecretFromKeyAgreement(with: peers[(round * 50 + index) & 255])) }
+                for index in 0..<50 {
+                    blackHole(try ours.sharedSecretFromKeyAgreement(with: peers[(round * 50 + index) & 255]))
+                }
             }
             evaluation += try clock.measure {
                 for index in 0..<50 { blackHole(try server.answer(encoded: requests[(round * 50 + index) & 255])) }
@@ -74,7 +76,8 @@ let benchmarks: @Sendable () -> Void = {
         let (evaluations, multiplications) = (perSecond(evaluation), perSecond(multiplication))
         print(
             String(
-                format: "breach-PSI: %.0f blind evaluations/s, %.0f raw P-384 scalar multiplications/s on one core: %.1f %% (goal >= 80 %%)",
+                format:
+                    "breach-PSI: %.0f blind evaluations/s, %.0f raw P-384 scalar multiplications/s on one core: %.1f %% (goal >= 80 %%)",
                 evaluations,
                 multiplications,
                 100 * evaluations / multiplications

@@ -51,7 +51,9 @@ extension Keyhaven.Breach {
 
         func validate() throws {
             guard top >= 1, top <= BreachTopListBuilder.maximumTop else {
-                throw ValidationError("--top is a number of hashes from 1 to \(BreachTopListBuilder.maximumTop) (got \(top))")
+                throw ValidationError(
+                    "--top is a number of hashes from 1 to \(BreachTopListBuilder.maximumTop) (got \(top))"
+                )
             }
         }
 
@@ -101,7 +103,9 @@ extension Keyhaven.Breach {
             for sample in selection.badLineSamples {
                 Output.error("keyhaven: skipped line \(sample.line): \(sample.reason)")
             }
-            if !allowMalformed && Keyhaven.Breach.PSI.Build.tooMalformed(bad: selection.badLines, good: selection.hashesRead) {
+            if !allowMalformed
+                && Keyhaven.Breach.PSI.Build.tooMalformed(bad: selection.badLines, good: selection.hashesRead)
+            {
                 throw BreachError(
                     .invalidInput,
                     "\(source) has \(selection.badLines) malformed lines and \(selection.hashesRead) SHA1:COUNT lines (more than 1 %); nothing was written. Is it the right file? Give --allow-malformed to build anyway"
@@ -113,7 +117,10 @@ extension Keyhaven.Breach {
                     withIntermediateDirectories: true
                 )
             } catch {
-                throw BreachError(.io, "cannot create \(destination.deletingLastPathComponent().path): \(error.localizedDescription)")
+                throw BreachError(
+                    .io,
+                    "cannot create \(destination.deletingLastPathComponent().path): \(error.localizedDescription)"
+                )
             }
             let bytes = try builder.write(selection, to: destination) { phase, done, total in
                 bar.update(phase, done: done, total: total)
