@@ -63,7 +63,10 @@ let package = Package(
         // Not API (underscored, as swift-nio's docs/public-api.md): app-internal targets that this
         // repository's Benchmarks/ package measures. A package can depend only on another's
         // products, so they are offered here under a name that promises nothing.
-        .library(name: "_KeyhavenInternals", targets: ["AutoFill", "KeyhavenApp", "UpgradeHTTP", "ShinyService"]),
+        .library(
+            name: "_KeyhavenInternals",
+            targets: ["AutoFill", "KeyhavenApp", "UpgradeHTTP", "ShinyService", "BreachPSI"]
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -77,6 +77,18 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "BreachPSIBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "BreachCheck", package: keyhaven),
+                // BreachPSI is app-internal: `_KeyhavenInternals`.
+                .product(name: "_KeyhavenInternals", package: keyhaven),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/BreachPSIBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "JOSEBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),

@@ -44,17 +44,58 @@ public protocol BreachPSITransport: Sendable {
 /// under any other key than the published one (the server changed its key mid-way) or with a bad
 /// proof stops the check with an error, never a "not breached". A transport failure stops it at
 /// once (the transport may wait and retry a 429 itself).
+///
+/// **The local list** (``localList``, issue 29 item 3): the most common leaked passwords, a compact
+/// breach index on the device (`keyhaven breach top`). A digest found there is breached without
+/// asking anyone, and its place in its batch goes to a random digest: the batches are those of the
+/// same passwords without a local list (one per ``batchSize`` distinct digests), so the server
+/// cannot count the passwords found locally, and never sees their buckets.
 public struct BreachPSIChecker: Sendable {
     public let transport: any BreachPSITransport
     /// Requests per batch (the real digests padded with random ones).
     public let batchSize: Int
     /// The key the server must publish (nil: trusted as published).
     public let pin: BreachPSIKeyPin?
+    /// The most common leaked passwords, looked up on the device before anything is sent (nil: none).
+    public let localList: BreachIndex?
+    /// Where padding digests come from (injected by tests; random by default).
+    let randomDigest: @Sendable () -> SHA1Digest
 
-    public init(transport: any BreachPSITransport, batchSize: Int = 16, pin: BreachPSIKeyPin? = nil) {
+    public init(
+        transport: any BreachPSITransport,
+        batchSize: Int = 16,
+        pin: BreachPSIKeyPin? = nil,
+        localList: BreachIndex? = nil,
+        randomDigest: @escaping @Sendable () -> SHA1Digest = { BreachPSIChecker.systemRandomDigest() }
+    ) {
         self.transport = transport
         self.batchSize = max(batchSize, 1)
         self.pin = pin
+        self.localList = localList
+        self.randomDigest = randomDigest
+    }
+
+    /// 20 bytes from the system's random source.
+    public static func systemRandomDigest() -> SHA1Digest {
+        var generator = SystemRandomNumberGenerator()
+        return SHA1Digest(bytes: (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) })!
+    }
+
+    /// Which digests ``localList`` holds (all false without one). A lookup that fails (a damaged
+    /// list) counts as not found, so that digest is asked of the server, and the first failure is
+    /// returned for a notice: never a "not breached" from the local list.
+    public func localMatches(_ digests: [SHA1Digest]) -> (found: [Bool], failure: BreachError?) {
+        guard let localList else { return ([Bool](repeating: false, count: digests.count), nil) }
+        var failure: BreachError?
+        let found = digests.map { digest in
+            do throws(BreachError) {
+                return try localList.count(of: digest) > 0
+            } catch {
+                if failure == nil { failure = error }
+                return false
+            }
+        }
+        return (found, failure)
     }
 
     /// How many requests `count` digests cost: whole batches.
@@ -68,6 +109,17 @@ public struct BreachPSIChecker: Sendable {
         _ digests: [SHA1Digest],
         progress: (@Sendable (Int, Int) -> Void)? = nil
     ) async throws(BreachPSIError) -> [Bool] {
+        try await breached(digests, foundLocally: localMatches(digests).found, progress: progress)
+    }
+
+    /// Whether each digest is breached: `foundLocally[i]` (from ``localMatches(_:)``) is, without
+    /// being sent (a random digest takes its place in its batch); the others are asked of the
+    /// server. The batches are the same whichever digests were found locally.
+    public func breached(
+        _ digests: [SHA1Digest],
+        foundLocally: [Bool],
+        progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) async throws(BreachPSIError) -> [Bool] {
         var distinct: [SHA1Digest] = []
         var position: [SHA1Digest: Int] = [:]
         let positions = digests.map { digest in
@@ -76,12 +128,15 @@ public struct BreachPSIChecker: Sendable {
             distinct.append(digest)
             return distinct.count - 1
         }
-        let answers = try await breachedDistinct(distinct, progress: progress)
+        var local = [Bool](repeating: false, count: distinct.count)
+        for (index, found) in zip(positions, foundLocally) where found { local[index] = true }
+        let answers = try await breachedDistinct(distinct, local: local, progress: progress)
         return positions.map { answers[$0] }
     }
 
     func breachedDistinct(
         _ digests: [SHA1Digest],
+        local: [Bool],
         progress: (@Sendable (Int, Int) -> Void)?
     ) async throws(BreachPSIError) -> [Bool] {
         let publication = try await transport.publication()
@@ -113,16 +168,15 @@ public struct BreachPSIChecker: Sendable {
         var generator = SystemRandomNumberGenerator()
         let batches = requests(for: digests.count) / batchSize
         for batch in 0..<batches {
-            let real = Array(
-                digests[min(batch * batchSize, digests.count)..<min((batch + 1) * batchSize, digests.count)]
-            )
-            // (position in `real` or nil for padding, digest), shuffled.
-            var slots: [(Int?, SHA1Digest)] = real.enumerated().map { ($0.offset, $0.element) }
-            while slots.count < batchSize {
-                var bytes = [UInt8](repeating: 0, count: 20)
-                for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255, using: &generator) }
-                slots.append((nil, SHA1Digest(bytes: bytes)!))
+            let range = min(batch * batchSize, digests.count)..<min((batch + 1) * batchSize, digests.count)
+            let real = Array(digests[range])
+            let knownHere = Array(local[range])
+            // (position in `real` or nil for padding, digest), shuffled. A digest found locally is
+            // breached already: a random digest goes in its place.
+            var slots: [(Int?, SHA1Digest)] = real.enumerated().map { offset, digest in
+                knownHere[offset] ? (Int?.none, randomDigest()) : (Int?.some(offset), digest)
             }
+            while slots.count < batchSize { slots.append((nil, randomDigest())) }
             slots.shuffle(using: &generator)
             let batch = slots
             let queries = try await Self.onThread(executor) { () throws(BreachPSIError) in
@@ -130,7 +184,7 @@ public struct BreachPSIChecker: Sendable {
             }
             let answers = try await send(queries.map(\.request.encoded))
             let found = try await Self.onThread(executor) { () throws(BreachPSIError) in
-                var found = [Bool](repeating: false, count: real.count)
+                var found = knownHere
                 for (index, slot) in batch.enumerated() {
                     // Padding answers are verified too: a bad proof or another key is an error either way.
                     let breached = try client.isBreached(queries[index], response: answers[index])

@@ -50,7 +50,8 @@ public struct AuditFindings: Sendable {
         let checked = breachCheck == .index || breachCheck == .api || breachCheck == .psi
         for index in entries.indices {
             var entry = entries[index]
-            let count = CredentialID(rawValue: entry.item.id).flatMap { breachCounts[$0] } ?? 0
+            let known = CredentialID(rawValue: entry.item.id).flatMap { breachCounts[$0] }
+            let count = known ?? 0
             var issues = Set<AuditIssue>()
             if count > 0 { issues.insert(.breached) }
             if !entry.item.reusedWith.isEmpty { issues.insert(.reused) }
@@ -58,7 +59,9 @@ public struct AuditFindings: Sendable {
             if entry.unsecured { issues.insert(.unsecured) }
             entry.item.issues = issues.sorted()
             entry.item.severity = AuditSeverity(issues: issues)
-            entry.item.breachCount = checked && entry.hasPassword ? count : nil
+            // A check that did not finish still reports what it found (the local list's hits):
+            // those counts are known, the others unknown, never 0.
+            entry.item.breachCount = (checked || known != nil) && entry.hasPassword ? count : nil
             entries[index] = entry
         }
         entries.sort { a, b in
@@ -71,12 +74,24 @@ public struct AuditFindings: Sendable {
 
     /// The online check's counts arrived (`mode`: `.api` or `.psi`), or it failed: `counts` nil,
     /// with the notice to show.
-    mutating func resolveBreaches(_ counts: [CredentialID: Int]?, mode: BreachCheckMode, notice: String?) {
+    /// `foundLocally`: credentials whose password was found in the device's local list (breached,
+    /// with that source, even when the online check failed).
+    mutating func resolveBreaches(
+        _ counts: [CredentialID: Int]?,
+        mode: BreachCheckMode,
+        notice: String?,
+        foundLocally: Set<CredentialID> = []
+    ) {
         guard breachCheck == .pending else { return }
         breachCheck = counts == nil ? .skipped : mode
         if let notice { notices.append(notice) }
-        for index in entries.indices { entries[index].digest = nil }
-        apply(breachCounts: counts ?? [:])
+        for index in entries.indices {
+            entries[index].digest = nil
+            if let id = CredentialID(rawValue: entries[index].item.id), foundLocally.contains(id) {
+                entries[index].item.breachSource = "local-list"
+            }
+        }
+        apply(breachCounts: counts ?? Dictionary(uniqueKeysWithValues: foundLocally.map { ($0, 1) }))
     }
 
     /// The report: these findings with each flagged item's actions from what is known about its

@@ -88,6 +88,10 @@ public struct AuditItem: Sendable, Encodable {
     public var actions: AuditActions
     /// Times seen in breaches (when checked; an approximate power of two with a compact index).
     public var breachCount: Int?
+    /// `local-list` when the password was found in the device's list of the most common leaked
+    /// passwords (`keyhaven breach top`) and so never sent; absent otherwise (the summary's
+    /// `breachCheck` names the source). Added in issue 29.
+    public var breachSource: String? = nil
     /// zxcvbn score 0…4.
     public var strengthScore: Int?
     /// Why the password counts as weak, in words (zxcvbn's warning, or the PIN rule).

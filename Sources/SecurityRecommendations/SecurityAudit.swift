@@ -281,6 +281,11 @@ public struct SecurityAudit: Sendable {
     public static let unpinnedNotice =
         "breach-PSI key not pinned: the server's published key was trusted as it is (a server or a network attacker could answer \"not breached\" to everything); pin it with --breach-psi-key KEY-ID"
 
+    /// The notice of a private check that looked in the local list first.
+    static func localListNotice(found: Int) -> String {
+        "\(found) password(s) found in the local list of the most common leaked passwords (checked on this device, never sent; the rest went to the server in the same padded batches)"
+    }
+
     /// The online stage: asks the range API or the breach-PSI server about the passwords when one
     /// is the source (nothing happens otherwise). A failure is a notice and the check counts as
     /// skipped: no credential is reported "not breached" from a check that did not finish.
@@ -306,22 +311,38 @@ public struct SecurityAudit: Sendable {
             stopwatch.lap("breach check (range API)", into: &timings)
         case .psi(let checker):
             progress?("breaches", 0, pending.count)
+            let digests = pending.map(\.digest)
+            // The local list first: what it holds is breached without asking anyone.
+            let local = checker.localMatches(digests)
+            let foundLocally = Set(zip(pending, local.found).compactMap { $1 ? CredentialID(rawValue: $0.id) : nil })
+            var notices: [String] = []
+            if let failure = local.failure {
+                notices.append(
+                    "the local list of common leaked passwords could not be read (\(failure.message)): those passwords were asked of the server"
+                )
+            }
             do {
-                let breached = try await checker.breached(pending.map(\.digest)) { done, total in
+                let breached = try await checker.breached(digests, foundLocally: local.found) { done, total in
                     progress?("breaches", done, total)
                 }
                 var byID: [CredentialID: Int] = [:]
                 for (entry, flag) in zip(pending, breached) {
                     if let id = CredentialID(rawValue: entry.id) { byID[id] = flag ? 1 : 0 }
                 }
-                findings.resolveBreaches(byID, mode: .psi, notice: checker.pin == nil ? Self.unpinnedNotice : nil)
+                if checker.pin == nil { notices.append(Self.unpinnedNotice) }
+                if checker.localList != nil { notices.append(Self.localListNotice(found: foundLocally.count)) }
+                findings.resolveBreaches(byID, mode: .psi, notice: nil, foundLocally: foundLocally)
             } catch {
-                findings.resolveBreaches(
-                    nil,
-                    mode: .psi,
-                    notice: "breach check skipped: \(error.message) (\(pending.count) password(s) not checked)"
+                let notChecked = pending.count - foundLocally.count
+                notices.append(
+                    "breach check skipped: \(error.message) (\(notChecked) password(s) not checked"
+                        + (foundLocally.isEmpty
+                            ? ")"
+                            : "; \(foundLocally.count) found in the local list of common leaked passwords are reported breached)")
                 )
+                findings.resolveBreaches(nil, mode: .psi, notice: nil, foundLocally: foundLocally)
             }
+            for notice in notices { findings.notices.append(notice) }
             progress?("breaches", pending.count, pending.count)
             stopwatch.lap("breach check (private set intersection)", into: &timings)
         case .index, .none:

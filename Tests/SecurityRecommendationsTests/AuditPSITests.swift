@@ -15,7 +15,10 @@ struct AuditPSITests {
         let switchAfter: Int
         private let lock = NSLock()
         private var count = 0
+        private var prefixes: [UInt16] = []
         var sent: Int { lock.withLock { count } }
+        /// The bucket of every request sent.
+        var buckets: [UInt16] { lock.withLock { prefixes } }
 
         init(_ servers: [BreachPSIServer], switchAfter: Int = .max) {
             self.servers = servers
@@ -29,6 +32,7 @@ struct AuditPSITests {
         func send(_ request: [UInt8]) async throws(BreachPSIError) -> [UInt8] {
             let number = lock.withLock {
                 count += 1
+                if request.count > 2 { prefixes.append(UInt16(request[1]) << 8 | UInt16(request[2])) }
                 return count
             }
             return try servers[number > switchAfter ? 1 : 0].answer(encoded: request)
@@ -83,5 +87,137 @@ struct AuditPSITests {
             },
             "\(report.summary.notices)"
         )
+    }
+
+    // MARK: The local list of the most common leaked passwords (issue 29, item 3)
+
+    /// A server that cannot be reached: nothing it answers.
+    final class Down: BreachPSITransport, @unchecked Sendable {
+        let key: BreachPSIPublicKey
+        private let lock = NSLock()
+        private var count = 0
+        var sent: Int { lock.withLock { count } }
+        init(key: BreachPSIPublicKey) { self.key = key }
+        var serverDescription: String { "down" }
+        func publication() async throws(BreachPSIError) -> BreachPSIPublication { .init(publicKey: key) }
+        func send(_ request: [UInt8]) async throws(BreachPSIError) -> [UInt8] {
+            lock.withLock { count += 1 }
+            throw BreachPSIError(.unreachable, "cannot reach down")
+        }
+    }
+
+    /// A top list (`keyhaven breach top`'s builder) of the 3 most common of a small corpus, which
+    /// holds the fixture's "password1" but not "Sunflower-Orbit-7765!" (seen once: below the cut).
+    static func topList() throws -> BreachIndex {
+        let directory = try TemporaryDirectory.make()
+        let text = [
+            "\(SHA1Digest(password: "password1").hex):2500000",
+            "\(SHA1Digest(password: "123456").hex):40000000",
+            "\(SHA1Digest(password: "Sunflower-Orbit-7765!").hex):1",
+            "\(SHA1Digest(password: "qwerty").hex):9000000",
+            "\(SHA1Digest(password: "rare-one").hex):2",
+        ].joined(separator: "\n")
+        let source = directory.appendingPathComponent("pwned.txt")
+        try Data(text.utf8).write(to: source)
+        let builder = try BreachTopListBuilder(top: 3)
+        let output = directory.appendingPathComponent("top.khbi")
+        _ = try builder.write(try builder.select(input: source), to: output)
+        return try BreachIndex(url: output)
+    }
+
+    /// Deterministic padding, so that what the server sees can be compared.
+    static func padding() -> @Sendable () -> SHA1Digest {
+        final class Counter: @unchecked Sendable {
+            let lock = NSLock()
+            var value = 0
+        }
+        let counter = Counter()
+        return {
+            let value = counter.lock.withLock {
+                counter.value += 1
+                return counter.value
+            }
+            return SHA1Digest(password: "padding-\(value)")
+        }
+    }
+
+    /// The server is down: the password on the local list is reported breached (named as found
+    /// there), the others "not checked" (never "not breached"); the batch was still attempted.
+    @Test func theLocalListAnswersWhileTheServerIsDown() async throws {
+        let transport = Down(key: try Self.server(seed: 5).key.publicKey)
+        let checker = BreachPSIChecker(transport: transport, localList: try Self.topList())
+        let report = await SecurityAudit(breachSource: .psi(checker)).run(try credentials()).report
+        #expect(report.summary.breachCheck == .skipped)
+        let forum = try #require(report.items.first { $0.service == "forum.example.org" })
+        #expect(forum.issues.contains(.breached) && forum.breachCount == 1 && forum.breachSource == "local-list")
+        #expect(report.summary.breached == 1)
+        #expect(report.items.filter { $0.service != "forum.example.org" }.allSatisfy { $0.breachCount == nil })
+        #expect(
+            report.summary.notices.contains {
+                $0.contains("cannot reach down") && $0.contains("17 password(s) not checked")
+                    && $0.contains("1 found in the local list")
+            },
+            "\(report.summary.notices)"
+        )
+        // The padded batch was sent as it would have been without the list (it failed at once).
+        #expect(transport.sent >= 1)
+    }
+
+    /// With the server up: the local password is never sent (its bucket is not among the requests),
+    /// the rest go through the server, and the server sees the same 16 requests as without a list.
+    @Test func theRestGoThroughTheServerInTheSameBatches() async throws {
+        let server = try Self.server(seed: 5)
+        let local = BreachPSI.prefix(of: SHA1Digest(password: "password1"))
+        let others = try credentials().compactMap(\.password).filter { $0 != "password1" }
+        #expect(!others.map { BreachPSI.prefix(of: SHA1Digest(password: $0)) }.contains(local))
+        #expect(!(1...64).map { BreachPSI.prefix(of: SHA1Digest(password: "padding-\($0)")) }.contains(local))
+
+        let withList = Switching([server])
+        let checker = BreachPSIChecker(transport: withList, localList: try Self.topList(), randomDigest: Self.padding())
+        let report = await SecurityAudit(breachSource: .psi(checker)).run(try credentials()).report
+        #expect(report.summary.breachCheck == .psi)
+        #expect(withList.sent == 16, "13 distinct passwords, 1 found locally: still one batch of 16")
+        #expect(!withList.buckets.contains(local), "the local password's bucket never reaches the server")
+        let forum = try #require(report.items.first { $0.service == "forum.example.org" })
+        #expect(forum.breachCount == 1 && forum.breachSource == "local-list")
+        let leaked = try #require(report.items.first { $0.service == "leaked.example" })
+        #expect(leaked.breachCount == 1 && leaked.breachSource == nil, "found by the server")
+        #expect(report.items.filter { $0.breachCount == 0 }.count == 16)
+        #expect(report.summary.notices.contains { $0.contains("1 password(s) found in the local list") })
+
+        // All found locally: the batch count still follows the number of distinct passwords.
+        let allLocal = Switching([server])
+        let everything = try await BreachPSIChecker(transport: allLocal, localList: Self.topList()).breached(
+            [SHA1Digest(password: "password1"), SHA1Digest(password: "123456")]
+        )
+        #expect(everything == [true, true])
+        #expect(allLocal.sent == 16)
+    }
+
+    /// A damaged list found at lookup: the passwords go to the server instead, with a notice;
+    /// nothing is "not breached" for the list's sake.
+    @Test func aDamagedListSendsToTheServer() async throws {
+        let directory = try TemporaryDirectory.make()
+        let url = directory.appendingPathComponent("top.khbi")
+        // A compact index of the fixture's leaked passwords whose bucket-size nibbles all escape
+        // (15) with no overflow entry: it opens (a lookup checks those), every lookup fails.
+        let text = ["password1", "Sunflower-Orbit-7765!"].map { "\(SHA1Digest(password: $0).hex):5" }
+        try Data(text.joined(separator: "\n").utf8).write(to: directory.appendingPathComponent("p.txt"))
+        let builder = try BreachTopListBuilder(top: 10)
+        _ = try builder.write(try builder.select(input: directory.appendingPathComponent("p.txt")), to: url)
+        var bytes = try Data(contentsOf: url)
+        let sizesOffset = Int(bytes[40..<48].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }.littleEndian)
+        let sizesLength = Int(bytes[48..<56].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }.littleEndian)
+        for index in sizesOffset..<(sizesOffset + sizesLength) { bytes[index] = 0xFF }
+        try bytes.write(to: url)
+        let damaged = try BreachIndex(url: url)
+        let transport = Switching([try Self.server(seed: 5)])
+        let checker = BreachPSIChecker(transport: transport, localList: damaged)
+        #expect(checker.localMatches([SHA1Digest(password: "password1")]).failure?.code == .corrupt)
+        let report = await SecurityAudit(breachSource: .psi(checker)).run(try credentials()).report
+        #expect(report.summary.breachCheck == .psi)
+        #expect(report.summary.breached == 2, "both found by the server")
+        #expect(report.items.allSatisfy { $0.breachSource == nil })
+        #expect(report.summary.notices.contains { $0.contains("could not be read") }, "\(report.summary.notices)")
     }
 }

@@ -76,29 +76,15 @@ public struct BreachIndexBuilder: Sendable {
             throw BreachError(.invalidInput, "\(input.path) has no valid `SHA1:COUNT` line (\(badLines) malformed)")
         }
 
-        let temporary = output.deletingLastPathComponent().appendingPathComponent(
-            ".\(output.lastPathComponent).building-\(UUID().uuidString)"
-        )
-        let hashes: Int
-        do {
-            let total = runs.total
+        let total = runs.total
+        let hashes = try IndexWriter.replacing(output) { temporary in
             var writer = try IndexWriter(kind: kind, url: temporary, expectedCount: total)
             try runs.merge { key, count in
                 try writer.append(key, count)
             } progress: { done in
                 progress?("writing", done, total)
             }
-            hashes = try writer.finish()
-            if FileManager.default.fileExists(atPath: output.path) {
-                try FileManager.default.removeItem(at: output)
-            }
-            try FileManager.default.moveItem(at: temporary, to: output)
-        } catch let error as BreachError {
-            try? FileManager.default.removeItem(at: temporary)
-            throw error
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw BreachError(.io, "writing \(output.path) failed: \(error.localizedDescription)")
+            return try writer.finish()
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? NSNumber)?.intValue ?? 0
         return Report(

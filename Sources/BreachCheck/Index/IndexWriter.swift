@@ -185,3 +185,27 @@ struct IndexWriter {
         return count
     }
 }
+
+extension IndexWriter {
+    /// Calls `body` with a temporary path beside `output`, then renames what it wrote into place:
+    /// an interrupted or failed write leaves `output` as it was (and removes the temporary file).
+    static func replacing<T>(_ output: URL, _ body: (URL) throws -> T) throws(BreachError) -> T {
+        let temporary = output.deletingLastPathComponent().appendingPathComponent(
+            ".\(output.lastPathComponent).building-\(UUID().uuidString)"
+        )
+        do {
+            let result = try body(temporary)
+            if FileManager.default.fileExists(atPath: output.path) {
+                try FileManager.default.removeItem(at: output)
+            }
+            try FileManager.default.moveItem(at: temporary, to: output)
+            return result
+        } catch let error as BreachError {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw BreachError(.io, "writing \(output.path) failed: \(error.localizedDescription)")
+        }
+    }
+}

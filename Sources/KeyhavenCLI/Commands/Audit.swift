@@ -21,7 +21,12 @@ extension Keyhaven {
                 15-bit bucket and a blinded element per password leave the machine, in batches of 16 \
                 padded with random passwords; it says whether a password leaked, not how often. If that \
                 server cannot be reached or its answers cannot be verified (another key, a bad proof), \
-                the passwords are reported not checked, never not breached. \
+                the passwords are reported not checked, never not breached. With --breach-psi, the \
+                device's list of the most common leaked passwords (`keyhaven breach top`; --breach-top, \
+                else $XDG_DATA_HOME/keyhaven/pwned-top.khbi when present) is checked first, with no \
+                network: a password found there is reported breached (source local-list) even when the \
+                server cannot be reached, and a random password takes its place in its batch, so the \
+                server sees the same batches either way. \
                 reused: the same password on services that are not the same backend (Apple's \
                 shared-credentials list groups sites that share one). weak: zxcvbn score 2 or less \
                 with your user name and the site as context, or a common/patterned 4- or 6-digit PIN. \
@@ -54,6 +59,11 @@ extension Keyhaven {
             "The breach-PSI server's key to pin: the key ID `breach psi build` prints or the contents of its public-key.hex. Another key is refused (nothing checked); without it the published key is trusted as it is.",
             valueName: "key-id-or-hex"
         )
+        @Option(name: .customLong("breach-top"), help: topHelp) var breachTop: String?
+        static let topHelp = ArgumentHelp(
+            "The local list of the most common leaked passwords (`keyhaven breach top`), checked before --breach-psi's server (default: pwned-top.khbi beside the vault, when present).",
+            valueName: "file"
+        )
         @Flag(name: .customLong("no-breach-check"), help: "Do not check breaches.") var noBreachCheck = false
         @Flag(name: .customLong("no-network"), help: "Contact nothing: no range API, no change-password probes.")
         var noNetwork = false
@@ -76,6 +86,11 @@ extension Keyhaven {
                     "--breach-psi-key pins the key of a --breach-psi server; give --breach-psi URL too"
                 )
             }
+            if breachTop != nil && breachPSI == nil {
+                throw ValidationError(
+                    "--breach-top is the local half of the private check; give --breach-psi URL too (an offline index goes to --breach-index)"
+                )
+            }
             if let breachPSI {
                 do throws(BreachPSIError) {
                     try HTTPBreachPSITransport.check(base: breachPSI)
@@ -95,7 +110,13 @@ extension Keyhaven {
                         throw Output.failure(error.message)
                     }
                 }
-                return .psi(BreachPSIChecker(transport: HTTPBreachPSITransport(base: breachPSI), pin: pin))
+                return .psi(
+                    BreachPSIChecker(
+                        transport: HTTPBreachPSITransport(base: breachPSI),
+                        pin: pin,
+                        localList: try localList()
+                    )
+                )
             }
             var indexPath = breachIndex ?? environment["KEYHAVEN_BREACH_INDEX"].flatMap { $0.isEmpty ? nil : $0 }
             if indexPath == nil && breachAPI == nil {
@@ -116,6 +137,25 @@ extension Keyhaven {
             }
             let base = breachAPI ?? "https://api.pwnedpasswords.com"
             return .api(RangeClient(transport: HTTPRangeTransport(base: base), baseDescription: base))
+        }
+
+        /// The list of the most common leaked passwords: --breach-top (which must open), else
+        /// pwned-top.khbi beside the vault when present (a damaged one is an error too, never
+        /// skipped quietly).
+        func localList() throws -> BreachIndex? {
+            let path =
+                breachTop
+                ?? options.url(global: root.vault).deletingLastPathComponent().appendingPathComponent(
+                    Keyhaven.Breach.Top.defaultFileName
+                ).path
+            guard breachTop != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+            do {
+                return try BreachIndex(url: URL(fileURLWithPath: path))
+            } catch {
+                throw Output.failure(
+                    "the local list of common leaked passwords \(path): \(error.message); rebuild it with `keyhaven breach top HIBP_FILE --output \(path)`"
+                )
+            }
         }
 
         func run() async throws {
@@ -165,6 +205,7 @@ extension Keyhaven {
                     if let count = item.breachCount, count > 0, summary.breachCheck != .psi {
                         line += " (seen \(count)×)"
                     }
+                    if item.breachSource == "local-list" { line += " (a common leaked password, found on this device)" }
                     if let weakness = item.weakness { line += " — \(weakness)" }
                     if let reveal = item.password { line += "  password: \(reveal)" }
                     print(line)

@@ -11,9 +11,11 @@ extension Keyhaven {
                 Three ways: the public k-anonymity range API (only the first 5 hex digits of a \
                 password's SHA-1 leave the machine), a local index of the whole corpus built from \
                 HIBP's download, or your own range server over such an index. `breach psi` builds and \
-                serves the private check (a 15-bit bucket and a blinded element per password).
+                serves the private check (a 15-bit bucket and a blinded element per password); `breach top` \
+                builds the device's list of the most common leaked passwords, checked before the private \
+                check asks its server.
                 """,
-            subcommands: [Index.self, Check.self, Serve.self, PSI.self]
+            subcommands: [Index.self, Check.self, Serve.self, PSI.self, Top.self]
         )
     }
 }

@@ -42,8 +42,13 @@ struct VaultOptions: ParsableArguments {
 
     /// The vault path: this option, the global `--vault`, `$KEYHAVEN_VAULT`, or the XDG default.
     func url(global: String? = nil) -> URL {
+        Self.url(path: vault ?? global)
+    }
+
+    /// The vault path: `path`, `$KEYHAVEN_VAULT`, or the XDG default (for commands without these options).
+    static func url(path: String?) -> URL {
         let environment = CommandIO.current.environment
-        if let path = vault ?? global ?? environment["KEYHAVEN_VAULT"], !path.isEmpty {
+        if let path = path ?? environment["KEYHAVEN_VAULT"], !path.isEmpty {
             return URL(fileURLWithPath: (path as NSString).expandingTildeInPath)
         }
         let data =

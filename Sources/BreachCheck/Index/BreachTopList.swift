@@ -1,0 +1,171 @@
+public import Foundation
+
+/// The device's list of the most common leaked passwords (issue 29, item 3): the `top` SHA-1s of a
+/// Pwned Passwords file with the highest counts, written as a compact breach index (64-bit
+/// prefixes and power-of-two counts, about 6 bytes per hash: ~6 MB for a million). `keyhaven audit
+/// --breach-psi URL` looks passwords up in it first, with no network, and sends only the rest to the
+/// breach-PSI server.
+///
+/// Selecting is one pass over the text with a min-heap of the `top` most common hashes so far
+/// (16 bytes each: 16 MB for a million), whatever the file's size. Equal counts at the cut keep the
+/// lower hashes, so the list does not depend on the file's order. A hash listed twice keeps its
+/// larger count (Pwned Passwords lists each hash once).
+public struct BreachTopListBuilder: Sendable {
+    public static let defaultTop = 1_000_000
+    /// 1.6 GB of heap: more is a full index's job (`breach index build --compact`).
+    public static let maximumTop = 100_000_000
+
+    /// What the pass over the text found, ready to be written.
+    public struct Selection: Sendable {
+        /// The selected hashes' 64-bit prefixes with their counts, sorted by prefix, each once.
+        var entries: [(prefix: UInt64, count: UInt32)]
+        /// Lines read, malformed lines (skipped) and the first 20 of them by number.
+        public var lines: Int
+        public var badLines: Int
+        public var badLineSamples: [(line: Int, reason: String)]
+        /// Good lines (hashes) read.
+        public var hashesRead: Int
+        /// The smallest count kept (0 when nothing was read): a password seen fewer times is not on the list.
+        public var smallestCount: Int
+        public var hashes: Int { entries.count }
+    }
+
+    /// Progress: work done and total (bytes while reading, entries while writing).
+    public typealias Progress = @Sendable (_ phase: String, _ done: Int, _ total: Int) -> Void
+
+    public let top: Int
+
+    /// `top` must be 1 ... ``maximumTop``.
+    public init(top: Int = defaultTop) throws(BreachError) {
+        guard top >= 1, top <= Self.maximumTop else {
+            throw BreachError(.invalidInput, "the list's size must be 1 to \(Self.maximumTop) hashes (got \(top))")
+        }
+        self.top = top
+    }
+
+    /// Reads the Pwned Passwords text file at `input` (`SHA1:COUNT` lines) and keeps its `top` most
+    /// common hashes.
+    public func select(input: URL, progress: Progress? = nil) throws(BreachError) -> Selection {
+        guard let handle = FileHandle(forReadingAtPath: input.path) else {
+            throw BreachError(.io, "cannot read \(input.path); give a Pwned Passwords text file (SHA1:COUNT lines)")
+        }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: BreachIndexFormat.magic.count)) ?? nil
+        if let head, Array(head) == BreachIndexFormat.magic {
+            throw BreachError(
+                .invalidInput,
+                "\(input.path) is a breach index; the list is selected by count from the Pwned Passwords text file (SHA1:COUNT lines)"
+            )
+        }
+        try? handle.seek(toOffset: 0)
+        let totalBytes =
+            (try? FileManager.default.attributesOfItem(atPath: input.path)[.size] as? NSNumber)?.intValue ?? 0
+        var heap = TopHeap(capacity: top)
+        var reader = HIBPLineReader(handle: handle)
+        var badLines = 0
+        var good = 0
+        var samples: [(Int, String)] = []
+        do {
+            try reader.read(
+                entry: { digest, count in
+                    good += 1
+                    heap.offer(TopHeap.Item(prefix: digest.high64, count: count))
+                },
+                bad: { line in
+                    badLines += 1
+                    if samples.count < 20 { samples.append((line.line, line.reason)) }
+                },
+                progress: { progress?("reading", $0, totalBytes) }
+            )
+        } catch {
+            throw BreachError(.io, "reading \(input.path) failed: \(error.localizedDescription)")
+        }
+        var items = heap.items
+        let smallest = items.map(\.count).min() ?? 0
+        items.sort { $0.prefix < $1.prefix }
+        var entries: [(prefix: UInt64, count: UInt32)] = []
+        entries.reserveCapacity(items.count)
+        for item in items {
+            if let last = entries.last, last.prefix == item.prefix {
+                entries[entries.count - 1].count = max(last.count, item.count)
+            } else {
+                entries.append((item.prefix, item.count))
+            }
+        }
+        return Selection(
+            entries: entries,
+            lines: reader.line,
+            badLines: badLines,
+            badLineSamples: samples,
+            hashesRead: good,
+            smallestCount: Int(smallest)
+        )
+    }
+
+    /// Writes `selection` as a compact index at `output` (under a temporary name, renamed into
+    /// place when complete); returns its size in bytes. An empty selection is an error: nothing is
+    /// written and an older list stays.
+    public func write(_ selection: Selection, to output: URL, progress: Progress? = nil) throws(BreachError) -> Int {
+        guard !selection.entries.isEmpty else {
+            throw BreachError(
+                .invalidInput,
+                "no valid `SHA1:COUNT` line was read (\(selection.badLines) malformed): nothing was written"
+            )
+        }
+        try IndexWriter.replacing(output) { temporary in
+            var writer = try IndexWriter(kind: .compact, url: temporary, expectedCount: selection.entries.count)
+            for (done, entry) in selection.entries.enumerated() {
+                try writer.append(Entry(a: entry.prefix, b: 0, c: 0, count: entry.count), entry.count)
+                if done & 0xFFFF == 0xFFFF { progress?("writing", done + 1, selection.entries.count) }
+            }
+            _ = try writer.finish()
+        }
+        progress?("writing", selection.entries.count, selection.entries.count)
+        return (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? NSNumber)?.intValue ?? 0
+    }
+}
+
+/// A min-heap of at most `capacity` items whose root is the least common kept so far.
+struct TopHeap {
+    struct Item {
+        var prefix: UInt64
+        var count: UInt32
+
+        /// Less common: a lower count, or the same count and a higher prefix (a cut that does not
+        /// depend on the input's order).
+        func isBelow(_ other: Item) -> Bool {
+            count != other.count ? count < other.count : prefix > other.prefix
+        }
+    }
+
+    let capacity: Int
+    var items: [Item] = []
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        items.reserveCapacity(min(capacity, 1 << 20))
+    }
+
+    mutating func offer(_ item: Item) {
+        if items.count < capacity {
+            items.append(item)
+            // Up while below its parent.
+            var child = items.count - 1
+            while child > 0, items[child].isBelow(items[(child - 1) / 2]) {
+                items.swapAt(child, (child - 1) / 2)
+                child = (child - 1) / 2
+            }
+        } else if items[0].isBelow(item) {
+            items[0] = item
+            // Down while a child is below it, swapping with the lower child.
+            var parent = 0
+            while 2 * parent + 1 < items.count {
+                let first = 2 * parent + 1
+                let lower = first + 1 < items.count && items[first + 1].isBelow(items[first]) ? first + 1 : first
+                guard items[lower].isBelow(items[parent]) else { break }
+                items.swapAt(parent, lower)
+                parent = lower
+            }
+        }
+    }
+}

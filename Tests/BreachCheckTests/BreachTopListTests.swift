@@ -1,0 +1,80 @@
+import BreachCheck
+import Foundation
+import KeyhavenTesting
+import Testing
+
+/// `keyhaven breach top`'s builder: the N most common hashes of a Pwned Passwords file, as a compact
+/// index, whatever the file's order; a wrong input is an error and writes nothing.
+@Suite(.offCooperativePool)
+struct BreachTopListTests {
+    static let corpus = BreachCorpus(size: 5_000, seed: 4242)
+
+    /// The 500 most common of 5,000 (ties at the cut: the lower 64-bit prefix), the same file from
+    /// sorted and shuffled input; every kept hash found, every dropped one and the absent ones not.
+    @Test func keepsTheMostCommon() throws {
+        let directory = try TemporaryDirectory.make()
+        let sortedText = directory.appendingPathComponent("sorted.txt")
+        let shuffledText = directory.appendingPathComponent("shuffled.txt")
+        _ = try Self.corpus.write(to: sortedText, sorted: true, lineEnding: "\n", broken: [])
+        _ = try Self.corpus.write(to: shuffledText, sorted: false, lineEnding: "\r\n", broken: ["NOTAHASH:3"], seed: 9)
+        let builder = try BreachTopListBuilder(top: 500)
+        let fromSorted = try builder.select(input: sortedText)
+        let fromShuffled = try builder.select(input: shuffledText)
+        #expect(fromSorted.hashes == 500 && fromSorted.hashesRead == 5_000 && fromSorted.badLines == 0)
+        #expect(fromShuffled.badLines == 1 && fromShuffled.badLineSamples.first?.reason.isEmpty == false)
+        let first = directory.appendingPathComponent("a.khbi")
+        let second = directory.appendingPathComponent("b.khbi")
+        let bytes = try builder.write(fromSorted, to: first)
+        _ = try builder.write(fromShuffled, to: second)
+        #expect(try Data(contentsOf: first) == Data(contentsOf: second))
+        #expect(bytes - 128 < 500 * 8, "compact: under 8 bytes a hash after the 128-byte header")
+
+        func prefix(_ digest: SHA1Digest) -> UInt64 { digest.bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) } }
+        let ranked = Self.corpus.present.sorted { a, b in
+            a.count != b.count ? a.count > b.count : prefix(a.digest) < prefix(b.digest)
+        }
+        #expect(fromSorted.smallestCount == ranked[499].count)
+        let list = try BreachIndex(url: first)
+        #expect(list.kind == .compact && list.count == 500)
+        // Kept: found, with a power-of-two count at most the real one; below the cut: not found.
+        var wrong: [Int] = []
+        for (rank, entry) in ranked.enumerated() {
+            let found = try list.count(of: entry.digest)
+            if rank < 500 ? !(found > 0 && found <= entry.count) : found != 0 { wrong.append(rank) }
+        }
+        #expect(wrong.isEmpty, "ranks \(wrong.prefix(10))")
+        #expect(try Self.corpus.absent.prefix(20_000).allSatisfy { try list.count(of: $0) == 0 })
+
+        // A list longer than the file keeps all of it.
+        let all = try BreachTopListBuilder(top: 1_000_000).select(input: sortedText)
+        #expect(all.hashes == 5_000 && all.smallestCount == Self.corpus.present.map { $0.count }.min())
+    }
+
+    /// A size out of range, an index given as the text, a file with no SHA1:COUNT line: errors, and
+    /// an older list stays as it was.
+    @Test func refusesWrongInput() throws {
+        #expect(throws: BreachError.self) { try BreachTopListBuilder(top: 0) }
+        #expect(throws: BreachError.self) { try BreachTopListBuilder(top: BreachTopListBuilder.maximumTop + 1) }
+        let directory = try TemporaryDirectory.make()
+        let text = directory.appendingPathComponent("pwned.txt")
+        _ = try Self.corpus.write(to: text, sorted: true, lineEnding: "\n", broken: [])
+        let builder = try BreachTopListBuilder(top: 10)
+        let output = directory.appendingPathComponent("top.khbi")
+        _ = try builder.write(try builder.select(input: text), to: output)
+        let before = try Data(contentsOf: output)
+
+        let fromIndex = #expect(throws: BreachError.self) { try builder.select(input: output) }
+        #expect(fromIndex?.code == .invalidInput && fromIndex?.message.contains("text file") == true)
+        let garbage = directory.appendingPathComponent("garbage.txt")
+        try Data("no hashes here\nnor here\n".utf8).write(to: garbage)
+        let empty = try builder.select(input: garbage)
+        #expect(empty.hashes == 0 && empty.badLines == 2)
+        let refused = #expect(throws: BreachError.self) { try builder.write(empty, to: output) }
+        #expect(refused?.message.contains("nothing was written") == true)
+        #expect(try Data(contentsOf: output) == before)
+        let missing = #expect(throws: BreachError.self) {
+            try builder.select(input: directory.appendingPathComponent("missing.txt"))
+        }
+        #expect(missing?.code == .io)
+    }
+}
