@@ -15,14 +15,14 @@
 /// sealed items with ``SealedPayloads`` (``PayloadCodec``): the steps are the same.
 public struct SyncReplica: Hashable, Sendable {
     public var device: DeviceID { clock.device }
-    public private(set) var clock: HybridLogicalClock
-    public private(set) var records: [ItemID: SyncRecord] = [:]
+    public internal(set) var clock: HybridLogicalClock
+    public internal(set) var records: [ItemID: SyncRecord] = [:]
     /// Per item, the server revision its local record was last reconciled with: the base of the
     /// next mutation (an item never sent has none).
-    public private(set) var revisions: [ItemID: UInt64] = [:]
-    public private(set) var outbox = Outbox()
+    public internal(set) var revisions: [ItemID: UInt64] = [:]
+    public internal(set) var outbox = Outbox()
     /// The server sequence up to which changes were pulled.
-    public private(set) var cursor: UInt64 = 0
+    public internal(set) var cursor: UInt64 = 0
 
     public init(device: DeviceID) {
         clock = HybridLogicalClock(device: device)
