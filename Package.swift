@@ -351,6 +351,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The device side of sync on the session (docs/sync.md "On the device"): `enableSync`,
+        // `syncNow` and `syncStatus` as methods of KeyhavenSession, the device's state sealed in the
+        // vault, the vault's edits into the replica and merged records back through the vault's writes.
+        .target(
+            name: "KeyhavenSync",
+            dependencies: [
+                "_KeyhavenSupport", "KeyhavenApp", "Vault", "VaultSync", "VaultSyncBridge", "SyncClient", "Passkeys",
+                crypto,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `keyhaven sync serve` over HTTP (Hummingbird): the JSON API of docs/openapi/sync.yaml.
         .target(
             name: "SyncServerHTTP",
@@ -503,6 +514,15 @@ let package = Package(
                 "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault",
                 "KeyhavenTesting",
                 "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting, nioCore,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyhavenSyncTests",
+            dependencies: [
+                "KeyhavenSync", "KeyhavenApp", "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync",
+                "VaultSyncBridge", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto, hummingbird,
+                hummingbirdTesting,
             ],
             swiftSettings: swiftSettings
         ),
