@@ -278,7 +278,8 @@ let package = Package(
         .target(
             name: "KeyhavenAgent",
             dependencies: [
-                "AutoFill", "KeyhavenApp", "Vault", "_KeyhavenSupport", nioCore, nioPosix, nioFoundationCompat,
+                "AutoFill", "KeyhavenApp", "KeyhavenSync", "Vault", "_KeyhavenSupport", nioCore, nioPosix,
+                nioFoundationCompat,
             ],
             swiftSettings: swiftSettings
         ),
@@ -403,7 +404,7 @@ let package = Package(
                 "IdentityProviderPostgres",
                 "KeyhavenJOSE",
                 "AutoFill", "KeyhavenAgent", "KeyhavenWebApp", "Passkeys", "SyncServer", "SyncServerHTTP",
-                "SyncServerPostgres",
+                "SyncServerPostgres", "KeyhavenSync",
                 // The demo's calls to shiny over HTTP.
                 "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
                 argumentParser,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeyhavenApp
 import Logging
 import SyncServer
 import SyncServerHTTP
@@ -10,14 +11,151 @@ extension Keyhaven {
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "sync",
-            abstract: "End-to-end encrypted sync: run the server your devices sync through.",
+            abstract: "End-to-end encrypted sync: turn it on, sync, see what waits; run the server.",
             discussion: """
-                The server stores each device's public key and the items as ciphertext it cannot read; \
-                devices authenticate with their own keys, never with the master password. See \
+                Devices sync through a server the person runs (`keyhaven sync serve`), which stores each \
+                device's public key and the items as ciphertext it cannot read; devices authenticate with \
+                their own keys, never with the master password. Every change lands in the vault first: \
+                with the server out of reach nothing is lost, it waits for the next sync. See \
                 docs/sync.md and the API in docs/openapi/sync.yaml.
+
+                Examples:
+                  keyhaven sync serve --port 8095
+                  keyhaven sync enable --server https://sync.example.org --name laptop
+                  keyhaven sync now
+                  keyhaven sync status --json
                 """,
-            subcommands: [SyncServe.self]
+            subcommands: [SyncEnable.self, SyncNow.self, SyncStatusCommand.self, SyncServe.self]
         )
+
+        @ParentCommand var root: Keyhaven
+    }
+}
+
+/// A `keyhaven sync` subcommand that works on the vault (through the agent's session when one
+/// holds it unlocked, else a session of this process, as every vault command).
+protocol SyncVaultCommand: VaultCommand {
+    var sync: Keyhaven.Sync { get }
+}
+
+extension SyncVaultCommand {
+    var root: Keyhaven { sync.root }
+}
+
+struct SyncEnable: SyncVaultCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enable",
+        abstract: "Turn sync on: this device creates an account on the server and sends every credential.",
+        discussion: """
+            For the first device of a person. It makes this device's own key (Ed25519; the server keeps \
+            only the public half) and a random sync key that seals every item before it leaves (not \
+            derived from the master password; later devices receive it when an enrolled device \
+            approves them), creates an account on the server, takes in every credential with its \
+            password history (recently deleted ones as deletions) and syncs. The keys and the sync \
+            state are kept sealed in the vault. The server URL is https://, or http:// to this \
+            machine (127.0.0.1, localhost, ::1). Refused when sync is already on.
+
+            Examples:
+              keyhaven sync enable --server https://sync.example.org
+              keyhaven sync enable --server http://127.0.0.1:8095 --name laptop --json
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @ParentCommand var sync: Keyhaven.Sync
+    @Option(name: .long, help: ArgumentHelp("The sync server's URL (`keyhaven sync serve`).", valueName: "url"))
+    var server: String
+    @Option(name: .long, help: ArgumentHelp("This device's name, shown to the person's other devices (default: the host name).", valueName: "name"))
+    var name: String?
+    @Flag(name: .long, help: "Print the status as JSON: {enabled, server, account, deviceID, deviceName, pending, conflicts, lastSync}.")
+    var json = false
+
+    func run() async throws {
+        let store = try await openStore()
+        let status = try await store.enableSync(server: server, deviceName: name ?? ProcessInfo.processInfo.hostName)
+        if json {
+            print(try Output.json(status))
+        } else {
+            print("Sync is on: this device (\(status.deviceName ?? "")) created account \(status.account ?? "") on \(status.server ?? "").")
+            SyncStatusCommand.describe(status)
+        }
+    }
+}
+
+struct SyncNow: SyncVaultCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "now",
+        abstract: "Sync now: send this vault's changes, bring in the other devices'.",
+        discussion: """
+            Edits made in the vault since the last sync go out; what other devices wrote comes in and is \
+            merged per field (a concurrent change of the same field keeps the later value and the other \
+            in the item's history, marked as a conflict); new credentials are created, changed ones \
+            updated, deleted ones moved to recently deleted. A server that cannot be reached fails at \
+            once (exit 1) and every change stays pending for the next sync. --json prints {pushed, \
+            pulled, created, updated, deleted, restored, rejections, status}.
+
+            Examples:
+              keyhaven sync now
+              keyhaven sync now --json
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @ParentCommand var sync: Keyhaven.Sync
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let store = try await openStore()
+        let report = try await store.syncNow()
+        if json {
+            print(try Output.json(report))
+            return
+        }
+        print(
+            "Synced with \(report.status.server ?? "the server"): \(report.pushed) sent, \(report.pulled) received; "
+                + "here \(report.created) new, \(report.updated) changed, \(report.deleted) deleted, "
+                + "\(report.restored) restored."
+        )
+        for rejection in report.rejections { Output.error("keyhaven: warning: the server refused \(rejection)") }
+        SyncStatusCommand.describe(report.status)
+    }
+}
+
+struct SyncStatusCommand: SyncVaultCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show whether sync is on, with which server, and what is pending.",
+        discussion: """
+            Reads the vault only (nothing is sent). Pending counts the items with changes the server has \
+            not confirmed, edits made since the last sync included; conflicts the items with a value \
+            that lost to a concurrent write (kept in history). --json prints {enabled, server, account, \
+            deviceID, deviceName, pending, conflicts, lastSync}.
+
+            Examples:
+              keyhaven sync status
+              keyhaven sync status --json
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @ParentCommand var sync: Keyhaven.Sync
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let status = try await openStore().syncStatus()
+        if json {
+            print(try Output.json(status))
+        } else if !status.enabled {
+            print("Sync is off. Turn it on with: keyhaven sync enable --server URL")
+        } else {
+            print("Sync is on: server \(status.server ?? ""), account \(status.account ?? "").")
+            Self.describe(status)
+        }
+    }
+
+    /// The lines every sync command ends with.
+    static func describe(_ status: SyncStatus) {
+        print("This device: \(status.deviceName ?? "") (\(status.deviceID ?? "")).")
+        print("Pending: \(status.pending) item\(status.pending == 1 ? "" : "s"); conflicts: \(status.conflicts).")
+        let formatter = ISO8601DateFormatter()
+        print("Last sync: \(status.lastSync.map { formatter.string(from: $0) } ?? "never").")
     }
 }
 
