@@ -1,8 +1,8 @@
-public import KeyhavenApp
 import Crypto
 import Foundation
-import Synchronization
+public import KeyhavenApp
 import SyncClient
+import Synchronization
 import Vault
 import VaultSync
 import VaultSyncBridge

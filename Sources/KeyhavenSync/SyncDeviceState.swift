@@ -36,12 +36,8 @@ package struct SyncDeviceState: Sendable {
     /// The `device` part as it is sealed (version 1, every key required, nothing else accepted).
     private struct DevicePart: Codable {
         var v: Int
-        var server: String
-        var account: String
-        var deviceName: String
-        var deviceKey: Data
-        var vaultKey: Data
-        var vaultID: Data
+        var server, account, deviceName: String
+        var deviceKey, vaultKey, vaultID: Data
         var lastSync: Double?
     }
 
@@ -111,7 +107,6 @@ package struct SyncDeviceState: Sendable {
     /// What `keyhaven sync status` shows of it.
     var status: SyncStatus {
         SyncStatus(
-            enabled: true,
             server: server,
             account: account,
             deviceID: deviceKey.id,

@@ -21,7 +21,9 @@ enum VaultReplicaFold {
 
     /// What each readable item of `replica` holds as a credential; items this Keyhaven cannot read
     /// (a newer one wrote a field) in `unreadable`, left alone both ways.
-    static func credentials(of replica: SyncReplica) -> (
+    static func credentials(
+        of replica: SyncReplica
+    ) -> (
         credentials: [ItemID: SyncedCredential], unreadable: Set<ItemID>
     ) {
         var credentials: [ItemID: SyncedCredential] = [:]

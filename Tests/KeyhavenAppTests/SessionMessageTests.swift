@@ -117,8 +117,11 @@ struct SessionMessageTests {
     }
 
     static var syncReport: SyncReport {
-        var report = SyncReport(status: SyncStatus(enabled: true, server: "https://sync.example", pending: 1))
-        (report.pushed, report.pulled, report.created, report.updated, report.deleted, report.restored) = (1, 2, 3, 4, 5, 6)
+        var report = SyncReport(status: .disabled)
+        report.status.pending = 1
+        (report.pushed, report.pulled, report.created, report.updated, report.deleted, report.restored) = (
+            1, 2, 3, 4, 5, 6
+        )
         report.rejections = ["item 00: too large"]
         return report
     }
@@ -141,7 +144,6 @@ struct SessionMessageTests {
             .importReport(samples.report), .count(3), .syncStatus(.disabled),
             .syncStatus(
                 SyncStatus(
-                    enabled: true,
                     server: "https://sync.example",
                     account: String(repeating: "a", count: 32),
                     deviceID: String(repeating: "b", count: 32),

@@ -161,7 +161,8 @@ struct SessionSyncTests {
             try test.vault.update(mail) { $0.password = "offline edit" }
             let started = ContinuousClock.now
             let error = await session.syncNowError()
-            #expect(ContinuousClock.now - started < .seconds(3))
+            // Refused at once, not after a request's deadline (10 s); loose for a loaded machine.
+            #expect(ContinuousClock.now - started < .seconds(8))
             #expect(error?.code == .unreachable)
             #expect(error?.message.contains("1 change stays pending here") == true, "\(String(describing: error))")
             let status = try await session.syncStatus()

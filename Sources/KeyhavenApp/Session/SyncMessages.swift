@@ -15,28 +15,26 @@ public struct SyncStatus: Hashable, Sendable, Codable {
     /// When the last sync that reached the server ended (the session's clock).
     public var lastSync: Date?
 
+    /// Sync on with `server`, as `account`'s device `deviceID` named `deviceName`.
     public init(
-        enabled: Bool,
-        server: String? = nil,
-        account: String? = nil,
-        deviceID: String? = nil,
-        deviceName: String? = nil,
-        pending: Int = 0,
-        conflicts: Int = 0,
-        lastSync: Date? = nil
+        server: String,
+        account: String,
+        deviceID: String,
+        deviceName: String,
+        pending: Int,
+        conflicts: Int,
+        lastSync: Date?
     ) {
-        self.enabled = enabled
-        self.server = server
-        self.account = account
-        self.deviceID = deviceID
-        self.deviceName = deviceName
-        self.pending = pending
-        self.conflicts = conflicts
-        self.lastSync = lastSync
+        (self.enabled, self.server, self.account, self.deviceID) = (true, server, account, deviceID)
+        (self.deviceName, self.pending, self.conflicts, self.lastSync) = (deviceName, pending, conflicts, lastSync)
+    }
+
+    private init() {
+        (enabled, pending, conflicts) = (false, 0, 0)
     }
 
     /// Sync is off.
-    public static let disabled = SyncStatus(enabled: false)
+    public static let disabled = SyncStatus()
 }
 
 /// What one sync did (`keyhaven sync now`).

@@ -64,9 +64,19 @@ struct SyncEnable: SyncVaultCommand {
     @ParentCommand var sync: Keyhaven.Sync
     @Option(name: .long, help: ArgumentHelp("The sync server's URL (`keyhaven sync serve`).", valueName: "url"))
     var server: String
-    @Option(name: .long, help: ArgumentHelp("This device's name, shown to the person's other devices (default: the host name).", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "This device's name, shown to the person's other devices (default: the host name).",
+            valueName: "name"
+        )
+    )
     var name: String?
-    @Flag(name: .long, help: "Print the status as JSON: {enabled, server, account, deviceID, deviceName, pending, conflicts, lastSync}.")
+    @Flag(
+        name: .long,
+        help:
+            "Print the status as JSON: {enabled, server, account, deviceID, deviceName, pending, conflicts, lastSync}."
+    )
     var json = false
 
     func run() async throws {
@@ -75,7 +85,9 @@ struct SyncEnable: SyncVaultCommand {
         if json {
             print(try Output.json(status))
         } else {
-            print("Sync is on: this device (\(status.deviceName ?? "")) created account \(status.account ?? "") on \(status.server ?? "").")
+            print(
+                "Sync is on: this device (\(status.deviceName ?? "")) created account \(status.account ?? "") on \(status.server ?? "")."
+            )
             SyncStatusCommand.describe(status)
         }
     }
@@ -131,12 +143,13 @@ struct SyncStatusCommand: SyncVaultCommand {
 
             Examples:
               keyhaven sync status
-              keyhaven sync status --json
+              keyhaven sync status --json | jq .pending
+              keyhaven --vault ~/work.sqlite sync status
             """
     )
-    @OptionGroup var options: VaultOptions
-    @ParentCommand var sync: Keyhaven.Sync
     @Flag(name: .long, help: "Print JSON.") var json = false
+    @ParentCommand var sync: Keyhaven.Sync
+    @OptionGroup var options: VaultOptions
 
     func run() async throws {
         let status = try await openStore().syncStatus()
