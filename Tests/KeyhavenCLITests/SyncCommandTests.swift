@@ -97,4 +97,51 @@ struct SyncCommandTests {
         let still = try await keyhaven.runDetached(["sync", "status", "--json"])
         #expect(try JSONDecoder().decode(Status.self, from: Data(still.stdout.utf8)).pending == 1)
     }
+
+    @Test func anUnlockedAgentSyncsWithoutThePassword() async throws {
+        let directory = try TemporaryDirectory.make()
+        let environment = IsolatedEnvironment.make(in: directory, runtime: directory.appendingPathComponent("run"))
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+        let password = ["KEYHAVEN_PASSWORD": "sync master 7f3q gravel lantern"]
+        #expect(
+            try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"], extraEnvironment: password).status == 0
+        )
+        let added = try await keyhaven.runDetached(
+            ["add", "--service", "mail.example", "--user", "ada", "--password", "pw-ada"],
+            extraEnvironment: password
+        )
+        #expect(added.status == 0, "\(added.stderr)")
+        let (server, url) = try await Self.startServer(keyhaven, in: directory)
+        defer { if server.isRunning { server.terminate() } }
+        let agent = Process()
+        agent.executableURL = keyhaven.executable
+        agent.arguments = ["agent", "--idle-lock", "1h"]
+        agent.environment = environment
+        agent.standardError = FileHandle.nullDevice
+        try agent.run()
+        defer {
+            agent.terminate()
+            agent.waitUntilExit()
+        }
+        let socket = directory.appendingPathComponent("run/keyhaven/agent.sock").path
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await keyhaven.runDetached(["unlock"], extraEnvironment: password).status == 0)
+
+        // No password from here on: the commands are typed requests the agent's session answers.
+        let enabled = try await keyhaven.runDetached(["sync", "enable", "--server", url, "--name", "agent", "--json"])
+        #expect(enabled.status == 0, "\(enabled.stderr)")
+        #expect(try JSONDecoder().decode(Status.self, from: Data(enabled.stdout.utf8)).deviceName == "agent")
+        #expect(try await keyhaven.runDetached(["edit", "mail.example/ada", "--notes", "via the agent"]).status == 0)
+        let synced = try await keyhaven.runDetached(["sync", "now", "--json"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(try JSONDecoder().decode(Report.self, from: Data(synced.stdout.utf8)).pushed == 1)
+        let status = try await keyhaven.runDetached(["sync", "status", "--json"])
+        #expect(try JSONDecoder().decode(Status.self, from: Data(status.stdout.utf8)).pending == 0)
+        // Without the agent, the vault needs the password: the answers above were the agent's.
+        let local = try await keyhaven.runDetached(["sync", "status"], extraEnvironment: ["KEYHAVEN_NO_AGENT": "1"])
+        #expect(local.status != 0)
+        #expect(try await keyhaven.runDetached(["agent", "stop"]).status == 0)
+    }
 }
