@@ -522,7 +522,7 @@ let package = Package(
             name: "KeyhavenSyncTests",
             dependencies: [
                 "KeyhavenSync", "KeyhavenApp", "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync",
-                "VaultSyncBridge", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto, hummingbird,
+                "VaultSyncBridge", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto, grdb, hummingbird,
                 hummingbirdTesting,
             ],
             swiftSettings: swiftSettings

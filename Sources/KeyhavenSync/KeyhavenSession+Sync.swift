@@ -61,10 +61,10 @@ extension KeyhavenSession {
                 throw SyncError(.alreadyEnabled, "sync was turned on meanwhile (another process)")
             }
             try VaultReplicaFold.fold(transaction, into: &state.replica, base: [:], unreadable: [], now: now)
-            try state.save(transaction)
+            try state.save(transaction, replica: true)
             return state
         }
-        return try await run(state, client: client).status
+        return try await run(client: client).status
     }
 
     /// Syncs now: the vault's edits since the last sync go into the replica, the replica pulls
@@ -77,16 +77,18 @@ extension KeyhavenSession {
     public func syncNow() async throws(SyncError) -> SyncReport {
         let claim = try SyncGate.claim(self)
         defer { claim.release() }
-        guard let state = try loadSyncState() else {
-            throw SyncError(.notEnabled, "sync is off for this vault: `keyhaven sync enable --server URL` turns it on")
-        }
+        guard let state = try loadSyncState() else { throw Self.notEnabled }
         let client = try Self.client(
             server: state.server,
             key: state.deviceKey,
             account: state.account,
             now: configuration.now
         )
-        return try await run(state, client: client)
+        return try await run(client: client)
+    }
+
+    static var notEnabled: SyncError {
+        SyncError(.notEnabled, "sync is off for this vault: `keyhaven sync enable --server URL` turns it on")
     }
 
     /// Whether sync is on, with which server, account and device, what is pending (the items with
@@ -99,6 +101,24 @@ extension KeyhavenSession {
             guard var state = try SyncDeviceState.load(snapshot) else { return .disabled }
             let (known, unreadable) = VaultReplicaFold.credentials(of: state.replica)
             try VaultReplicaFold.fold(snapshot, into: &state.replica, base: known, unreadable: unreadable, now: now)
+            return state.status
+        }
+    }
+
+    /// Turns sync off on this device: the device's sync state (its key, the sync vault key, the
+    /// replica with whatever was still pending) is removed from the vault, in one transaction; the
+    /// credentials stay as they are. The server keeps the account and this device's entry (the
+    /// person's other devices go on syncing); removing it there is a revocation from another device
+    /// (`keyhaven device revoke`, not in this version yet). Refused while a sync of this session runs.
+    ///
+    /// - Returns: the status sync had (the server and account this device leaves).
+    /// - Throws: ``SyncError`` `notEnabled`, `busy`, `locked`, `storage`.
+    public func disableSync() throws(SyncError) -> SyncStatus {
+        let claim = try SyncGate.claim(self)
+        defer { claim.release() }
+        return try syncVault { transaction in
+            guard let state = try SyncDeviceState.load(transaction) else { throw Self.notEnabled }
+            try transaction.removeState()
             return state.status
         }
     }
@@ -116,18 +136,28 @@ extension KeyhavenSession {
     ///    back as a stale answer holding that very write, merged without a duplicate.
     /// 3. One vault transaction, also after a failed network step (what was merged so far must
     ///    reach the vault with the replica, or the next step 1 would take the vault's older values
-    ///    for edits): edits made in the vault during step 2 are written into the replica on top of
-    ///    the merge, the merged credentials written into the vault, and the replica saved — one
-    ///    commit, so the vault and the saved replica never disagree on disk.
-    private func run(_ start: SyncDeviceState, client: SyncHTTPClient) async throws(SyncError) -> SyncReport {
+    ///    for edits): edits made in the vault during step 2 are written into the replica as it was
+    ///    after step 1 — so a field the server also changed meets them in a merge (a conflict,
+    ///    marked, both values kept) and a deletion has seen only what this device had seen (an
+    ///    edit from elsewhere brings the item back) — and merged with the network's result; the
+    ///    merged credentials are written into the vault and the replica saved (only if it
+    ///    changed) — one commit, so the vault and the saved replica never disagree on disk. If
+    ///    another process saved the sync state after step 1, nothing is written and the sync
+    ///    fails with `busy`: the vault and that process's state hold every edit, and the server
+    ///    every push, so the next sync finds them all.
+    private func run(client: SyncHTTPClient) async throws(SyncError) -> SyncReport {
         let now = milliseconds
         // 1.
-        let (saved, base) = try syncVault { transaction in
-            var state = start
+        let (saved, base, generation) = try syncVault { transaction in
+            guard var state = try SyncDeviceState.load(transaction) else { throw Self.notEnabled }
+            let start = state.replica
             let (known, unreadable) = VaultReplicaFold.credentials(of: state.replica)
             try VaultReplicaFold.fold(transaction, into: &state.replica, base: known, unreadable: unreadable, now: now)
-            try state.save(transaction)
-            return (state, VaultReplicaFold.credentials(of: state.replica).credentials)
+            if state.replica != start { try state.save(transaction, replica: true) }
+            return (
+                state, VaultReplicaFold.credentials(of: state.replica).credentials,
+                try SyncDeviceState.generation(transaction)
+            )
         }
         var state = saved
         // 2.
@@ -147,18 +177,37 @@ extension KeyhavenSession {
         } catch {
             failure = Self.syncError(error, pending: session.replica.outbox.entries.count, doing: "syncing")
         }
+        if let duringNetwork = SyncHooks.duringNetwork { await duringNetwork() }
         // 3.
         state.replica = session.replica
         if failure == nil { state.lastSync = configuration.now() }
         let after = milliseconds
         let merged = state
-        let written = try syncVault { transaction in
-            var state = merged
-            let unreadable = VaultReplicaFold.credentials(of: state.replica).unreadable
-            try VaultReplicaFold.fold(transaction, into: &state.replica, base: base, unreadable: unreadable, now: after)
-            let written = try VaultReplicaFold.writeBack(state.replica, into: transaction)
-            try state.save(transaction)
-            return (state, written)
+        let written: (SyncDeviceState, VaultReplicaFold.Written)
+        do {
+            written = try syncVault(changedCredentials: { $0.1.changed }) { transaction in
+                guard try SyncDeviceState.generation(transaction) == generation else {
+                    throw SyncError(
+                        .busy,
+                        "another Keyhaven process synced this vault meanwhile; nothing is lost (the vault holds "
+                            + "every edit, the server every change sent): run `keyhaven sync now` again"
+                    )
+                }
+                var local = saved.replica
+                let unreadable = VaultReplicaFold.credentials(of: local).unreadable
+                try VaultReplicaFold.fold(transaction, into: &local, base: base, unreadable: unreadable, now: after)
+                var state = merged
+                for (item, record) in local.records where saved.replica.records[item] != record {
+                    try state.replica.adopt(record, now: after)
+                }
+                let written = try VaultReplicaFold.writeBack(state.replica, into: transaction)
+                try state.save(transaction, replica: state.replica != saved.replica)
+                return (state, written)
+            }
+        } catch {
+            // The network's error says what happened first; the vault's is added to it.
+            guard let failure else { throw error }
+            throw SyncError(failure.code, "\(failure.message) Saving what was merged also failed: \(error.message)")
         }
         state = written.0
         if let failure { throw failure }
@@ -170,7 +219,7 @@ extension KeyhavenSession {
         report.deleted = written.1.deleted
         report.restored = written.1.restored
         if let rejected = pushed?.rejected {
-            report.rejections = rejected.keys.sorted().map { "item \($0): \(rejected[$0]!)" }
+            report.rejections = rejected.keys.sorted().map { "item \($0): \(Self.printable(rejected[$0]!))" }
         }
         return report
     }
@@ -183,16 +232,17 @@ extension KeyhavenSession {
         try syncVault(readOnly: true) { snapshot in try SyncDeviceState.load(snapshot) }
     }
 
-    /// Runs `body` in one vault transaction on the session's thread (a change of credentials is
-    /// published as every write through the session is), or on a read-only snapshot.
-    private func syncVault<T: Sendable>(
+    /// Runs `body` in one vault transaction on the session's thread, or on a read-only snapshot.
+    /// A write publishes a change of credentials only when `changedCredentials` says its result
+    /// made one (sync's own state is not one: a sync that brought nothing publishes nothing).
+    func syncVault<T: Sendable>(
         readOnly: Bool = false,
+        changedCredentials: (T) -> Bool = { _ in false },
         _ body: @Sendable (VaultSyncTransaction) throws -> T
     ) throws(SyncError) -> T {
         do {
-            return try withVault { vault in
-                try readOnly ? vault.syncSnapshot(body) : vault.syncTransaction(body)
-            }
+            if readOnly { return try withVault { vault in try vault.syncSnapshot(body) } }
+            return try write({ vault in try vault.syncTransaction(body) }, changedCredentials: changedCredentials)
         } catch let error as SyncError {
             throw error
         } catch let error as SessionError where error.code == .locked {
@@ -258,5 +308,24 @@ struct SyncGate {
 
     func release() {
         _ = Self.running.withLock { $0.remove(id) }
+    }
+}
+
+/// Points where tests step into a sync (a vault edit, another process's sync, made while the
+/// network runs). Nil outside tests.
+enum SyncHooks {
+    /// Runs after the network step, before the last vault transaction.
+    @TaskLocal static var duringNetwork: (@Sendable () async -> Void)?
+}
+
+extension KeyhavenSession {
+    /// A server's text as it may be printed: control characters (a terminal's escapes, line
+    /// breaks that forge output) replaced by U+FFFD.
+    static func printable(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { $0.properties.generalCategory == .control ? "\u{FFFD}" : $0 }
+            )
+        )
     }
 }

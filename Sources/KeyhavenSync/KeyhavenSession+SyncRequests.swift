@@ -3,8 +3,8 @@ import _KeyhavenSupport
 
 extension KeyhavenSession {
     /// Answers a front end's request (the agent's socket, the CLI's own session): sync's requests
-    /// (`syncEnable`, `syncNow`, `syncStatus`) with ``enableSync(server:deviceName:)``,
-    /// ``syncNow()`` and ``syncStatus()``, every other with ``KeyhavenApp/KeyhavenSession/answer(_:)``.
+    /// (`syncEnable`, `syncNow`, `syncStatus`, `syncDisable`) with ``enableSync(server:deviceName:)``,
+    /// ``syncNow()``, ``syncStatus()`` and ``disableSync()``, every other with ``KeyhavenApp/KeyhavenSession/answer(_:)``.
     /// A sync error travels as a session error with its own code (`unreachable`, `notEnabled`, …).
     public func answerWithSync(_ request: SessionRequest) async -> SessionResponse {
         do throws(SyncError) {
@@ -15,6 +15,8 @@ extension KeyhavenSession {
                 return .syncReport(try await syncNow())
             case .syncStatus:
                 return .syncStatus(try syncStatus())
+            case .syncDisable:
+                return .syncStatus(try disableSync())
             default:
                 return answer(request)
             }

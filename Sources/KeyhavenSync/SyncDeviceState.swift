@@ -33,8 +33,13 @@ package struct SyncDeviceState: Sendable {
     /// The sealer of this device's payloads.
     var sealer: ItemSealer { ItemSealer(vaultKey: vaultKey, vault: vaultID) }
 
-    /// The `device` part as it is sealed (version 1, every key required, nothing else accepted).
+    /// The `device` part as it is sealed (version 1, every key required, nothing else accepted:
+    /// ``decode(device:replica:)`` refuses a key not in ``keys``).
     private struct DevicePart: Codable {
+        static let keys: Set<String> = [
+            "v", "server", "account", "deviceName", "deviceKey", "vaultKey", "vaultID", "lastSync",
+        ]
+
         var v: Int
         var server, account, deviceName: String
         var deviceKey, vaultKey, vaultID: Data
@@ -54,7 +59,9 @@ package struct SyncDeviceState: Sendable {
     }
 
     static func decode(device: Data, replica: Data) throws(SyncError) -> SyncDeviceState {
-        guard var part = try? JSONDecoder().decode(DevicePart.self, from: device), part.v == 1,
+        guard let object = try? JSONSerialization.jsonObject(with: device) as? [String: Any],
+            Set(object.keys).isSubset(of: DevicePart.keys),
+            var part = try? JSONDecoder().decode(DevicePart.self, from: device), part.v == 1,
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: part.deviceKey),
             part.vaultKey.count == 32, let vaultID = VaultID(bytes: Array(part.vaultID))
         else {
@@ -82,8 +89,15 @@ package struct SyncDeviceState: Sendable {
         )
     }
 
-    /// Saves both parts (sealed by the vault) in `transaction`.
-    package func save(_ transaction: VaultSyncTransaction) throws {
+    /// Which saves of the state `transaction` sees (each part's save count): a process compares
+    /// it before saving to find that another process saved meanwhile.
+    static func generation(_ transaction: VaultSyncTransaction) throws -> [Int64?] {
+        [try transaction.stateVersion(devicePart), try transaction.stateVersion(replicaPart)]
+    }
+
+    /// Saves the `device` part (sealed by the vault) in `transaction`, and the replica when
+    /// `replica` is true (re-sealing a large replica that did not change is skipped).
+    package func save(_ transaction: VaultSyncTransaction, replica saveReplica: Bool = true) throws {
         var part = DevicePart(
             v: 1,
             server: server,
@@ -101,7 +115,7 @@ package struct SyncDeviceState: Sendable {
         part.vaultKey.resetBytes(in: 0..<part.vaultKey.count)
         defer { encoded.resetBytes(in: 0..<encoded.count) }
         try transaction.saveState(Self.devicePart, encoded)
-        try transaction.saveState(Self.replicaPart, Data(replica.canonicalBytes))
+        if saveReplica { try transaction.saveState(Self.replicaPart, Data(replica.canonicalBytes)) }
     }
 
     /// What `keyhaven sync status` shows of it.

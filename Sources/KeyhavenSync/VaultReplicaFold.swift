@@ -17,6 +17,13 @@ enum VaultReplicaFold {
         var updated = 0
         var deleted = 0
         var restored = 0
+        /// Whether any credential of the vault changed.
+        var changed: Bool { created + updated + deleted + restored > 0 }
+    }
+
+    /// The items of the vault's rows that cannot be read (damaged).
+    static func damagedRows(_ listing: Vault.Listing) -> Set<ItemID> {
+        Set(listing.failures.compactMap { $0.record.map(ItemID.init) })
     }
 
     /// What each readable item of `replica` holds as a credential; items this Keyhaven cannot read
@@ -50,7 +57,7 @@ enum VaultReplicaFold {
         now: UInt64
     ) throws {
         let listing = try transaction.credentials()
-        let damaged = Set(listing.failures.compactMap { $0.record.map(ItemID.init) })
+        let damaged = damagedRows(listing)
         var seen: Set<ItemID> = []
         for credential in listing.credentials {
             let item = ItemID(credential.id)
@@ -81,6 +88,11 @@ enum VaultReplicaFold {
             if credential.deleted != nil, before.deleted == nil, replica.records[item]?.isDeleted == false {
                 try replica.delete(item, now: now)
             }
+            // Restored from recently deleted: a write the deletion has not seen, or the next
+            // write-back would move it to recently deleted again.
+            if credential.deleted == nil, before.deleted != nil {
+                try replica.restore(item, now: now)
+            }
         }
         // Gone from the vault for good (purged after 30 days in recently deleted): gone everywhere.
         for (item, before) in base
@@ -94,15 +106,19 @@ enum VaultReplicaFold {
     /// Makes the vault hold what the replica holds, through the vault's own writes: new items
     /// created, changed ones updated (a replaced password goes to the history), deleted ones moved
     /// to recently deleted, and ones a merge brought back (delete versus edit keeps the edit)
-    /// restored.
+    /// restored. A new item comes with its password history. Rows of the vault that cannot be
+    /// read (damaged) are left alone: the replica keeps their last synced state, and the other
+    /// credentials still sync.
     static func writeBack(_ replica: SyncReplica, into transaction: VaultSyncTransaction) throws -> Written {
         var written = Written()
         let (credentials, _) = credentials(of: replica)
-        for item in credentials.keys.sorted() {
+        let damaged = damagedRows(try transaction.credentials())
+        for item in credentials.keys.sorted() where !damaged.contains(item) {
             let credential = credentials[item]!
             switch try transaction.put(
                 CredentialID(item),
                 content: credential.content,
+                passwordHistory: credential.passwordHistory,
                 deleted: credential.deleted != nil
             ) {
             case .unchanged: break

@@ -76,6 +76,7 @@ struct SessionMessageTests {
         case .syncEnable: "syncEnable"
         case .syncNow: "syncNow"
         case .syncStatus: "syncStatus"
+        case .syncDisable: "syncDisable"
         }
     }
 
@@ -113,6 +114,7 @@ struct SessionMessageTests {
             .resolve(prefix: String(id.rawValue.prefix(6))), .passkeys(withKeys: true),
             .passkeys(withKeys: false), .importItems(samples.parsed, dryRun: true), .pendingUpgrades,
             .syncEnable(server: "https://sync.example", deviceName: "laptop"), .syncNow, .syncStatus,
+            .syncDisable,
         ]
     }
 

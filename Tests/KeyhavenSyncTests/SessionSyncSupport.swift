@@ -62,6 +62,11 @@ extension KeyhavenSession {
         try withVault { vault in try vault.syncTransaction { try state.save($0) } }
     }
 
+    /// How many times each part of the sync state was saved (device, replica).
+    func syncStateGeneration() async throws -> [Int64?] {
+        try withVault { vault in try vault.syncSnapshot { try SyncDeviceState.generation($0) } }
+    }
+
     /// The `SyncError` `syncNow()` throws, nil when it succeeds.
     func syncNowError() async -> SyncError? {
         do {

@@ -83,6 +83,19 @@ struct SyncDeviceStateTests {
         #expect(try Self.hits(Array("replica".utf8), in: test) > 0)
     }
 
+    @Test func aDevicePartWithAKeyThisKeyhavenDoesNotKnowIsRefused() throws {
+        let test = try TestVault()
+        let id = try test.vault.add(CredentialContent(title: "Mail", user: "ada"))
+        try test.vault.syncTransaction { try Self.state(adopting: try test.vault.credential(id)).save($0) }
+        let parts = try test.vault.syncSnapshot { [try $0.state("device"), try $0.state("replica")] }
+        let (known, replica) = (try #require(parts[0]), try #require(parts[1]))
+        _ = try SyncDeviceState.decode(device: known, replica: replica)
+        var object = try #require(try JSONSerialization.jsonObject(with: known) as? [String: Any])
+        object["recoveryKey"] = "from a newer Keyhaven"
+        let extended = try JSONSerialization.data(withJSONObject: object)
+        #expect(throws: SyncError.self) { try SyncDeviceState.decode(device: extended, replica: replica) }
+    }
+
     @Test func aVaultMadeBeforeSyncGetsTheTableAndKeepsItsIntegrity() throws {
         let test = try TestVault()
         let id = try test.vault.add(CredentialContent(title: "Old", user: "bob", password: "x"))

@@ -49,6 +49,9 @@ public enum SessionRequest: Hashable, Sendable, Codable {
     case syncNow
     /// `keyhaven sync status`: ``SessionResponse/syncStatus(_:)``.
     case syncStatus
+    /// `keyhaven sync disable`: turns sync off on this device; answered with the status it had
+    /// (``SessionResponse/syncStatus(_:)``: the server and account it leaves).
+    case syncDisable
 }
 
 /// The session's answer to one ``SessionRequest``: the typed values, or why it refused.

@@ -24,8 +24,9 @@ extension Keyhaven {
                   keyhaven sync enable --server https://sync.example.org --name laptop
                   keyhaven sync now
                   keyhaven sync status --json
+                  keyhaven sync disable --yes
                 """,
-            subcommands: [SyncEnable.self, SyncNow.self, SyncStatusCommand.self, SyncServe.self]
+            subcommands: [SyncEnable.self, SyncNow.self, SyncStatusCommand.self, SyncDisable.self, SyncServe.self]
         )
 
         @ParentCommand var root: Keyhaven
@@ -81,7 +82,7 @@ struct SyncEnable: SyncVaultCommand {
 
     func run() async throws {
         let store = try await openStore()
-        let status = try await store.enableSync(server: server, deviceName: name ?? ProcessInfo.processInfo.hostName)
+        let status = try await store.enableSync(server: server, deviceName: name ?? Self.hostName())
         if json {
             print(try Output.json(status))
         } else {
@@ -90,6 +91,24 @@ struct SyncEnable: SyncVaultCommand {
             )
             SyncStatusCommand.describe(status)
         }
+    }
+}
+
+extension SyncEnable {
+    /// This machine's name (`gethostname`: no DNS lookup, which could block), cut to what the
+    /// server takes as a device name (100 characters, 200 UTF-8 bytes); "this device" without one.
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this device" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return deviceName(name)
+    }
+
+    /// `name` cut to the server's limits, on character boundaries.
+    static func deviceName(_ name: String) -> String {
+        var cut = String(name.trimmingCharacters(in: .whitespacesAndNewlines).prefix(100))
+        while cut.utf8.count > 200 { cut.removeLast() }
+        return cut.isEmpty ? "this device" : cut
     }
 }
 
@@ -128,6 +147,59 @@ struct SyncNow: SyncVaultCommand {
         )
         for rejection in report.rejections { Output.error("keyhaven: warning: the server refused \(rejection)") }
         SyncStatusCommand.describe(report.status)
+    }
+}
+
+struct SyncDisable: SyncVaultCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "disable",
+        abstract: "Turn sync off on this device: its sync keys and state leave the vault.",
+        discussion: """
+            Removes this device's sync state from the vault: its device key, the sync key and what \
+            was waiting to be sent (changes not synced yet stay in this vault only). The credentials \
+            stay as they are. The server keeps the account and this device's entry (its public key \
+            only; the private key leaves with the state, so nobody can sign in as it), and the other \
+            devices go on syncing; removing a device from the server will be `keyhaven device revoke`, \
+            run on another device (not in this version yet: docs/sync.md "Not yet"). Turning sync on \
+            again makes a new account (`keyhaven sync enable`). Asks \
+            first (on a terminal); --yes does not ask. --json prints the status sync had: {enabled, \
+            server, account, deviceID, deviceName, pending, conflicts, lastSync}.
+
+            Examples:
+              keyhaven sync disable
+              keyhaven sync disable --yes --json
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @ParentCommand var sync: Keyhaven.Sync
+    @Flag(name: .long, help: "Do not ask; turn sync off.") var yes = false
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let store = try await openStore()
+        if !yes {
+            let status = try await store.syncStatus()
+            guard status.enabled else { throw Output.failure("sync is already off for this vault") }
+            Output.error(
+                "keyhaven: this removes this device's sync keys and state from the vault (\(status.pending) "
+                    + "pending change\(status.pending == 1 ? "" : "s") will not be sent); the credentials stay. "
+                    + "The server \(status.server ?? "") keeps account \(status.account ?? "") and this device."
+            )
+            Output.error("Turn sync off? [y/N]")
+            let answer = CommandIO.current.readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard answer == "y" || answer == "yes" else { throw Output.failure("sync stays on (nothing changed)") }
+        }
+        let status = try await store.disableSync()
+        if json {
+            print(try Output.json(status))
+            return
+        }
+        print("Sync is off on this device (it was with \(status.server ?? "the server"), account \(status.account ?? "")).")
+        print(
+            "The server keeps the account and this device's public key (its private key is gone from this "
+                + "vault); removing it there will be `keyhaven device revoke` on another device (not in this "
+                + "version yet)."
+        )
     }
 }
 

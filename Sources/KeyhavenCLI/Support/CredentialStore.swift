@@ -153,6 +153,10 @@ extension CredentialStore {
         try await ask(.syncNow) { if case .syncReport(let report) = $0 { report } else { nil } }
     }
 
+    func disableSync() async throws -> SyncStatus {
+        try await ask(.syncDisable) { if case .syncStatus(let status) = $0 { status } else { nil } }
+    }
+
     func syncStatus() async throws -> SyncStatus {
         try await ask(.syncStatus) { if case .syncStatus(let status) = $0 { status } else { nil } }
     }

@@ -100,22 +100,41 @@ public struct VaultSyncTransaction {
         try vault.loadSyncState(id, db)
     }
 
+    /// How many times the sync state part `id` was saved (nil when there is none): a process that
+    /// read the state compares it before it saves, to find a save another process made meanwhile.
+    public func stateVersion(_ id: String) throws -> Int64? {
+        try Int64.fetchOne(db, sql: "SELECT version FROM syncState WHERE id = ?", arguments: [id])
+    }
+
+    /// Removes every part of the sync state (the device leaves sync).
+    public func removeState() throws {
+        try db.execute(sql: "DELETE FROM syncState")
+    }
+
     /// Saves the sync state part `id` (sealed, replacing the one before).
     public func saveState(_ id: String, _ content: Data) throws {
         try vault.saveSyncState(id, content, db)
     }
 
     /// Makes credential `id` hold `content` (and be in "recently deleted" or not) through the
-    /// vault's own writes: created when new (unless deleted: nothing is made to be deleted), its
-    /// content replaced when it differs (a changed password goes to the history), moved to or
-    /// back from "recently deleted".
+    /// vault's own writes: created when new (unless deleted: nothing is made to be deleted) with
+    /// `passwordHistory` as its history, its content replaced when it differs (a changed password
+    /// goes to the history), moved to or back from "recently deleted".
     @discardableResult
-    public func put(_ id: CredentialID, content: CredentialContent, deleted: Bool) throws -> Change {
+    public func put(
+        _ id: CredentialID,
+        content: CredentialContent,
+        passwordHistory: [PasswordHistoryEntry] = [],
+        deleted: Bool
+    ) throws -> Change {
         guard
             let row = try Row.fetchOne(db, sql: "SELECT * FROM credential WHERE id = ?", arguments: [id.rawValue])
         else {
             if deleted { return .unchanged }
             _ = try vault.insert(content, db, id: id)
+            for entry in passwordHistory {
+                try vault.appendHistory(id, password: entry.password, replaced: entry.replaced, db)
+            }
             return .created
         }
         var credential = try vault.decode(row)

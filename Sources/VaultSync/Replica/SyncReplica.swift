@@ -76,6 +76,21 @@ public struct SyncReplica: Hashable, Sendable {
         outbox.enqueue(item)
     }
 
+    /// Brings a deleted `item` back (restored from recently deleted): a write its tombstone has
+    /// not seen (``SyncRecord/restore(stamp:)``), sent on the next push, so every device takes the
+    /// item back. Returns false, writing nothing, when the item is not deleted.
+    ///
+    /// - Throws: ``VaultSyncError/Code/unknownItem`` when the item is not on this device.
+    @discardableResult
+    public mutating func restore(_ item: ItemID, now: UInt64) throws(VaultSyncError) -> Bool {
+        var record = try record(item)
+        guard record.isDeleted else { return false }
+        record.restore(stamp: clock.send(now: now))
+        records[item] = record
+        outbox.enqueue(item)
+        return true
+    }
+
     /// The person's answer to the conflicts of `field` (``SyncRecord/resolveConflicts(in:keeping:stamp:)``).
     public mutating func resolveConflicts(
         in item: ItemID,
