@@ -293,7 +293,8 @@ let package = Package(
         .target(
             name: "KeyhavenAgent",
             dependencies: [
-                "AutoFill", "KeyhavenApp", "Vault", "_KeyhavenSupport", nioCore, nioPosix, nioFoundationCompat,
+                "AutoFill", "KeyhavenApp", "KeyhavenSync", "Vault", "_KeyhavenSupport", nioCore, nioPosix,
+                nioFoundationCompat,
             ],
             swiftSettings: swiftSettings
         ),
@@ -366,6 +367,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The device side of sync on the session (docs/sync.md "On the device"): `enableSync`,
+        // `syncNow` and `syncStatus` as methods of KeyhavenSession, the device's state sealed in the
+        // vault, the vault's edits into the replica and merged records back through the vault's writes.
+        .target(
+            name: "KeyhavenSync",
+            dependencies: [
+                "_KeyhavenSupport", "KeyhavenApp", "Vault", "VaultSync", "VaultSyncBridge", "SyncClient", "Passkeys",
+                crypto,
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `keyhaven sync serve` over HTTP (Hummingbird): the JSON API of docs/openapi/sync.yaml.
         .target(
             name: "SyncServerHTTP",
@@ -407,7 +419,7 @@ let package = Package(
                 "IdentityProviderPostgres",
                 "KeyhavenJOSE",
                 "AutoFill", "KeyhavenAgent", "KeyhavenWebApp", "Passkeys", "SyncServer", "SyncServerHTTP",
-                "SyncServerPostgres",
+                "SyncServerPostgres", "KeyhavenSync",
                 // The demo's calls to shiny over HTTP.
                 "_KeyhavenHTTPSupport", asyncHTTPClient, nioCore, nioHTTP1,
                 argumentParser,
@@ -519,6 +531,15 @@ let package = Package(
                 "KeyhavenTesting",
                 "_KeyhavenSupport", "_KeyhavenHTTPSupport", crypto, hummingbird, hummingbirdTesting, httpTypes,
                 nioCore,
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeyhavenSyncTests",
+            dependencies: [
+                "KeyhavenSync", "KeyhavenApp", "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync",
+                "VaultSyncBridge", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto, grdb, hummingbird,
+                hummingbirdTesting,
             ],
             swiftSettings: swiftSettings
         ),

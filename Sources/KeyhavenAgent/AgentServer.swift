@@ -1,6 +1,7 @@
 public import AutoFill
 import Foundation
 import KeyhavenApp
+import KeyhavenSync
 import NIOCore
 import NIOFoundationCompat
 import NIOPosix
@@ -350,13 +351,13 @@ public final class AgentServer: Sendable {
         }
     }
 
-    /// A vault command's typed request (``SessionProtocol``), answered by the session; a request
-    /// of another protocol version is refused.
+    /// A vault command's typed request (``SessionProtocol``), answered by the session (sync's
+    /// requests by its sync: ``KeyhavenSync``); a request of another protocol version is refused.
     func answerSession(_ frame: Data) async -> Data {
         let (id, decoded) = SessionProtocol.decodeRequest(frame)
         let response: SessionResponse
         switch decoded {
-        case .success(let request): response = await agent.session.answer(request)
+        case .success(let request): response = await agent.session.answerWithSync(request)
         case .failure(let error): response = .failure(error)
         }
         return SessionProtocol.encode(response, id: id)

@@ -22,6 +22,9 @@ extension VaultSyncError.Code {
     /// unknown tag, bytes after the end): refused rather than repaired, so that two replicas can
     /// never read one payload two ways.
     public static var malformedRecord: Self { Self("malformedRecord") }
+    /// A saved replica (``SyncReplica/canonicalBytes``) that is not in its canonical encoding:
+    /// damaged or altered, refused rather than half read.
+    public static var malformedReplica: Self { Self("malformedReplica") }
     /// A record of a newer format than this Keyhaven reads: update Keyhaven on this device.
     public static var unsupportedFormat: Self { Self("unsupportedFormat") }
     /// Two records of different items were given to one merge.

@@ -73,6 +73,10 @@ struct SessionMessageTests {
         case .passkeys: "passkeys"
         case .importItems: "importItems"
         case .pendingUpgrades: "pendingUpgrades"
+        case .syncEnable: "syncEnable"
+        case .syncNow: "syncNow"
+        case .syncStatus: "syncStatus"
+        case .syncDisable: "syncDisable"
         }
     }
 
@@ -87,6 +91,8 @@ struct SessionMessageTests {
         case .passkeys: "passkeys"
         case .importReport: "importReport"
         case .count: "count"
+        case .syncStatus: "syncStatus"
+        case .syncReport: "syncReport"
         case .done: "done"
         case .failure: "failure"
         }
@@ -107,7 +113,19 @@ struct SessionMessageTests {
             .update(id: id, changes: CredentialChanges()), .remove(id: id), .restore(id: id),
             .resolve(prefix: String(id.rawValue.prefix(6))), .passkeys(withKeys: true),
             .passkeys(withKeys: false), .importItems(samples.parsed, dryRun: true), .pendingUpgrades,
+            .syncEnable(server: "https://sync.example", deviceName: "laptop"), .syncNow, .syncStatus,
+            .syncDisable,
         ]
+    }
+
+    static var syncReport: SyncReport {
+        var report = SyncReport(status: .disabled)
+        report.status.pending = 1
+        (report.pushed, report.pulled, report.created, report.updated, report.deleted, report.restored) = (
+            1, 2, 3, 4, 5, 6
+        )
+        report.rejections = ["item 00: too large"]
+        return report
     }
 
     static func responses(_ samples: Samples) -> [SessionResponse] {
@@ -125,7 +143,19 @@ struct SessionMessageTests {
                 samples.credential.id: [PasswordHistoryEntry(password: "o", replaced: Date())], samples.other.id: [],
             ]),
             .id(samples.other.id), .passkeys([PasskeyEntry(id: "pk-1", passkey: samples.passkey)]),
-            .importReport(samples.report), .count(3), .done,
+            .importReport(samples.report), .count(3), .syncStatus(.disabled),
+            .syncStatus(
+                SyncStatus(
+                    server: "https://sync.example",
+                    account: String(repeating: "a", count: 32),
+                    deviceID: String(repeating: "b", count: 32),
+                    deviceName: "laptop",
+                    pending: 2,
+                    conflicts: 1,
+                    lastSync: Date(timeIntervalSince1970: 1_800_000_000.25)
+                )
+            ),
+            .syncReport(Self.syncReport), .done,
             .failure(SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")),
         ]
     }
@@ -133,7 +163,7 @@ struct SessionMessageTests {
     @Test func everyRequestAndAnswerSurvivesTheSocketUnchanged() throws {
         let samples = try Self.samples()
         let requests = Self.requests(samples)
-        #expect(Set(requests.map(Self.kind)).count == 14, "every kind of request is sent")
+        #expect(Set(requests.map(Self.kind)).count == 17, "every kind of request is sent")
         for (index, request) in requests.enumerated() {
             let frame = try SessionProtocol.encode(request, id: index + 7)
             let (id, decoded) = SessionProtocol.decodeRequest(frame)
@@ -141,7 +171,7 @@ struct SessionMessageTests {
             #expect(try decoded.get() == request, "\(Self.kind(request))")
         }
         let responses = Self.responses(samples)
-        #expect(Set(responses.map(Self.kind)).count == 11, "every kind of answer is sent")
+        #expect(Set(responses.map(Self.kind)).count == 13, "every kind of answer is sent")
         for response in responses {
             let frame = SessionProtocol.encode(response, id: 3)
             let decoded = try SessionProtocol.decodeResponse(frame)

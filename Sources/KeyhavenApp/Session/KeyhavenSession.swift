@@ -238,11 +238,26 @@ public actor KeyhavenSession {
     /// seen — no new revision, no `.changed` (which would make every front end read every credential
     /// again) — unless another process changed them before (that is still noticed, first).
     public func writeWithoutCredentialChanges<T: Sendable>(_ write: @Sendable (Vault) throws -> T) throws -> T {
+        try self.write(write, changedCredentials: { _ in false })
+    }
+
+    /// Runs `write` with the unlocked vault; whether it changed credentials is known only after it
+    /// (sync's write-back: its state saved every time, credentials only when a merge brought
+    /// something): `changedCredentials` says so from its result. When it did, the change is
+    /// published as ``withVault(_:)`` does; when not, as ``writeWithoutCredentialChanges(_:)``.
+    public func write<T: Sendable>(
+        _ write: @Sendable (Vault) throws -> T,
+        changedCredentials: (T) -> Bool
+    ) throws -> T {
         guard let vault else { throw SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.") }
         lastActivity = now
         noticeChanges()
         let result = try write(vault)
-        fileStamp = Self.fileStamp(configuration.vaultURL)
+        if changedCredentials(result) {
+            noticeChanges()
+        } else {
+            fileStamp = Self.fileStamp(configuration.vaultURL)
+        }
         return result
     }
 

@@ -41,6 +41,17 @@ public enum SessionRequest: Hashable, Sendable, Codable {
     case importItems(ParsedImport, dryRun: Bool)
     /// How many upgrades a previous run left unconfirmed: ``SessionResponse/count(_:)``.
     case pendingUpgrades
+    /// `keyhaven sync enable`: turns sync on with a new account on `server`, this device named
+    /// `deviceName`: ``SessionResponse/syncStatus(_:)``. Answered by a session with sync (the
+    /// `KeyhavenSync` target's `answerWithSync`), as the agent's and the CLI's are.
+    case syncEnable(server: String, deviceName: String)
+    /// `keyhaven sync now`: ``SessionResponse/syncReport(_:)``.
+    case syncNow
+    /// `keyhaven sync status`: ``SessionResponse/syncStatus(_:)``.
+    case syncStatus
+    /// `keyhaven sync disable`: turns sync off on this device; answered with the status it had
+    /// (``SessionResponse/syncStatus(_:)``: the server and account it leaves).
+    case syncDisable
 }
 
 /// The session's answer to one ``SessionRequest``: the typed values, or why it refused.
@@ -54,6 +65,8 @@ public enum SessionResponse: Hashable, Sendable, Codable {
     case passkeys([PasskeyEntry])
     case importReport(ImportReport)
     case count(Int)
+    case syncStatus(SyncStatus)
+    case syncReport(SyncReport)
     case done
     /// A code to match on and a message for the person; never a secret.
     case failure(SessionError)

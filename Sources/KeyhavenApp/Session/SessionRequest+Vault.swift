@@ -56,6 +56,13 @@ extension SessionRequest {
             return .importReport(dryRun ? try service.preview(parsed) : try service.run(parsed))
         case .pendingUpgrades:
             return .count(try vault.pendingUpgrades().count)
+        case .syncEnable, .syncNow, .syncStatus, .syncDisable:
+            // Sync talks to a server: a session with sync answers it (`answerWithSync`), never a
+            // vault on its own.
+            throw VaultError(
+                .invalidInput,
+                "sync is answered by a session with sync (this Keyhaven's agent or command line), not by the vault"
+            )
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeyhavenApp
 import Logging
 import SyncServer
 import SyncServerHTTP
@@ -10,14 +11,236 @@ extension Keyhaven {
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "sync",
-            abstract: "End-to-end encrypted sync: run the server your devices sync through.",
+            abstract: "End-to-end encrypted sync: turn it on, sync, see what waits; run the server.",
             discussion: """
-                The server stores each device's public key and the items as ciphertext it cannot read; \
-                devices authenticate with their own keys, never with the master password. See \
+                Devices sync through a server the person runs (`keyhaven sync serve`), which stores each \
+                device's public key and the items as ciphertext it cannot read; devices authenticate with \
+                their own keys, never with the master password. Every change lands in the vault first: \
+                with the server out of reach nothing is lost, it waits for the next sync. See \
                 docs/sync.md and the API in docs/openapi/sync.yaml.
+
+                Examples:
+                  keyhaven sync serve --port 8095
+                  keyhaven sync enable --server https://sync.example.org --name laptop
+                  keyhaven sync now
+                  keyhaven sync status --json
+                  keyhaven sync disable --yes
                 """,
-            subcommands: [SyncServe.self]
+            subcommands: [SyncEnable.self, SyncNow.self, SyncStatusCommand.self, SyncDisable.self, SyncServe.self]
         )
+
+        @ParentCommand var root: Keyhaven
+    }
+}
+
+/// A `keyhaven sync` subcommand that works on the vault (through the agent's session when one
+/// holds it unlocked, else a session of this process, as every vault command).
+protocol SyncVaultCommand: VaultCommand {
+    var sync: Keyhaven.Sync { get }
+}
+
+extension SyncVaultCommand {
+    var root: Keyhaven { sync.root }
+}
+
+struct SyncEnable: SyncVaultCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enable",
+        abstract: "Turn sync on: this device creates an account on the server and sends every credential.",
+        discussion: """
+            For the first device of a person. It makes this device's own key (Ed25519; the server keeps \
+            only the public half) and a random sync key that seals every item before it leaves (not \
+            derived from the master password; later devices receive it when an enrolled device \
+            approves them), creates an account on the server, takes in every credential with its \
+            password history (recently deleted ones as deletions) and syncs. The keys and the sync \
+            state are kept sealed in the vault. The server URL is https://, or http:// to this \
+            machine (127.0.0.1, localhost, ::1). Refused when sync is already on.
+
+            Examples:
+              keyhaven sync enable --server https://sync.example.org
+              keyhaven sync enable --server http://127.0.0.1:8095 --name laptop --json
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @ParentCommand var sync: Keyhaven.Sync
+    @Option(name: .long, help: ArgumentHelp("The sync server's URL (`keyhaven sync serve`).", valueName: "url"))
+    var server: String
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "This device's name, shown to the person's other devices (default: the host name).",
+            valueName: "name"
+        )
+    )
+    var name: String?
+    @Flag(
+        name: .long,
+        help:
+            "Print the status as JSON: {enabled, server, account, deviceID, deviceName, pending, conflicts, lastSync}."
+    )
+    var json = false
+
+    func run() async throws {
+        let store = try await openStore()
+        let status = try await store.enableSync(server: server, deviceName: name ?? Self.hostName())
+        if json {
+            print(try Output.json(status))
+        } else {
+            print(
+                "Sync is on: this device (\(status.deviceName ?? "")) created account \(status.account ?? "") on \(status.server ?? "")."
+            )
+            SyncStatusCommand.describe(status)
+        }
+    }
+}
+
+extension SyncEnable {
+    /// This machine's name (`gethostname`: no DNS lookup, which could block), cut to what the
+    /// server takes as a device name (100 characters, 200 UTF-8 bytes); "this device" without one.
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this device" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return deviceName(name)
+    }
+
+    /// `name` cut to the server's limits, on character boundaries.
+    static func deviceName(_ name: String) -> String {
+        var cut = String(name.trimmingCharacters(in: .whitespacesAndNewlines).prefix(100))
+        while cut.utf8.count > 200 { cut.removeLast() }
+        return cut.isEmpty ? "this device" : cut
+    }
+}
+
+struct SyncNow: SyncVaultCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "now",
+        abstract: "Sync now: send this vault's changes, bring in the other devices'.",
+        discussion: """
+            Edits made in the vault since the last sync go out; what other devices wrote comes in and is \
+            merged per field (a concurrent change of the same field keeps the later value and the other \
+            in the item's history, marked as a conflict); new credentials are created, changed ones \
+            updated, deleted ones moved to recently deleted. A server that cannot be reached fails at \
+            once (exit 1) and every change stays pending for the next sync. --json prints {pushed, \
+            pulled, created, updated, deleted, restored, rejections, status}.
+
+            Examples:
+              keyhaven sync now
+              keyhaven sync now --json
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @ParentCommand var sync: Keyhaven.Sync
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let store = try await openStore()
+        let report = try await store.syncNow()
+        if json {
+            print(try Output.json(report))
+            return
+        }
+        print(
+            "Synced with \(report.status.server ?? "the server"): \(report.pushed) sent, \(report.pulled) received; "
+                + "here \(report.created) new, \(report.updated) changed, \(report.deleted) deleted, "
+                + "\(report.restored) restored."
+        )
+        for rejection in report.rejections { Output.error("keyhaven: warning: the server refused \(rejection)") }
+        SyncStatusCommand.describe(report.status)
+    }
+}
+
+struct SyncDisable: SyncVaultCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "disable",
+        abstract: "Turn sync off on this device: its sync keys and state leave the vault.",
+        discussion: """
+            Removes this device's sync state from the vault: its device key, the sync key and what \
+            was waiting to be sent (changes not synced yet stay in this vault only). The credentials \
+            stay as they are. The server keeps the account and this device's entry (its public key \
+            only; the private key leaves with the state, so nobody can sign in as it), and the other \
+            devices go on syncing; removing a device from the server will be `keyhaven device revoke`, \
+            run on another device (not in this version yet: docs/sync.md "Not yet"). Turning sync on \
+            again makes a new account (`keyhaven sync enable`). Asks \
+            first (on a terminal); --yes does not ask. --json prints the status sync had: {enabled, \
+            server, account, deviceID, deviceName, pending, conflicts, lastSync}.
+
+            Examples:
+              keyhaven sync disable
+              keyhaven sync disable --yes --json
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @ParentCommand var sync: Keyhaven.Sync
+    @Flag(name: .long, help: "Do not ask; turn sync off.") var yes = false
+    @Flag(name: .long, help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let store = try await openStore()
+        if !yes {
+            let status = try await store.syncStatus()
+            guard status.enabled else { throw Output.failure("sync is already off for this vault") }
+            Output.error(
+                "keyhaven: this removes this device's sync keys and state from the vault (\(status.pending) "
+                    + "pending change\(status.pending == 1 ? "" : "s") will not be sent); the credentials stay. "
+                    + "The server \(status.server ?? "") keeps account \(status.account ?? "") and this device."
+            )
+            Output.error("Turn sync off? [y/N]")
+            let answer = CommandIO.current.readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard answer == "y" || answer == "yes" else { throw Output.failure("sync stays on (nothing changed)") }
+        }
+        let status = try await store.disableSync()
+        if json {
+            print(try Output.json(status))
+            return
+        }
+        print("Sync is off on this device (it was with \(status.server ?? "the server"), account \(status.account ?? "")).")
+        print(
+            "The server keeps the account and this device's public key (its private key is gone from this "
+                + "vault); removing it there will be `keyhaven device revoke` on another device (not in this "
+                + "version yet)."
+        )
+    }
+}
+
+struct SyncStatusCommand: SyncVaultCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show whether sync is on, with which server, and what is pending.",
+        discussion: """
+            Reads the vault only (nothing is sent). Pending counts the items with changes the server has \
+            not confirmed, edits made since the last sync included; conflicts the items with a value \
+            that lost to a concurrent write (kept in history). --json prints {enabled, server, account, \
+            deviceID, deviceName, pending, conflicts, lastSync}.
+
+            Examples:
+              keyhaven sync status
+              keyhaven sync status --json | jq .pending
+              keyhaven --vault ~/work.sqlite sync status
+            """
+    )
+    @Flag(name: .long, help: "Print JSON.") var json = false
+    @ParentCommand var sync: Keyhaven.Sync
+    @OptionGroup var options: VaultOptions
+
+    func run() async throws {
+        let status = try await openStore().syncStatus()
+        if json {
+            print(try Output.json(status))
+        } else if !status.enabled {
+            print("Sync is off. Turn it on with: keyhaven sync enable --server URL")
+        } else {
+            print("Sync is on: server \(status.server ?? ""), account \(status.account ?? "").")
+            Self.describe(status)
+        }
+    }
+
+    /// The lines every sync command ends with.
+    static func describe(_ status: SyncStatus) {
+        print("This device: \(status.deviceName ?? "") (\(status.deviceID ?? "")).")
+        print("Pending: \(status.pending) item\(status.pending == 1 ? "" : "s"); conflicts: \(status.conflicts).")
+        let formatter = ISO8601DateFormatter()
+        print("Last sync: \(status.lastSync.map { formatter.string(from: $0) } ?? "never").")
     }
 }
 

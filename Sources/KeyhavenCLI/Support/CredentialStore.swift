@@ -2,6 +2,7 @@ import AutoFill
 import Foundation
 import KeyhavenAgent
 import KeyhavenApp
+import KeyhavenSync
 import Vault
 
 /// Where a vault command's credentials are: the vault this process opened (``LocalCredentialStore``),
@@ -18,7 +19,7 @@ struct LocalCredentialStore: CredentialStore {
     let session: KeyhavenSession
 
     func answer(_ request: SessionRequest) async throws -> SessionResponse {
-        await session.answer(request)
+        await session.answerWithSync(request)
     }
 }
 
@@ -140,6 +141,24 @@ extension CredentialStore {
         try await ask(.importItems(parsed, dryRun: dryRun)) {
             if case .importReport(let report) = $0 { report } else { nil }
         }
+    }
+
+    func enableSync(server: String, deviceName: String) async throws -> SyncStatus {
+        try await ask(.syncEnable(server: server, deviceName: deviceName)) {
+            if case .syncStatus(let status) = $0 { status } else { nil }
+        }
+    }
+
+    func syncNow() async throws -> SyncReport {
+        try await ask(.syncNow) { if case .syncReport(let report) = $0 { report } else { nil } }
+    }
+
+    func disableSync() async throws -> SyncStatus {
+        try await ask(.syncDisable) { if case .syncStatus(let status) = $0 { status } else { nil } }
+    }
+
+    func syncStatus() async throws -> SyncStatus {
+        try await ask(.syncStatus) { if case .syncStatus(let status) = $0 { status } else { nil } }
     }
 
     /// Tells the person, without contacting anything, that upgrades are pending (or that the

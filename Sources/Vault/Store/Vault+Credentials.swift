@@ -180,31 +180,30 @@ extension Vault {
 
     /// The password history of a credential, oldest first.
     public func history(_ id: CredentialID) throws(VaultError) -> [PasswordHistoryEntry] {
-        try guarded {
-            let rows = try database.read { db in
-                try Row.fetchAll(
-                    db,
-                    sql:
-                        "SELECT id, sealed, replaced FROM passwordHistory WHERE credentialID = ? ORDER BY replaced, rowid",
-                    arguments: [id.rawValue]
+        try guarded { try database.read { db in try loadHistory(id, db) } }
+    }
+
+    func loadHistory(_ id: CredentialID, _ db: Database) throws -> [PasswordHistoryEntry] {
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT id, sealed, replaced FROM passwordHistory WHERE credentialID = ? ORDER BY replaced, rowid",
+            arguments: [id.rawValue]
+        )
+        return try rows.map { row in
+            let entry: String = row["id"]
+            do {
+                var password = try keys.open(row["sealed"], associatedData: Self.historyAD(id, entry))
+                defer { password.resetBytes(in: 0..<password.count) }
+                return PasswordHistoryEntry(
+                    password: String(decoding: password, as: UTF8.self),
+                    replaced: Date(timeIntervalSince1970: row["replaced"])
                 )
-            }
-            return try rows.map { row in
-                let entry: String = row["id"]
-                do {
-                    var password = try keys.open(row["sealed"], associatedData: Self.historyAD(id, entry))
-                    defer { password.resetBytes(in: 0..<password.count) }
-                    return PasswordHistoryEntry(
-                        password: String(decoding: password, as: UTF8.self),
-                        replaced: Date(timeIntervalSince1970: row["replaced"])
-                    )
-                } catch {
-                    throw VaultError(
-                        .corruptRecord,
-                        "the password history of credential \(id) is corrupt (entry \(entry.prefix(8)))",
-                        record: id
-                    )
-                }
+            } catch {
+                throw VaultError(
+                    .corruptRecord,
+                    "the password history of credential \(id) is corrupt (entry \(entry.prefix(8)))",
+                    record: id
+                )
             }
         }
     }

@@ -5,7 +5,7 @@ extension Vault {
     /// Changes the master password and re-keys the vault.
     ///
     /// A new random vault key replaces the old one: every credential, password-history entry,
-    /// upgrade-journal row, provider session, agent record and passkey is re-sealed under it (and
+    /// upgrade-journal row, provider session, agent record, passkey and the sync state is re-sealed under it (and
     /// every lookup tag re-computed; site records, a cache of what websites said, are dropped), the
     /// new key is wrapped under the new password with `kdf`, and the key check and integrity HMAC
     /// are rewritten — all in one transaction, so a crash leaves the old vault intact.
@@ -132,7 +132,7 @@ extension Vault {
         }
     }
 
-    /// Password history, the upgrade journal and agent records: their rows are found by id, so
+    /// Password history, the upgrade journal, agent records and the sync state: their rows are found by id, so
     /// re-sealing them changes nothing else.
     static let resealedInPlace = [
         InPlaceTable("passwordHistory", columns: "credentialID") { row in
@@ -143,6 +143,9 @@ extension Vault {
         },
         InPlaceTable("agentRecord", columns: "version", where: "version > 0") { row in
             Vault.agentRecordAD(row["id"], version: row["version"])
+        },
+        InPlaceTable("syncState", columns: "version", where: "version > 0") { row in
+            Vault.syncStateAD(row["id"], version: row["version"])
         },
     ]
 

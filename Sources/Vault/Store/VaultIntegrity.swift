@@ -43,6 +43,7 @@ enum VaultIntegrity {
         ("agentRecord", "SELECT id, kind, version, created FROM agentRecord ORDER BY id"),
         ("passkey", "SELECT id, rpTag, version, created FROM passkey ORDER BY id"),
         ("siteRecord", "SELECT id, version, expires, created FROM siteRecord ORDER BY id"),
+        ("syncState", "SELECT id, version, created FROM syncState ORDER BY id"),
     ]
 
     static func code(_ db: Database, keys: VaultKeys) throws -> Data {
@@ -172,6 +173,9 @@ enum VaultIntegrity {
         }
         try verifyLaterTable(db, keys: keys, table: "siteRecord", what: "a site record") { key, version in
             Vault.siteRecordAD(key.text, version: version)
+        }
+        try verifyLaterTable(db, keys: keys, table: "syncState", what: "the sync state") { key, version in
+            Vault.syncStateAD(key.text, version: version)
         }
     }
 

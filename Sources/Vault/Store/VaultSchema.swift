@@ -117,6 +117,17 @@ enum VaultSchema {
                     """
             )
         }
+        migrator.registerMigration("v8-sync-state") { db in
+            // A device's sync (issue 28): its server, account and key, the sync vault key and the
+            // replica, sealed, one row per part; nothing of it in the clear but the part's name.
+            try db.execute(
+                sql: """
+                    CREATE TABLE syncState (
+                        id TEXT PRIMARY KEY, version INTEGER NOT NULL, sealed BLOB NOT NULL, created DOUBLE NOT NULL
+                    )
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -98,6 +98,22 @@ public struct SyncRecord: Hashable, Sendable {
         tombstone = tombstone.map { $0.joined(with: deletion) } ?? deletion
     }
 
+    /// Brings the item back from a deletion (the person restored it) at `stamp`: its latest-written
+    /// field is written again, with the value it holds, on top of itself. No deletion has seen that
+    /// write, so the item is not deleted on any replica that merges it, and no value changes.
+    /// Nothing happens when the item is not deleted.
+    ///
+    /// `stamp` is a fresh ``HybridLogicalClock/send(now:)`` reading of the restoring device.
+    public mutating func restore(stamp: HLCTimestamp) {
+        guard isDeleted else { return }
+        let latest = fields.max { ($0.value.stamp, $0.key.name) < ($1.value.stamp, $1.key.name) }
+        let (field, current) = latest.map { ($0.key, $0.value) } ?? (FieldKey.title, nil)
+        insert(
+            FieldVersion(value: current?.value ?? .absent, stamp: stamp, parents: current.map { [$0.stamp] } ?? []),
+            for: field
+        )
+    }
+
     /// Adds one version of `field`: the current one stays the latest by stamp, the other goes to
     /// history. Two versions with one stamp can only come from a forged or corrupted record (a
     /// device never repeats a reading); the one with the larger encoding is kept, so that every

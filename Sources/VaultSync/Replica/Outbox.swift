@@ -39,6 +39,11 @@ public struct Outbox: Hashable, Sendable {
         if !contains(item) { entries.append(Entry(item: item)) }
     }
 
+    /// Appends `entry` as it was saved (``SyncReplica/init(canonicalBytes:)``).
+    mutating func restore(_ entry: Entry) {
+        entries.append(entry)
+    }
+
     mutating func remove(_ item: ItemID) {
         entries.removeAll { $0.item == item }
     }

@@ -15,14 +15,14 @@
 /// sealed items with ``SealedPayloads`` (``PayloadCodec``): the steps are the same.
 public struct SyncReplica: Hashable, Sendable {
     public var device: DeviceID { clock.device }
-    public private(set) var clock: HybridLogicalClock
-    public private(set) var records: [ItemID: SyncRecord] = [:]
+    public internal(set) var clock: HybridLogicalClock
+    public internal(set) var records: [ItemID: SyncRecord] = [:]
     /// Per item, the server revision its local record was last reconciled with: the base of the
     /// next mutation (an item never sent has none).
-    public private(set) var revisions: [ItemID: UInt64] = [:]
-    public private(set) var outbox = Outbox()
+    public internal(set) var revisions: [ItemID: UInt64] = [:]
+    public internal(set) var outbox = Outbox()
     /// The server sequence up to which changes were pulled.
-    public private(set) var cursor: UInt64 = 0
+    public internal(set) var cursor: UInt64 = 0
 
     public init(device: DeviceID) {
         clock = HybridLogicalClock(device: device)
@@ -74,6 +74,21 @@ public struct SyncReplica: Hashable, Sendable {
         record.delete(stamp: clock.send(now: now))
         records[item] = record
         outbox.enqueue(item)
+    }
+
+    /// Brings a deleted `item` back (restored from recently deleted): a write its tombstone has
+    /// not seen (``SyncRecord/restore(stamp:)``), sent on the next push, so every device takes the
+    /// item back. Returns false, writing nothing, when the item is not deleted.
+    ///
+    /// - Throws: ``VaultSyncError/Code/unknownItem`` when the item is not on this device.
+    @discardableResult
+    public mutating func restore(_ item: ItemID, now: UInt64) throws(VaultSyncError) -> Bool {
+        var record = try record(item)
+        guard record.isDeleted else { return false }
+        record.restore(stamp: clock.send(now: now))
+        records[item] = record
+        outbox.enqueue(item)
+        return true
     }
 
     /// The person's answer to the conflicts of `field` (``SyncRecord/resolveConflicts(in:keeping:stamp:)``).

@@ -1,0 +1,27 @@
+public import KeyhavenApp
+import _KeyhavenSupport
+
+extension KeyhavenSession {
+    /// Answers a front end's request (the agent's socket, the CLI's own session): sync's requests
+    /// (`syncEnable`, `syncNow`, `syncStatus`, `syncDisable`) with ``enableSync(server:deviceName:)``,
+    /// ``syncNow()``, ``syncStatus()`` and ``disableSync()``, every other with ``KeyhavenApp/KeyhavenSession/answer(_:)``.
+    /// A sync error travels as a session error with its own code (`unreachable`, `notEnabled`, …).
+    public func answerWithSync(_ request: SessionRequest) async -> SessionResponse {
+        do throws(SyncError) {
+            switch request {
+            case .syncEnable(let server, let deviceName):
+                return .syncStatus(try await enableSync(server: server, deviceName: deviceName))
+            case .syncNow:
+                return .syncReport(try await syncNow())
+            case .syncStatus:
+                return .syncStatus(try syncStatus())
+            case .syncDisable:
+                return .syncStatus(try disableSync())
+            default:
+                return answer(request)
+            }
+        } catch {
+            return .failure(SessionError(SessionError.Code(error.code.name), error.message))
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import KeyhavenTesting
+import Testing
+
+/// `keyhaven sync enable|now|status` as processes, against `keyhaven sync serve` as a process.
+@Suite(.offCooperativePool)
+struct SyncCommandTests {
+    /// `keyhaven sync serve` on a free loopback port with its data in `directory`; its URL.
+    static func startServer(_ keyhaven: CommandRunner, in directory: URL) async throws -> (Process, String) {
+        let process = Process()
+        process.executableURL = keyhaven.executable
+        process.arguments = [
+            "sync", "serve", "--port", "0", "--database", directory.appendingPathComponent("sync.sqlite").path,
+        ]
+        process.environment = keyhaven.environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let port = try await CommandRunner.detached { () -> Int in
+            var text = ""
+            while process.isRunning {
+                text += String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
+                if let range = text.range(of: #"127\.0\.0\.1:(\d+) "#, options: .regularExpression) {
+                    return Int(text[range].dropFirst("127.0.0.1:".count).dropLast())!
+                }
+            }
+            return 0
+        }
+        try #require(port > 0, "keyhaven sync serve did not start")
+        return (process, "http://127.0.0.1:\(port)")
+    }
+
+    struct Status: Decodable {
+        var enabled: Bool
+        var server: String?
+        var account: String?
+        var deviceID: String?
+        var deviceName: String?
+        var pending: Int
+        var conflicts: Int
+        var lastSync: String?
+    }
+
+    struct Report: Decodable {
+        var pushed: Int
+        var pulled: Int
+        var status: Status
+    }
+
+    @Test func enableSyncAndStatusThroughTheCommandLine() async throws {
+        let directory = try TemporaryDirectory.make()
+        var environment = IsolatedEnvironment.make(in: directory, runtime: directory.appendingPathComponent("run"))
+        environment["KEYHAVEN_PASSWORD"] = "sync master 7f3q gravel lantern"
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+        #expect(try await keyhaven.runDetached(["init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
+        for user in ["ada", "bob"] {
+            let added = try await keyhaven.runDetached(
+                ["add", "--service", "mail.example", "--user", user, "--password", "pw-\(user)"]
+            )
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        let (server, url) = try await Self.startServer(keyhaven, in: directory)
+        defer { if server.isRunning { server.terminate() } }
+
+        let help = try await keyhaven.runDetached(["sync", "--help"])
+        for subcommand in ["enable", "now", "status", "serve"] { #expect(help.stdout.contains(subcommand)) }
+        let off = try await keyhaven.runDetached(["sync", "status", "--json"])
+        #expect(try JSONDecoder().decode(Status.self, from: Data(off.stdout.utf8)).enabled == false)
+        let early = try await keyhaven.runDetached(["sync", "now"])
+        #expect(early.status == 1 && early.stderr.contains("sync is off"), "\(early.stderr)")
+
+        let enabled = try await keyhaven.runDetached(["sync", "enable", "--server", url, "--name", "laptop", "--json"])
+        #expect(enabled.status == 0, "\(enabled.stderr)")
+        let status = try JSONDecoder().decode(Status.self, from: Data(enabled.stdout.utf8))
+        #expect(status.enabled && status.server == url && status.deviceName == "laptop" && status.pending == 0)
+        #expect(status.account?.count == 32 && status.lastSync != nil)
+        let again = try await keyhaven.runDetached(["sync", "enable", "--server", url])
+        #expect(again.status == 1 && again.stderr.contains("already on"), "\(again.stderr)")
+
+        #expect(try await keyhaven.runDetached(["edit", "mail.example/ada", "--password", "new-pw"]).status == 0)
+        let pending = try await keyhaven.runDetached(["sync", "status"])
+        #expect(pending.stdout.contains("Pending: 1 item;"), "\(pending.stdout)")
+        let synced = try await keyhaven.runDetached(["sync", "now", "--json"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        let report = try JSONDecoder().decode(Report.self, from: Data(synced.stdout.utf8))
+        #expect(report.pushed == 1 && report.status.pending == 0)
+
+        // The server gone: the sync fails at once, the edit stays pending.
+        server.terminate()
+        server.waitUntilExit()
+        #expect(try await keyhaven.runDetached(["edit", "mail.example/bob", "--notes", "offline"]).status == 0)
+        let started = ContinuousClock.now
+        let offline = try await keyhaven.runDetached(["sync", "now"])
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(offline.status == 1 && offline.stderr.contains("1 change stays pending"), "\(offline.stderr)")
+        let still = try await keyhaven.runDetached(["sync", "status", "--json"])
+        #expect(try JSONDecoder().decode(Status.self, from: Data(still.stdout.utf8)).pending == 1)
+    }
+
+    @Test func anUnlockedAgentSyncsWithoutThePassword() async throws {
+        let directory = try TemporaryDirectory.make()
+        let environment = IsolatedEnvironment.make(in: directory, runtime: directory.appendingPathComponent("run"))
+        let keyhaven = CommandRunner.keyhaven(environment: environment)
+        let password = ["KEYHAVEN_PASSWORD": "sync master 7f3q gravel lantern"]
+        #expect(
+            try await keyhaven.runDetached(["init", "--scrypt-log-n", "10"], extraEnvironment: password).status == 0
+        )
+        let added = try await keyhaven.runDetached(
+            ["add", "--service", "mail.example", "--user", "ada", "--password", "pw-ada"],
+            extraEnvironment: password
+        )
+        #expect(added.status == 0, "\(added.stderr)")
+        let (server, url) = try await Self.startServer(keyhaven, in: directory)
+        defer { if server.isRunning { server.terminate() } }
+        let agent = Process()
+        agent.executableURL = keyhaven.executable
+        agent.arguments = ["agent", "--idle-lock", "1h"]
+        agent.environment = environment
+        agent.standardError = FileHandle.nullDevice
+        try agent.run()
+        defer {
+            agent.terminate()
+            agent.waitUntilExit()
+        }
+        let socket = directory.appendingPathComponent("run/keyhaven/agent.sock").path
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await keyhaven.runDetached(["unlock"], extraEnvironment: password).status == 0)
+
+        // No password from here on: the commands are typed requests the agent's session answers.
+        let enabled = try await keyhaven.runDetached(["sync", "enable", "--server", url, "--name", "agent", "--json"])
+        #expect(enabled.status == 0, "\(enabled.stderr)")
+        #expect(try JSONDecoder().decode(Status.self, from: Data(enabled.stdout.utf8)).deviceName == "agent")
+        #expect(try await keyhaven.runDetached(["edit", "mail.example/ada", "--notes", "via the agent"]).status == 0)
+        let synced = try await keyhaven.runDetached(["sync", "now", "--json"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(try JSONDecoder().decode(Report.self, from: Data(synced.stdout.utf8)).pushed == 1)
+        let status = try await keyhaven.runDetached(["sync", "status", "--json"])
+        #expect(try JSONDecoder().decode(Status.self, from: Data(status.stdout.utf8)).pending == 0)
+        // Without the agent, the vault needs the password: the answers above were the agent's.
+        let local = try await keyhaven.runDetached(["sync", "status"], extraEnvironment: ["KEYHAVEN_NO_AGENT": "1"])
+        #expect(local.status != 0)
+        #expect(try await keyhaven.runDetached(["agent", "stop"]).status == 0)
+    }
+}
