@@ -87,11 +87,18 @@ struct Phone: Sendable {
         let state = try #require(try await laptop.savedSyncState())
         let key = SyncDeviceKey()
         let client = try SyncHTTPClient(server: server, key: key, timeout: .seconds(5), now: { clock.now })
+        let approver = try SyncHTTPClient(
+            server: server,
+            key: state.deviceKey,
+            account: state.account,
+            timeout: .seconds(5),
+            now: { clock.now }
+        )
         _ = try await client.enrol(
             account: state.account,
             name: "phone",
             approver: state.deviceKey.id,
-            approval: try state.deviceKey.approval(of: key.publicKey, account: state.account)
+            approval: try await approver.approval(of: key.publicKey)
         )
         session = SyncSession(
             replica: SyncReplica(device: DeviceID(0x0F0F_0F0F)),
