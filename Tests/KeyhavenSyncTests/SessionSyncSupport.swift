@@ -11,6 +11,7 @@ import Synchronization
 import Testing
 import Vault
 import VaultSync
+import _KeyhavenSupport
 
 @testable import KeyhavenSync
 
@@ -34,10 +35,12 @@ func withSyncServer<T: Sendable>(
     let store = try SQLiteSyncStore(path: folder.appendingPathComponent("sync.sqlite").path)
     var configuration = SyncServerConfiguration()
     configuration.now = { clock.now }
-    let router = SyncHTTPServer(service: SyncService(store: store, configuration: configuration)).router()
-    let app = Application(router: router)
+    let service = SyncService(store: store, configuration: configuration)
+    let app = Application(router: SyncHTTPServer(service: service).router())
     return try await app.test(.live) { client in
         guard let port = client.port else { throw NoPort() }
+        // The origin devices sign for (threat S4), known once the port is.
+        service.serving(at: ServiceOrigin(scheme: .http, host: "127.0.0.1", port: port)!)
         return try await body("http://127.0.0.1:\(port)")
     }
 }
