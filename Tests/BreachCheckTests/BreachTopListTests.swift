@@ -77,4 +77,41 @@ struct BreachTopListTests {
         }
         #expect(missing?.code == .io)
     }
+
+    /// An output that is a directory (holding a file) is refused, naming it, and nothing in it is
+    /// deleted; an existing regular file is replaced by rename(2): a link to the old file keeps the
+    /// old bytes, the path holds the new ones, no temporary file is left beside it.
+    @Test func aDirectoryOutputIsRefusedAndAFileReplacedByRename() throws {
+        let directory = try TemporaryDirectory.make()
+        let text = directory.appendingPathComponent("pwned.txt")
+        _ = try Self.corpus.write(to: text, sorted: true, lineEnding: "\n", broken: [])
+        let builder = try BreachTopListBuilder(top: 10)
+        let selection = try builder.select(input: text)
+        try Self.checkOutputIsProtected(in: directory) { output in
+            try BreachTopListBuilder.checkOutput(output)
+            _ = try builder.write(selection, to: output)
+        }
+    }
+
+    /// The checks of ``aDirectoryOutputIsRefusedAndAFileReplacedByRename()`` for any writer of an
+    /// index at `output` (`breach top`'s and `breach index build`'s).
+    static func checkOutputIsProtected(in directory: URL, write: (URL) throws -> Void) throws {
+        let documents = directory.appendingPathComponent("Documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        let kept = documents.appendingPathComponent("thesis.txt")
+        try Data("my thesis".utf8).write(to: kept)
+        let refused = #expect(throws: BreachError.self) { try write(documents) }
+        #expect(refused?.message.contains(documents.path) == true && refused?.message.contains("directory") == true)
+        #expect(try Data(contentsOf: kept) == Data("my thesis".utf8), "the directory and its file are intact")
+
+        let output = directory.appendingPathComponent("list.khbi")
+        try Data("old list".utf8).write(to: output)
+        let link = directory.appendingPathComponent("old-link")
+        try FileManager.default.linkItem(at: output, to: link)
+        try write(output)
+        #expect(try Data(contentsOf: link) == Data("old list".utf8), "the old file was not rewritten in place")
+        #expect(try BreachIndex(url: output).count > 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.contains { $0.contains(".building-") }, "\(names)")
+    }
 }

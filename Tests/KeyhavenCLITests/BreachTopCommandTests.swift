@@ -109,4 +109,21 @@ struct BreachTopCommandTests {
             #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")
         }
     }
+
+    /// `--output` naming a directory: an error naming it, and the directory and its file intact (it
+    /// was deleted recursively before), for `breach top` and `breach index build`.
+    @Test func aDirectoryOutputIsRefused() throws {
+        let keyhaven = psi.keyhaven
+        let source = try psi.writeCorpus()
+        let documents = psi.directory.appendingPathComponent("Documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        let kept = documents.appendingPathComponent("thesis.txt")
+        try Data("my thesis".utf8).write(to: kept)
+        for command in [["breach", "top"], ["breach", "index", "build"]] {
+            let result = try keyhaven.run(command + [source.path, "--output", documents.path])
+            #expect(result.status == 1, "\(command): \(result.stdout)")
+            #expect(result.stderr.contains(documents.path) && result.stderr.contains("directory"), "\(result.stderr)")
+            #expect(try Data(contentsOf: kept) == Data("my thesis".utf8), "\(command)")
+        }
+    }
 }

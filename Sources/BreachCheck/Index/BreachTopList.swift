@@ -102,8 +102,15 @@ public struct BreachTopListBuilder: Sendable {
         )
     }
 
+    /// Throws unless `output` is absent or a regular file (which ``write(_:to:progress:)`` replaces):
+    /// a directory, say, is refused before the long pass over the text, and never deleted.
+    public static func checkOutput(_ output: URL) throws(BreachError) {
+        try IndexWriter.refuseUnlessRegularFile(output)
+    }
+
     /// Writes `selection` as a compact index at `output` (under a temporary name, renamed into
-    /// place when complete); returns its size in bytes. An empty selection is an error: nothing is
+    /// place with rename(2) when complete; an existing output that is not a regular file is
+    /// refused); returns its size in bytes. An empty selection is an error: nothing is
     /// written and an older list stays.
     public func write(_ selection: Selection, to output: URL, progress: Progress? = nil) throws(BreachError) -> Int {
         guard !selection.entries.isEmpty else {

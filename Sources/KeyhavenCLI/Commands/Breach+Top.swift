@@ -25,8 +25,9 @@ extension Keyhaven.Breach {
                 audit looks for it. Memory: 16 bytes per kept hash (one pass with a heap), whatever the \
                 file's size. Malformed lines are reported and skipped; more than 10 that are also more \
                 than 1 % of the lines mean the wrong file: nothing is written unless --allow-malformed. \
-                The list is written under a temporary name and renamed into place, so an interrupted run \
-                leaves the old list.
+                The list is written under a temporary name and renamed into place (atomic), so an \
+                interrupted run leaves the old list; an --output that exists and is not a regular file \
+                (a directory) is refused, never deleted.
                 """
         )
         @Argument(help: ArgumentHelp("The Pwned Passwords text file (SHA1:COUNT lines).", valueName: "hibp-file"))
@@ -97,6 +98,7 @@ extension Keyhaven.Breach {
         /// Selects, checks the malformed lines, writes; returns the selection and the list's bytes.
         func build(to destination: URL, bar: ProgressBar) throws(BreachError) -> (BreachTopListBuilder.Selection, Int) {
             let builder = try BreachTopListBuilder(top: top)
+            try BreachTopListBuilder.checkOutput(destination)
             let selection = try builder.select(input: URL(fileURLWithPath: source)) { phase, done, total in
                 bar.update(phase, done: done, total: total, unit: "B")
             }
