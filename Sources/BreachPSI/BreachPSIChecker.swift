@@ -81,21 +81,25 @@ public struct BreachPSIChecker: Sendable {
         return SHA1Digest(bytes: (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) })!
     }
 
-    /// Which digests ``localList`` holds (all false without one). A lookup that fails (a damaged
-    /// list) counts as not found, so that digest is asked of the server, and the first failure is
-    /// returned for a notice: never a "not breached" from the local list.
-    public func localMatches(_ digests: [SHA1Digest]) -> (found: [Bool], failure: BreachError?) {
-        guard let localList else { return ([Bool](repeating: false, count: digests.count), nil) }
+    /// Which digests ``localList`` holds (all false without one), and the list's count for each (0
+    /// when absent: a power of two at most the times the password was seen, as a compact index
+    /// keeps it). A lookup that fails (a damaged list) counts as not found, so that digest is asked
+    /// of the server, and the first failure is returned for a notice: never a "not breached" from
+    /// the local list.
+    public func localMatches(_ digests: [SHA1Digest]) -> (found: [Bool], counts: [Int], failure: BreachError?) {
+        guard let localList else {
+            return ([Bool](repeating: false, count: digests.count), [Int](repeating: 0, count: digests.count), nil)
+        }
         var failure: BreachError?
-        let found = digests.map { digest in
+        let counts = digests.map { digest in
             do throws(BreachError) {
-                return try localList.count(of: digest) > 0
+                return try localList.count(of: digest)
             } catch {
                 if failure == nil { failure = error }
-                return false
+                return 0
             }
         }
-        return (found, failure)
+        return (counts.map { $0 > 0 }, counts, failure)
     }
 
     /// How many requests `count` digests cost: whole batches.

@@ -83,7 +83,8 @@ struct AuditPSITests {
         #expect(report.items.allSatisfy { $0.breachCount == nil })
         #expect(
             report.summary.notices.contains {
-                $0.contains("a key other than the one published") && $0.contains("18 password(s) not checked")
+                $0.contains("a key other than the one published")
+                    && $0.contains("18 credential(s) not checked, 13 distinct password(s)")
             },
             "\(report.summary.notices)"
         )
@@ -149,12 +150,15 @@ struct AuditPSITests {
         let report = await SecurityAudit(breachSource: .psi(checker)).run(try credentials()).report
         #expect(report.summary.breachCheck == .skipped)
         let forum = try #require(report.items.first { $0.service == "forum.example.org" })
-        #expect(forum.issues.contains(.breached) && forum.breachCount == 1 && forum.breachSource == "local-list")
+        // The list's count (2,500,000 seen, kept as a power of two capped at 2^15), not a placeholder 1.
+        #expect(
+            forum.issues.contains(.breached) && forum.breachCount == 32768 && forum.breachSource == "local-list"
+        )
         #expect(report.summary.breached == 1)
         #expect(report.items.filter { $0.service != "forum.example.org" }.allSatisfy { $0.breachCount == nil })
         #expect(
             report.summary.notices.contains {
-                $0.contains("cannot reach down") && $0.contains("17 password(s) not checked")
+                $0.contains("cannot reach down") && $0.contains("17 credential(s) not checked, 12 distinct password(s)")
                     && $0.contains("1 found in the local list")
             },
             "\(report.summary.notices)"
@@ -179,11 +183,11 @@ struct AuditPSITests {
         #expect(withList.sent == 16, "13 distinct passwords, 1 found locally: still one batch of 16")
         #expect(!withList.buckets.contains(local), "the local password's bucket never reaches the server")
         let forum = try #require(report.items.first { $0.service == "forum.example.org" })
-        #expect(forum.breachCount == 1 && forum.breachSource == "local-list")
+        #expect(forum.breachCount == 32768 && forum.breachSource == "local-list")
         let leaked = try #require(report.items.first { $0.service == "leaked.example" })
         #expect(leaked.breachCount == 1 && leaked.breachSource == nil, "found by the server")
         #expect(report.items.filter { $0.breachCount == 0 }.count == 16)
-        #expect(report.summary.notices.contains { $0.contains("1 password(s) found in the local list") })
+        #expect(report.summary.notices.contains { $0.contains("1 distinct password(s) found in the local list") })
 
         // All found locally: the batch count still follows the number of distinct passwords.
         let allLocal = Switching([server])

@@ -143,11 +143,7 @@ extension Keyhaven {
         /// pwned-top.khbi beside the vault when present (a damaged one is an error too, never
         /// skipped quietly).
         func localList() throws -> BreachIndex? {
-            let path =
-                breachTop
-                ?? options.url(global: root.vault).deletingLastPathComponent().appendingPathComponent(
-                    Keyhaven.Breach.Top.defaultFileName
-                ).path
+            let path = breachTop ?? Keyhaven.Breach.Top.defaultOutput(vault: options.vault ?? root.vault).path
             guard breachTop != nil || FileManager.default.fileExists(atPath: path) else { return nil }
             do {
                 return try BreachIndex(url: URL(fileURLWithPath: path))
@@ -202,10 +198,15 @@ extension Keyhaven {
                 for item in items {
                     var line = "  \(item.id.prefix(8))  \(item.service)  \(item.user.isEmpty ? "-" : item.user)  "
                     line += item.issues.map(\.rawValue).joined(separator: ", ")
-                    if let count = item.breachCount, count > 0, summary.breachCheck != .psi {
+                    if item.breachSource == "local-list" {
+                        // The list's count is a power of two at most the times seen: a lower bound.
+                        line += " (a common leaked password, found on this device"
+                        line += (item.breachCount ?? 0) > 1 ? "; seen at least \(item.breachCount ?? 0)×)" : ")"
+                    } else if let count = item.breachCount, count > 0, summary.breachCheck != .psi,
+                        summary.breachCheck != .skipped
+                    {
                         line += " (seen \(count)×)"
                     }
-                    if item.breachSource == "local-list" { line += " (a common leaked password, found on this device)" }
                     if let weakness = item.weakness { line += " — \(weakness)" }
                     if let reveal = item.password { line += "  password: \(reveal)" }
                     print(line)

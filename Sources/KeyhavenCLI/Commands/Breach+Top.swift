@@ -49,6 +49,15 @@ extension Keyhaven.Breach {
         )
         var allowMalformed = false
         @Flag(name: .long, help: "Print a JSON summary.") var json = false
+        /// The global `keyhaven --vault PATH`, which the audit honours too.
+        @ParentCommand var root: Keyhaven
+
+        /// Where the list goes by default and where the audit looks for it: beside the vault named
+        /// by `vault` (the command's `--vault`, else the global one), `$KEYHAVEN_VAULT` or the XDG
+        /// default. The one resolution both commands use, so that they never disagree.
+        static func defaultOutput(vault: String?) -> URL {
+            VaultOptions.url(path: vault).deletingLastPathComponent().appendingPathComponent(defaultFileName)
+        }
 
         func validate() throws {
             guard top >= 1, top <= BreachTopListBuilder.maximumTop else {
@@ -67,12 +76,7 @@ extension Keyhaven.Breach {
 
         func run() throws {
             let started = Date()
-            let destination = URL(
-                fileURLWithPath: output
-                    ?? VaultOptions.url(path: vault).deletingLastPathComponent().appendingPathComponent(
-                        Self.defaultFileName
-                    ).path
-            )
+            let destination = output.map { URL(fileURLWithPath: $0) } ?? Self.defaultOutput(vault: vault ?? root.vault)
             let bar = ProgressBar()
             let built = Result { () throws(BreachError) in try build(to: destination, bar: bar) }
             bar.finish()
