@@ -51,6 +51,9 @@ struct BreachTopCommandTests {
             summary.hashes == 50 && summary.hashesRead == 62 && summary.badLines == 1 && summary.smallestCount == 12
         )
         #expect(built.stderr.contains("skipped line 3"))
+        // The key of the audit's stand-ins, beside the list, private.
+        let standInKey = defaultList.path + ".stand-in-key"
+        #expect(try FileManager.default.attributesOfItem(atPath: standInKey)[.posixPermissions] as? Int == 0o600)
 
         // Nothing listens on this port: the server is down.
         let down = "http://127.0.0.1:\(try LoopbackPort.unused())"

@@ -198,6 +198,67 @@ struct AuditPSITests {
         #expect(allLocal.sent == 16)
     }
 
+    /// Two audits of the same vault send the same buckets apart from the padding: a locally found
+    /// password's stand-in is the same every run (HMAC under the device's key), so a server that
+    /// compares runs cannot tell it from a password it is really asked about. Another device's key
+    /// gives another stand-in.
+    @Test func twoAuditsSendTheSameBuckets() async throws {
+        var rng = SeededRandomNumberGenerator(seed: 77)
+        let key = BreachPSIStandInKey(using: &rng)
+        let list = try Self.topList()
+        var runs: [[UInt16]] = []
+        for _ in 0..<2 {
+            // Padding from the system's random source, as in the tools.
+            let transport = Switching([try Self.server(seed: 5)])
+            let checker = BreachPSIChecker(transport: transport, localList: list, standInKey: key)
+            let report = await SecurityAudit(breachSource: .psi(checker)).run(try credentials()).report
+            #expect(report.summary.breachCheck == .psi)
+            runs.append(transport.buckets)
+        }
+        let local = SHA1Digest(password: "password1")
+        let standIn = BreachPSI.prefix(of: key.standIn(for: local))
+        let sent = Set(
+            try credentials().compactMap(\.password).filter { $0 != "password1" }.map {
+                BreachPSI.prefix(of: SHA1Digest(password: $0))
+            }
+        )
+        #expect(sent.count == 12)
+        for buckets in runs {
+            #expect(buckets.count == 16)
+            #expect(buckets.contains(standIn) && sent.isSubset(of: buckets) && !buckets.contains(BreachPSI.prefix(of: local)))
+        }
+        // 13 of the 16 (12 passwords and the stand-in) repeat; only the 3 paddings are new.
+        var second = runs[1]
+        var common = 0
+        for bucket in runs[0] {
+            if let index = second.firstIndex(of: bucket) {
+                second.remove(at: index)
+                common += 1
+            }
+        }
+        #expect(common >= 13, "\(runs)")
+        var otherRNG = SeededRandomNumberGenerator(seed: 78)
+        #expect(BreachPSIStandInKey(using: &otherRNG).standIn(for: local) != key.standIn(for: local))
+        #expect(key.standIn(for: local) != local && "\(key)".contains("…"))
+    }
+
+    /// The key file beside the list: made 0600 on first use, read back the same after.
+    @Test func theStandInKeyIsKeptBesideTheList() throws {
+        let directory = try TemporaryDirectory.make()
+        let list = directory.appendingPathComponent("top.khbi")
+        let first = try BreachPSIStandInKey.loadOrCreate(besideList: list)
+        let file = BreachPSIStandInKey.url(besideList: list)
+        #expect(file.lastPathComponent == "top.khbi.stand-in-key")
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let again = try BreachPSIStandInKey.loadOrCreate(besideList: list)
+        let digest = SHA1Digest(password: "password1")
+        #expect(again.standIn(for: digest) == first.standIn(for: digest))
+        try Data("short".utf8).write(to: file)
+        let damaged = #expect(throws: BreachPSIError.self) { try BreachPSIStandInKey.loadOrCreate(besideList: list) }
+        #expect(damaged?.message.contains(file.path) == true)
+    }
+
     /// A damaged list found at lookup: the passwords go to the server instead, with a notice;
     /// nothing is "not breached" for the list's sake.
     @Test func aDamagedListSendsToTheServer() async throws {

@@ -110,11 +110,13 @@ extension Keyhaven {
                         throw Output.failure(error.message)
                     }
                 }
+                let list = try localList()
                 return .psi(
                     BreachPSIChecker(
                         transport: HTTPBreachPSITransport(base: breachPSI),
                         pin: pin,
-                        localList: try localList()
+                        localList: list?.index,
+                        standInKey: list?.standInKey
                     )
                 )
             }
@@ -141,16 +143,22 @@ extension Keyhaven {
 
         /// The list of the most common leaked passwords: --breach-top (which must open), else
         /// pwned-top.khbi beside the vault when present (a damaged one is an error too, never
-        /// skipped quietly).
-        func localList() throws -> BreachIndex? {
+        /// skipped quietly); with the key of its stand-ins beside it (made on first use).
+        func localList() throws -> (index: BreachIndex, standInKey: BreachPSIStandInKey)? {
             let path = breachTop ?? Keyhaven.Breach.Top.defaultOutput(vault: options.vault ?? root.vault).path
             guard breachTop != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+            let index: BreachIndex
             do {
-                return try BreachIndex(url: URL(fileURLWithPath: path))
+                index = try BreachIndex(url: URL(fileURLWithPath: path))
             } catch {
                 throw Output.failure(
                     "the local list of common leaked passwords \(path): \(error.message); rebuild it with `keyhaven breach top HIBP_FILE --output \(path)`"
                 )
+            }
+            do throws(BreachPSIError) {
+                return (index, try BreachPSIStandInKey.loadOrCreate(besideList: URL(fileURLWithPath: path)))
+            } catch {
+                throw Output.failure(error.message)
             }
         }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BreachCheck
+import BreachPSI
 import Foundation
 
 extension Keyhaven.Breach {
@@ -130,6 +131,12 @@ extension Keyhaven.Breach {
             }
             let bytes = try builder.write(selection, to: destination) { phase, done, total in
                 bar.update(phase, done: done, total: total)
+            }
+            // The audit's stand-ins for what the list finds come from a key beside it (kept if present).
+            do throws(BreachPSIError) {
+                _ = try BreachPSIStandInKey.loadOrCreate(besideList: destination)
+            } catch {
+                throw BreachError(.io, error.message)
             }
             return (selection, bytes)
         }
