@@ -214,7 +214,7 @@ extension IndexWriter {
             try? FileManager.default.removeItem(at: temporary)
             throw BreachError(.io, "writing \(output.path) failed: \(error.localizedDescription)")
         }
-        do {
+        do throws(BreachError) {
             // Checked again: something may have appeared there while the body ran (rename(2) would
             // refuse a directory too, but not a symbolic link).
             try refuseUnlessRegularFile(output)
