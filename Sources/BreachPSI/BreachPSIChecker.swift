@@ -123,7 +123,7 @@ public struct BreachPSIChecker: Sendable {
     }
 
     /// Whether each digest is breached: `foundLocally[i]` (from ``localMatches(_:)``) is, without
-    /// being sent (a random digest takes its place in its batch); the others are asked of the
+    /// being sent (its stand-in takes its place in its batch); the others are asked of the
     /// server. The batches are the same whichever digests were found locally.
     public func breached(
         _ digests: [SHA1Digest],

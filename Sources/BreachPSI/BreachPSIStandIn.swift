@@ -54,7 +54,7 @@ public struct BreachPSIStandInKey: Sendable, CustomStringConvertible, CustomDebu
         do throws(PrivateFileError) {
             try PrivateFile.create(at: url, contents: key.key.withUnsafeBytes { Array($0) })
             return key
-        } catch where error.code == .exists {
+        } catch  where error.code == .exists {
             if let written = try read(url) { return written }
             throw BreachPSIError(.io, "\(url.path) appeared while it was being created and cannot be read")
         } catch {

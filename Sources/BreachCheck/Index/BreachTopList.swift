@@ -104,7 +104,8 @@ public struct BreachTopListBuilder: Sendable {
         setAside: inout [UInt64: UInt32],
         totalBytes: Int,
         _ progress: Progress?
-    ) throws(BreachError) -> (heap: TopHeap, reader: HIBPLineReader, badLines: Int, good: Int, samples: [(Int, String)]) {
+    ) throws(BreachError) -> (heap: TopHeap, reader: HIBPLineReader, badLines: Int, good: Int, samples: [(Int, String)])
+    {
         var heap = TopHeap(capacity: top)
         var reader = HIBPLineReader(handle: handle)
         var badLines = 0

@@ -25,7 +25,8 @@ struct HIBPLineReader {
     /// and skipped to the next newline, so a file without newlines (CR only, or not text) costs a
     /// chunk and this much, never the whole file in memory.
     static let maximumLineLength = 1024
-    static let tooLong = "longer than \(maximumLineLength) bytes (no newline: CR-only line endings, or not a text file?)"
+    static let tooLong =
+        "longer than \(maximumLineLength) bytes (no newline: CR-only line endings, or not a text file?)"
 
     /// Calls `entry` for each good line, `bad` for each malformed one; returns at end of input.
     mutating func read(entry: (SHA1Digest, UInt32) -> Void, bad: (BadLine) -> Void, progress: (Int) -> Void) throws {

@@ -220,7 +220,10 @@ extension IndexWriter {
             try refuseUnlessRegularFile(output)
             guard rename(temporary.path, output.path) == 0 else {
                 let reason = String(cString: strerror(errno))
-                throw BreachError(.io, "cannot rename the new file over \(output.path): \(reason); it was left as it was")
+                throw BreachError(
+                    .io,
+                    "cannot rename the new file over \(output.path): \(reason); it was left as it was"
+                )
             }
         } catch {
             try? FileManager.default.removeItem(at: temporary)

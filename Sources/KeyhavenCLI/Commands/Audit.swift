@@ -25,8 +25,9 @@ extension Keyhaven {
                 device's list of the most common leaked passwords (`keyhaven breach top`; --breach-top, \
                 else $XDG_DATA_HOME/keyhaven/pwned-top.khbi when present) is checked first, with no \
                 network: a password found there is reported breached (source local-list) even when the \
-                server cannot be reached, and a random password takes its place in its batch, so the \
-                server sees the same batches either way. \
+                server cannot be reached, and a stand-in takes its place in its batch (the same every \
+                run: HMAC under a key kept 0600 beside the list), so the server sees the same batches \
+                and buckets either way. \
                 reused: the same password on services that are not the same backend (Apple's \
                 shared-credentials list groups sites that share one). weak: zxcvbn score 2 or less \
                 with your user name and the site as context, or a common/patterned 4- or 6-digit PIN. \

@@ -18,12 +18,13 @@ extension Keyhaven.Breach {
                 the --top hashes seen most often, as a compact breach index (64-bit prefixes, about 6 \
                 bytes a hash: ~6 MB for the default million). `keyhaven audit --breach-psi URL` looks \
                 every password up in it first, with no network: a password found there is reported \
-                breached even when the server is down, and is never sent (a random password takes its \
-                place in its batch, so the server sees the same number of batches). Only the rest go to \
-                the server.
+                breached even when the server is down, and is never sent (a stand-in takes its place \
+                in its batch, the same every run, from a key kept 0600 beside the list: \
+                LIST.stand-in-key, made here when absent; so the server sees the same batches). Only \
+                the rest go to the server.
 
-                Default output: pwned-top.khbi beside the vault ($XDG_DATA_HOME/keyhaven/), where the \
-                audit looks for it. Memory: 16 bytes per kept hash (one pass with a heap), whatever the \
+                Default output: pwned-top.khbi beside the vault (--vault, the global --vault, \
+                $KEYHAVEN_VAULT, else $XDG_DATA_HOME/keyhaven/), where the audit looks for it. Memory: 16 bytes per kept hash (one pass with a heap), whatever the \
                 file's size. Malformed lines are reported and skipped; more than 10 that are also more \
                 than 1 % of the lines mean the wrong file: nothing is written unless --allow-malformed. \
                 The list is written under a temporary name and renamed into place (atomic), so an \
