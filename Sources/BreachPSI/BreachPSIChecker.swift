@@ -47,7 +47,8 @@ public protocol BreachPSITransport: Sendable {
 ///
 /// **The local list** (``localList``, issue 29 item 3): the most common leaked passwords, a compact
 /// breach index on the device (`keyhaven breach top`). A digest found there is breached without
-/// asking anyone, and its place in its batch goes to a random digest: the batches are those of the
+/// asking anyone, and its place in its batch goes to its stand-in (``standInKey``: the same every
+/// run, so a server comparing runs sees the same buckets either way): the batches are those of the
 /// same passwords without a local list (one per ``batchSize`` distinct digests), so the server
 /// cannot count the passwords found locally, and never sees their buckets.
 public struct BreachPSIChecker: Sendable {
@@ -58,6 +59,9 @@ public struct BreachPSIChecker: Sendable {
     public let pin: BreachPSIKeyPin?
     /// The most common leaked passwords, looked up on the device before anything is sent (nil: none).
     public let localList: BreachIndex?
+    /// Makes the stand-in of a digest found in ``localList`` (nil: a random digest each run, which a
+    /// server comparing runs could tell from a real password; the audit always gives one).
+    public let standInKey: BreachPSIStandInKey?
     /// Where padding digests come from (injected by tests; random by default).
     let randomDigest: @Sendable () -> SHA1Digest
 
@@ -66,12 +70,14 @@ public struct BreachPSIChecker: Sendable {
         batchSize: Int = 16,
         pin: BreachPSIKeyPin? = nil,
         localList: BreachIndex? = nil,
+        standInKey: BreachPSIStandInKey? = nil,
         randomDigest: @escaping @Sendable () -> SHA1Digest = { BreachPSIChecker.systemRandomDigest() }
     ) {
         self.transport = transport
         self.batchSize = max(batchSize, 1)
         self.pin = pin
         self.localList = localList
+        self.standInKey = standInKey
         self.randomDigest = randomDigest
     }
 
@@ -81,21 +87,25 @@ public struct BreachPSIChecker: Sendable {
         return SHA1Digest(bytes: (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) })!
     }
 
-    /// Which digests ``localList`` holds (all false without one). A lookup that fails (a damaged
-    /// list) counts as not found, so that digest is asked of the server, and the first failure is
-    /// returned for a notice: never a "not breached" from the local list.
-    public func localMatches(_ digests: [SHA1Digest]) -> (found: [Bool], failure: BreachError?) {
-        guard let localList else { return ([Bool](repeating: false, count: digests.count), nil) }
+    /// Which digests ``localList`` holds (all false without one), and the list's count for each (0
+    /// when absent: a power of two at most the times the password was seen, as a compact index
+    /// keeps it). A lookup that fails (a damaged list) counts as not found, so that digest is asked
+    /// of the server, and the first failure is returned for a notice: never a "not breached" from
+    /// the local list.
+    public func localMatches(_ digests: [SHA1Digest]) -> (found: [Bool], counts: [Int], failure: BreachError?) {
+        guard let localList else {
+            return ([Bool](repeating: false, count: digests.count), [Int](repeating: 0, count: digests.count), nil)
+        }
         var failure: BreachError?
-        let found = digests.map { digest in
+        let counts = digests.map { digest in
             do throws(BreachError) {
-                return try localList.count(of: digest) > 0
+                return try localList.count(of: digest)
             } catch {
                 if failure == nil { failure = error }
-                return false
+                return 0
             }
         }
-        return (found, failure)
+        return (counts.map { $0 > 0 }, counts, failure)
     }
 
     /// How many requests `count` digests cost: whole batches.
@@ -113,7 +123,7 @@ public struct BreachPSIChecker: Sendable {
     }
 
     /// Whether each digest is breached: `foundLocally[i]` (from ``localMatches(_:)``) is, without
-    /// being sent (a random digest takes its place in its batch); the others are asked of the
+    /// being sent (its stand-in takes its place in its batch); the others are asked of the
     /// server. The batches are the same whichever digests were found locally.
     public func breached(
         _ digests: [SHA1Digest],
@@ -172,9 +182,10 @@ public struct BreachPSIChecker: Sendable {
             let real = Array(digests[range])
             let knownHere = Array(local[range])
             // (position in `real` or nil for padding, digest), shuffled. A digest found locally is
-            // breached already: a random digest goes in its place.
+            // breached already: its stand-in goes in its place.
             var slots: [(Int?, SHA1Digest)] = real.enumerated().map { offset, digest in
-                knownHere[offset] ? (Int?.none, randomDigest()) : (Int?.some(offset), digest)
+                knownHere[offset]
+                    ? (Int?.none, standInKey?.standIn(for: digest) ?? randomDigest()) : (Int?.some(offset), digest)
             }
             while slots.count < batchSize { slots.append((nil, randomDigest())) }
             slots.shuffle(using: &generator)

@@ -74,24 +74,24 @@ public struct AuditFindings: Sendable {
 
     /// The online check's counts arrived (`mode`: `.api` or `.psi`), or it failed: `counts` nil,
     /// with the notice to show.
-    /// `foundLocally`: credentials whose password was found in the device's local list (breached,
-    /// with that source, even when the online check failed).
+    /// `foundLocally`: credentials whose password was found in the device's local list, with the
+    /// list's count (breached, with that source and that count, even when the online check failed).
     mutating func resolveBreaches(
         _ counts: [CredentialID: Int]?,
         mode: BreachCheckMode,
         notice: String?,
-        foundLocally: Set<CredentialID> = []
+        foundLocally: [CredentialID: Int] = [:]
     ) {
         guard breachCheck == .pending else { return }
         breachCheck = counts == nil ? .skipped : mode
         if let notice { notices.append(notice) }
         for index in entries.indices {
             entries[index].digest = nil
-            if let id = CredentialID(rawValue: entries[index].item.id), foundLocally.contains(id) {
+            if let id = CredentialID(rawValue: entries[index].item.id), foundLocally[id] != nil {
                 entries[index].item.breachSource = "local-list"
             }
         }
-        apply(breachCounts: counts ?? Dictionary(uniqueKeysWithValues: foundLocally.map { ($0, 1) }))
+        apply(breachCounts: (counts ?? [:]).merging(foundLocally) { _, local in local })
     }
 
     /// The report: these findings with each flagged item's actions from what is known about its

@@ -90,7 +90,9 @@ public struct AuditItem: Sendable, Encodable {
     public var breachCount: Int?
     /// `local-list` when the password was found in the device's list of the most common leaked
     /// passwords (`keyhaven breach top`) and so never sent; absent otherwise (the summary's
-    /// `breachCheck` names the source). Added in issue 29.
+    /// `breachCheck` names the source). Added in issue 29. Such an item's ``breachCount`` is the
+    /// list's count: a power of two at most the times the password was seen (the list keeps no more),
+    /// whether or not the private check's server answered.
     public var breachSource: String? = nil
     /// zxcvbn score 0…4.
     public var strengthScore: Int?

@@ -283,7 +283,7 @@ public struct SecurityAudit: Sendable {
 
     /// The notice of a private check that looked in the local list first.
     static func localListNotice(found: Int) -> String {
-        "\(found) password(s) found in the local list of the most common leaked passwords (checked on this device, never sent; the rest went to the server in the same padded batches)"
+        "\(found) distinct password(s) found in the local list of the most common leaked passwords (checked on this device, never sent; the rest went to the server in the same padded batches)"
     }
 
     /// The online stage: asks the range API or the breach-PSI server about the passwords when one
@@ -314,7 +314,14 @@ public struct SecurityAudit: Sendable {
             let digests = pending.map(\.digest)
             // The local list first: what it holds is breached without asking anyone.
             let local = checker.localMatches(digests)
-            let foundLocally = Set(zip(pending, local.found).compactMap { $1 ? CredentialID(rawValue: $0.id) : nil })
+            // The list's own count (a power of two at most the times seen) is what is known of them.
+            var foundLocally: [CredentialID: Int] = [:]
+            for (entry, count) in zip(pending, local.counts) where count > 0 {
+                if let id = CredentialID(rawValue: entry.id) { foundLocally[id] = count }
+            }
+            // Distinct passwords (a reused password is one), beside the credentials that hold them.
+            let localDigests = Set(zip(digests, local.found).filter(\.1).map(\.0))
+            let distinctNotChecked = Set(digests).subtracting(localDigests).count
             var notices: [String] = []
             if let failure = local.failure {
                 notices.append(
@@ -330,12 +337,13 @@ public struct SecurityAudit: Sendable {
                     if let id = CredentialID(rawValue: entry.id) { byID[id] = flag ? 1 : 0 }
                 }
                 if checker.pin == nil { notices.append(Self.unpinnedNotice) }
-                if checker.localList != nil { notices.append(Self.localListNotice(found: foundLocally.count)) }
+                if checker.localList != nil { notices.append(Self.localListNotice(found: localDigests.count)) }
                 findings.resolveBreaches(byID, mode: .psi, notice: nil, foundLocally: foundLocally)
             } catch {
                 let notChecked = pending.count - foundLocally.count
                 notices.append(
-                    "breach check skipped: \(error.message) (\(notChecked) password(s) not checked"
+                    "breach check skipped: \(error.message) (\(notChecked) credential(s) not checked, "
+                        + "\(distinctNotChecked) distinct password(s)"
                         + (foundLocally.isEmpty
                             ? ")"
                             : "; \(foundLocally.count) found in the local list of common leaked passwords are reported breached)")

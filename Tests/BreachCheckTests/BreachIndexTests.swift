@@ -192,6 +192,18 @@ struct BreachIndexTests {
         #expect(throws: BreachError(.io, "")) { try BreachIndex(url: directory.appendingPathComponent("missing")) }
     }
 
+    /// `breach index build --output DIR` refuses a directory (nothing in it deleted) and replaces an
+    /// existing file by rename(2) (the checks of `BreachTopListTests`).
+    @Test(arguments: [BreachIndexBuilder.Kind.compact, .full])
+    func aDirectoryOutputIsRefusedAndAFileReplacedByRename(_ kind: BreachIndexBuilder.Kind) throws {
+        let directory = try TemporaryDirectory.make()
+        let source = directory.appendingPathComponent("pwned.txt")
+        _ = try Self.write(Self.corpus(size: 200, seed: 7), to: source, sorted: true, lineEnding: "\n")
+        try BreachTopListTests.checkOutputIsProtected(in: directory) { output in
+            _ = try BreachIndexBuilder(kind: kind).build(input: source, output: output)
+        }
+    }
+
     @Test func anInputWithoutValidLinesIsRefused() throws {
         let directory = try TemporaryDirectory.make()
         let source = directory.appendingPathComponent("junk.txt")

@@ -77,4 +77,93 @@ struct BreachTopListTests {
         }
         #expect(missing?.code == .io)
     }
+
+    /// Ten hashes of equal count straddle the cut (5 above it, 5 below it, 5 of the ties kept): the
+    /// kept ties are the lowest prefixes, the same file from the lines in order and reversed; a hash
+    /// listed twice (one line repeated, and the same hash with another count) takes one place.
+    @Test func tiesAtTheCutAndRepeatedLines() throws {
+        func prefix(_ digest: SHA1Digest) -> UInt64 { digest.bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) } }
+        let common = (0..<5).map { SHA1Digest(password: "common-\($0)") }
+        let ties = (0..<10).map { SHA1Digest(password: "tie-\($0)") }
+        let rare = (0..<5).map { SHA1Digest(password: "rare-\($0)") }
+        var lines = common.map { "\($0.hex):1000" } + ties.map { "\($0.hex):50" } + rare.map { "\($0.hex):3" }
+        lines.insert("\(common[0].hex):1000", at: 3)  // the same line twice
+        lines.append("\(common[1].hex):7")  // the same hash again with a smaller count
+        let directory = try TemporaryDirectory.make()
+        let builder = try BreachTopListBuilder(top: 10)
+        var files: [Data] = []
+        for (name, order) in [("forward", lines), ("reverse", Array(lines.reversed()))] {
+            let text = directory.appendingPathComponent("\(name).txt")
+            try Data(order.joined(separator: "\n").utf8).write(to: text)
+            let selection = try builder.select(input: text)
+            #expect(selection.hashes == 10 && selection.smallestCount == 50, "\(name)")
+            let output = directory.appendingPathComponent("\(name).khbi")
+            _ = try builder.write(selection, to: output)
+            files.append(try Data(contentsOf: output))
+            let list = try BreachIndex(url: output)
+            let keptTies = ties.sorted { prefix($0) < prefix($1) }
+            #expect(try common.allSatisfy { try list.count(of: $0) == 512 }, "1000 seen: 512 in a compact index")
+            #expect(try keptTies.prefix(5).allSatisfy { try list.count(of: $0) == 32 }, "\(name)")
+            #expect(try keptTies.suffix(5).allSatisfy { try list.count(of: $0) == 0 }, "\(name)")
+            #expect(try rare.allSatisfy { try list.count(of: $0) == 0 })
+        }
+        #expect(files[0] == files[1])
+    }
+
+    /// A file with no newline (CR-only line endings) longer than a read chunk: one malformed line,
+    /// with the reason, and the good line after the next newline is read (the reader keeps a line of
+    /// at most 1 KB, not the whole file).
+    @Test func aFileWithoutNewlinesIsOneBoundedBadLine() throws {
+        let directory = try TemporaryDirectory.make()
+        let text = directory.appendingPathComponent("cr-only.txt")
+        let line = "\(SHA1Digest(password: "cr").hex):12\r"
+        var bytes = Data(String(repeating: line, count: (5 << 20) / line.utf8.count).utf8)
+        bytes.append(Data("\n\(SHA1Digest(password: "after").hex):9\n".utf8))
+        try bytes.write(to: text)
+        let selection = try BreachTopListBuilder(top: 10).select(input: text)
+        #expect(selection.hashesRead == 1 && selection.badLines == 1 && selection.lines == 2)
+        #expect(selection.badLineSamples.first?.reason.contains("longer than 1024 bytes") == true)
+        let crOnly = directory.appendingPathComponent("only-cr.txt")
+        try Data(String(repeating: line, count: 100).utf8).write(to: crOnly)
+        let refused = try BreachTopListBuilder(top: 10).select(input: crOnly)
+        #expect(refused.hashes == 0 && refused.badLines == 1)
+        #expect(refused.badLineSamples.first?.reason.contains("longer than 1024 bytes") == true)
+    }
+
+    /// An output that is a directory (holding a file) is refused, naming it, and nothing in it is
+    /// deleted; an existing regular file is replaced by rename(2): a link to the old file keeps the
+    /// old bytes, the path holds the new ones, no temporary file is left beside it.
+    @Test func aDirectoryOutputIsRefusedAndAFileReplacedByRename() throws {
+        let directory = try TemporaryDirectory.make()
+        let text = directory.appendingPathComponent("pwned.txt")
+        _ = try Self.corpus.write(to: text, sorted: true, lineEnding: "\n", broken: [])
+        let builder = try BreachTopListBuilder(top: 10)
+        let selection = try builder.select(input: text)
+        try Self.checkOutputIsProtected(in: directory) { output in
+            try BreachTopListBuilder.checkOutput(output)
+            _ = try builder.write(selection, to: output)
+        }
+    }
+
+    /// The checks of ``aDirectoryOutputIsRefusedAndAFileReplacedByRename()`` for any writer of an
+    /// index at `output` (`breach top`'s and `breach index build`'s).
+    static func checkOutputIsProtected(in directory: URL, write: (URL) throws -> Void) throws {
+        let documents = directory.appendingPathComponent("Documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        let kept = documents.appendingPathComponent("thesis.txt")
+        try Data("my thesis".utf8).write(to: kept)
+        let refused = #expect(throws: BreachError.self) { try write(documents) }
+        #expect(refused?.message.contains(documents.path) == true && refused?.message.contains("directory") == true)
+        #expect(try Data(contentsOf: kept) == Data("my thesis".utf8), "the directory and its file are intact")
+
+        let output = directory.appendingPathComponent("list.khbi")
+        try Data("old list".utf8).write(to: output)
+        let link = directory.appendingPathComponent("old-link")
+        try FileManager.default.linkItem(at: output, to: link)
+        try write(output)
+        #expect(try Data(contentsOf: link) == Data("old list".utf8), "the old file was not rewritten in place")
+        #expect(try BreachIndex(url: output).count > 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.contains { $0.contains(".building-") }, "\(names)")
+    }
 }

@@ -51,6 +51,9 @@ struct BreachTopCommandTests {
             summary.hashes == 50 && summary.hashesRead == 62 && summary.badLines == 1 && summary.smallestCount == 12
         )
         #expect(built.stderr.contains("skipped line 3"))
+        // The key of the audit's stand-ins, beside the list, private.
+        let standInKey = defaultList.path + ".stand-in-key"
+        #expect(try FileManager.default.attributesOfItem(atPath: standInKey)[.posixPermissions] as? Int == 0o600)
 
         // Nothing listens on this port: the server is down.
         let down = "http://127.0.0.1:\(try LoopbackPort.unused())"
@@ -60,12 +63,21 @@ struct BreachTopCommandTests {
         #expect(report.summary.breachCheck == "skipped")
         #expect(report.summary.breached == 1)
         let forum = report.items.first { $0.service == "forum.example.org" }
-        #expect(forum?.breachCount == 1 && forum?.breachSource == "local-list")
+        // The list's count (12 seen: 8, its power of two), never a placeholder.
+        #expect(forum?.breachCount == 8 && forum?.breachSource == "local-list")
         #expect(report.items.filter { $0.service != "forum.example.org" }.allSatisfy { $0.breachCount == nil })
         #expect(
             report.summary.notices.contains { $0.contains("not checked") && $0.contains("1 found in the local list") },
             "\(report.summary.notices)"
         )
+
+        // The text says what is known: found on the device, seen at least the list's count; never
+        // the private check's placeholder "(seen 1×)".
+        let text = try keyhaven.run(["audit", "--breach-psi", down])
+        #expect(text.status == 0, "\(text.stderr)")
+        let forumLine = text.stdout.split(separator: "\n").first { $0.contains("forum.example.org") } ?? ""
+        #expect(forumLine.contains("found on this device; seen at least 8×)"), "\(text.stdout)")
+        #expect(!text.stdout.contains("seen 1×"), "\(text.stdout)")
 
         // The same list given by name, then wrong lists: errors that say what to do, no report.
         let named = try keyhaven.run(["audit", "--json", "--breach-psi", down, "--breach-top", defaultList.path])
@@ -107,6 +119,47 @@ struct BreachTopCommandTests {
         ] {
             let result = try keyhaven.run(arguments)
             #expect(result.status == 64 && result.stderr.contains(says), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    /// `keyhaven --vault X breach top` writes the list beside X, where `keyhaven --vault X audit`
+    /// looks for it (it went beside $KEYHAVEN_VAULT, so that audit sent every password to the server).
+    @Test func theGlobalVaultPlacesTheList() throws {
+        let keyhaven = psi.keyhaven
+        let other = try TemporaryDirectory.make()
+        let vault = other.appendingPathComponent("other.sqlite").path
+        #expect(try keyhaven.run(["--vault", vault, "init", "--scrypt-log-n", "10", "--insecure-kdf"]).status == 0)
+        let sample = Fixtures.packageRoot().appendingPathComponent(
+            "Tests/SecurityRecommendationsTests/Fixtures/audit-chrome.csv"
+        )
+        #expect(try keyhaven.run(["--vault", vault, "import", sample.path]).status == 0)
+        let source = try psi.writeCorpus()
+        let built = try keyhaven.run(["--vault", vault, "breach", "top", source.path, "--top", "50", "--json"])
+        #expect(built.status == 0, "\(built.stderr)")
+        let summary = try JSONDecoder().decode(TopSummary.self, from: Data(built.stdout.utf8))
+        #expect(summary.output == other.appendingPathComponent("pwned-top.khbi").path)
+        #expect(!FileManager.default.fileExists(atPath: psi.directory.appendingPathComponent("pwned-top.khbi").path))
+        let down = "http://127.0.0.1:\(try LoopbackPort.unused())"
+        let audit = try keyhaven.run(["--vault", vault, "audit", "--json", "--breach-psi", down])
+        #expect(audit.status == 0, "\(audit.stderr)")
+        let report = try JSONDecoder().decode(Report.self, from: Data(audit.stdout.utf8))
+        #expect(report.items.first { $0.service == "forum.example.org" }?.breachSource == "local-list")
+    }
+
+    /// `--output` naming a directory: an error naming it, and the directory and its file intact (it
+    /// was deleted recursively before), for `breach top` and `breach index build`.
+    @Test func aDirectoryOutputIsRefused() throws {
+        let keyhaven = psi.keyhaven
+        let source = try psi.writeCorpus()
+        let documents = psi.directory.appendingPathComponent("Documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        let kept = documents.appendingPathComponent("thesis.txt")
+        try Data("my thesis".utf8).write(to: kept)
+        for command in [["breach", "top"], ["breach", "index", "build"]] {
+            let result = try keyhaven.run(command + [source.path, "--output", documents.path])
+            #expect(result.status == 1, "\(command): \(result.stdout)")
+            #expect(result.stderr.contains(documents.path) && result.stderr.contains("directory"), "\(result.stderr)")
+            #expect(try Data(contentsOf: kept) == Data("my thesis".utf8), "\(command)")
         }
     }
 }

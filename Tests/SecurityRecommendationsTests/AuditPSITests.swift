@@ -83,7 +83,8 @@ struct AuditPSITests {
         #expect(report.items.allSatisfy { $0.breachCount == nil })
         #expect(
             report.summary.notices.contains {
-                $0.contains("a key other than the one published") && $0.contains("18 password(s) not checked")
+                $0.contains("a key other than the one published")
+                    && $0.contains("18 credential(s) not checked, 13 distinct password(s)")
             },
             "\(report.summary.notices)"
         )
@@ -149,12 +150,15 @@ struct AuditPSITests {
         let report = await SecurityAudit(breachSource: .psi(checker)).run(try credentials()).report
         #expect(report.summary.breachCheck == .skipped)
         let forum = try #require(report.items.first { $0.service == "forum.example.org" })
-        #expect(forum.issues.contains(.breached) && forum.breachCount == 1 && forum.breachSource == "local-list")
+        // The list's count (2,500,000 seen, kept as a power of two capped at 2^15), not a placeholder 1.
+        #expect(
+            forum.issues.contains(.breached) && forum.breachCount == 32768 && forum.breachSource == "local-list"
+        )
         #expect(report.summary.breached == 1)
         #expect(report.items.filter { $0.service != "forum.example.org" }.allSatisfy { $0.breachCount == nil })
         #expect(
             report.summary.notices.contains {
-                $0.contains("cannot reach down") && $0.contains("17 password(s) not checked")
+                $0.contains("cannot reach down") && $0.contains("17 credential(s) not checked, 12 distinct password(s)")
                     && $0.contains("1 found in the local list")
             },
             "\(report.summary.notices)"
@@ -179,11 +183,11 @@ struct AuditPSITests {
         #expect(withList.sent == 16, "13 distinct passwords, 1 found locally: still one batch of 16")
         #expect(!withList.buckets.contains(local), "the local password's bucket never reaches the server")
         let forum = try #require(report.items.first { $0.service == "forum.example.org" })
-        #expect(forum.breachCount == 1 && forum.breachSource == "local-list")
+        #expect(forum.breachCount == 32768 && forum.breachSource == "local-list")
         let leaked = try #require(report.items.first { $0.service == "leaked.example" })
         #expect(leaked.breachCount == 1 && leaked.breachSource == nil, "found by the server")
         #expect(report.items.filter { $0.breachCount == 0 }.count == 16)
-        #expect(report.summary.notices.contains { $0.contains("1 password(s) found in the local list") })
+        #expect(report.summary.notices.contains { $0.contains("1 distinct password(s) found in the local list") })
 
         // All found locally: the batch count still follows the number of distinct passwords.
         let allLocal = Switching([server])
@@ -192,6 +196,93 @@ struct AuditPSITests {
         )
         #expect(everything == [true, true])
         #expect(allLocal.sent == 16)
+    }
+
+    /// 17 distinct passwords of which 2 are on the local list cost exactly 32 requests, as 17
+    /// without a list do: the local ones keep their places (taken by stand-ins) rather than being
+    /// dropped before batching (which would make 15: one batch). Neither local bucket is sent.
+    @Test func seventeenPasswordsTwoLocalCostThirtyTwoRequests() async throws {
+        var rng = SeededRandomNumberGenerator(seed: 17)
+        let key = BreachPSIStandInKey(using: &rng)
+        let local = ["password1", "123456"].map(SHA1Digest.init(password:))
+        let others = (0..<15).map { SHA1Digest(password: "distinct-\($0)") } + [SHA1Digest(password: "unrelated")]
+        let digests = [local[0]] + others.prefix(8) + [local[1]] + others.suffix(7)
+        #expect(Set(digests).count == 17)
+        let transport = Switching([try Self.server(seed: 5)])
+        let checker = BreachPSIChecker(
+            transport: transport,
+            localList: try Self.topList(),
+            standInKey: key,
+            randomDigest: Self.padding()
+        )
+        #expect(checker.localMatches(digests).found.filter { $0 }.count == 2)
+        let answers = try await checker.breached(digests)
+        #expect(transport.sent == 32)
+        #expect(answers == digests.map { local.contains($0) || $0 == SHA1Digest(password: "unrelated") })
+        let localBuckets = Set(local.map(BreachPSI.prefix(of:)))
+        #expect(localBuckets.isDisjoint(with: transport.buckets))
+        #expect(local.allSatisfy { transport.buckets.contains(BreachPSI.prefix(of: key.standIn(for: $0))) })
+    }
+
+    /// Two audits of the same vault send the same buckets apart from the padding: a locally found
+    /// password's stand-in is the same every run (HMAC under the device's key), so a server that
+    /// compares runs cannot tell it from a password it is really asked about. Another device's key
+    /// gives another stand-in.
+    @Test func twoAuditsSendTheSameBuckets() async throws {
+        var rng = SeededRandomNumberGenerator(seed: 77)
+        let key = BreachPSIStandInKey(using: &rng)
+        let list = try Self.topList()
+        var runs: [[UInt16]] = []
+        for _ in 0..<2 {
+            // Padding from the system's random source, as in the tools.
+            let transport = Switching([try Self.server(seed: 5)])
+            let checker = BreachPSIChecker(transport: transport, localList: list, standInKey: key)
+            let report = await SecurityAudit(breachSource: .psi(checker)).run(try credentials()).report
+            #expect(report.summary.breachCheck == .psi)
+            runs.append(transport.buckets)
+        }
+        let local = SHA1Digest(password: "password1")
+        let standIn = BreachPSI.prefix(of: key.standIn(for: local))
+        let sent = Set(
+            try credentials().compactMap(\.password).filter { $0 != "password1" }.map {
+                BreachPSI.prefix(of: SHA1Digest(password: $0))
+            }
+        )
+        #expect(sent.count == 12)
+        for buckets in runs {
+            #expect(buckets.count == 16)
+            #expect(buckets.contains(standIn) && sent.isSubset(of: buckets))
+        }
+        // 13 of the 16 (12 passwords and the stand-in) repeat; only the 3 paddings are new.
+        var second = runs[1]
+        var common = 0
+        for bucket in runs[0] {
+            if let index = second.firstIndex(of: bucket) {
+                second.remove(at: index)
+                common += 1
+            }
+        }
+        #expect(common >= 13, "\(runs)")
+        var otherRNG = SeededRandomNumberGenerator(seed: 78)
+        #expect(BreachPSIStandInKey(using: &otherRNG).standIn(for: local) != key.standIn(for: local))
+        #expect(key.standIn(for: local) != local && "\(key)".contains("…"))
+    }
+
+    /// The key file beside the list: made 0600 on first use, read back the same after.
+    @Test func theStandInKeyIsKeptBesideTheList() throws {
+        let directory = try TemporaryDirectory.make()
+        let list = directory.appendingPathComponent("top.khbi")
+        let first = try BreachPSIStandInKey.loadOrCreate(besideList: list)
+        let file = BreachPSIStandInKey.url(besideList: list)
+        #expect(file.lastPathComponent == "top.khbi.stand-in-key")
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let again = try BreachPSIStandInKey.loadOrCreate(besideList: list)
+        let digest = SHA1Digest(password: "password1")
+        #expect(again.standIn(for: digest) == first.standIn(for: digest))
+        try Data("short".utf8).write(to: file)
+        let damaged = #expect(throws: BreachPSIError.self) { try BreachPSIStandInKey.loadOrCreate(besideList: list) }
+        #expect(damaged?.message.contains(file.path) == true)
     }
 
     /// A damaged list found at lookup: the passwords go to the server instead, with a notice;

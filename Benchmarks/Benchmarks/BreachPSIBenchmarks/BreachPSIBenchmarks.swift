@@ -52,10 +52,11 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(.custom("answer bytes"), bytes / max(benchmark.scaledIterations.count, 1))
     }
 
-    // Both rates measured side by side, 400 of each in turns of 50, and their ratio printed.
+    // Both rates measured side by side, 400 of each in turns of 50, and their ratio printed: one
+    // iteration and no warm-up, so one line (a warm-up's lines are printed too).
     Benchmark(
         "Evaluations per raw scalar multiplication (ratio printed)",
-        configuration: .init(metrics: [.wallClock], maxIterations: 3)
+        configuration: .init(metrics: [.wallClock], warmupIterations: 0, maxIterations: 1)
     ) { _ in
         let clock = ContinuousClock()
         var evaluation = Duration.zero

@@ -39,9 +39,11 @@ public struct BreachIndexBuilder: Sendable {
     }
 
     /// Builds the index at `output` from the text file at `input`. The output is written under a
-    /// temporary name and renamed into place when complete.
+    /// temporary name and renamed into place (rename(2), atomic) when complete; an existing output
+    /// that is not a regular file (a directory) is refused before anything is read.
     public func build(input: URL, output: URL, progress: Progress? = nil) throws(BreachError) -> Report {
         let start = Date()
+        try IndexWriter.refuseUnlessRegularFile(output)
         guard let handle = FileHandle(forReadingAtPath: input.path) else {
             throw BreachError(.io, "cannot read \(input.path)")
         }

@@ -7,9 +7,10 @@ public import Foundation
 /// breach-PSI server.
 ///
 /// Selecting is one pass over the text with a min-heap of the `top` most common hashes so far
-/// (16 bytes each: 16 MB for a million), whatever the file's size. Equal counts at the cut keep the
-/// lower hashes, so the list does not depend on the file's order. A hash listed twice keeps its
-/// larger count (Pwned Passwords lists each hash once).
+/// (16 bytes each: 16 MB for a million, sorted in place afterwards), whatever the file's size.
+/// Equal counts at the cut keep the lower hashes, so the list does not depend on the file's order.
+/// A hash listed twice takes one place, with its larger count (Pwned Passwords lists each hash
+/// once; a file that repeats kept hashes costs another pass for each round of repeats found).
 public struct BreachTopListBuilder: Sendable {
     public static let defaultTop = 1_000_000
     /// 1.6 GB of heap: more is a full index's job (`breach index build --compact`).
@@ -18,7 +19,7 @@ public struct BreachTopListBuilder: Sendable {
     /// What the pass over the text found, ready to be written.
     public struct Selection: Sendable {
         /// The selected hashes' 64-bit prefixes with their counts, sorted by prefix, each once.
-        var entries: [(prefix: UInt64, count: UInt32)]
+        var entries: [TopHeap.Item]
         /// Lines read, malformed lines (skipped) and the first 20 of them by number.
         public var lines: Int
         public var badLines: Int
@@ -57,19 +58,70 @@ public struct BreachTopListBuilder: Sendable {
                 "\(input.path) is a breach index; the list is selected by count from the Pwned Passwords text file (SHA1:COUNT lines)"
             )
         }
-        try? handle.seek(toOffset: 0)
         let totalBytes =
             (try? FileManager.default.attributesOfItem(atPath: input.path)[.size] as? NSNumber)?.intValue ?? 0
+        // A hash listed twice must not take two places. The heap cannot look its items up, so a pass
+        // that kept a hash twice is repeated with that hash set aside (its largest count offered once,
+        // after the pass) until no kept hash repeats: one pass for a file that lists each hash once,
+        // as Pwned Passwords does.
+        var repeated: [UInt64: UInt32] = [:]
+        while true {
+            try? handle.seek(toOffset: 0)
+            var pass = try onePass(handle, input: input, setAside: &repeated, totalBytes: totalBytes, progress)
+            // The heap's own array, sorted and deduplicated in place: no second copy (16 bytes a
+            // hash at the peak).
+            var items = pass.heap.items
+            pass.heap = TopHeap(capacity: 0)
+            items.sort { $0.prefix < $1.prefix }
+            var kept = 0
+            var again = false
+            for index in items.indices {
+                if kept > 0, items[kept - 1].prefix == items[index].prefix {
+                    repeated[items[index].prefix] = max(items[kept - 1].count, items[index].count)
+                    again = true
+                } else {
+                    items[kept] = items[index]
+                    kept += 1
+                }
+            }
+            guard !again else { continue }
+            return Selection(
+                entries: items,
+                lines: pass.reader.line,
+                badLines: pass.badLines,
+                badLineSamples: pass.samples,
+                hashesRead: pass.good,
+                smallestCount: Int(items.lazy.map(\.count).min() ?? 0)
+            )
+        }
+    }
+
+    /// One pass over the text: the heap of the most common hashes, each hash of `setAside` offered
+    /// once after the pass with its largest count (which the pass updates).
+    func onePass(
+        _ handle: FileHandle,
+        input: URL,
+        setAside: inout [UInt64: UInt32],
+        totalBytes: Int,
+        _ progress: Progress?
+    ) throws(BreachError) -> (heap: TopHeap, reader: HIBPLineReader, badLines: Int, good: Int, samples: [(Int, String)])
+    {
         var heap = TopHeap(capacity: top)
         var reader = HIBPLineReader(handle: handle)
         var badLines = 0
         var good = 0
         var samples: [(Int, String)] = []
+        var aside = setAside
         do {
             try reader.read(
                 entry: { digest, count in
                     good += 1
-                    heap.offer(TopHeap.Item(prefix: digest.high64, count: count))
+                    let prefix = digest.high64
+                    if let known = aside[prefix] {
+                        aside[prefix] = max(known, count)
+                    } else {
+                        heap.offer(TopHeap.Item(prefix: prefix, count: count))
+                    }
                 },
                 bad: { line in
                     badLines += 1
@@ -80,30 +132,20 @@ public struct BreachTopListBuilder: Sendable {
         } catch {
             throw BreachError(.io, "reading \(input.path) failed: \(error.localizedDescription)")
         }
-        var items = heap.items
-        let smallest = items.map(\.count).min() ?? 0
-        items.sort { $0.prefix < $1.prefix }
-        var entries: [(prefix: UInt64, count: UInt32)] = []
-        entries.reserveCapacity(items.count)
-        for item in items {
-            if let last = entries.last, last.prefix == item.prefix {
-                entries[entries.count - 1].count = max(last.count, item.count)
-            } else {
-                entries.append((item.prefix, item.count))
-            }
-        }
-        return Selection(
-            entries: entries,
-            lines: reader.line,
-            badLines: badLines,
-            badLineSamples: samples,
-            hashesRead: good,
-            smallestCount: Int(smallest)
-        )
+        for (prefix, count) in aside { heap.offer(TopHeap.Item(prefix: prefix, count: count)) }
+        setAside = aside
+        return (heap, reader, badLines, good, samples)
+    }
+
+    /// Throws unless `output` is absent or a regular file (which ``write(_:to:progress:)`` replaces):
+    /// a directory, say, is refused before the long pass over the text, and never deleted.
+    public static func checkOutput(_ output: URL) throws(BreachError) {
+        try IndexWriter.refuseUnlessRegularFile(output)
     }
 
     /// Writes `selection` as a compact index at `output` (under a temporary name, renamed into
-    /// place when complete); returns its size in bytes. An empty selection is an error: nothing is
+    /// place with rename(2) when complete; an existing output that is not a regular file is
+    /// refused); returns its size in bytes. An empty selection is an error: nothing is
     /// written and an older list stays.
     public func write(_ selection: Selection, to output: URL, progress: Progress? = nil) throws(BreachError) -> Int {
         guard !selection.entries.isEmpty else {

@@ -21,10 +21,18 @@ struct HIBPLineReader {
     }
 
     static let chunkSize = 4 << 20
+    /// The longest line read (a Pwned Passwords line is under 60 bytes). A longer one is malformed
+    /// and skipped to the next newline, so a file without newlines (CR only, or not text) costs a
+    /// chunk and this much, never the whole file in memory.
+    static let maximumLineLength = 1024
+    static let tooLong =
+        "longer than \(maximumLineLength) bytes (no newline: CR-only line endings, or not a text file?)"
 
     /// Calls `entry` for each good line, `bad` for each malformed one; returns at end of input.
     mutating func read(entry: (SHA1Digest, UInt32) -> Void, bad: (BadLine) -> Void, progress: (Int) -> Void) throws {
         var pending: [UInt8] = []
+        // Inside a line already reported too long: its bytes up to the next newline are dropped.
+        var skipping = false
         while true {
             guard let chunk = try handle.read(upToCount: Self.chunkSize), !chunk.isEmpty else { break }
             bytesRead += chunk.count
@@ -36,14 +44,31 @@ struct HIBPLineReader {
                 var index = 0
                 while index < bytes.count {
                     if bytes[index] == UInt8(ascii: "\n") {
-                        line += 1
-                        Self.parse(bytes[start..<index], line: line, entry: entry, bad: bad)
+                        if skipping {
+                            skipping = false
+                        } else {
+                            line += 1
+                            if index - start > Self.maximumLineLength {
+                                bad(BadLine(line: line, reason: Self.tooLong))
+                            } else {
+                                Self.parse(bytes[start..<index], line: line, entry: entry, bad: bad)
+                            }
+                        }
                         start = index + 1
                     }
                     index += 1
                 }
             }
-            pending = Array(data[start...])
+            if skipping {
+                pending = []
+            } else if data.count - start > Self.maximumLineLength {
+                line += 1
+                bad(BadLine(line: line, reason: Self.tooLong))
+                skipping = true
+                pending = []
+            } else {
+                pending = Array(data[start...])
+            }
         }
         if !pending.isEmpty {
             line += 1

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Streams sorted entries into an index file (format: ``BreachIndexFormat``).
 struct IndexWriter {
     let kind: BreachIndexBuilder.Kind
@@ -187,19 +193,20 @@ struct IndexWriter {
 }
 
 extension IndexWriter {
-    /// Calls `body` with a temporary path beside `output`, then renames what it wrote into place:
-    /// an interrupted or failed write leaves `output` as it was (and removes the temporary file).
+    /// Calls `body` with a temporary path beside `output`, then renames what it wrote over `output`
+    /// with rename(2): atomic (a reader or a crash sees the old file or the new one, never neither),
+    /// and followed by an fsync of the directory so that the rename itself is durable. An existing
+    /// `output` that is not a regular file (a directory, a symbolic link, a device) is refused before
+    /// anything is written, and nothing is ever deleted but the temporary file: an interrupted or
+    /// failed write leaves `output` as it was.
     static func replacing<T>(_ output: URL, _ body: (URL) throws -> T) throws(BreachError) -> T {
+        try refuseUnlessRegularFile(output)
         let temporary = output.deletingLastPathComponent().appendingPathComponent(
             ".\(output.lastPathComponent).building-\(UUID().uuidString)"
         )
+        let result: T
         do {
-            let result = try body(temporary)
-            if FileManager.default.fileExists(atPath: output.path) {
-                try FileManager.default.removeItem(at: output)
-            }
-            try FileManager.default.moveItem(at: temporary, to: output)
-            return result
+            result = try body(temporary)
         } catch let error as BreachError {
             try? FileManager.default.removeItem(at: temporary)
             throw error
@@ -207,5 +214,44 @@ extension IndexWriter {
             try? FileManager.default.removeItem(at: temporary)
             throw BreachError(.io, "writing \(output.path) failed: \(error.localizedDescription)")
         }
+        do throws(BreachError) {
+            // Checked again: something may have appeared there while the body ran (rename(2) would
+            // refuse a directory too, but not a symbolic link).
+            try refuseUnlessRegularFile(output)
+            guard rename(temporary.path, output.path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                throw BreachError(
+                    .io,
+                    "cannot rename the new file over \(output.path): \(reason); it was left as it was"
+                )
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+        syncDirectory(of: output)
+        return result
+    }
+
+    /// Throws unless `output` is absent or a regular file (not followed if it is a symbolic link).
+    static func refuseUnlessRegularFile(_ output: URL) throws(BreachError) {
+        var status = stat()
+        guard lstat(output.path, &status) == 0 else { return }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            let what = status.st_mode & S_IFMT == S_IFDIR ? "a directory" : "not a regular file"
+            throw BreachError(
+                .invalidInput,
+                "\(output.path) is \(what): nothing was written and nothing deleted; give the path of a file to write (an existing file there is replaced)"
+            )
+        }
+    }
+
+    /// fsync(2) of the directory holding `output`, so that a rename into it survives a crash. Best
+    /// effort: the new file is in place either way.
+    static func syncDirectory(of output: URL) {
+        let descriptor = open(output.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        _ = close(descriptor)
     }
 }

@@ -25,8 +25,9 @@ extension Keyhaven {
                 device's list of the most common leaked passwords (`keyhaven breach top`; --breach-top, \
                 else $XDG_DATA_HOME/keyhaven/pwned-top.khbi when present) is checked first, with no \
                 network: a password found there is reported breached (source local-list) even when the \
-                server cannot be reached, and a random password takes its place in its batch, so the \
-                server sees the same batches either way. \
+                server cannot be reached, and a stand-in takes its place in its batch (the same every \
+                run: HMAC under a key kept 0600 beside the list), so the server sees the same batches \
+                and buckets either way. \
                 reused: the same password on services that are not the same backend (Apple's \
                 shared-credentials list groups sites that share one). weak: zxcvbn score 2 or less \
                 with your user name and the site as context, or a common/patterned 4- or 6-digit PIN. \
@@ -110,11 +111,13 @@ extension Keyhaven {
                         throw Output.failure(error.message)
                     }
                 }
+                let list = try localList()
                 return .psi(
                     BreachPSIChecker(
                         transport: HTTPBreachPSITransport(base: breachPSI),
                         pin: pin,
-                        localList: try localList()
+                        localList: list?.index,
+                        standInKey: list?.standInKey
                     )
                 )
             }
@@ -141,20 +144,22 @@ extension Keyhaven {
 
         /// The list of the most common leaked passwords: --breach-top (which must open), else
         /// pwned-top.khbi beside the vault when present (a damaged one is an error too, never
-        /// skipped quietly).
-        func localList() throws -> BreachIndex? {
-            let path =
-                breachTop
-                ?? options.url(global: root.vault).deletingLastPathComponent().appendingPathComponent(
-                    Keyhaven.Breach.Top.defaultFileName
-                ).path
+        /// skipped quietly); with the key of its stand-ins beside it (made on first use).
+        func localList() throws -> (index: BreachIndex, standInKey: BreachPSIStandInKey)? {
+            let path = breachTop ?? Keyhaven.Breach.Top.defaultOutput(vault: options.vault ?? root.vault).path
             guard breachTop != nil || FileManager.default.fileExists(atPath: path) else { return nil }
+            let index: BreachIndex
             do {
-                return try BreachIndex(url: URL(fileURLWithPath: path))
+                index = try BreachIndex(url: URL(fileURLWithPath: path))
             } catch {
                 throw Output.failure(
                     "the local list of common leaked passwords \(path): \(error.message); rebuild it with `keyhaven breach top HIBP_FILE --output \(path)`"
                 )
+            }
+            do throws(BreachPSIError) {
+                return (index, try BreachPSIStandInKey.loadOrCreate(besideList: URL(fileURLWithPath: path)))
+            } catch {
+                throw Output.failure(error.message)
             }
         }
 
@@ -202,10 +207,15 @@ extension Keyhaven {
                 for item in items {
                     var line = "  \(item.id.prefix(8))  \(item.service)  \(item.user.isEmpty ? "-" : item.user)  "
                     line += item.issues.map(\.rawValue).joined(separator: ", ")
-                    if let count = item.breachCount, count > 0, summary.breachCheck != .psi {
+                    if item.breachSource == "local-list" {
+                        // The list's count is a power of two at most the times seen: a lower bound.
+                        line += " (a common leaked password, found on this device"
+                        line += (item.breachCount ?? 0) > 1 ? "; seen at least \(item.breachCount ?? 0)×)" : ")"
+                    } else if let count = item.breachCount, count > 0, summary.breachCheck != .psi,
+                        summary.breachCheck != .skipped
+                    {
                         line += " (seen \(count)×)"
                     }
-                    if item.breachSource == "local-list" { line += " (a common leaked password, found on this device)" }
                     if let weakness = item.weakness { line += " — \(weakness)" }
                     if let reveal = item.password { line += "  password: \(reveal)" }
                     print(line)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BreachCheck
+import BreachPSI
 import Foundation
 
 extension Keyhaven.Breach {
@@ -17,16 +18,18 @@ extension Keyhaven.Breach {
                 the --top hashes seen most often, as a compact breach index (64-bit prefixes, about 6 \
                 bytes a hash: ~6 MB for the default million). `keyhaven audit --breach-psi URL` looks \
                 every password up in it first, with no network: a password found there is reported \
-                breached even when the server is down, and is never sent (a random password takes its \
-                place in its batch, so the server sees the same number of batches). Only the rest go to \
-                the server.
+                breached even when the server is down, and is never sent (a stand-in takes its place \
+                in its batch, the same every run, from a key kept 0600 beside the list: \
+                LIST.stand-in-key, made here when absent; so the server sees the same batches). Only \
+                the rest go to the server.
 
-                Default output: pwned-top.khbi beside the vault ($XDG_DATA_HOME/keyhaven/), where the \
-                audit looks for it. Memory: 16 bytes per kept hash (one pass with a heap), whatever the \
+                Default output: pwned-top.khbi beside the vault (--vault, the global --vault, \
+                $KEYHAVEN_VAULT, else $XDG_DATA_HOME/keyhaven/), where the audit looks for it. Memory: 16 bytes per kept hash (one pass with a heap), whatever the \
                 file's size. Malformed lines are reported and skipped; more than 10 that are also more \
                 than 1 % of the lines mean the wrong file: nothing is written unless --allow-malformed. \
-                The list is written under a temporary name and renamed into place, so an interrupted run \
-                leaves the old list.
+                The list is written under a temporary name and renamed into place (atomic), so an \
+                interrupted run leaves the old list; an --output that exists and is not a regular file \
+                (a directory) is refused, never deleted.
                 """
         )
         @Argument(help: ArgumentHelp("The Pwned Passwords text file (SHA1:COUNT lines).", valueName: "hibp-file"))
@@ -48,6 +51,15 @@ extension Keyhaven.Breach {
         )
         var allowMalformed = false
         @Flag(name: .long, help: "Print a JSON summary.") var json = false
+        /// The global `keyhaven --vault PATH`, which the audit honours too.
+        @ParentCommand var root: Keyhaven
+
+        /// Where the list goes by default and where the audit looks for it: beside the vault named
+        /// by `vault` (the command's `--vault`, else the global one), `$KEYHAVEN_VAULT` or the XDG
+        /// default. The one resolution both commands use, so that they never disagree.
+        static func defaultOutput(vault: String?) -> URL {
+            VaultOptions.url(path: vault).deletingLastPathComponent().appendingPathComponent(defaultFileName)
+        }
 
         func validate() throws {
             guard top >= 1, top <= BreachTopListBuilder.maximumTop else {
@@ -66,12 +78,7 @@ extension Keyhaven.Breach {
 
         func run() throws {
             let started = Date()
-            let destination = URL(
-                fileURLWithPath: output
-                    ?? VaultOptions.url(path: vault).deletingLastPathComponent().appendingPathComponent(
-                        Self.defaultFileName
-                    ).path
-            )
+            let destination = output.map { URL(fileURLWithPath: $0) } ?? Self.defaultOutput(vault: vault ?? root.vault)
             let bar = ProgressBar()
             let built = Result { () throws(BreachError) in try build(to: destination, bar: bar) }
             bar.finish()
@@ -97,6 +104,7 @@ extension Keyhaven.Breach {
         /// Selects, checks the malformed lines, writes; returns the selection and the list's bytes.
         func build(to destination: URL, bar: ProgressBar) throws(BreachError) -> (BreachTopListBuilder.Selection, Int) {
             let builder = try BreachTopListBuilder(top: top)
+            try BreachTopListBuilder.checkOutput(destination)
             let selection = try builder.select(input: URL(fileURLWithPath: source)) { phase, done, total in
                 bar.update(phase, done: done, total: total, unit: "B")
             }
@@ -124,6 +132,12 @@ extension Keyhaven.Breach {
             }
             let bytes = try builder.write(selection, to: destination) { phase, done, total in
                 bar.update(phase, done: done, total: total)
+            }
+            // The audit's stand-ins for what the list finds come from a key beside it (kept if present).
+            do throws(BreachPSIError) {
+                _ = try BreachPSIStandInKey.loadOrCreate(besideList: destination)
+            } catch {
+                throw BreachError(.io, error.message)
             }
             return (selection, bytes)
         }
