@@ -161,8 +161,8 @@ struct SyncDisable: SyncVaultCommand {
             only; the private key leaves with the state, so nobody can sign in as it), and the other \
             devices go on syncing; removing a device from the server will be `keyhaven device revoke`, \
             run on another device (not in this version yet: docs/sync.md "Not yet"). Turning sync on \
-            again makes a new account (`keyhaven sync enable`). Asks \
-            first (on a terminal); --yes does not ask. --json prints the status sync had: {enabled, \
+            again makes a new account (`keyhaven sync enable`). Says \
+            what it does and asks first (reads y from standard input); --yes does not ask. --json prints the status sync had: {enabled, \
             server, account, deviceID, deviceName, pending, conflicts, lastSync}.
 
             Examples:
