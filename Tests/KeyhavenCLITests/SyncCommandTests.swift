@@ -1,8 +1,8 @@
 import Foundation
 import KeyhavenTesting
+import Testing
 
 @testable import KeyhavenCLI
-import Testing
 
 /// `keyhaven sync enable|now|status` as processes, against `keyhaven sync serve` as a process.
 @Suite(.offCooperativePool)

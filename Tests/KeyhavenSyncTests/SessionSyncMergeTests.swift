@@ -141,7 +141,10 @@ extension SessionSyncTests {
                     try Data.fetchOne(db, sql: "SELECT sealed FROM credential WHERE id = ?", arguments: [bank.rawValue])
                 )
                 sealed[sealed.count / 2] ^= 0x01
-                try db.execute(sql: "UPDATE credential SET sealed = ? WHERE id = ?", arguments: [sealed, bank.rawValue])
+                try db.execute(
+                    sql: "UPDATE credential SET sealed = ? WHERE id = ?",
+                    arguments: [sealed, bank.rawValue]
+                )
             }
             try database.close()
 

@@ -194,7 +194,9 @@ struct SyncDisable: SyncVaultCommand {
             print(try Output.json(status))
             return
         }
-        print("Sync is off on this device (it was with \(status.server ?? "the server"), account \(status.account ?? "")).")
+        print(
+            "Sync is off on this device (it was with \(status.server ?? "the server"), account \(status.account ?? ""))."
+        )
         print(
             "The server keeps the account and this device's public key (its private key is gone from this "
                 + "vault); removing it there will be `keyhaven device revoke` on another device (not in this "
