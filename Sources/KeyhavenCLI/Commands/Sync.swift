@@ -54,7 +54,9 @@ struct SyncEnable: SyncVaultCommand {
             approves them), creates an account on the server, takes in every credential with its \
             password history (recently deleted ones as deletions) and syncs. The keys and the sync \
             state are kept sealed in the vault. The server URL is https://, or http:// to this \
-            machine (127.0.0.1, localhost, ::1). Refused when sync is already on.
+            machine (127.0.0.1, localhost, ::1). Refused when sync is already on. Should the vault be \
+            locked or the process stop between creating the account and saving it, the account stays on \
+            the server unused (nothing of the vault is in it) and running enable again makes a new one.
 
             Examples:
               keyhaven sync enable --server https://sync.example.org
