@@ -183,27 +183,29 @@ extension KeyhavenSession {
         if failure == nil { state.lastSync = configuration.now() }
         let after = milliseconds
         let merged = state
+        let finish: @Sendable (VaultSyncTransaction) throws -> (SyncDeviceState, VaultReplicaFold.Written) = {
+            transaction in
+            guard try SyncDeviceState.generation(transaction) == generation else {
+                throw SyncError(
+                    .busy,
+                    "another Keyhaven process synced this vault meanwhile; nothing is lost (the vault holds "
+                        + "every edit, the server every change sent): run `keyhaven sync now` again"
+                )
+            }
+            var local = saved.replica
+            let unreadable = VaultReplicaFold.credentials(of: local).unreadable
+            try VaultReplicaFold.fold(transaction, into: &local, base: base, unreadable: unreadable, now: after)
+            var state = merged
+            for (item, record) in local.records where saved.replica.records[item] != record {
+                try state.replica.adopt(record, now: after)
+            }
+            let written = try VaultReplicaFold.writeBack(state.replica, into: transaction)
+            try state.save(transaction, replica: state.replica != saved.replica)
+            return (state, written)
+        }
         let written: (SyncDeviceState, VaultReplicaFold.Written)
         do {
-            written = try syncVault(changedCredentials: { $0.1.changed }) { transaction in
-                guard try SyncDeviceState.generation(transaction) == generation else {
-                    throw SyncError(
-                        .busy,
-                        "another Keyhaven process synced this vault meanwhile; nothing is lost (the vault holds "
-                            + "every edit, the server every change sent): run `keyhaven sync now` again"
-                    )
-                }
-                var local = saved.replica
-                let unreadable = VaultReplicaFold.credentials(of: local).unreadable
-                try VaultReplicaFold.fold(transaction, into: &local, base: base, unreadable: unreadable, now: after)
-                var state = merged
-                for (item, record) in local.records where saved.replica.records[item] != record {
-                    try state.replica.adopt(record, now: after)
-                }
-                let written = try VaultReplicaFold.writeBack(state.replica, into: transaction)
-                try state.save(transaction, replica: state.replica != saved.replica)
-                return (state, written)
-            }
+            written = try syncVault(changedCredentials: { $0.1.changed }, finish)
         } catch {
             // The network's error says what happened first; the vault's is added to it.
             guard let failure else { throw error }

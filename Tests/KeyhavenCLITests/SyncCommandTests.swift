@@ -2,6 +2,8 @@ import Foundation
 import KeyhavenTesting
 import Testing
 
+@testable import KeyhavenCLI
+
 /// `keyhaven sync enable|now|status` as processes, against `keyhaven sync serve` as a process.
 @Suite(.offCooperativePool)
 struct SyncCommandTests {
@@ -96,6 +98,33 @@ struct SyncCommandTests {
         #expect(offline.status == 1 && offline.stderr.contains("1 change stays pending"), "\(offline.stderr)")
         let still = try await keyhaven.runDetached(["sync", "status", "--json"])
         #expect(try JSONDecoder().decode(Status.self, from: Data(still.stdout.utf8)).pending == 1)
+
+        // Off again: it says what it does and asks; only a yes removes the state.
+        let declined = try await keyhaven.runDetached(["sync", "disable"], stdin: "n\n")
+        #expect(declined.status == 1 && declined.stderr.contains("keeps account"), "\(declined.stderr)")
+        #expect(declined.stderr.contains("1 pending change will not be sent"), "\(declined.stderr)")
+        let kept = try await keyhaven.runDetached(["sync", "status", "--json"])
+        #expect(try JSONDecoder().decode(Status.self, from: Data(kept.stdout.utf8)).enabled)
+        let disabled = try await keyhaven.runDetached(["sync", "disable"], stdin: "y\n")
+        #expect(disabled.status == 0, "\(disabled.stderr)")
+        #expect(disabled.stdout.contains("Sync is off") && disabled.stdout.contains("keyhaven device revoke"))
+        let gone = try await keyhaven.runDetached(["sync", "status", "--json"])
+        #expect(try JSONDecoder().decode(Status.self, from: Data(gone.stdout.utf8)).enabled == false)
+        let twice = try await keyhaven.runDetached(["sync", "disable", "--yes", "--json"])
+        #expect(twice.status == 1 && twice.stderr.contains("sync is off"), "\(twice.stderr)")
+        let list = try await keyhaven.runDetached(["list"])
+        #expect(list.stdout.contains("ada") && list.stdout.contains("bob"), "the credentials stay")
+    }
+
+    @Test func theDefaultDeviceNameFitsTheServersLimits() {
+        #expect(SyncEnable.deviceName("  laptop \n") == "laptop")
+        #expect(SyncEnable.deviceName(String(repeating: "a", count: 150)).count == 100)
+        let wide = SyncEnable.deviceName(String(repeating: "é", count: 150))  // 2 bytes each
+        #expect(wide.count == 100 && wide.utf8.count == 200)
+        let wider = SyncEnable.deviceName(String(repeating: "€", count: 150))  // 3 bytes each
+        #expect(wider.utf8.count <= 200 && wider.count == 66)
+        #expect(SyncEnable.deviceName(" ") == "this device")
+        #expect(!SyncEnable.hostName().isEmpty)
     }
 
     @Test func anUnlockedAgentSyncsWithoutThePassword() async throws {

@@ -141,7 +141,10 @@ extension SessionSyncTests {
                     try Data.fetchOne(db, sql: "SELECT sealed FROM credential WHERE id = ?", arguments: [bank.rawValue])
                 )
                 sealed[sealed.count / 2] ^= 0x01
-                try db.execute(sql: "UPDATE credential SET sealed = ? WHERE id = ?", arguments: [sealed, bank.rawValue])
+                try db.execute(
+                    sql: "UPDATE credential SET sealed = ? WHERE id = ?",
+                    arguments: [sealed, bank.rawValue]
+                )
             }
             try database.close()
 
@@ -267,5 +270,35 @@ extension SessionSyncTests {
             let again = try await session.enableSync(server: server, deviceName: "laptop")
             #expect(again.enabled && again.account != on.account && again.pending == 0)
         }
+    }
+
+    @Test func aFailedLastStepAfterAFailedNetworkKeepsTheNetworksErrorFirst() async throws {
+        let clock = TestClock()
+        let test = try TestVault(now: { clock.now })
+        let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
+        try await withSyncServer(clock: clock) { server in
+            let session = try await unlockedSession(test, clock: clock)
+            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            var state = try #require(try await session.savedSyncState())
+            state.server = "http://127.0.0.1:1"
+            try await session.saveSyncState(state)
+            try test.vault.update(mail) { $0.password = "offline edit" }
+            do {
+                _ = try await Self.syncNow(session) { await session.lock() }
+                Issue.record("the sync fails")
+            } catch let error as SyncError {
+                #expect(error.code == .unreachable, "\(error)")
+                #expect(error.message.contains("Saving what was merged also failed"), "\(error)")
+                #expect(error.message.contains("locked"), "\(error)")
+            }
+            try await session.unlock(masterPassword: test.masterPassword)
+            #expect(try await session.syncStatus().pending == 1, "the edit stays pending")
+        }
+    }
+
+    @Test func aServersTextIsPrintedWithoutControlCharacters() {
+        let printed = KeyhavenSession.printable("too large\u{1B}[2J\nkeyhaven: fake\u{7}")
+        #expect(printed == "too large\u{FFFD}[2J\u{FFFD}keyhaven: fake\u{FFFD}")
+        #expect(KeyhavenSession.printable("plain — ünïcode") == "plain — ünïcode")
     }
 }

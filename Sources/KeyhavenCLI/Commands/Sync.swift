@@ -54,7 +54,9 @@ struct SyncEnable: SyncVaultCommand {
             approves them), creates an account on the server, takes in every credential with its \
             password history (recently deleted ones as deletions) and syncs. The keys and the sync \
             state are kept sealed in the vault. The server URL is https://, or http:// to this \
-            machine (127.0.0.1, localhost, ::1). Refused when sync is already on.
+            machine (127.0.0.1, localhost, ::1). Refused when sync is already on. Should the vault be \
+            locked or the process stop between creating the account and saving it, the account stays on \
+            the server unused (nothing of the vault is in it) and running enable again makes a new one.
 
             Examples:
               keyhaven sync enable --server https://sync.example.org
@@ -161,8 +163,8 @@ struct SyncDisable: SyncVaultCommand {
             only; the private key leaves with the state, so nobody can sign in as it), and the other \
             devices go on syncing; removing a device from the server will be `keyhaven device revoke`, \
             run on another device (not in this version yet: docs/sync.md "Not yet"). Turning sync on \
-            again makes a new account (`keyhaven sync enable`). Asks \
-            first (on a terminal); --yes does not ask. --json prints the status sync had: {enabled, \
+            again makes a new account (`keyhaven sync enable`). Says \
+            what it does and asks first (reads y from standard input); --yes does not ask. --json prints the status sync had: {enabled, \
             server, account, deviceID, deviceName, pending, conflicts, lastSync}.
 
             Examples:
@@ -194,7 +196,9 @@ struct SyncDisable: SyncVaultCommand {
             print(try Output.json(status))
             return
         }
-        print("Sync is off on this device (it was with \(status.server ?? "the server"), account \(status.account ?? "")).")
+        print(
+            "Sync is off on this device (it was with \(status.server ?? "the server"), account \(status.account ?? ""))."
+        )
         print(
             "The server keeps the account and this device's public key (its private key is gone from this "
                 + "vault); removing it there will be `keyhaven device revoke` on another device (not in this "
