@@ -8,8 +8,8 @@ import Darwin
 #endif
 
 /// A loopback HTTP stand-in for a server that stalls: a request it has no scripted answer for gets
-/// its status line and headers (a `Content-Length` it never honours) and the first byte of the
-/// body, then nothing more: the connection stays open until ``close()``. What a client must
+/// its status line and headers (a chunked body, so no length a client could refuse up front) and
+/// a first chunk of one byte, then nothing more: the connection stays open until ``close()``. What a client must
 /// survive: its request deadline ended when the headers arrived, and only a deadline on reading the
 /// body ends the wait. A scripted answer (by path) is sent whole, with `Connection: close`. Raw
 /// sockets on a thread of its own (no event loop a client under test shares).
@@ -47,7 +47,7 @@ public final class StallingHTTPServer: Sendable {
         let state = State(listener: listener)
         self.state = state
         let stallingHead = Array(
-            "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{".utf8
+            "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n".utf8
         )
         Thread.detachNewThread {
             while true {

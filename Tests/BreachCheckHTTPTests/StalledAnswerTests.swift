@@ -6,8 +6,8 @@ import NIOCore
 import Testing
 
 /// A server that sends the head of its answer and then stalls the body: the breach clients fail
-/// with their own typed errors by their deadline (1 s here; the bound leaves room for a loaded
-/// machine), and never hang.
+/// with their own typed errors by their deadline (1 s here; alone they end at 1 s, beside the other
+/// suites on 2 loaded cores they took up to 7 s: the bound is the deadline plus 10 s), and never hang.
 struct StalledAnswerTests {
     @Test func thePSITransportIsUnreachableByItsDeadline() async throws {
         let server = try StallingHTTPServer()
@@ -16,11 +16,11 @@ struct StalledAnswerTests {
         var start = ContinuousClock.now
         let key = try await #require(throws: BreachPSIError.self) { try await transport.publication() }
         #expect(key.code == .unreachable)
-        #expect(ContinuousClock.now - start < .seconds(6))
+        #expect(ContinuousClock.now - start < .seconds(11))
         start = ContinuousClock.now
         let query = try await #require(throws: BreachPSIError.self) { try await transport.send([1, 2, 3]) }
         #expect(query.code == .unreachable)
-        #expect(ContinuousClock.now - start < .seconds(6))
+        #expect(ContinuousClock.now - start < .seconds(11))
         #expect(server.stalledPaths == ["/psi/v1/key", "/psi/v1/query"])
     }
 
@@ -35,7 +35,7 @@ struct StalledAnswerTests {
         }
         #expect(error.code == .offline)
         #expect(error.message.contains("in time"))
-        #expect(ContinuousClock.now - start < .seconds(6))
+        #expect(ContinuousClock.now - start < .seconds(11))
         #expect(server.stalledPaths == ["/range/5BAA6"])
     }
 }

@@ -23,7 +23,8 @@ struct OutboundBodyTests {
             _ = try await response.body.collect(upTo: 1 << 20, deadline: deadline)
         }
         #expect(error.map { OutboundFailure($0) } == .timedOut)
-        #expect(ContinuousClock.now - start < .seconds(6))
+        // Alone it ends at 1 s; beside the other suites on 2 loaded cores it took up to 7 s.
+        #expect(ContinuousClock.now - start < .seconds(11))
         #expect(server.stalledPaths == ["/x"])
     }
 
