@@ -57,9 +57,34 @@ struct CommandParsingTests {
             let refused = try #require(Self.refusal(["sync", "serve", "--public-url", bad]))
             #expect(refused.contains("--public-url"), "\(refused)")
         }
+        // Devices refuse plain http to another machine, so they could never use it.
+        for plain in ["http://sync.example.com", "http://192.168.1.20:8095", "http://[2001:db8::1]:8095"] {
+            let refused = try #require(Self.refusal(["sync", "serve", "--public-url", plain]))
+            #expect(refused.contains("--public-url") && refused.contains("https://"), "\(refused)")
+        }
+        #expect(Self.parses(["sync", "serve", "--public-url", "http://127.0.0.1:8095"]))
+        #expect(Self.parses(["sync", "serve", "--public-url", "http://[::1]:8095"]))
         let help = try CommandRunner.keyhaven().run(["sync", "serve", "--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("--public-url") && help.stdout.contains("TLS"), "\(help.stdout)")
+    }
+
+    /// `sync serve --host` beyond loopback without `--public-url`: devices would have to sign for
+    /// `http://HOST:PORT`, which they refuse off loopback (and `0.0.0.0` or `::` is no address a
+    /// device uses), so every signature would fail: refused, saying what to pass.
+    @Test func syncServeOffLoopbackNeedsThePublicURL() throws {
+        for host in ["0.0.0.0", "::", "192.168.1.20", "sync.example.com"] {
+            let refused = try #require(Self.refusal(["sync", "serve", "--host", host]))
+            #expect(refused.contains("--host \(host)") && refused.contains("--public-url https://"), "\(refused)")
+            #expect(
+                Self.parses(["sync", "serve", "--host", host, "--public-url", "https://sync.example.com"]),
+                "\(host)"
+            )
+        }
+        for host in ["127.0.0.1", "127.0.0.2", "::1", "localhost"] {
+            #expect(Self.parses(["sync", "serve", "--host", host]), "\(host)")
+        }
+        #expect(Self.parses(["sync", "serve"]))
     }
 
     @Test func generateValidatesItsCount() throws {
