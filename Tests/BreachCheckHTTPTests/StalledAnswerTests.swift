@@ -7,10 +7,14 @@ import Testing
 
 /// A server that sends the head of its answer and then stalls the body: the breach clients fail
 /// with their own typed errors by their deadline (1 s here; alone they end at 1 s, beside the other
-/// suites on 2 loaded cores they took up to 7 s: the bound is the deadline plus 10 s), and never hang.
+/// suites on 2 loaded cores they took up to 7 s: the bound is the deadline plus 10 s), and never hang
+/// (the time limit makes a regression fail); a server that trickles its body is cut off too, and the
+/// connection is closed.
+@Suite(.timeLimit(.minutes(1)))
 struct StalledAnswerTests {
-    @Test func thePSITransportIsUnreachableByItsDeadline() async throws {
-        let server = try StallingHTTPServer()
+    @Test(arguments: [StallingHTTPServer.Stall.silent, .trickle])
+    func thePSITransportIsUnreachableByItsDeadline(_ stall: StallingHTTPServer.Stall) async throws {
+        let server = try StallingHTTPServer(stall: stall)
         defer { server.close() }
         let transport = HTTPBreachPSITransport(base: server.url, timeout: .seconds(1))
         var start = ContinuousClock.now
@@ -22,11 +26,13 @@ struct StalledAnswerTests {
         #expect(query.code == .unreachable)
         #expect(ContinuousClock.now - start < .seconds(11))
         #expect(server.stalledPaths == ["/psi/v1/key", "/psi/v1/query"])
+        #expect(await server.clientClosed(count: 2, within: .seconds(10)))
     }
 
     /// The range client does not retry a stalled server (the person would wait three deadlines).
-    @Test func theRangeClientIsOfflineByItsDeadline() async throws {
-        let server = try StallingHTTPServer()
+    @Test(arguments: [StallingHTTPServer.Stall.silent, .trickle])
+    func theRangeClientIsOfflineByItsDeadline(_ stall: StallingHTTPServer.Stall) async throws {
+        let server = try StallingHTTPServer(stall: stall)
         defer { server.close() }
         let client = RangeClient(transport: HTTPRangeTransport(base: server.url, timeout: .seconds(1)))
         let start = ContinuousClock.now
@@ -37,5 +43,6 @@ struct StalledAnswerTests {
         #expect(error.message.contains("in time"))
         #expect(ContinuousClock.now - start < .seconds(11))
         #expect(server.stalledPaths == ["/range/5BAA6"])
+        #expect(await server.clientClosed(within: .seconds(10)))
     }
 }

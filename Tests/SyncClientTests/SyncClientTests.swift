@@ -189,11 +189,14 @@ struct SyncClientTests {
 
     /// A server that sends the head of its answer and then stalls the body: a push (sent, so it
     /// may have been applied) and a long poll fail with `noAnswer` by their deadlines (1 s, a long
-    /// poll its wait on top; the bound is the deadline plus 10 s, for 2 loaded cores), never hang.
-    @Test func aServerThatStallsAfterItsHeadersIsNoAnswerByTheDeadline() async throws {
+    /// poll its wait on top; the bound is the deadline plus 10 s, for 2 loaded cores), never hang
+    /// (the time limit makes a regression fail), also when the body trickles; both connections are
+    /// closed by the client.
+    @Test(.timeLimit(.minutes(1)), arguments: [StallingHTTPServer.Stall.silent, .trickle])
+    func aServerThatStallsAfterItsHeadersIsNoAnswerByTheDeadline(_ stall: StallingHTTPServer.Stall) async throws {
         let key = SyncDeviceKey()
         let account = String(repeating: "a", count: 32)
-        let server = try StallingHTTPServer { path in
+        let server = try StallingHTTPServer(stall: stall) { path in
             switch path {
             case "/v1/auth/challenge": ("200 OK", #"{"challenge":"AAAA","expires":"2099-01-01T00:00:00Z"}"#)
             case "/v1/auth/token":
@@ -221,6 +224,7 @@ struct SyncClientTests {
         #expect(polled.code == .noAnswer)
         #expect(ContinuousClock.now - start < .seconds(12))
         #expect(server.stalledPaths == ["/v1/push", "/v1/changes?since=0&wait=1"])
+        #expect(await server.clientClosed(count: 2, within: .seconds(10)))
     }
 
     @Test func aLongPollOnOneDeviceReturnsWhenTheOtherPushes() async throws {

@@ -6,10 +6,13 @@ import Testing
 import _KeyhavenHTTPSupport
 
 /// Reading an answer's body ends by the request's deadline: a server that sends its headers and
-/// then stalls cannot hold a caller for ever.
+/// then stalls (or trickles a byte at a time) cannot hold a caller for ever, and the connection is
+/// let go. The time limit makes a regression fail rather than hang.
+@Suite(.timeLimit(.minutes(1)))
 struct OutboundBodyTests {
-    @Test func aBodyThatStallsAfterTheHeadersEndsByTheDeadline() async throws {
-        let server = try StallingHTTPServer()
+    @Test(arguments: [StallingHTTPServer.Stall.silent, .trickle])
+    func aBodyThatStallsAfterTheHeadersEndsByTheDeadline(_ stall: StallingHTTPServer.Stall) async throws {
+        let server = try StallingHTTPServer(stall: stall)
         defer { server.close() }
         let start = ContinuousClock.now
         let deadline = NIODeadline.now() + .seconds(1)
@@ -26,6 +29,8 @@ struct OutboundBodyTests {
         // Alone it ends at 1 s; beside the other suites on 2 loaded cores it took up to 7 s.
         #expect(ContinuousClock.now - start < .seconds(11))
         #expect(server.stalledPaths == ["/x"])
+        // The client closed the stalled connection (the server read end-of-file).
+        #expect(await server.clientClosed(within: .seconds(10)))
     }
 
     @Test func aWholeBodyIsReadAsBefore() async throws {
