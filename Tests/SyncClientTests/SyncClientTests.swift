@@ -307,3 +307,28 @@ struct SyncClientAnswerTests {
         }
     }
 }
+
+/// How a transport error reads: only an error before any answer may say that nothing was sent.
+struct SyncClientTransportFailureTests {
+    @Test func anErrorWhileReadingTheBodyIsNeverUnreachable() throws {
+        let refused = IOError(errnoCode: ECONNREFUSED, reason: "connect")
+        let sending = try #require(
+            SyncHTTPClient.failure(refused, answered: false, server: "http://127.0.0.1:9", doing: "pushing")
+                as? SyncClientError
+        )
+        #expect(sending.code == .unreachable)
+        // The head had arrived: the request was sent, whatever the error says.
+        for error in [refused, IOError(errnoCode: ECONNRESET, reason: "read")] as [any Error] {
+            let reading = try #require(
+                SyncHTTPClient.failure(error, answered: true, server: "http://127.0.0.1:9", doing: "pushing")
+                    as? SyncClientError
+            )
+            #expect(reading.code == .noAnswer)
+            #expect(reading.message.contains("may have been applied") && !reading.message.contains("nothing was sent"))
+        }
+        #expect(
+            SyncHTTPClient.failure(CancellationError(), answered: true, server: "http://127.0.0.1:9", doing: "pushing")
+                is CancellationError
+        )
+    }
+}
