@@ -65,13 +65,15 @@ struct OutboundBodyTests {
     /// a fraction, spaces or text are not read at all.
     @Test(arguments: [
         ("3", 3), ("0", 0), ("120", 120), ("86400", 86_400), ("999999999", 999_999_999),
+        // Longer than the parser reads: the ceiling, which each caller clamps to its maximum.
+        ("1234567890", OutboundHTTP.retryAfterCeiling), (String(repeating: "9", count: 40), 999_999_999),
     ])
     func retryAfterReadsWholeSeconds(_ value: String, _ seconds: Int) {
         #expect(OutboundHTTP.retryAfter(value) == seconds)
     }
 
     @Test(arguments: [
-        "", " 3", "3 ", "+3", "-1", "3.5", "1e3", "inf", "nan", "3; echo", "\u{1b}[2J", "1234567890",
+        "", " 3", "3 ", "+3", "-1", "3.5", "1e3", "inf", "nan", "3; echo", "\u{1b}[2J",
         "Wed, 21 Oct 2015 07:28:00 GMT", "\u{0663}",
     ])
     func retryAfterRefusesAnythingElse(_ value: String) {
