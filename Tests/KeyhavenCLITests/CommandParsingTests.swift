@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import KeyhavenCLI
 import KeyhavenTesting
 import Testing
@@ -85,6 +86,37 @@ struct CommandParsingTests {
             #expect(Self.parses(["sync", "serve", "--host", host]), "\(host)")
         }
         #expect(Self.parses(["sync", "serve"]))
+    }
+
+    /// `sync serve`'s startup line names the address it listens on and the origin devices sign
+    /// for as serialised origins: an IPv6 host in brackets (`http://[::1]:PORT`), not `http://::1:PORT`.
+    @Test(.timeLimit(.minutes(1))) func syncServeNamesItsOriginsSerialised() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keyhaven-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = CommandRunner.keyhaven().executable
+        let database = folder.appendingPathComponent("s.sqlite").path
+        process.arguments = ["sync", "serve", "--host", "::1", "--port", "0", "--database", database]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { process.terminate() }
+        }
+        // Read off the cooperative pool: `availableData` blocks until the server writes.
+        let reading = errors.fileHandleForReading
+        let line = await Task.detached {
+            var text = ""
+            while !text.contains("\n") {
+                let data = reading.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            return text
+        }.value
+        #expect(line.contains("sync server on http://[::1]:"), "\(line)")
+        #expect(line.contains("for devices at http://[::1]:"), "\(line)")
     }
 
     @Test func generateValidatesItsCount() throws {
