@@ -1,6 +1,7 @@
 import BreachCheck
 import BreachCheckHTTP
 import BreachPSI
+import Foundation
 import KeyhavenTesting
 import NIOCore
 import Testing
@@ -27,6 +28,21 @@ struct StalledAnswerTests {
         #expect(ContinuousClock.now - start < .seconds(11))
         #expect(server.stalledPaths == ["/psi/v1/key", "/psi/v1/query"])
         #expect(await server.clientClosed(count: 2, within: .seconds(10)))
+    }
+
+    /// A server that takes the connection and never answers (no headers) is offline by the deadline
+    /// too, not retried: the same as a body that stalls (review S4 finding 10).
+    @Test func theRangeClientDoesNotRetryAServerThatNeverAnswers() async throws {
+        let (listener, port) = try LoopbackPort.bound()
+        defer { _ = close(listener) }
+        // Listening, never accepting: connections complete in the backlog and get no answer.
+        #expect(listen(listener, 8) == 0)
+        let client = RangeClient(transport: HTTPRangeTransport(base: "http://127.0.0.1:\(port)", timeout: .seconds(1)))
+        let error = try await #require(throws: BreachError.self) {
+            try await client.count(for: SHA1Digest(password: "password"))
+        }
+        #expect(error.code == .offline)
+        #expect(error.message.contains("did not answer in time"), "\(error.message)")
     }
 
     /// The range client does not retry a stalled server (the person would wait three deadlines).
