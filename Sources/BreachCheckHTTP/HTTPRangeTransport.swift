@@ -22,7 +22,7 @@ public struct HTTPRangeTransport: RangeTransport {
 
     /// - Throws: ``BreachError`` `offline` when nothing could be sent (the name did not resolve, the
     ///   connection was refused, no route) or when the answer did not arrive whole within the timeout
-    ///   (a server that stalls after its headers): ``RangeClient`` does not retry that.
+    ///   (a server that sends no headers, or stalls after them): ``RangeClient`` does not retry that.
     ///   A `Retry-After` is believed only as whole seconds (``_KeyhavenHTTPSupport/OutboundHTTP/retryAfter(_:)``).
     public func fetchRange(prefix: String) async throws -> RangeHTTPResponse {
         var request = HTTPClientRequest(url: "\(base)/range/\(prefix)")
@@ -33,8 +33,13 @@ public struct HTTPRangeTransport: RangeTransport {
         do {
             response = try await client.execute(request, deadline: deadline)
         } catch {
-            guard OutboundFailure(error) == .unreachable else { throw error }
-            throw BreachError(.offline, "no connection could be made to \(base): \(error)")
+            switch OutboundFailure(error) {
+            case .unreachable: throw BreachError(.offline, "no connection could be made to \(base): \(error)")
+            case .timedOut:
+                // As for a body that stalls: a retry would only wait another deadline.
+                throw BreachError(.offline, "\(base) did not answer in time (\(timeout)); try again later")
+            case .cancelled, .other: throw error
+            }
         }
         let body: ByteBuffer
         do {

@@ -35,7 +35,17 @@ public struct ProviderDeviceClient: Sendable {
             response = try await OutboundHTTP.shared.execute(request, deadline: deadline)
             body = try await response.body.collect(upTo: 1 << 20, deadline: deadline)
         } catch {
-            throw Failure(.unreachable, "the provider at \(url) could not be reached")
+            // Cancellation is the caller's, not the provider's failure: it is rethrown as such.
+            switch OutboundFailure(error) {
+            case .cancelled: throw CancellationError()
+            case .unreachable:
+                throw Failure(.unreachable, "the provider at \(url) could not be reached (nothing was sent)")
+            case .timedOut:
+                throw Failure(.unreachable, "the provider at \(url) did not answer in time; try again later")
+            case .other:
+                if Task.isCancelled { throw CancellationError() }
+                throw Failure(.unreachable, "the connection to the provider at \(url) failed; try again later")
+            }
         }
         guard (200..<300).contains(response.status.code) else {
             let error = try? JSONDecoder().decode(OAuthError.self, from: Data(body.readableBytesView))

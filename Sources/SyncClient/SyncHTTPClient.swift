@@ -355,15 +355,18 @@ public actor SyncHTTPClient {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
-        let status: UInt
-        let bytes: [UInt8]
-        let retryAfter: String?
+        // One deadline for the whole exchange: the answer's body included.
+        let deadline = NIODeadline.now() + .init(timeout + extraTime)
+        let response: HTTPClientResponse
         do {
-            // One deadline for the whole exchange: the answer's body included.
-            let deadline = NIODeadline.now() + .init(timeout + extraTime)
-            let response = try await http.execute(request, deadline: deadline)
-            status = response.status.code
-            retryAfter = response.headers.first(name: "Retry-After")
+            response = try await http.execute(request, deadline: deadline)
+        } catch {
+            throw Self.failure(error, answered: false, server: server, doing: doing)
+        }
+        let status = response.status.code
+        let retryAfter = response.headers.first(name: "Retry-After")
+        let bytes: [UInt8]
+        do {
             bytes = Array(buffer: try await response.body.collect(upTo: Self.answerLimit, deadline: deadline))
         } catch is NIOTooManyBytesError {
             throw SyncClientError(
@@ -372,29 +375,37 @@ public actor SyncHTTPClient {
                     + "a Keyhaven sync server?"
             )
         } catch {
-            switch OutboundFailure(error) {
-            case .cancelled: throw CancellationError()
-            case .unreachable:
-                throw SyncClientError(
-                    .unreachable,
-                    "\(doing): no connection could be made to \(server); check the address and that "
-                        + "`keyhaven sync serve` runs there (nothing was sent)"
-                )
-            case .timedOut:
-                throw SyncClientError(
-                    .noAnswer,
-                    "\(doing): \(server) did not answer in time (it may have been applied); try again later"
-                )
-            case .other:
-                if Task.isCancelled { throw CancellationError() }
-                throw SyncClientError(
-                    .noAnswer,
-                    "\(doing): the connection to \(server) broke (it may have been applied); try again later"
-                )
-            }
+            // The server answered: whatever broke the body, the request was sent.
+            throw Self.failure(error, answered: true, server: server, doing: doing)
         }
         if expecting.contains(status) { return Answer(status: status, body: bytes, doing: doing) }
         throw Self.failure(status: status, body: bytes, retryAfter: retryAfter, doing: doing)
+    }
+
+    /// What a transport `error` means for the caller. `answered`: the answer's head had arrived
+    /// (the error came while reading its body), so the request was sent and the error is never
+    /// ``SyncClientError/Code/unreachable`` ("nothing was sent"), whatever the error says.
+    package static func failure(_ error: any Error, answered: Bool, server: String, doing: String) -> any Error {
+        switch OutboundFailure(error) {
+        case .cancelled: return CancellationError()
+        case .unreachable where !answered:
+            return SyncClientError(
+                .unreachable,
+                "\(doing): no connection could be made to \(server); check the address and that "
+                    + "`keyhaven sync serve` runs there (nothing was sent)"
+            )
+        case .timedOut:
+            return SyncClientError(
+                .noAnswer,
+                "\(doing): \(server) did not answer in time (it may have been applied); try again later"
+            )
+        case .unreachable, .other:
+            if Task.isCancelled { return CancellationError() }
+            return SyncClientError(
+                .noAnswer,
+                "\(doing): the connection to \(server) broke (it may have been applied); try again later"
+            )
+        }
     }
 
     /// The error codes of docs/openapi/sync.yaml (`{"error": code, …}`) with the status each

@@ -8,7 +8,26 @@ public typealias SyncServerError = KeyhavenError<SyncServerErrorDomain>
 
 /// The domain of ``SyncServerError``.
 public enum SyncServerErrorDomain: KeyhavenErrorDomain {
+    public typealias Details = SyncServerErrorDetails
     public static var descriptionIncludesCode: Bool { true }
+}
+
+/// What the server's operator needs about a refusal that its caller must not learn; logged by the
+/// server, never sent.
+public enum SyncServerErrorDetails: Sendable, Hashable {
+    /// A ``SyncServerError/Code/wrongServer`` refusal: the origin the device said it signed for
+    /// (parsed, so no text of the caller's) and this server's public origin.
+    case signedForAnotherServer(signedFor: ServiceOrigin, own: ServiceOrigin)
+
+    /// A line for the server's log (origins only: no signature, challenge or key).
+    public var logMessage: String {
+        switch self {
+        case .signedForAnotherServer(let signedFor, let own):
+            "refused a signature made for \(signedFor.serialized), not for this server's public URL "
+                + "\(own.serialized): a device uses another URL for this server (start it with --public-url set "
+                + "to that URL), or a server between them relays its sign-in"
+        }
+    }
 }
 
 extension SyncServerError.Code {

@@ -102,17 +102,18 @@ public final class SyncService: Sendable {
     /// This server's origin, when `signedFor` (the origin the device says it signed for) is it;
     /// else ``SyncServerError/Code/wrongServer``: the device signed for another server (a server
     /// relaying this one's challenge, or a device configured with a URL this server does not know
-    /// as its own). The device's text is not echoed.
+    /// as its own). The answer names neither origin (the caller is not authenticated); the
+    /// error's ``SyncServerErrorDetails`` carry them for the server's log.
     private func checkOrigin(_ signedFor: ServiceOrigin) throws -> ServiceOrigin {
         guard let own = publicOrigin else {
             throw SyncServerError(.unauthorized, "the server does not know its public URL yet; retry in a moment")
         }
         guard signedFor == own else {
+            // Generic for the caller (who may be anyone): the origins go to the server's log.
             throw SyncServerError(
                 .wrongServer,
-                "the device signed this for another server, not for \(own) (this server's public URL): a "
-                    + "server between the device and this one may be relaying its sign-in; if the device's "
-                    + "server URL is right, start this server with --public-url set to it"
+                "the device signed this for another server: check the server URL the device uses",
+                details: .signedForAnotherServer(signedFor: signedFor, own: own)
             )
         }
         return own

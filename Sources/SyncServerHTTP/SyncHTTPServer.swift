@@ -170,7 +170,9 @@ public struct SyncHTTPServer: Sendable {
 
     /// Runs `body`, turning the service's errors into their HTTP answers. A storage failure (or any
     /// error that is not a ``SyncServer/SyncServerError``) is logged at `.error` with its message
-    /// (ids, SQLSTATE, never bound values or secrets) and answered 500 `storage`.
+    /// (ids, SQLSTATE, never bound values or secrets) and answered 500 `storage`; a refusal's
+    /// ``SyncServer/SyncServerErrorDetails`` (the origins of a `wrongServer`) are logged at
+    /// `.notice`, not answered.
     private static func answering(
         _ context: some RequestContext,
         _ body: () async throws -> Response
@@ -179,6 +181,7 @@ public struct SyncHTTPServer: Sendable {
             return try await body()
         } catch let error as SyncServerError {
             if error.code == .storage { context.logger.error("sync request failed: \(error.message)") }
+            if let details = error.details { context.logger.notice("\(details.logMessage)") }
             throw SyncHTTPError(error)
         } catch {
             context.logger.error("sync request failed: \(type(of: error))")

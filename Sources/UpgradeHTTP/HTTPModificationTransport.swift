@@ -130,8 +130,9 @@ public struct HTTPModificationTransport: ModificationTransport {
     }
 }
 
-/// Reads account-modification manifests over HTTP: at most 256 KiB, 10 seconds, redirects followed
-/// only within the service's origin (at most 5), the endpoint checked to be on the same origin.
+/// Reads account-modification manifests over HTTP: at most 256 KiB, 10 seconds for the whole read
+/// (every redirect and the body under one deadline), redirects followed only within the service's
+/// origin (at most 5), the endpoint checked to be on the same origin.
 public struct HTTPManifestReader: ManifestReader {
     let client: HTTPClient
     let timeout: Duration
@@ -146,12 +147,13 @@ public struct HTTPManifestReader: ManifestReader {
             throw ManifestError(.notAService, "\(origin) is plain http; upgrades need https")
         }
         var url = origin.url("/.well-known/account-modification")
+        // One deadline for the chain: redirects (and the body) share it, not one each.
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
         do {
             for _ in 0...5 {
                 var request = HTTPClientRequest(url: url)
                 request.headers.add(name: "User-Agent", value: "Keyhaven")
                 request.headers.add(name: "Accept", value: "application/json")
-                let deadline = NIODeadline.now() + TimeAmount(timeout)
                 let response = try await client.execute(request, deadline: deadline)
                 if [301, 302, 303, 307, 308].contains(response.status.code),
                     let location = response.headers.first(name: "Location")

@@ -7,8 +7,10 @@ public import _KeyhavenHTTPSupport
 import _KeyhavenSupport
 
 /// GETs for change-password discovery: redirects followed by hand (at most 5, to learn the final
-/// URL) but only to `https` pages of the same site (security review Low #14), 5-second timeout, at
-/// most 64 KiB of body, no cookies, fails fast when a site cannot be reached.
+/// URL) but only to `https` pages of the same site (security review Low #14), 5 seconds for the
+/// whole chain and the body (one deadline), at most 64 KiB of body, no cookies, fails fast when a
+/// site cannot be reached; a body that does not arrive in time is no answer (nil), never an empty
+/// page.
 ///
 /// "Same site" is the registrable domain (eTLD+1): `example.com` → `www.example.com` or
 /// `accounts.example.com` is followed — that is how most sites publish their change-password page —
@@ -18,7 +20,7 @@ import _KeyhavenSupport
 /// still (same origin, ``HTTPManifestReader``): they say where passwords are sent.
 public struct HTTPWellKnownProbe: WellKnownProbe {
     public let client: HTTPClient
-    /// How long one request may take.
+    /// How long a probe may take: every redirect and the final body.
     let timeout: Duration
 
     public init(client: HTTPClient = OutboundHTTP.shared, timeout: Duration = .seconds(5)) {
@@ -29,11 +31,11 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
     public func get(_ url: String) async -> ProbeResponse? {
         guard let start = ServiceOrigin.of(url: url), start.isPotentiallyTrustworthy else { return nil }
         var current = url
+        let deadline = NIODeadline.now() + TimeAmount(timeout)
         for _ in 0...5 {
             var request = HTTPClientRequest(url: current)
             request.headers.add(name: "User-Agent", value: "Keyhaven")
             request.headers.add(name: "Cache-Control", value: "no-store")
-            let deadline = NIODeadline.now() + TimeAmount(timeout)
             guard let response = try? await client.execute(request, deadline: deadline) else { return nil }
             let status = Int(response.status.code)
             if [301, 302, 303, 307, 308].contains(status) {
@@ -46,9 +48,16 @@ public struct HTTPWellKnownProbe: WellKnownProbe {
                 current = next
                 continue
             }
-            let body =
-                (try? await response.body.collect(upTo: 64 << 10, deadline: deadline)).map { Array(buffer: $0) } ?? []
-            return ProbeResponse(status: status, finalURL: current, body: body)
+            do {
+                let body = try await response.body.collect(upTo: 64 << 10, deadline: deadline)
+                return ProbeResponse(status: status, finalURL: current, body: Array(buffer: body))
+            } catch is NIOTooManyBytesError {
+                // A page larger than discovery reads: its status and URL still say what it is.
+                return ProbeResponse(status: status, finalURL: current)
+            } catch {
+                // Timed out, cut off or cancelled: not the page (an empty 200 would read as one).
+                return nil
+            }
         }
         return nil
     }

@@ -32,13 +32,16 @@ extension HTTPClientResponse.Body {
 
 extension OutboundHTTP {
     /// The seconds a `Retry-After` asks for, read strictly: only its delay-seconds form (RFC 9110
-    /// §10.2.3, 1 to 9 ASCII digits), nil for anything else (an HTTP date, a sign, a fraction,
-    /// spaces, text). Each caller clamps it to what it is willing to wait; nothing of the server's
-    /// text is ever shown.
+    /// §10.2.3, ASCII digits), nil for anything else (an HTTP date, a sign, a fraction, spaces,
+    /// text). More than 9 digits is ``retryAfterCeiling`` (a server asking for longer than that is
+    /// asking for the longest a caller waits, not for nothing). Each caller clamps it to what it is
+    /// willing to wait; nothing of the server's text is ever shown.
     public static func retryAfter(_ value: String?) -> Int? {
-        guard let value, (1...9).contains(value.utf8.count), value.utf8.allSatisfy({ (48...57).contains($0) }) else {
-            return nil
-        }
-        return Int(value)
+        guard let value, !value.isEmpty, value.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return value.utf8.count > 9 ? retryAfterCeiling : Int(value)
     }
+
+    /// What ``retryAfter(_:)`` reads for more than 9 digits: 999 999 999 seconds, more than any
+    /// caller's maximum.
+    public static let retryAfterCeiling = 999_999_999
 }

@@ -302,7 +302,8 @@ struct BreachPSIHTTPServerTests {
         #expect(HTTPBreachPSITransport.retryAfter("3; echo") == nil)
         #expect(HTTPBreachPSITransport.retryAfter("-1") == nil)
         #expect(HTTPBreachPSITransport.retryAfter("\u{1b}[2J") == nil)
-        #expect(HTTPBreachPSITransport.retryAfter("99999999999") == nil)
+        // Longer than the parser reads: the longest this client waits, not nothing.
+        #expect(HTTPBreachPSITransport.retryAfter("99999999999") == 86_399)
         #expect(BreachPSIHTTPServer.retryAfter(.infinity) == "86400")
         #expect(BreachPSIHTTPServer.retryAfter(.nan) == "86400")
         #expect(BreachPSIHTTPServer.retryAfter(0.2) == "1")

@@ -51,6 +51,27 @@ struct DeviceClientTests {
     /// URL the person typed and the endpoint on its origin (https, or http on loopback); anything
     /// else is refused after reading the document alone: the other server hears nothing, and no
     /// password is sent anywhere.
+    /// A call the caller cancels ends as a cancellation, not as a provider that "could not be
+    /// reached" (the provider here answers only after 10 s).
+    @Test(.timeLimit(.minutes(1))) func aCancelledCallIsACancellation() async throws {
+        try await Self.withServer(Self.slowProvider) { provider, _ in
+            let calling = Task { try await ProviderDeviceClient().discover(provider) }
+            try await Task.sleep(for: .milliseconds(300))
+            calling.cancel()
+            await #expect(throws: CancellationError.self) { try await calling.value }
+        }
+    }
+
+    /// A provider that answers anything only after 10 s.
+    static func slowProvider(_: Log, _: @escaping @Sendable () -> String) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("**") { _, _ -> Response in
+            try await Task.sleep(for: .seconds(10))
+            return Response(status: .ok)
+        }
+        return router
+    }
+
     @Test func loginTrustsOnlyTheIssuersOwnOrigin() async throws {
         try await Self.withServer(Self.recorder) { elsewhere, elsewhereLog in
             let client = ProviderDeviceClient()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import KeyhavenCLI
 import KeyhavenTesting
 import Testing
@@ -57,8 +58,65 @@ struct CommandParsingTests {
             let refused = try #require(Self.refusal(["sync", "serve", "--public-url", bad]))
             #expect(refused.contains("--public-url"), "\(refused)")
         }
-        let help = try #require(Self.refusal(["sync", "serve", "--help"]))
-        #expect(help.contains("--public-url") && help.contains("TLS"), "\(help)")
+        // Devices refuse plain http to another machine, so they could never use it.
+        for plain in ["http://sync.example.com", "http://192.168.1.20:8095", "http://[2001:db8::1]:8095"] {
+            let refused = try #require(Self.refusal(["sync", "serve", "--public-url", plain]))
+            #expect(refused.contains("--public-url") && refused.contains("https://"), "\(refused)")
+        }
+        #expect(Self.parses(["sync", "serve", "--public-url", "http://127.0.0.1:8095"]))
+        #expect(Self.parses(["sync", "serve", "--public-url", "http://[::1]:8095"]))
+        let help = try CommandRunner.keyhaven().run(["sync", "serve", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("--public-url") && help.stdout.contains("TLS"), "\(help.stdout)")
+    }
+
+    /// `sync serve --host` beyond loopback without `--public-url`: devices would have to sign for
+    /// `http://HOST:PORT`, which they refuse off loopback (and `0.0.0.0` or `::` is no address a
+    /// device uses), so every signature would fail: refused, saying what to pass.
+    @Test func syncServeOffLoopbackNeedsThePublicURL() throws {
+        for host in ["0.0.0.0", "::", "192.168.1.20", "sync.example.com"] {
+            let refused = try #require(Self.refusal(["sync", "serve", "--host", host]))
+            #expect(refused.contains("--host \(host)") && refused.contains("--public-url https://"), "\(refused)")
+            #expect(
+                Self.parses(["sync", "serve", "--host", host, "--public-url", "https://sync.example.com"]),
+                "\(host)"
+            )
+        }
+        for host in ["127.0.0.1", "127.0.0.2", "::1", "localhost"] {
+            #expect(Self.parses(["sync", "serve", "--host", host]), "\(host)")
+        }
+        #expect(Self.parses(["sync", "serve"]))
+    }
+
+    /// `sync serve`'s startup line names the address it listens on and the origin devices sign
+    /// for as serialised origins: an IPv6 host in brackets (`http://[::1]:PORT`), not `http://::1:PORT`.
+    @Test(.timeLimit(.minutes(1))) func syncServeNamesItsOriginsSerialised() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keyhaven-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = CommandRunner.keyhaven().executable
+        let database = folder.appendingPathComponent("s.sqlite").path
+        process.arguments = ["sync", "serve", "--host", "::1", "--port", "0", "--database", database]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { process.terminate() }
+        }
+        // Read off the cooperative pool: `availableData` blocks until the server writes.
+        let reading = errors.fileHandleForReading
+        let line = await Task.detached {
+            var text = ""
+            while !text.contains("\n") {
+                let data = reading.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            return text
+        }.value
+        #expect(line.contains("sync server on http://[::1]:"), "\(line)")
+        #expect(line.contains("for devices at http://[::1]:"), "\(line)")
     }
 
     @Test func generateValidatesItsCount() throws {

@@ -189,11 +189,14 @@ struct SyncClientTests {
 
     /// A server that sends the head of its answer and then stalls the body: a push (sent, so it
     /// may have been applied) and a long poll fail with `noAnswer` by their deadlines (1 s, a long
-    /// poll its wait on top; the bound leaves room for a loaded machine), never hang.
-    @Test func aServerThatStallsAfterItsHeadersIsNoAnswerByTheDeadline() async throws {
+    /// poll its wait on top; the bound is the deadline plus 10 s, for 2 loaded cores), never hang
+    /// (the time limit makes a regression fail), also when the body trickles; both connections are
+    /// closed by the client.
+    @Test(.timeLimit(.minutes(1)), arguments: [StallingHTTPServer.Stall.silent, .trickle])
+    func aServerThatStallsAfterItsHeadersIsNoAnswerByTheDeadline(_ stall: StallingHTTPServer.Stall) async throws {
         let key = SyncDeviceKey()
         let account = String(repeating: "a", count: 32)
-        let server = try StallingHTTPServer { path in
+        let server = try StallingHTTPServer(stall: stall) { path in
             switch path {
             case "/v1/auth/challenge": ("200 OK", #"{"challenge":"AAAA","expires":"2099-01-01T00:00:00Z"}"#)
             case "/v1/auth/token":
@@ -213,14 +216,15 @@ struct SyncClientTests {
         }
         #expect(pushed.code == .noAnswer)
         #expect(pushed.message.contains("may have been applied"))
-        #expect(ContinuousClock.now - start < .seconds(6))
+        #expect(ContinuousClock.now - start < .seconds(11))
         start = ContinuousClock.now
         let polled = try await #require(throws: SyncClientError.self) {
             try await client.changes(since: 0, wait: .seconds(1))
         }
         #expect(polled.code == .noAnswer)
-        #expect(ContinuousClock.now - start < .seconds(7))
+        #expect(ContinuousClock.now - start < .seconds(12))
         #expect(server.stalledPaths == ["/v1/push", "/v1/changes?since=0&wait=1"])
+        #expect(await server.clientClosed(count: 2, within: .seconds(10)))
     }
 
     @Test func aLongPollOnOneDeviceReturnsWhenTheOtherPushes() async throws {
@@ -301,5 +305,30 @@ struct SyncClientAnswerTests {
             }
             await #expect(throws: SyncClientError(.badAnswer, "")) { try await sync.createAccount(name: "laptop") }
         }
+    }
+}
+
+/// How a transport error reads: only an error before any answer may say that nothing was sent.
+struct SyncClientTransportFailureTests {
+    @Test func anErrorWhileReadingTheBodyIsNeverUnreachable() throws {
+        let refused = IOError(errnoCode: ECONNREFUSED, reason: "connect")
+        let sending = try #require(
+            SyncHTTPClient.failure(refused, answered: false, server: "http://127.0.0.1:9", doing: "pushing")
+                as? SyncClientError
+        )
+        #expect(sending.code == .unreachable)
+        // The head had arrived: the request was sent, whatever the error says.
+        for error in [refused, IOError(errnoCode: ECONNRESET, reason: "read")] as [any Error] {
+            let reading = try #require(
+                SyncHTTPClient.failure(error, answered: true, server: "http://127.0.0.1:9", doing: "pushing")
+                    as? SyncClientError
+            )
+            #expect(reading.code == .noAnswer)
+            #expect(reading.message.contains("may have been applied") && !reading.message.contains("nothing was sent"))
+        }
+        #expect(
+            SyncHTTPClient.failure(CancellationError(), answered: true, server: "http://127.0.0.1:9", doing: "pushing")
+                is CancellationError
+        )
     }
 }

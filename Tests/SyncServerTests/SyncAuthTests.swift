@@ -400,8 +400,9 @@ struct SyncAuthTests {
             #expect(relayed.status == .unauthorized)
             #expect(relayed.string("error") == "wrongServer")
             let message = relayed.string("message") ?? ""
-            #expect(message.contains("signed this for another server"))
-            #expect(message.contains(ServiceOrigin.testServer.serialized))
+            // Generic: an unauthenticated caller learns neither origin (the server logs them).
+            #expect(message == "the device signed this for another server: check the server URL the device uses")
+            #expect(!message.contains(ServiceOrigin.testServer.host) && !message.contains("127.0.0.1"))
             #expect(!message.contains(challenge) && !message.contains(Self.phisher.host))
             // Used up: the same answer with the real origin named is refused too.
             #expect(try await api.token(fixture.laptop, challenge: challenge).string("error") == "unauthorized")
@@ -427,6 +428,31 @@ struct SyncAuthTests {
             #expect(rewritten.string("error") == "unauthorized")
             _ = try await api.signIn(fixture.laptop)
         }
+    }
+
+    /// A `wrongServer` refusal carries both origins for the server's log (logged at notice by the
+    /// HTTP server), and that line names no proof or key: only the answer is generic.
+    @Test func aRefusalForAnotherServerKeepsItsOriginsForTheLog() async throws {
+        let fixture = try Fixture()
+        fixture.service.serving(at: .testServer)
+        let proof = fixture.laptop.sign(
+            DeviceSignatures.accountCreation(server: Self.phisher, publicKey: fixture.laptop.publicKey)
+        )
+        let error = try await #require(throws: SyncServerError.self) {
+            try await fixture.service.createAccount(
+                publicKey: fixture.laptop.publicKey,
+                name: "laptop",
+                signedFor: Self.phisher,
+                proof: proof
+            )
+        }
+        #expect(error.code == .wrongServer)
+        #expect(!error.message.contains(ServiceOrigin.testServer.host) && !error.message.contains(Self.phisher.host))
+        let details = try #require(error.details)
+        #expect(details == .signedForAnotherServer(signedFor: Self.phisher, own: .testServer))
+        let line = details.logMessage
+        #expect(line.contains(Self.phisher.serialized) && line.contains(ServiceOrigin.testServer.serialized))
+        #expect(!line.contains(Base64URL.encode(proof)) && !line.contains(Base64URL.encode(fixture.laptop.publicKey)))
     }
 
     /// An account creation signed for another server is refused (the key stays free to create an

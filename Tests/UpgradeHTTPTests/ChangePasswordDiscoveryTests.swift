@@ -235,6 +235,59 @@ struct ChangePasswordDiscoveryTests {
         #expect(try good.resolved(for: origin).endpoint == "https://shop.example/amp")
     }
 
+    /// A chain of slow redirects (0.7 s each, each alone well within the 1.5 s limit) shares one
+    /// deadline: the probe and the manifest reader give up by it instead of allowing each of six
+    /// requests the whole limit.
+    @Test(.timeLimit(.minutes(1))) func aChainOfSlowRedirectsSharesOneDeadline() async throws {
+        let router = Router()
+        router.get("/.well-known/account-modification") { _, _ -> Response in
+            try await Task.sleep(for: .milliseconds(700))
+            return Response(status: .found, headers: [.location: "/hop/1"])
+        }
+        router.get("/hop/:n") { _, context -> Response in
+            let hop = context.parameters.get("n", as: Int.self) ?? 0
+            guard hop < 5 else {
+                return Response(
+                    status: .ok,
+                    headers: [.contentType: "application/json"],
+                    body: .init(
+                        byteBuffer: ByteBuffer(
+                            string:
+                                #"{"endpoint": "/amp", "supportsStrongPasswordChange": true, "supportsUpgradeToSignIn": false}"#
+                        )
+                    )
+                )
+            }
+            try await Task.sleep(for: .milliseconds(700))
+            return Response(status: .found, headers: [.location: "/hop/\(hop + 1)"])
+        }
+        try await Self.serving(router) { origin in
+            let probe = HTTPWellKnownProbe(client: Self.probe.client, timeout: .milliseconds(1500))
+            let start = ContinuousClock.now
+            #expect(await probe.get(origin + "/hop/0") == nil)
+            #expect(ContinuousClock.now - start < .seconds(12))
+            let reader = HTTPManifestReader(client: Self.probe.client, timeout: .milliseconds(1500))
+            let service = try #require(ServiceOrigin(origin))
+            await #expect(throws: ManifestError(.unreachable, "")) { try await reader.manifest(for: service) }
+        }
+    }
+
+    /// A site that sends its headers and then stalls (or trickles) the body: the probe has no
+    /// answer (nil, never an empty page) and the manifest reader fails, both by the deadline.
+    @Test(.timeLimit(.minutes(1)), arguments: [StallingHTTPServer.Stall.silent, .trickle])
+    func aBodyThatStallsIsNoAnswer(_ stall: StallingHTTPServer.Stall) async throws {
+        let server = try StallingHTTPServer(stall: stall)
+        defer { server.close() }
+        let probe = HTTPWellKnownProbe(client: Self.probe.client, timeout: .seconds(1))
+        let start = ContinuousClock.now
+        #expect(await probe.get(server.url + "/.well-known/change-password") == nil)
+        #expect(ContinuousClock.now - start < .seconds(11))
+        let reader = HTTPManifestReader(client: Self.probe.client, timeout: .seconds(1))
+        let service = try #require(ServiceOrigin(server.url))
+        await #expect(throws: ManifestError(.unreachable, "")) { try await reader.manifest(for: service) }
+        #expect(server.stalledPaths == ["/.well-known/change-password", "/.well-known/account-modification"])
+    }
+
     @Test func aDownSiteGivesNothing() async throws {
         let discovery = ChangePasswordDiscovery(probe: Self.probe)
         let found = await discovery.changePasswordURL(service: "http://127.0.0.1:1/login", domain: "127.0.0.1")

@@ -264,7 +264,8 @@ struct SyncServe: AsyncParsableCommand {
             Devices sign every sign-in and enrolment for the server URL they use, and the server \
             refuses a signature for another one (a relaying server): behind a TLS proxy, set \
             --public-url to the https:// URL devices use (the default, http://HOST:PORT as it \
-            listens, is right only when devices connect to the server directly). \
+            listens, is right only on loopback: a --host beyond this machine needs --public-url, and a \
+            plain http:// --public-url off loopback is refused, since devices refuse it). \
             --max-wait 0 disables long polls. Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
             """
     )
@@ -284,7 +285,8 @@ struct SyncServe: AsyncParsableCommand {
         name: .customLong("public-url"),
         help: ArgumentHelp(
             "The URL devices use to reach this server, whose origin (scheme://host[:port]) they sign for; behind "
-                + "a TLS-terminating proxy, the proxy's https:// URL (default: http://HOST:PORT as it listens).",
+                + "a TLS-terminating proxy, the proxy's https:// URL (default: http://HOST:PORT as it listens, for a "
+                + "loopback --host only; off loopback it is required and https).",
             valueName: "url"
         )
     )
@@ -303,7 +305,25 @@ struct SyncServe: AsyncParsableCommand {
             throw ValidationError("--max-item-bytes: from 1024 to \(page - 1) (an item must fit in a changes page)")
         }
         guard (0...60).contains(maxWait) else { throw ValidationError("--max-wait: from 0 to 60 seconds") }
-        _ = try publicOrigin
+        guard let origin = try publicOrigin else {
+            // Devices sign for the URL they use; off loopback that is a TLS proxy's https:// URL,
+            // never http://HOST:PORT (devices refuse plain http to another machine), so the
+            // default would refuse every device's signature.
+            guard ServiceOrigin(scheme: .http, host: host)?.isLoopback == true else {
+                throw ValidationError(
+                    "--host \(host) listens beyond this machine: pass --public-url with the https:// URL devices "
+                        + "use (the TLS proxy in front of this server, e.g. --public-url https://sync.example.com); "
+                        + "devices sign for that URL, and without it the server would refuse every signature"
+                )
+            }
+            return
+        }
+        guard origin.isPotentiallyTrustworthy else {
+            throw ValidationError(
+                "--public-url \(origin.serialized) is plain http to another machine, which devices refuse: give the "
+                    + "https:// URL of the TLS proxy in front of this server"
+            )
+        }
     }
 
     /// The origin of --public-url; nil when it is not given.
@@ -345,12 +365,6 @@ struct SyncServe: AsyncParsableCommand {
         configuration.maxItemBytes = maxItemBytes
         configuration.maxWait = .seconds(maxWait)
         configuration.publicOrigin = try publicOrigin
-        if let origin = configuration.publicOrigin, !origin.isPotentiallyTrustworthy {
-            Output.error(
-                "keyhaven: warning: --public-url \(origin) is plain http to another machine: devices refuse it "
-                    + "(they speak https to servers off this machine); give the https:// URL of the TLS proxy"
-            )
-        }
         var logger = Logger(label: "keyhaven.sync")
         // Notices and errors (a failing database is logged at .error) go to standard error.
         logger.logLevel = .notice
@@ -361,10 +375,11 @@ struct SyncServe: AsyncParsableCommand {
                 port: port,
                 logger: logger
             ) { bound in
-                let origin = publicOrigin.map { "\($0)" } ?? "http://\(host):\(bound)"
+                // Origins as serialised (an IPv6 host in brackets): what devices sign for.
+                let listening = ServiceOrigin(scheme: .http, host: host, port: bound)?.serialized ?? "\(host):\(bound)"
+                let origin = publicOrigin?.serialized ?? listening
                 Output.error(
-                    "keyhaven: sync server on http://\(host):\(bound) for devices at \(origin) (data in \(shown)); "
-                        + "Ctrl-C stops"
+                    "keyhaven: sync server on \(listening) for devices at \(origin) (data in \(shown)); Ctrl-C stops"
                 )
             }
         }
