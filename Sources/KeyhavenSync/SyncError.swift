@@ -16,7 +16,8 @@ extension SyncError.Code {
     public static var alreadyEnabled: Self { Self(#function) }
     /// The vault is locked.
     public static var locked: Self { Self(#function) }
-    /// Another sync of this vault is running in this process.
+    /// Another sync of this vault is running in this process, or another process synced it
+    /// meanwhile (nothing was written: sync again).
     public static var busy: Self { Self(#function) }
     /// The server could not be reached or did not answer: nothing is lost, every change stays
     /// pending and goes out with the next sync.

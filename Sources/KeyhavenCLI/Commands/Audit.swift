@@ -14,7 +14,7 @@ extension Keyhaven {
             abstract: "Find breached, reused, weak and unsecured passwords in the vault.",
             discussion: """
                 breached: seen in Pwned Passwords, checked with an offline index (--breach-index, \
-                $KEYHAVEN_BREACH_INDEX, or $XDG_DATA_HOME/keyhaven/pwned.khbi when present), else the \
+                $KEYHAVEN_BREACH_INDEX, or pwned.khbi beside the vault when present), else the \
                 k-anonymity range API (only 5 hex digits of a SHA-1 leave the machine; \
                 https://api.pwnedpasswords.com unless --breach-api), else skipped with a notice. \
                 --breach-psi URL asks a breach-PSI server instead (`keyhaven breach psi serve`): only a \
@@ -23,11 +23,12 @@ extension Keyhaven {
                 server cannot be reached or its answers cannot be verified (another key, a bad proof), \
                 the passwords are reported not checked, never not breached. With --breach-psi, the \
                 device's list of the most common leaked passwords (`keyhaven breach top`; --breach-top, \
-                else $XDG_DATA_HOME/keyhaven/pwned-top.khbi when present) is checked first, with no \
+                else pwned-top.khbi beside the vault when present) is checked first, with no \
                 network: a password found there is reported breached (source local-list) even when the \
                 server cannot be reached, and a stand-in takes its place in its batch (the same every \
                 run: HMAC under a key kept 0600 beside the list), so the server sees the same batches \
-                and buckets either way. \
+                and buckets either way.
+
                 reused: the same password on services that are not the same backend (Apple's \
                 shared-credentials list groups sites that share one). weak: zxcvbn score 2 or less \
                 with your user name and the site as context, or a common/patterned 4- or 6-digit PIN. \

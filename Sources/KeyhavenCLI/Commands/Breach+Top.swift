@@ -29,7 +29,13 @@ extension Keyhaven.Breach {
                 than 1 % of the lines mean the wrong file: nothing is written unless --allow-malformed. \
                 The list is written under a temporary name and renamed into place (atomic), so an \
                 interrupted run leaves the old list; an --output that exists and is not a regular file \
-                (a directory) is refused, never deleted.
+                (a directory) is refused, never deleted. --json prints hashes, hashesRead, lines, \
+                badLines, smallestCount, bytes, output and seconds.
+
+                Examples:
+                  keyhaven breach top pwned-passwords-sha1-ordered-by-count.txt
+                  keyhaven breach top pwned.txt --output top.khbi --top 250000 --json
+                  keyhaven audit --breach-psi https://psi.example.org --breach-top top.khbi
                 """
         )
         @Argument(help: ArgumentHelp("The Pwned Passwords text file (SHA1:COUNT lines).", valueName: "hibp-file"))

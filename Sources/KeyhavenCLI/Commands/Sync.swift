@@ -50,13 +50,18 @@ struct SyncEnable: SyncVaultCommand {
         discussion: """
             For the first device of a person. It makes this device's own key (Ed25519; the server keeps \
             only the public half) and a random sync key that seals every item before it leaves (not \
-            derived from the master password; later devices receive it when an enrolled device \
-            approves them), creates an account on the server, takes in every credential with its \
+            derived from the master password), creates an account on the server, takes in every credential with its \
             password history (recently deleted ones as deletions) and syncs. The keys and the sync \
             state are kept sealed in the vault. The server URL is https://, or http:// to this \
             machine (127.0.0.1, localhost, ::1). Refused when sync is already on. Should the vault be \
             locked or the process stop between creating the account and saving it, the account stays on \
-            the server unused (nothing of the vault is in it) and running enable again makes a new one.
+            the server unused (nothing of the vault is in it) and running enable again makes a new one. \
+            Should the first sync fail (the server out of reach), sync stays on with everything \
+            pending: run `keyhaven sync now` later, not enable again.
+
+            One device per account in this version: approving a second device (`keyhaven device \
+            approve`) is not there yet, and running enable on another device makes a separate account \
+            that never syncs with this one.
 
             Examples:
               keyhaven sync enable --server https://sync.example.org
@@ -189,7 +194,9 @@ struct SyncDisable: SyncVaultCommand {
             )
             Output.error("Turn sync off? [y/N]")
             let answer = CommandIO.current.readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
-            guard answer == "y" || answer == "yes" else { throw Output.failure("sync stays on (nothing changed)") }
+            guard answer == "y" || answer == "yes" else {
+                throw Output.failure("sync stays on (nothing changed); to turn it off without the question, pass --yes")
+            }
         }
         let status = try await store.disableSync()
         if json {
@@ -266,7 +273,14 @@ struct SyncServe: AsyncParsableCommand {
             --public-url to the https:// URL devices use (the default, http://HOST:PORT as it \
             listens, is right only on loopback: a --host beyond this machine needs --public-url, and a \
             plain http:// --public-url off loopback is refused, since devices refuse it). \
-            --max-wait 0 disables long polls. Ctrl-C (SIGINT) or SIGTERM stops it gracefully.
+            The origin must match to the letter: devices using http://localhost:8095 against a server \
+            listening on 127.0.0.1 (default origin http://127.0.0.1:8095) are refused as signing for \
+            another server. --max-wait 0 disables long polls. Ctrl-C (SIGINT) or SIGTERM stops it \
+            gracefully.
+
+            Examples:
+              keyhaven sync serve --port 8095
+              keyhaven sync serve --host 0.0.0.0 --port 8095 --public-url https://sync.example.org
             """
     )
 
