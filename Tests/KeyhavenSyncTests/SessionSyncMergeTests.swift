@@ -42,8 +42,7 @@ extension SessionSyncTests {
         let test = try TestVault(now: { clock.now })
         let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             var phone = try await Phone(joining: session, server: server, clock: clock)
             try await phone.session.pull()
             try await Self.phoneEdits(&phone, mail, clock: clock) { $0.password = "phone password" }
@@ -75,8 +74,7 @@ extension SessionSyncTests {
         let test = try TestVault(now: { clock.now })
         let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             var phone = try await Phone(joining: session, server: server, clock: clock)
             try await phone.session.pull()
             try await Self.phoneEdits(&phone, mail, clock: clock) { $0.notes = "from the phone" }
@@ -100,8 +98,7 @@ extension SessionSyncTests {
         let test = try TestVault(now: { clock.now })
         let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             var phone = try await Phone(joining: session, server: server, clock: clock)
 
             clock.advance(1)
@@ -129,8 +126,7 @@ extension SessionSyncTests {
         let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
         let bank = try test.vault.add(CredentialContent(title: "Bank", user: "ada", password: "b0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             var phone = try await Phone(joining: session, server: server, clock: clock)
             try await phone.session.pull()
 
@@ -164,8 +160,7 @@ extension SessionSyncTests {
         let clock = TestClock()
         let test = try TestVault(now: { clock.now })
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             var phone = try await Phone(joining: session, server: server, clock: clock)
             var random = SystemRandomNumberGenerator()
             let created = ItemID(using: &random)
@@ -198,8 +193,7 @@ extension SessionSyncTests {
         let test = try TestVault(now: { clock.now })
         try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             _ = try await session.syncNow()
             let revision = await session.currentRevision
             let generation = try await session.syncStateGeneration()
@@ -218,8 +212,7 @@ extension SessionSyncTests {
         let test = try TestVault(now: { clock.now })
         let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             let other = try await unlockedSession(test, clock: clock)  // another process's session
 
             clock.advance(1)
@@ -277,8 +270,7 @@ extension SessionSyncTests {
         let test = try TestVault(now: { clock.now })
         let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             var state = try #require(try await session.savedSyncState())
             state.server = "http://127.0.0.1:1"
             try await session.saveSyncState(state)

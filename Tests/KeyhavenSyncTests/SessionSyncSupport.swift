@@ -54,6 +54,14 @@ func unlockedSession(_ test: TestVault, clock: TestClock) async throws -> Keyhav
     return session
 }
 
+/// The laptop: a session of `test`'s vault, unlocked, with sync turned on against `server` (the
+/// first device, which creates the account).
+func syncingLaptop(_ test: TestVault, server: String, clock: TestClock) async throws -> KeyhavenSession {
+    let session = try await unlockedSession(test, clock: clock)
+    _ = try await session.enableSync(server: server, deviceName: "laptop")
+    return session
+}
+
 extension KeyhavenSession {
     /// The sync state saved in the vault (test-only access: the keys included).
     func savedSyncState() async throws -> SyncDeviceState? {

@@ -56,8 +56,7 @@ struct SessionSyncTests {
         let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
         let bank = try test.vault.add(CredentialContent(title: "Bank", user: "ada", password: "b0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             var phone = try await Phone(joining: session, server: server, clock: clock)
             try await phone.session.pull()
 
@@ -119,8 +118,7 @@ struct SessionSyncTests {
         let test = try TestVault(now: { clock.now })
         let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0", notes: "n0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             var phone = try await Phone(joining: session, server: server, clock: clock)
             try await phone.session.pull()
 
@@ -149,8 +147,7 @@ struct SessionSyncTests {
         let test = try TestVault(now: { clock.now })
         let mail = try test.vault.add(CredentialContent(title: "Mail", user: "ada", password: "p0"))
         try await withSyncServer(clock: clock) { server in
-            let session = try await unlockedSession(test, clock: clock)
-            _ = try await session.enableSync(server: server, deviceName: "laptop")
+            let session = try await syncingLaptop(test, server: server, clock: clock)
             let synced = try await session.syncStatus().lastSync
 
             // The device's server is not there (a closed port): the sync fails at once.
