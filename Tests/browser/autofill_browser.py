@@ -23,7 +23,7 @@ import threading
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from browser_common import (KEYHAVEN, MASTER, KeyhavenFrame, Pages, chromium, free_port,  # noqa: E402
+from browser_common import (KEYHAVEN, MASTER, KeyhavenFrame, Pages, chromium, click_until, free_port,  # noqa: E402
                             keyhaven_environment, run_keyhaven, run_scenarios, wait_for)
 
 PAGES = pathlib.Path(__file__).resolve().parent / "pages"
@@ -255,6 +255,12 @@ def generate_with_rules(h):
     assert h.value("repeat") == password
 
 
+def prompt_button(h, text):
+    """The prompt's row `text` ("Save", "Update"), waited for while the prompt is being shown."""
+    return wait_for(lambda: next((o for o in h.menu_options() if o.text == text), None),
+                    what=f"the {text!r} prompt (shown: {h.menu_text()!r})")
+
+
 def save_after_signup(h):
     h.pair()
     h.driver.get(h.site + "/signup.html")
@@ -262,9 +268,9 @@ def save_after_signup(h):
     h.choose(h.driver.find_element("id", "password"), "Use strong password")
     password = wait_for(lambda: h.value("password"), what="a generated password")
     h.driver.find_element("id", "submit").click()
-    button = wait_for(lambda: next((o for o in h.menu_options() if o.text == "Save"), None), what="the save prompt")
-    button.click()
-    wait_for(lambda: "newbie" in h.keyhaven("list").stdout, what="newbie in the vault")
+    # A click while the prompt is still being placed falls inside its guard: a person clicks again.
+    click_until(lambda: prompt_button(h, "Save").click(),
+                lambda: "newbie" in h.keyhaven("list").stdout, what="newbie in the vault")
     account = next(c for c in json.loads(h.keyhaven("list", "--json").stdout) if c["user"] == "newbie")
     assert account["services"] == [h.site], account
     shown = h.keyhaven("show", account["id"], "--reveal").stdout
@@ -277,9 +283,8 @@ def update_after_change(h):
     h.driver.find_element("id", "current").send_keys("ada-Secret-1")
     h.driver.find_element("id", "password").send_keys("ada-Secret-2")
     h.driver.find_element("id", "submit").click()
-    button = wait_for(lambda: next((o for o in h.menu_options() if o.text == "Update"), None), what="the update prompt")
-    button.click()
-    wait_for(lambda: "ada-Secret-2" in h.keyhaven("show", f"{h.site}/ada", "--reveal").stdout, what="the new password")
+    click_until(lambda: prompt_button(h, "Update").click(),
+                lambda: "ada-Secret-2" in h.keyhaven("show", f"{h.site}/ada", "--reveal").stdout, what="the new password")
     history = json.loads(h.keyhaven("show", f"{h.site}/ada", "--json", "--reveal").stdout).get("history", [])
     assert any(item.get("password") == "ada-Secret-1" for item in history), history
 
