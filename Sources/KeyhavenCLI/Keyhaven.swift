@@ -27,7 +27,7 @@ public struct Keyhaven: AsyncParsableCommand {
                 subcommands: [UI.self, Agent.self, Unlock.self, Lock.self, Browser.self, BrowserHost.self]
             ),
             CommandGroup(name: "Sign in with Keyhaven", subcommands: [Idp.self]),
-            CommandGroup(name: "Sync", subcommands: [Sync.self]),
+            CommandGroup(name: "Sync", subcommands: [Sync.self, Device.self]),
         ]
     )
 

@@ -145,7 +145,7 @@ extension KeyhavenSession {
     ///    another process saved the sync state after step 1, nothing is written and the sync
     ///    fails with `busy`: the vault and that process's state hold every edit, and the server
     ///    every push, so the next sync finds them all.
-    private func run(client: SyncHTTPClient) async throws(SyncError) -> SyncReport {
+    func run(client: SyncHTTPClient) async throws(SyncError) -> SyncReport {
         let now = milliseconds
         // 1.
         let (saved, base, generation) = try syncVault { transaction in
@@ -228,9 +228,9 @@ extension KeyhavenSession {
 
     // MARK: Helpers
 
-    private var milliseconds: UInt64 { CredentialRecordMapping.milliseconds(configuration.now()) }
+    var milliseconds: UInt64 { CredentialRecordMapping.milliseconds(configuration.now()) }
 
-    private func loadSyncState() throws(SyncError) -> SyncDeviceState? {
+    func loadSyncState() throws(SyncError) -> SyncDeviceState? {
         try syncVault(readOnly: true) { snapshot in try SyncDeviceState.load(snapshot) }
     }
 
@@ -258,7 +258,7 @@ extension KeyhavenSession {
         }
     }
 
-    private static func client(
+    static func client(
         server: String,
         key: SyncDeviceKey,
         account: String?,

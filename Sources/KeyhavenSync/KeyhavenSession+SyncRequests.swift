@@ -1,10 +1,13 @@
 public import KeyhavenApp
+import VaultSync
 import _KeyhavenSupport
 
 extension KeyhavenSession {
     /// Answers a front end's request (the agent's socket, the CLI's own session): sync's requests
-    /// (`syncEnable`, `syncNow`, `syncStatus`, `syncDisable`) with ``enableSync(server:deviceName:)``,
-    /// ``syncNow()``, ``syncStatus()`` and ``disableSync()``, every other with ``KeyhavenApp/KeyhavenSession/answer(_:)``.
+    /// (`syncEnable`, `syncNow`, `syncStatus`, `syncDisable`, `syncJoin`, `deviceApprove`, `deviceList`,
+    /// `deviceRevoke`) with ``enableSync(server:deviceName:)``, ``syncNow()``, ``syncStatus()``,
+    /// ``disableSync()``, ``joinSync(server:deviceName:code:timeout:poll:)``, ``approveDevice(code:)``,
+    /// ``syncDevices()`` and ``revokeDevice(_:)``, every other with ``KeyhavenApp/KeyhavenSession/answer(_:)``.
     /// A sync error travels as a session error with its own code (`unreachable`, `notEnabled`, …).
     public func answerWithSync(_ request: SessionRequest) async -> SessionResponse {
         do throws(SyncError) {
@@ -17,6 +20,27 @@ extension KeyhavenSession {
                 return .syncStatus(try syncStatus())
             case .syncDisable:
                 return .syncStatus(try disableSync())
+            case .syncJoin(let server, let deviceName, let code, let timeoutSeconds):
+                let parsed: JoinCode
+                do {
+                    parsed = try JoinCode(parsing: code)
+                } catch {
+                    throw SyncError(.invalidInput, error.message)
+                }
+                return .syncStatus(
+                    try await joinSync(
+                        server: server,
+                        deviceName: deviceName,
+                        code: parsed,
+                        timeout: .seconds(max(timeoutSeconds, 1))
+                    )
+                )
+            case .deviceApprove(let code):
+                return .syncApproval(try await approveDevice(code: code))
+            case .deviceList:
+                return .syncDevices(try await syncDevices())
+            case .deviceRevoke(let id):
+                return .syncDevices([try await revokeDevice(id)])
             default:
                 return answer(request)
             }

@@ -33,4 +33,13 @@ extension SyncError.Code {
     public static var damaged: Self { Self(#function) }
     /// The vault could not be read or written.
     public static var storage: Self { Self(#function) }
+    /// No device approved the join in time (or the wait was stopped): nothing changed on this
+    /// device; `keyhaven sync join` again makes a new code.
+    public static var notApproved: Self { Self(#function) }
+    /// A join request or approval does not match the join code: altered on the way (a server
+    /// substituting its own key), or the two devices use different URLs for the server. Nothing
+    /// was approved or used.
+    public static var mismatch: Self { Self(#function) }
+    /// The server has no such join request (a mistyped or expired code) or device.
+    public static var notFound: Self { Self(#function) }
 }

@@ -34,6 +34,9 @@ extension SyncClientError.Code {
     public static var alreadyEnrolled: Self { Self("alreadyEnrolled") }
     /// The server refused the request as malformed (a bug on one side, or versions that differ).
     public static var invalidRequest: Self { Self("invalidRequest") }
+    /// Something that exists once exists already (a join request with this code is pending, or it
+    /// was approved already).
+    public static var alreadyExists: Self { Self("alreadyExists") }
     /// The item is larger than the server accepts.
     public static var tooLarge: Self { Self("tooLarge") }
     /// The server failed (5xx): retry later.

@@ -175,6 +175,83 @@ public actor SyncHTTPClient {
             .device(doing)
     }
 
+    // MARK: Joining (docs/sync.md "A device joins")
+
+    /// The join request this (new) device makes: its key, `agreementKey` (X25519, the grant is
+    /// sealed to it), `name`, the join code's lookup, and this client's origin.
+    public func joinFields(lookup: String, agreementKey: [UInt8], name: String) -> JoinRequestFields {
+        JoinRequestFields(origin: origin, lookup: lookup, publicKey: key.publicKey, agreementKey: agreementKey, name: name)
+    }
+
+    /// Posts a join request with its tag (`POST /v1/join-requests`, no token: the device is not
+    /// enrolled). Returns when it expires on the server.
+    public func postJoinRequest(_ fields: JoinRequestFields, tag: [UInt8]) async throws -> Date {
+        let doing = "asking the server to let this device join"
+        let answer = try await send(
+            .POST,
+            "/v1/join-requests",
+            body: try Self.json(JoinRequestJSON(fields, tag: tag)),
+            expecting: [201],
+            doing: doing
+        )
+        return try Self.decode(PendingJoinJSON.self, answer).expires
+    }
+
+    /// The grant of the join request with `lookup` (`GET /v1/join-requests/{lookup}/grant`, no
+    /// token): nil while no device has approved it. ``SyncClientError/Code/notFound`` when the
+    /// server has no such request (it expired).
+    public func joinGrant(lookup: String) async throws -> [UInt8]? {
+        let doing = "waiting for the approval"
+        let answer = try await send(.GET, "/v1/join-requests/\(try Self.lookup(lookup))/grant", doing: doing)
+        let state = try Self.decode(JoinGrantStateJSON.self, answer)
+        guard state.approved else { return nil }
+        guard let text = state.grant, let grant = Base64URL.decode(text), !grant.isEmpty else {
+            throw Self.badAnswer(doing)
+        }
+        return grant
+    }
+
+    /// The pending join request with `lookup`, as the fields it claims (for this client's
+    /// origin) and its tag, for this enrolled device to check and approve (`GET
+    /// /v1/join-requests/{lookup}`). ``SyncClientError/Code/notFound`` when there is none.
+    public func joinRequest(lookup: String) async throws -> (fields: JoinRequestFields, tag: [UInt8]) {
+        let doing = "fetching the join request"
+        let answer = try await authorized(.GET, "/v1/join-requests/\(try Self.lookup(lookup))", doing: doing)
+        let pending = try Self.decode(PendingJoinJSON.self, answer)
+        guard pending.lookup == lookup, let publicKey = Base64URL.decode(pending.publicKey),
+            let agreementKey = Base64URL.decode(pending.agreementKey), let tag = Base64URL.decode(pending.tag)
+        else { throw Self.badAnswer(doing) }
+        return (
+            JoinRequestFields(
+                origin: origin,
+                lookup: lookup,
+                publicKey: publicKey,
+                agreementKey: agreementKey,
+                name: pending.name
+            ),
+            tag
+        )
+    }
+
+    /// Posts the grant sealed for the join request with `lookup` (`POST
+    /// /v1/join-requests/{lookup}/grant`); a request is granted once.
+    public func grantJoin(lookup: String, grant: [UInt8]) async throws {
+        _ = try await authorized(
+            .POST,
+            "/v1/join-requests/\(try Self.lookup(lookup))/grant",
+            body: try Self.json(JoinGrantJSON(grant: grant)),
+            expecting: [201],
+            doing: "sending the approval"
+        )
+    }
+
+    /// `lookup` when it is 32 lowercase hex digits (it goes into a path).
+    private static func lookup(_ lookup: String) throws(SyncClientError) -> String {
+        guard lookup.utf8.count == 32, lookup.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else { throw SyncClientError(.invalidRequest, "a join lookup is 32 lowercase hex digits") }
+        return lookup
+    }
+
     // MARK: Authentication
 
     /// A challenge for this device to sign (`POST /v1/auth/challenge`).
@@ -419,6 +496,7 @@ public actor SyncHTTPClient {
         "notFound": (.notFound, 404),
         "alreadyEnrolled": (.alreadyEnrolled, 409),
         "cursorAhead": (.cursorAhead, 409),
+        "alreadyExists": (.alreadyExists, 409),
         "tooLarge": (.tooLarge, 413),
         "busy": (.busy, 429),
     ]
@@ -464,6 +542,8 @@ public actor SyncHTTPClient {
         case .notFound: return SyncClientError(.notFound, "\(doing): not found on the server\(detail)")
         case .alreadyEnrolled:
             return SyncClientError(.alreadyEnrolled, "\(doing): this key is already enrolled\(detail)")
+        case .alreadyExists:
+            return SyncClientError(.alreadyExists, "\(doing): it exists already\(detail)")
         case .cursorAhead:
             return SyncClientError(
                 .cursorAhead,

@@ -98,6 +98,22 @@ public actor SQLiteSyncStore: SyncStore {
         migrator.registerMigration("v3: approved_by") { db in
             try db.execute(sql: "ALTER TABLE devices ADD COLUMN approved_by TEXT")
         }
+        migrator.registerMigration("v4: join requests") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE join_requests (
+                        lookup TEXT PRIMARY KEY NOT NULL,
+                        public_key BLOB NOT NULL,
+                        agreement_key BLOB NOT NULL,
+                        name TEXT NOT NULL,
+                        tag BLOB NOT NULL,
+                        expires INTEGER NOT NULL,
+                        grant_box BLOB
+                    );
+                    CREATE INDEX join_requests_by_expiry ON join_requests(expires);
+                    """
+            )
+        }
         return migrator
     }
 
@@ -289,6 +305,72 @@ public actor SQLiteSyncStore: SyncStore {
     public func challengeCount(device: String) throws -> Int {
         try read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM challenges WHERE device = ?", arguments: [device]) ?? 0
+        }
+    }
+
+    // MARK: Join requests
+
+    public func saveJoinRequest(_ request: JoinRequest, now: Date, maxPending: Int) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM join_requests WHERE expires <= ?", arguments: [now.milliseconds])
+            guard
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM join_requests WHERE lookup = ?", arguments: [request.lookup])
+                    == nil
+            else {
+                throw SyncServerError(.alreadyExists, "a join request for this code is pending already")
+            }
+            let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM join_requests") ?? 0
+            guard pending < maxPending else {
+                throw SyncServerError(.busy, "too many join requests are pending on this server; retry later")
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO join_requests (lookup, public_key, agreement_key, name, tag, expires)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    request.lookup, Data(request.publicKey), Data(request.agreementKey), request.name,
+                    Data(request.tag), request.expires.milliseconds,
+                ]
+            )
+        }
+    }
+
+    public func joinRequest(lookup: String, now: Date) throws -> JoinRequest? {
+        try read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT * FROM join_requests WHERE lookup = ? AND expires > ?",
+                arguments: [lookup, now.milliseconds]
+            ).map { row in
+                JoinRequest(
+                    lookup: row["lookup"],
+                    publicKey: Array(row["public_key"] as Data),
+                    agreementKey: Array(row["agreement_key"] as Data),
+                    name: row["name"],
+                    tag: Array(row["tag"] as Data),
+                    expires: Date(milliseconds: row["expires"]),
+                    grant: (row["grant_box"] as Data?).map { Array($0) }
+                )
+            }
+        }
+    }
+
+    public func saveJoinGrant(_ grant: [UInt8], lookup: String, now: Date) throws {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE join_requests SET grant_box = ? WHERE lookup = ? AND expires > ? AND grant_box IS NULL",
+                arguments: [Data(grant), lookup, now.milliseconds]
+            )
+            guard db.changesCount == 0 else { return }
+            guard
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM join_requests WHERE lookup = ? AND expires > ?",
+                    arguments: [lookup, now.milliseconds]
+                ) != nil
+            else { throw SyncServerError(.notFound, "no join request for this code (or it expired)") }
+            throw SyncServerError(.alreadyExists, "this join request was approved already")
         }
     }
 

@@ -48,6 +48,9 @@ extension SyncServerError.Code {
     /// The key is already enrolled (a key, once enrolled, is never enrolled again: a revoked
     /// device's key stays revoked). Make a new key pair on the device.
     public static var alreadyEnrolled: Self { Self("alreadyEnrolled") }
+    /// Something that exists once exists already: a join request with this lookup is pending, or
+    /// it has its grant already.
+    public static var alreadyExists: Self { Self("alreadyExists") }
     /// An item's payload (or the request) is larger than the server accepts.
     public static var tooLarge: Self { Self("tooLarge") }
     /// Too many long polls at once (for the device, or for the server): retry after a few seconds.

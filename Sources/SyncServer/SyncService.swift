@@ -38,6 +38,14 @@ public struct SyncServerConfiguration: Sendable {
     public var maxLongPollsPerDevice = 2
     /// The most long polls waiting at once on this server.
     public var maxLongPolls = 1_000
+    /// How long a join request (`keyhaven sync join`) waits for its approval.
+    public var joinRequestLifetime: TimeInterval = 10 * 60
+    /// The most join requests pending at once on this server (more are answered `busy`, 429): the
+    /// route is open to anyone, as account creation is.
+    public var maxJoinRequests = 1_000
+    /// The largest grant accepted (a grant holds an account id, a device id, a signature and two
+    /// keys: about 250 bytes).
+    public var maxGrantBytes = 1_024
     /// The origin devices reach this server at (`keyhaven sync serve --public-url`): what they sign
     /// for (``VaultSync/DeviceSignatures``). Behind a TLS-terminating proxy it is the proxy's
     /// `https://` origin, not the address the server listens on. Nil: the address it listens on,
@@ -229,6 +237,78 @@ public final class SyncService: Sendable {
                 "a device name is one line without control or formatting characters (such as bidi overrides)"
             )
         }
+    }
+
+    // MARK: Joining
+
+    /// Files a new device's join request under `lookup` (32 hex digits, from its join code) for
+    /// ``SyncServerConfiguration/joinRequestLifetime``; `signedFor` is the origin the device
+    /// used, which must be this server's. The tag is the device's MAC under the join code, which
+    /// the server cannot check (it never sees the code); the approving device does.
+    ///
+    /// - Returns: when the request expires.
+    /// - Throws: `invalidRequest` for keys or a tag of the wrong length or a bad name,
+    ///   `wrongServer`, `alreadyExists` for a lookup pending already, `busy` when the server has
+    ///   ``SyncServerConfiguration/maxJoinRequests`` pending.
+    public func createJoinRequest(
+        lookup: String,
+        publicKey: [UInt8],
+        agreementKey: [UInt8],
+        name: String,
+        tag: [UInt8],
+        signedFor: ServiceOrigin
+    ) async throws -> Date {
+        try Self.check(publicKey: publicKey, name: name)
+        guard agreementKey.count == 32 else {
+            throw SyncServerError(.invalidRequest, "an agreement key is an X25519 public key of 32 bytes")
+        }
+        guard tag.count == 32 else { throw SyncServerError(.invalidRequest, "a tag is an HMAC-SHA256 of 32 bytes") }
+        _ = try checkOrigin(signedFor)
+        let now = configuration.now()
+        let expires = now.addingTimeInterval(configuration.joinRequestLifetime)
+        try await store.saveJoinRequest(
+            JoinRequest(
+                lookup: lookup,
+                publicKey: publicKey,
+                agreementKey: agreementKey,
+                name: name,
+                tag: tag,
+                expires: expires
+            ),
+            now: now,
+            maxPending: configuration.maxJoinRequests
+        )
+        return expires
+    }
+
+    /// The pending join request with `lookup`, for an enrolled device (`caller`) to approve.
+    public func joinRequest(lookup: String, by caller: EnrolledDevice) async throws -> JoinRequest {
+        guard let request = try await store.joinRequest(lookup: lookup, now: configuration.now()) else {
+            throw SyncServerError(.notFound, "no join request for this code (or it expired)")
+        }
+        return request
+    }
+
+    /// Stores the grant an enrolled device sealed for the join request with `lookup` (once).
+    public func grantJoin(lookup: String, grant: [UInt8], by caller: EnrolledDevice) async throws {
+        guard !grant.isEmpty, grant.count <= configuration.maxGrantBytes else {
+            throw SyncServerError(
+                .invalidRequest,
+                "a grant has 1 to \(configuration.maxGrantBytes) bytes"
+            )
+        }
+        try await store.saveJoinGrant(grant, lookup: lookup, now: configuration.now())
+    }
+
+    /// The grant of the join request with `lookup`: nil while it waits for approval. Open to the
+    /// new device, which is not enrolled yet: the grant is sealed to its key.
+    ///
+    /// - Throws: `notFound` when there is no such request (or it expired).
+    public func joinGrant(lookup: String) async throws -> [UInt8]? {
+        guard let request = try await store.joinRequest(lookup: lookup, now: configuration.now()) else {
+            throw SyncServerError(.notFound, "no join request for this code (or it expired)")
+        }
+        return request.grant
     }
 
     // MARK: Authentication

@@ -33,6 +33,39 @@ public struct EnrolledDevice: Hashable, Sendable {
     }
 }
 
+/// A new device's request to join an account (`keyhaven sync join`), kept until it expires: what the
+/// device posted, and the grant an enrolled device sealed for it once approved. The server cannot
+/// read the grant nor check the tag (both need the join code, which it never sees); it relays them.
+public struct JoinRequest: Hashable, Sendable {
+    /// 32 hex digits derived from the join code (``VaultSync/JoinCode/lookup``).
+    public var lookup: String
+    /// The new device's Ed25519 public key (raw).
+    public var publicKey: [UInt8]
+    /// The new device's X25519 public key (raw): the grant is sealed to it.
+    public var agreementKey: [UInt8]
+    public var name: String
+    /// HMAC-SHA256 under the join code's MAC key (``VaultSync/DeviceJoin/tag(_:code:)``).
+    public var tag: [UInt8]
+    public var expires: Date
+    /// The sealed grant, once a device approved (``VaultSync/DeviceJoin/seal(_:for:code:ephemeral:)``).
+    public var grant: [UInt8]?
+
+    public init(
+        lookup: String,
+        publicKey: [UInt8],
+        agreementKey: [UInt8],
+        name: String,
+        tag: [UInt8],
+        expires: Date,
+        grant: [UInt8]? = nil
+    ) {
+        (self.lookup, self.publicKey, self.agreementKey, self.name, self.tag) = (
+            lookup, publicKey, agreementKey, name, tag
+        )
+        (self.expires, self.grant) = (expires, grant)
+    }
+}
+
 /// Where the sync server keeps its state. Implementations answer pushes and changes exactly as
 /// ``VaultSync/ReferenceSyncServer`` does, per account; the tests compare them on random sequences.
 ///
@@ -70,6 +103,17 @@ public protocol SyncStore: Sendable {
     /// The device holding the token with `hash`, if the token has not expired at `now` and the
     /// device is not revoked.
     func tokenHolder(hash: [UInt8], now: Date) async throws -> EnrolledDevice?
+
+    /// Stores a join request, after deleting the expired ones (`expires <= now`). Throws
+    /// ``SyncServerError/Code/alreadyExists`` when a request with its lookup is pending, and
+    /// ``SyncServerError/Code/busy`` when `maxPending` requests are pending already.
+    func saveJoinRequest(_ request: JoinRequest, now: Date, maxPending: Int) async throws
+    /// The pending (not expired at `now`) join request with `lookup`, its grant included.
+    func joinRequest(lookup: String, now: Date) async throws -> JoinRequest?
+    /// Stores the grant of the pending request with `lookup`. Throws
+    /// ``SyncServerError/Code/notFound`` when there is none (or it expired) and
+    /// ``SyncServerError/Code/alreadyExists`` when it has a grant already (a grant is stored once).
+    func saveJoinGrant(_ grant: [UInt8], lookup: String, now: Date) async throws
 
     /// Compare-and-swap of one item of `account` (``VaultSync/ReferenceSyncServer/push(_:)``).
     func push(_ mutation: Mutation, account: String) async throws -> PushResponse

@@ -22,7 +22,7 @@ public struct SyncHTTPError: HTTPResponseError {
         case .unauthorized, .wrongServer: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
-        case .alreadyEnrolled, .cursorAhead: .conflict
+        case .alreadyEnrolled, .cursorAhead, .alreadyExists: .conflict
         case .busy: .tooManyRequests
         case .tooLarge: .contentTooLarge
         default: .internalServerError

@@ -18,6 +18,9 @@ public import _KeyhavenWeb
 /// | `POST /v1/devices` | enrol a device approved by one already in |
 /// | `POST /v1/auth/challenge`, `POST /v1/auth/token` | a signed challenge for a bearer token |
 /// | `GET /v1/devices`, `DELETE /v1/devices/{id}` | list, revoke (bearer) |
+/// | `POST /v1/join-requests` | a new device asks to join (open; kept 10 minutes) |
+/// | `GET /v1/join-requests/{lookup}`, `POST /v1/join-requests/{lookup}/grant` | an enrolled device reads it, approves it (bearer) |
+/// | `GET /v1/join-requests/{lookup}/grant` | the new device waits for its grant (open) |
 /// | `POST /v1/push` | compare-and-swap one item: 200, 409 with the current item, 422 |
 /// | `GET /v1/changes?since=N[&wait=S]` | delta since a cursor; with `wait`, a long poll |
 ///
@@ -113,6 +116,68 @@ public struct SyncHTTPServer: Sendable {
                 let caller = try await Self.caller(request, service)
                 let id = try Self.id(context.parameters.get("id") ?? "", "id")
                 return try JSONResponse(DeviceJSON(try await service.revoke(id, by: caller))).response
+            }
+        }
+        v1.post("join-requests") { request, context in
+            try await Self.answering(context) {
+                let body = try await Self.decode(JoinRequestJSON.self, request, limit: Self.smallBodyLimit)
+                let lookup = try Self.id(body.lookup, "lookup")
+                let (publicKey, agreementKey, tag) = (
+                    try Self.bytes(body.publicKey, "publicKey"), try Self.bytes(body.agreementKey, "agreementKey"),
+                    try Self.bytes(body.tag, "tag")
+                )
+                let expires = try await service.createJoinRequest(
+                    lookup: lookup,
+                    publicKey: publicKey,
+                    agreementKey: agreementKey,
+                    name: body.name,
+                    tag: tag,
+                    signedFor: try Self.origin(body.origin)
+                )
+                return try JSONResponse(
+                    PendingJoinJSON(
+                        lookup: lookup,
+                        publicKey: publicKey,
+                        agreementKey: agreementKey,
+                        name: body.name,
+                        tag: tag,
+                        expires: expires
+                    ),
+                    status: .created
+                ).response
+            }
+        }
+        v1.get("join-requests/:lookup") { request, context in
+            try await Self.answering(context) {
+                let caller = try await Self.caller(request, service)
+                let lookup = try Self.id(context.parameters.get("lookup") ?? "", "lookup")
+                let pending = try await service.joinRequest(lookup: lookup, by: caller)
+                return try JSONResponse(
+                    PendingJoinJSON(
+                        lookup: pending.lookup,
+                        publicKey: pending.publicKey,
+                        agreementKey: pending.agreementKey,
+                        name: pending.name,
+                        tag: pending.tag,
+                        expires: pending.expires
+                    )
+                ).response
+            }
+        }
+        v1.post("join-requests/:lookup/grant") { request, context in
+            try await Self.answering(context) {
+                let caller = try await Self.caller(request, service)
+                let lookup = try Self.id(context.parameters.get("lookup") ?? "", "lookup")
+                let body = try await Self.decode(JoinGrantJSON.self, request, limit: Self.smallBodyLimit)
+                let grant = try Self.bytes(body.grant, "grant")
+                try await service.grantJoin(lookup: lookup, grant: grant, by: caller)
+                return try JSONResponse(JoinGrantStateJSON(grant: grant), status: .created).response
+            }
+        }
+        v1.get("join-requests/:lookup/grant") { _, context in
+            try await Self.answering(context) {
+                let lookup = try Self.id(context.parameters.get("lookup") ?? "", "lookup")
+                return try JSONResponse(JoinGrantStateJSON(grant: try await service.joinGrant(lookup: lookup))).response
             }
         }
         v1.post("push") { request, context in

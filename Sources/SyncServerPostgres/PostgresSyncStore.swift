@@ -89,6 +89,12 @@ public final class PostgresSyncStore: SyncStore, Service {
                     "CREATE INDEX IF NOT EXISTS \(p)challenges_by_expiry ON \(p)challenges(expires)",
                     "CREATE INDEX IF NOT EXISTS \(p)challenges_by_device ON \(p)challenges(device, expires)",
                     "CREATE INDEX IF NOT EXISTS \(p)tokens_by_expiry ON \(p)tokens(expires)",
+                    // Join requests (`keyhaven sync join`): kept 10 minutes, the grant beside.
+                    """
+                    CREATE TABLE IF NOT EXISTS \(p)join_requests (lookup TEXT PRIMARY KEY, public_key BYTEA NOT NULL, \
+                    agreement_key BYTEA NOT NULL, name TEXT NOT NULL, tag BYTEA NOT NULL, expires BIGINT NOT NULL, grant_box BYTEA)
+                    """,
+                    "CREATE INDEX IF NOT EXISTS \(p)join_requests_by_expiry ON \(p)join_requests(expires)",
                 ] {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
@@ -103,7 +109,7 @@ public final class PostgresSyncStore: SyncStore, Service {
             try await client.query(
                 PostgresQuery(
                     unsafeSQL:
-                        "DROP TABLE IF EXISTS \(p)tokens, \(p)challenges, \(p)applied_mutations, \(p)items, \(p)devices, \(p)accounts"
+                        "DROP TABLE IF EXISTS \(p)join_requests, \(p)tokens, \(p)challenges, \(p)applied_mutations, \(p)items, \(p)devices, \(p)accounts"
                 ),
                 logger: logger
             )
@@ -277,6 +283,102 @@ public final class PostgresSyncStore: SyncStore, Service {
                     )
                 }
                 return revoked
+            }
+        }
+    }
+
+    // MARK: Join requests
+
+    public func saveJoinRequest(_ request: JoinRequest, now: Date, maxPending: Int) async throws {
+        let p = prefix
+        try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                // One writer of join requests at a time across instances: the count and the
+                // duplicate check hold until the insert commits.
+                try await connection.query("SELECT pg_advisory_xact_lock(28028029)", logger: logger)
+                try await connection.query(
+                    "DELETE FROM \(unescaped: p)join_requests WHERE expires <= \(now.epochMilliseconds)",
+                    logger: logger
+                )
+                var exists = false
+                for try await _ in try await connection.query(
+                    "SELECT 1 FROM \(unescaped: p)join_requests WHERE lookup = \(request.lookup)",
+                    logger: logger
+                ) { exists = true }
+                guard !exists else {
+                    throw SyncServerError(.alreadyExists, "a join request for this code is pending already")
+                }
+                var pending: Int64 = 0
+                for try await count in try await connection.query(
+                    "SELECT COUNT(*) FROM \(unescaped: p)join_requests",
+                    logger: logger
+                ).decode(Int64.self) { pending = count }
+                guard pending < maxPending else {
+                    throw SyncServerError(.busy, "too many join requests are pending on this server; retry later")
+                }
+                try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: p)join_requests (lookup, public_key, agreement_key, name, tag, expires)
+                    VALUES (\(request.lookup), \(bytes(request.publicKey)), \(bytes(request.agreementKey)), \
+                    \(request.name), \(bytes(request.tag)), \(request.expires.epochMilliseconds))
+                    """,
+                    logger: logger
+                )
+            }
+        }
+    }
+
+    public func joinRequest(lookup: String, now: Date) async throws -> JoinRequest? {
+        try await storage {
+            let rows = try await client.query(
+                """
+                SELECT lookup, public_key, agreement_key, name, tag, expires, grant_box FROM \(unescaped: prefix)join_requests
+                WHERE lookup = \(lookup) AND expires > \(now.epochMilliseconds)
+                """,
+                logger: logger
+            )
+            for try await (lookup, key, agreement, name, tag, expires, grant) in rows.decode(
+                (String, ByteBuffer, ByteBuffer, String, ByteBuffer, Int64, ByteBuffer?).self
+            ) {
+                return JoinRequest(
+                    lookup: lookup,
+                    publicKey: Array(key.readableBytesView),
+                    agreementKey: Array(agreement.readableBytesView),
+                    name: name,
+                    tag: Array(tag.readableBytesView),
+                    expires: Date(epochMilliseconds: expires),
+                    grant: grant.map { Array($0.readableBytesView) }
+                )
+            }
+            return nil
+        }
+    }
+
+    public func saveJoinGrant(_ grant: [UInt8], lookup: String, now: Date) async throws {
+        let p = prefix
+        try await storage {
+            try await client.withTransaction(logger: logger) { connection in
+                var stored = false
+                for try await _ in try await connection.query(
+                    """
+                    UPDATE \(unescaped: p)join_requests SET grant_box = \(bytes(grant))
+                    WHERE lookup = \(lookup) AND expires > \(now.epochMilliseconds) AND grant_box IS NULL RETURNING lookup
+                    """,
+                    logger: logger
+                ) { stored = true }
+                guard !stored else { return }
+                var exists = false
+                for try await _ in try await connection.query(
+                    """
+                    SELECT 1 FROM \(unescaped: p)join_requests
+                    WHERE lookup = \(lookup) AND expires > \(now.epochMilliseconds)
+                    """,
+                    logger: logger
+                ) { exists = true }
+                guard exists else {
+                    throw SyncServerError(.notFound, "no join request for this code (or it expired)")
+                }
+                throw SyncServerError(.alreadyExists, "this join request was approved already")
             }
         }
     }

@@ -38,4 +38,10 @@ extension VaultSyncError.Code {
     public static var cannotSeal: Self { Self("cannotSeal") }
     /// The server refused a write for a reason a retry cannot fix (see the message).
     public static var rejected: Self { Self("rejected") }
+    /// A join code (``JoinCode``) that is not 16 letters and digits of its alphabet.
+    public static var invalidJoinCode: Self { Self("invalidJoinCode") }
+    /// A join request or grant whose MAC does not verify under the join code (``DeviceJoin``): it
+    /// was altered on the way (a server substituting a key), or belongs to another code. Nothing
+    /// of it is used.
+    public static var joinMismatch: Self { Self("joinMismatch") }
 }

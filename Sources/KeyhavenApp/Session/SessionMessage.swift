@@ -52,6 +52,16 @@ public enum SessionRequest: Hashable, Sendable, Codable {
     /// `keyhaven sync disable`: turns sync off on this device; answered with the status it had
     /// (``SessionResponse/syncStatus(_:)``: the server and account it leaves).
     case syncDisable
+    /// `keyhaven sync join`: this device joins the account of a device that approves `code` (the
+    /// join code the command made and showed) within `timeoutSeconds`:
+    /// ``SessionResponse/syncStatus(_:)`` after the first sync.
+    case syncJoin(server: String, deviceName: String, code: String, timeoutSeconds: Int)
+    /// `keyhaven device approve CODE`: ``SessionResponse/syncApproval(_:)``.
+    case deviceApprove(code: String)
+    /// `keyhaven device list`: ``SessionResponse/syncDevices(_:)``.
+    case deviceList
+    /// `keyhaven device revoke ID`: ``SessionResponse/syncDevices(_:)`` holding the revoked device.
+    case deviceRevoke(id: String)
 }
 
 /// The session's answer to one ``SessionRequest``: the typed values, or why it refused.
@@ -67,6 +77,8 @@ public enum SessionResponse: Hashable, Sendable, Codable {
     case count(Int)
     case syncStatus(SyncStatus)
     case syncReport(SyncReport)
+    case syncDevices([SyncDeviceEntry])
+    case syncApproval(SyncApproval)
     case done
     /// A code to match on and a message for the person; never a secret.
     case failure(SessionError)

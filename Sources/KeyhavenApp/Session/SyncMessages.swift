@@ -56,3 +56,36 @@ public struct SyncReport: Hashable, Sendable, Codable {
         self.status = status
     }
 }
+
+/// One device of the sync account (`keyhaven device list`).
+public struct SyncDeviceEntry: Hashable, Sendable, Codable {
+    /// The device's id on the server (from its public key).
+    public var id: String
+    public var name: String
+    /// When it was enrolled (the server's clock).
+    public var created: Date
+    /// The device that approved it; absent for the account's first device.
+    public var approvedBy: String?
+    /// When it was revoked; absent while it may sync.
+    public var revoked: Date?
+    /// Whether it is the device answering (this vault's).
+    public var current: Bool
+
+    public init(id: String, name: String, created: Date, approvedBy: String?, revoked: Date?, current: Bool) {
+        (self.id, self.name, self.created, self.approvedBy, self.revoked, self.current) = (
+            id, name, created, approvedBy, revoked, current
+        )
+    }
+}
+
+/// What `keyhaven device approve` did: the device it let in.
+public struct SyncApproval: Hashable, Sendable, Codable {
+    /// The new device's id (from its public key) and the name it gave itself.
+    public var deviceID: String
+    public var deviceName: String
+    public var account: String
+
+    public init(deviceID: String, deviceName: String, account: String) {
+        (self.deviceID, self.deviceName, self.account) = (deviceID, deviceName, account)
+    }
+}

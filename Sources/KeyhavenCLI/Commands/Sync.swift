@@ -22,11 +22,12 @@ extension Keyhaven {
                 Examples:
                   keyhaven sync serve --port 8095
                   keyhaven sync enable --server https://sync.example.org --name laptop
+                  keyhaven sync join --server https://sync.example.org --name phone
                   keyhaven sync now
                   keyhaven sync status --json
                   keyhaven sync disable --yes
                 """,
-            subcommands: [SyncEnable.self, SyncNow.self, SyncStatusCommand.self, SyncDisable.self, SyncServe.self]
+            subcommands: [SyncEnable.self, SyncJoin.self, SyncNow.self, SyncStatusCommand.self, SyncDisable.self, SyncServe.self]
         )
 
         @ParentCommand var root: Keyhaven
@@ -59,9 +60,9 @@ struct SyncEnable: SyncVaultCommand {
             Should the first sync fail (the server out of reach), sync stays on with everything \
             pending: run `keyhaven sync now` later, not enable again.
 
-            One device per account in this version: approving a second device (`keyhaven device \
-            approve`) is not there yet, and running enable on another device makes a separate account \
-            that never syncs with this one.
+            For the person's further devices use `keyhaven sync join` there (and `keyhaven device \
+            approve` here): running enable on another device makes a separate account that never syncs \
+            with this one.
 
             Examples:
               keyhaven sync enable --server https://sync.example.org
@@ -119,6 +120,73 @@ extension SyncEnable {
     }
 }
 
+struct SyncJoin: SyncVaultCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Turn sync on as a further device of an account: a device already in approves it with a code.",
+        discussion: """
+            Shows a join code (16 letters and digits, like K7QM-2XPA-9FRT-4HDW) and waits. On a device \
+            already in sync, run `keyhaven device approve CODE` within the time given (10 minutes by \
+            default). This device then receives the account's sync key, sealed to a key it made for the \
+            purpose, enrols its own device key, and syncs: every credential of the account comes in, and \
+            this vault's own credentials are kept and sent as new items (nothing here is lost). \
+            The code never goes to the server: both devices prove with it that the request and the \
+            approval are the ones the other made, so the server cannot put its own key in between. Both \
+            devices must use the same server URL. Nothing is written to this vault before the approval \
+            arrives: when the time runs out, or on Ctrl-C, sync stays off (run join again for a new \
+            code). Refused when sync is already on. --json prints the status after the first sync: \
+            {enabled, server, account, deviceID, deviceName, pending, conflicts, lastSync}.
+
+            Examples:
+              keyhaven sync join --server https://sync.example.org
+              keyhaven sync join --server http://127.0.0.1:8095 --name phone --timeout 300 --json
+            """
+    )
+    @OptionGroup var options: VaultOptions
+    @ParentCommand var sync: Keyhaven.Sync
+    @Option(name: .long, help: ArgumentHelp("The sync server's URL, as the other devices use it.", valueName: "url"))
+    var server: String
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "This device's name, shown to the person's other devices (default: the host name).",
+            valueName: "name"
+        )
+    )
+    var name: String?
+    @Option(name: .long, help: ArgumentHelp("How long to wait for the approval, in seconds.", valueName: "seconds"))
+    var timeout = 600
+    @Flag(name: .long, help: "Print the status as JSON once joined.") var json = false
+
+    func validate() throws {
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout: from 1 to 3600 seconds") }
+    }
+
+    func run() async throws {
+        let store = try await openStore()
+        let code = KeyhavenSession.makeJoinCode()
+        Output.error("keyhaven: join code: \(code)")
+        Output.error(
+            "Waiting for approval — on a device already in sync run: keyhaven device approve \(code)"
+                + " (within \(timeout >= 60 && timeout % 60 == 0 ? "\(timeout / 60) minutes" : "\(timeout) seconds"))"
+        )
+        let status = try await store.joinSync(
+            server: server,
+            deviceName: name ?? SyncEnable.hostName(),
+            code: code,
+            timeoutSeconds: timeout
+        )
+        if json {
+            print(try Output.json(status))
+        } else {
+            print(
+                "Sync is on: this device (\(status.deviceName ?? "")) joined account \(status.account ?? "") on \(status.server ?? "")."
+            )
+            SyncStatusCommand.describe(status)
+        }
+    }
+}
+
 struct SyncNow: SyncVaultCommand {
     static let configuration = CommandConfiguration(
         commandName: "now",
@@ -166,9 +234,9 @@ struct SyncDisable: SyncVaultCommand {
             was waiting to be sent (changes not synced yet stay in this vault only). The credentials \
             stay as they are. The server keeps the account and this device's entry (its public key \
             only; the private key leaves with the state, so nobody can sign in as it), and the other \
-            devices go on syncing; removing a device from the server will be `keyhaven device revoke`, \
-            run on another device (not in this version yet: docs/sync.md "Not yet"). Turning sync on \
-            again makes a new account (`keyhaven sync enable`). Says \
+            devices go on syncing; to remove this device from the server run `keyhaven device revoke ID` \
+            on another device. Turning sync on again makes a new account (`keyhaven sync enable`) or \
+            joins one (`keyhaven sync join`). Says \
             what it does and asks first (reads y from standard input); --yes does not ask. --json prints the status sync had: {enabled, \
             server, account, deviceID, deviceName, pending, conflicts, lastSync}.
 
@@ -208,8 +276,7 @@ struct SyncDisable: SyncVaultCommand {
         )
         print(
             "The server keeps the account and this device's public key (its private key is gone from this "
-                + "vault); removing it there will be `keyhaven device revoke` on another device (not in this "
-                + "version yet)."
+                + "vault); to remove it there, run `keyhaven device revoke \(status.deviceID ?? "ID")` on another device."
         )
     }
 }

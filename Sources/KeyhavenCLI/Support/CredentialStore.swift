@@ -157,6 +157,26 @@ extension CredentialStore {
         try await ask(.syncDisable) { if case .syncStatus(let status) = $0 { status } else { nil } }
     }
 
+    func joinSync(server: String, deviceName: String, code: String, timeoutSeconds: Int) async throws -> SyncStatus {
+        try await ask(.syncJoin(server: server, deviceName: deviceName, code: code, timeoutSeconds: timeoutSeconds)) {
+            if case .syncStatus(let status) = $0 { status } else { nil }
+        }
+    }
+
+    func approveDevice(code: String) async throws -> SyncApproval {
+        try await ask(.deviceApprove(code: code)) { if case .syncApproval(let approval) = $0 { approval } else { nil } }
+    }
+
+    func syncDevices() async throws -> [SyncDeviceEntry] {
+        try await ask(.deviceList) { if case .syncDevices(let devices) = $0 { devices } else { nil } }
+    }
+
+    func revokeDevice(_ id: String) async throws -> SyncDeviceEntry {
+        try await ask(.deviceRevoke(id: id)) {
+            if case .syncDevices(let devices) = $0, devices.count == 1 { devices[0] } else { nil }
+        }
+    }
+
     func syncStatus() async throws -> SyncStatus {
         try await ask(.syncStatus) { if case .syncStatus(let status) = $0 { status } else { nil } }
     }

@@ -185,3 +185,65 @@ package struct ErrorJSON: Codable {
         (self.error, self.message) = (error, message)
     }
 }
+
+// Joining (`keyhaven sync join`, `keyhaven device approve`): keys, tags and grants base64url.
+
+/// `POST /v1/join-requests` (open, as account creation): the new device's request.
+package struct JoinRequestJSON: Codable {
+    package var origin: String
+    package var lookup: String
+    package var publicKey: String
+    package var agreementKey: String
+    package var name: String
+    package var tag: String
+
+    package init(_ fields: JoinRequestFields, tag: [UInt8]) {
+        (origin, lookup, name) = (fields.origin.serialized, fields.lookup, fields.name)
+        (publicKey, agreementKey) = (Base64URL.encode(fields.publicKey), Base64URL.encode(fields.agreementKey))
+        self.tag = Base64URL.encode(tag)
+    }
+}
+
+/// A pending join request as the server answers it (`201` to its creation, `GET
+/// /v1/join-requests/{lookup}` to an enrolled device).
+package struct PendingJoinJSON: Codable {
+    package var lookup: String
+    package var publicKey: String
+    package var agreementKey: String
+    package var name: String
+    package var tag: String
+    package var expires: Date
+
+    package init(
+        lookup: String,
+        publicKey: [UInt8],
+        agreementKey: [UInt8],
+        name: String,
+        tag: [UInt8],
+        expires: Date
+    ) {
+        (self.lookup, self.name, self.expires) = (lookup, name, expires)
+        (self.publicKey, self.agreementKey) = (Base64URL.encode(publicKey), Base64URL.encode(agreementKey))
+        self.tag = Base64URL.encode(tag)
+    }
+}
+
+/// `POST /v1/join-requests/{lookup}/grant`: the grant sealed for the new device.
+package struct JoinGrantJSON: Codable {
+    package var grant: String
+
+    package init(grant: [UInt8]) {
+        self.grant = Base64URL.encode(grant)
+    }
+}
+
+/// `GET /v1/join-requests/{lookup}/grant`: `approved` false while the request waits; else the grant.
+package struct JoinGrantStateJSON: Codable {
+    package var approved: Bool
+    package var grant: String?
+
+    package init(grant: [UInt8]?) {
+        approved = grant != nil
+        self.grant = grant.map(Base64URL.encode)
+    }
+}

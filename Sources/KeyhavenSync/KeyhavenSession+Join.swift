@@ -1,0 +1,277 @@
+import Crypto
+import Foundation
+public import KeyhavenApp
+import SyncClient
+import Vault
+public import VaultSync
+import _KeyhavenSupport
+
+/// A second device joins the account (docs/sync.md "A device joins"): the new device posts a join
+/// request bound to a join code by a MAC; a device already in checks it with the code, approves
+/// the new key and seals the sync vault key to it; the server relays both and can open neither.
+extension KeyhavenSession {
+    /// A new random join code (80 bits) as the person reads it, `XXXX-XXXX-XXXX-XXXX`: what
+    /// `keyhaven sync join` shows and passes in ``KeyhavenApp/SessionRequest/syncJoin(server:deviceName:code:timeoutSeconds:)``.
+    public static func makeJoinCode() -> String {
+        var random = SystemRandomNumberGenerator()
+        return JoinCode(using: &random).description
+    }
+
+    /// Turns sync on for this vault as a new device of an existing account: makes this device's key
+    /// and an ephemeral X25519 key, posts a join request for `code` (which the person carries to a
+    /// device already in: `keyhaven device approve CODE`), waits up to `timeout` for the grant
+    /// (asking every `poll`), checks its MAC and opens it, enrols with the approval inside, saves
+    /// the sync state (the received sync vault key, a new replica holding every credential of this
+    /// vault) in one vault transaction, then syncs: everything on the server comes in and is merged
+    /// with this vault's own credentials, which go out as new items. Nothing is written to the vault
+    /// before the grant is opened and the device enrolled.
+    ///
+    /// - Returns: the status after the first sync.
+    /// - Throws: ``SyncError`` `alreadyEnabled`, `invalidInput`, `invalidServer`, `unreachable`,
+    ///   `notApproved` (the time ran out, or the wait was cancelled: nothing changed here),
+    ///   `mismatch` (the grant does not match the code: nothing used), `refused`, `locked`,
+    ///   `storage`.
+    public func joinSync(
+        server: String,
+        deviceName: String,
+        code: JoinCode,
+        timeout: Duration,
+        poll: Duration = .seconds(1)
+    ) async throws(SyncError) -> SyncStatus {
+        let claim = try SyncGate.claim(self)
+        defer { claim.release() }
+        if let state = try loadSyncState() {
+            throw SyncError(
+                .alreadyEnabled,
+                "sync is already on for this vault (server \(state.server), account \(state.account)); "
+                    + "`keyhaven sync disable` first to join another account"
+            )
+        }
+        let name = deviceName.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty else { throw SyncError(.invalidInput, "give this device a name (--name NAME)") }
+        let key = SyncDeviceKey()
+        let agreement = Curve25519.KeyAgreement.PrivateKey()
+        let client = try Self.client(server: server, key: key, account: nil, now: configuration.now)
+        let fields = await client.joinFields(
+            lookup: code.lookup,
+            agreementKey: Array(agreement.publicKey.rawRepresentation),
+            name: name
+        )
+        do {
+            _ = try await client.postJoinRequest(fields, tag: DeviceJoin.tag(fields, code: code))
+        } catch let error as SyncClientError where error.code == .alreadyExists {
+            throw SyncError(.refused, "a join request for this code is pending already: start `keyhaven sync join` again")
+        } catch {
+            throw Self.syncError(error, pending: nil, doing: "asking to join")
+        }
+        let sealed = try await waitForGrant(client, lookup: code.lookup, timeout: timeout, poll: poll)
+        let grant: JoinGrant
+        do {
+            grant = try DeviceJoin.open(sealed, for: fields, agreementKey: agreement, code: code)
+        } catch {
+            throw SyncError(
+                .mismatch,
+                "\(error.message). Nothing changed on this device; run `keyhaven sync join` again for a new code"
+            )
+        }
+        do {
+            _ = try await client.enrol(
+                account: grant.account,
+                name: name,
+                approver: grant.approver,
+                approval: grant.approval
+            )
+        } catch {
+            throw Self.syncError(error, pending: nil, doing: "enrolling this device")
+        }
+        var random = SystemRandomNumberGenerator()
+        let initial = SyncDeviceState(
+            server: await client.server,
+            account: grant.account,
+            deviceName: name,
+            deviceKey: key,
+            vaultKey: grant.vaultKey,
+            vaultID: grant.vaultID,
+            replica: SyncReplica(device: DeviceID(using: &random)),
+            lastSync: nil
+        )
+        let now = milliseconds
+        _ = try syncVault { transaction in
+            var state = initial
+            guard try SyncDeviceState.load(transaction) == nil else {
+                throw SyncError(.alreadyEnabled, "sync was turned on meanwhile (another process)")
+            }
+            // This vault's credentials become new items of the account; the first sync below pulls
+            // everything else from the start and merges (the path `enableSync` takes).
+            try VaultReplicaFold.fold(transaction, into: &state.replica, base: [:], unreadable: [], now: now)
+            try state.save(transaction, replica: true)
+            return true
+        }
+        return try await run(client: client).status
+    }
+
+    /// Asks the server for the grant every `poll` until it arrives or `timeout` has passed.
+    private func waitForGrant(
+        _ client: SyncHTTPClient,
+        lookup: String,
+        timeout: Duration,
+        poll: Duration
+    ) async throws(SyncError) -> [UInt8] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        let minutes = timeout.components.seconds / 60
+        let shown = minutes >= 1 && timeout.components.seconds % 60 == 0 ? "\(minutes) minute\(minutes == 1 ? "" : "s")"
+            : "\(timeout.components.seconds) seconds"
+        let notApproved = SyncError(
+            .notApproved,
+            "no device approved this one within \(shown); nothing changed on this device (sync stays off). Run "
+                + "`keyhaven sync join` again for a new code, and `keyhaven device approve CODE` on a device already in sync"
+        )
+        while true {
+            do {
+                if let grant = try await client.joinGrant(lookup: lookup) { return grant }
+            } catch let error as SyncClientError where error.code == .notFound {
+                throw notApproved
+            } catch is CancellationError {
+                throw SyncError(.notApproved, "the wait for approval was stopped; nothing changed on this device")
+            } catch {
+                throw Self.syncError(error, pending: nil, doing: "waiting for the approval")
+            }
+            guard clock.now + poll < deadline else { throw notApproved }
+            do {
+                try await Task.sleep(for: poll)
+            } catch {
+                throw SyncError(.notApproved, "the wait for approval was stopped; nothing changed on this device")
+            }
+        }
+    }
+
+    /// Approves the device waiting with join code `code` (as the person typed it): fetches its
+    /// request, checks the request's tag under the code (a server that swapped the new device's
+    /// keys cannot make a valid one), signs the approval of its key and seals the grant (the
+    /// account, this device's approval, the sync vault key and vault id) to the new device's
+    /// X25519 key, with a MAC under the code.
+    ///
+    /// - Throws: ``SyncError`` `notEnabled`, `invalidInput` (not a join code), `notFound` (no such
+    ///   request: mistyped, expired, another server), `mismatch` (nothing approved), `refused`,
+    ///   `unreachable`, `locked`.
+    public func approveDevice(code text: String) async throws(SyncError) -> SyncApproval {
+        let code: JoinCode
+        do {
+            code = try JoinCode(parsing: text)
+        } catch {
+            throw SyncError(.invalidInput, error.message)
+        }
+        guard let state = try loadSyncState() else { throw Self.notEnabled }
+        let client = try Self.client(
+            server: state.server,
+            key: state.deviceKey,
+            account: state.account,
+            now: configuration.now
+        )
+        let (fields, tag): (JoinRequestFields, [UInt8])
+        do {
+            (fields, tag) = try await client.joinRequest(lookup: code.lookup)
+        } catch let error as SyncClientError where error.code == .notFound {
+            throw SyncError(
+                .notFound,
+                "no join request for this code on \(state.server): check the code the new device shows, that it "
+                    + "was made in the last 10 minutes, and that both devices use this server; nothing was approved"
+            )
+        } catch {
+            throw Self.syncError(error, pending: nil, doing: "fetching the join request")
+        }
+        guard DeviceJoin.verifyTag(tag, of: fields, code: code) else {
+            throw SyncError(
+                .mismatch,
+                "the join request does not match this code — someone may have altered it; nothing was approved. "
+                    + "(The new device must use the same server URL as this one: \(state.server).)"
+            )
+        }
+        do {
+            let grant = JoinGrant(
+                account: state.account,
+                approver: state.deviceKey.id,
+                approval: try await client.approval(of: fields.publicKey),
+                vaultKey: state.vaultKey,
+                vaultID: state.vaultID
+            )
+            try await client.grantJoin(lookup: code.lookup, grant: try DeviceJoin.seal(grant, for: fields, code: code))
+        } catch let error as SyncClientError where error.code == .alreadyExists {
+            throw SyncError(.refused, "this join request was approved already (by this or another device)")
+        } catch {
+            throw Self.syncError(error, pending: nil, doing: "approving the device")
+        }
+        return SyncApproval(
+            deviceID: DeviceSignatures.deviceID(publicKey: fields.publicKey),
+            deviceName: Self.printable(fields.name),
+            account: state.account
+        )
+    }
+
+    /// The account's devices as the server lists them, revoked ones included; this one marked.
+    ///
+    /// - Throws: ``SyncError`` `notEnabled`, `unreachable`, `refused`, `locked`.
+    public func syncDevices() async throws(SyncError) -> [SyncDeviceEntry] {
+        guard let state = try loadSyncState() else { throw Self.notEnabled }
+        let client = try Self.client(
+            server: state.server,
+            key: state.deviceKey,
+            account: state.account,
+            now: configuration.now
+        )
+        do {
+            return try await client.devices().map { Self.entry($0, this: state.deviceKey.id) }
+        } catch {
+            throw Self.syncError(error, pending: nil, doing: "listing the devices")
+        }
+    }
+
+    /// Revokes device `id` of the account: its sign-ins fail from now on. Refused for this device
+    /// itself (`keyhaven sync disable` turns sync off here). The sync vault key is not rotated: a
+    /// revoked device keeps what it already had (docs/sync.md "Not yet").
+    ///
+    /// - Throws: ``SyncError`` `notEnabled`, `invalidInput` (this device, or not an id), `notFound`,
+    ///   `unreachable`, `refused`, `locked`.
+    public func revokeDevice(_ id: String) async throws(SyncError) -> SyncDeviceEntry {
+        let id = id.lowercased()
+        guard id.utf8.count == 32, id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            throw SyncError(.invalidInput, "a device id is 32 hex digits (`keyhaven device list` shows them)")
+        }
+        guard let state = try loadSyncState() else { throw Self.notEnabled }
+        guard id != state.deviceKey.id else {
+            throw SyncError(
+                .invalidInput,
+                "that is this device: to stop syncing here run `keyhaven sync disable`, and revoke it from "
+                    + "another device"
+            )
+        }
+        let client = try Self.client(
+            server: state.server,
+            key: state.deviceKey,
+            account: state.account,
+            now: configuration.now
+        )
+        do {
+            return Self.entry(try await client.revoke(id), this: state.deviceKey.id)
+        } catch let error as SyncClientError where error.code == .notFound {
+            throw SyncError(
+                .notFound,
+                "device \(id) is not a device of this account that may still sync (`keyhaven device list`)"
+            )
+        } catch {
+            throw Self.syncError(error, pending: nil, doing: "revoking device \(id)")
+        }
+    }
+
+    private static func entry(_ device: SyncDevice, this: String) -> SyncDeviceEntry {
+        SyncDeviceEntry(
+            id: device.id,
+            name: printable(device.name),
+            created: device.created,
+            approvedBy: device.approvedBy,
+            revoked: device.revoked,
+            current: device.id == this
+        )
+    }
+}
