@@ -516,7 +516,7 @@ let package = Package(
         ),
         .testTarget(
             name: "VaultSyncTests",
-            dependencies: ["VaultSync", "KeyhavenTesting", crypto],
+            dependencies: ["VaultSync", "KeyhavenTesting", "_KeyhavenSupport", crypto],
             swiftSettings: swiftSettings
         ),
         .testTarget(
