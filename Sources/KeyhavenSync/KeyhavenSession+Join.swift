@@ -169,9 +169,9 @@ extension KeyhavenSession {
             account: state.account,
             now: configuration.now
         )
-        let (fields, tag): (JoinRequestFields, [UInt8])
+        let pending: (fields: JoinRequestFields, tag: [UInt8])
         do {
-            (fields, tag) = try await client.joinRequest(lookup: code.lookup)
+            pending = try await client.joinRequest(lookup: code.lookup)
         } catch let error as SyncClientError where error.code == .notFound {
             throw SyncError(
                 .notFound,
@@ -181,7 +181,8 @@ extension KeyhavenSession {
         } catch {
             throw Self.syncError(error, pending: nil, doing: "fetching the join request")
         }
-        guard DeviceJoin.verifyTag(tag, of: fields, code: code) else {
+        let fields = pending.fields
+        guard DeviceJoin.verifyTag(pending.tag, of: fields, code: code) else {
             throw SyncError(
                 .mismatch,
                 "the join request does not match this code — someone may have altered it; nothing was approved. "

@@ -202,7 +202,9 @@ public actor SyncHTTPClient {
     /// server has no such request (it expired).
     public func joinGrant(lookup: String) async throws -> [UInt8]? {
         let doing = "waiting for the approval"
-        let answer = try await send(.GET, "/v1/join-requests/\(try Self.lookup(lookup))/grant", doing: doing)
+        let checked = try Self.lookup(lookup)
+        let path = "/v1/join-requests/\(checked)/grant"
+        let answer = try await send(.GET, path, doing: doing)
         let state = try Self.decode(JoinGrantStateJSON.self, answer)
         guard state.approved else { return nil }
         guard let text = state.grant, let grant = Base64URL.decode(text), !grant.isEmpty else {
@@ -216,7 +218,9 @@ public actor SyncHTTPClient {
     /// /v1/join-requests/{lookup}`). ``SyncClientError/Code/notFound`` when there is none.
     public func joinRequest(lookup: String) async throws -> (fields: JoinRequestFields, tag: [UInt8]) {
         let doing = "fetching the join request"
-        let answer = try await authorized(.GET, "/v1/join-requests/\(try Self.lookup(lookup))", doing: doing)
+        let checked = try Self.lookup(lookup)
+        let path = "/v1/join-requests/\(checked)"
+        let answer = try await authorized(.GET, path, doing: doing)
         let pending = try Self.decode(PendingJoinJSON.self, answer)
         guard pending.lookup == lookup, let publicKey = Base64URL.decode(pending.publicKey),
             let agreementKey = Base64URL.decode(pending.agreementKey), let tag = Base64URL.decode(pending.tag)
@@ -236,9 +240,11 @@ public actor SyncHTTPClient {
     /// Posts the grant sealed for the join request with `lookup` (`POST
     /// /v1/join-requests/{lookup}/grant`); a request is granted once.
     public func grantJoin(lookup: String, grant: [UInt8]) async throws {
+        let checked = try Self.lookup(lookup)
+        let path = "/v1/join-requests/\(checked)/grant"
         _ = try await authorized(
             .POST,
-            "/v1/join-requests/\(try Self.lookup(lookup))/grant",
+            path,
             body: try Self.json(JoinGrantJSON(grant: grant)),
             expecting: [201],
             doing: "sending the approval"

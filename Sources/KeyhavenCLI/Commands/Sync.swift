@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KeyhavenApp
+import KeyhavenSync
 import Logging
 import SyncServer
 import SyncServerHTTP
