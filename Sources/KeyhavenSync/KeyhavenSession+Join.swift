@@ -60,7 +60,10 @@ extension KeyhavenSession {
         do {
             _ = try await client.postJoinRequest(fields, tag: DeviceJoin.tag(fields, code: code))
         } catch let error as SyncClientError where error.code == .alreadyExists {
-            throw SyncError(.refused, "a join request for this code is pending already: start `keyhaven sync join` again")
+            throw SyncError(
+                .refused,
+                "a join request for this code is pending already: start `keyhaven sync join` again"
+            )
         } catch {
             throw Self.syncError(error, pending: nil, doing: "asking to join")
         }
@@ -120,7 +123,9 @@ extension KeyhavenSession {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         let minutes = timeout.components.seconds / 60
-        let shown = minutes >= 1 && timeout.components.seconds % 60 == 0 ? "\(minutes) minute\(minutes == 1 ? "" : "s")"
+        let shown =
+            minutes >= 1 && timeout.components.seconds % 60 == 0
+            ? "\(minutes) minute\(minutes == 1 ? "" : "s")"
             : "\(timeout.components.seconds) seconds"
         let notApproved = SyncError(
             .notApproved,

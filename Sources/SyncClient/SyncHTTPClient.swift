@@ -180,7 +180,13 @@ public actor SyncHTTPClient {
     /// The join request this (new) device makes: its key, `agreementKey` (X25519, the grant is
     /// sealed to it), `name`, the join code's lookup, and this client's origin.
     public func joinFields(lookup: String, agreementKey: [UInt8], name: String) -> JoinRequestFields {
-        JoinRequestFields(origin: origin, lookup: lookup, publicKey: key.publicKey, agreementKey: agreementKey, name: name)
+        JoinRequestFields(
+            origin: origin,
+            lookup: lookup,
+            publicKey: key.publicKey,
+            agreementKey: agreementKey,
+            name: name
+        )
     }
 
     /// Posts a join request with its tag (`POST /v1/join-requests`, no token: the device is not

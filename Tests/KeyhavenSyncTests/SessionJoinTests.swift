@@ -141,7 +141,11 @@ struct SessionJoinTests {
                 Issue.record("a request whose key was swapped is refused")
             } catch let error as SyncError {
                 #expect(error.code == .mismatch)
-                #expect(error.message.contains("the join request does not match this code — someone may have altered it; nothing was approved"))
+                #expect(
+                    error.message.contains(
+                        "the join request does not match this code — someone may have altered it; nothing was approved"
+                    )
+                )
             }
             do {
                 _ = try await joining.value

@@ -77,7 +77,8 @@ struct SyncJoinRequestTests {
         try await SyncPostgresTests.withStores(1) { stores in try await Self.exercise(stores[0]) }
     }
 
-    static func joinBody(_ lookup: String, origin: ServiceOrigin = .testServer, name: String = "phone") -> [String: Any] {
+    static func joinBody(_ lookup: String, origin: ServiceOrigin = .testServer, name: String = "phone") -> [String: Any]
+    {
         [
             "origin": origin.serialized, "lookup": lookup,
             "publicKey": Base64URL.encode(Array(repeating: 1, count: 32)),
@@ -123,7 +124,10 @@ struct SyncJoinRequestTests {
                     == .conflict
             )
             let approved = try await api.call(.get, "/v1/join-requests/\(lookup)/grant")
-            #expect((approved.json["approved"] as? NSNumber)?.boolValue == true && approved.string("grant") == Base64URL.encode([1, 2, 3]))
+            #expect(
+                (approved.json["approved"] as? NSNumber)?.boolValue == true
+                    && approved.string("grant") == Base64URL.encode([1, 2, 3])
+            )
 
             // Ten minutes later it is gone.
             clock.advance(600)
@@ -144,18 +148,27 @@ struct SyncJoinRequestTests {
             #expect(try await api.call(.post, "/v1/join-requests", body: bad).status == .badRequest)
             #expect(try await api.call(.post, "/v1/join-requests", body: Self.joinBody("XYZ")).status == .badRequest)
             #expect(try await api.call(.post, "/v1/join-requests", raw: Array("{".utf8)).status == .badRequest)
-            #expect(try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(1), name: "a\u{202E}b")).status == .badRequest)
+            #expect(
+                try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(1), name: "a\u{202E}b"))
+                    .status == .badRequest
+            )
             let relayed = Self.joinBody(Self.lookup(1), origin: ServiceOrigin("https://evil.example")!)
             #expect(try await api.call(.post, "/v1/join-requests", body: relayed).status == .unauthorized)
             #expect(try await api.call(.get, "/v1/join-requests/nothex/grant").status == .badRequest)
             #expect(try await api.call(.get, "/v1/join-requests/\(Self.lookup(5))/grant").status == .notFound)
 
-            #expect(try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(1))).status == .created)
-            #expect(try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(2))).status == .created)
+            #expect(
+                try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(1))).status == .created
+            )
+            #expect(
+                try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(2))).status == .created
+            )
             let full = try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(3)))
             #expect(full.status == .tooManyRequests && full.string("error") == "busy")
             clock.advance(600)
-            #expect(try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(3))).status == .created)
+            #expect(
+                try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(3))).status == .created
+            )
         }
     }
 }

@@ -28,7 +28,9 @@ extension Keyhaven {
                   keyhaven sync status --json
                   keyhaven sync disable --yes
                 """,
-            subcommands: [SyncEnable.self, SyncJoin.self, SyncNow.self, SyncStatusCommand.self, SyncDisable.self, SyncServe.self]
+            subcommands: [
+                SyncEnable.self, SyncJoin.self, SyncNow.self, SyncStatusCommand.self, SyncDisable.self, SyncServe.self,
+            ]
         )
 
         @ParentCommand var root: Keyhaven

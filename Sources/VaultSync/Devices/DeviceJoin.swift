@@ -140,7 +140,11 @@ public enum DeviceJoin {
             let sender = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: ephemeralPublic)
             let key = try boxKey(agreementKey.sharedSecretFromKeyAgreement(with: sender), fields, ephemeralPublic)
             plaintext = Array(
-                try ChaChaPoly.open(ChaChaPoly.SealedBox(combined: sealed), using: key, authenticating: associatedData(fields))
+                try ChaChaPoly.open(
+                    ChaChaPoly.SealedBox(combined: sealed),
+                    using: key,
+                    authenticating: associatedData(fields)
+                )
             )
         } catch {
             throw VaultSyncError(.cannotOpen, "the grant does not open with this device's key")
@@ -182,7 +186,12 @@ public enum DeviceJoin {
         )
     }
 
-    private static func grantMAC(_ fields: JoinRequestFields, code: JoinCode, ephemeral: [UInt8], sealed: [UInt8])
+    private static func grantMAC(
+        _ fields: JoinRequestFields,
+        code: JoinCode,
+        ephemeral: [UInt8],
+        sealed: [UInt8]
+    )
         -> [UInt8]
     {
         Array(
@@ -197,7 +206,11 @@ public enum DeviceJoin {
         frame("grant-box", [Array(fields.origin.serialized.utf8), Array(fields.lookup.utf8)])
     }
 
-    private static func boxKey(_ secret: SharedSecret, _ fields: JoinRequestFields, _ ephemeral: [UInt8])
+    private static func boxKey(
+        _ secret: SharedSecret,
+        _ fields: JoinRequestFields,
+        _ ephemeral: [UInt8]
+    )
         -> SymmetricKey
     {
         secret.hkdfDerivedSymmetricKey(

@@ -41,7 +41,9 @@ public struct JoinCode: Hashable, Sendable, CustomStringConvertible {
         for scalar in text.unicodeScalars {
             if scalar == "-" || scalar == " " || scalar == "\t" { continue }
             position += 1
-            guard scalar.isASCII else { throw Self.invalid("character \(position) is not a letter or digit of a join code") }
+            guard scalar.isASCII else {
+                throw Self.invalid("character \(position) is not a letter or digit of a join code")
+            }
             var byte = UInt8(scalar.value)
             if (97...122).contains(byte) { byte -= 32 }  // lowercase
             switch byte {
