@@ -77,6 +77,10 @@ struct SessionMessageTests {
         case .syncNow: "syncNow"
         case .syncStatus: "syncStatus"
         case .syncDisable: "syncDisable"
+        case .syncJoin: "syncJoin"
+        case .deviceApprove: "deviceApprove"
+        case .deviceList: "deviceList"
+        case .deviceRevoke: "deviceRevoke"
         }
     }
 
@@ -93,6 +97,8 @@ struct SessionMessageTests {
         case .count: "count"
         case .syncStatus: "syncStatus"
         case .syncReport: "syncReport"
+        case .syncDevices: "syncDevices"
+        case .syncApproval: "syncApproval"
         case .done: "done"
         case .failure: "failure"
         }
@@ -115,6 +121,14 @@ struct SessionMessageTests {
             .passkeys(withKeys: false), .importItems(samples.parsed, dryRun: true), .pendingUpgrades,
             .syncEnable(server: "https://sync.example", deviceName: "laptop"), .syncNow, .syncStatus,
             .syncDisable,
+            .syncJoin(
+                server: "https://sync.example",
+                deviceName: "phone",
+                code: "K7QM-2XPA-9FRT-4HDW",
+                timeoutSeconds: 600
+            ),
+            .deviceApprove(code: "K7QM-2XPA-9FRT-4HDW"), .deviceList,
+            .deviceRevoke(id: String(repeating: "c", count: 32)),
         ]
     }
 
@@ -155,7 +169,29 @@ struct SessionMessageTests {
                     lastSync: Date(timeIntervalSince1970: 1_800_000_000.25)
                 )
             ),
-            .syncReport(Self.syncReport), .done,
+            .syncReport(Self.syncReport),
+            .syncDevices([
+                SyncDeviceEntry(
+                    id: String(repeating: "b", count: 32),
+                    name: "laptop",
+                    created: Date(timeIntervalSince1970: 1_800_000_000.5),
+                    approvedBy: nil,
+                    revoked: nil,
+                    current: true
+                ),
+                SyncDeviceEntry(
+                    id: String(repeating: "c", count: 32),
+                    name: "phone",
+                    created: Date(timeIntervalSince1970: 1_800_000_100),
+                    approvedBy: String(repeating: "b", count: 32),
+                    revoked: Date(timeIntervalSince1970: 1_800_000_200),
+                    current: false
+                ),
+            ]),
+            .syncApproval(
+                SyncApproval(deviceID: String(repeating: "c", count: 32), deviceName: "phone", account: "acct")
+            ),
+            .done,
             .failure(SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.")),
         ]
     }
@@ -163,7 +199,7 @@ struct SessionMessageTests {
     @Test func everyRequestAndAnswerSurvivesTheSocketUnchanged() throws {
         let samples = try Self.samples()
         let requests = Self.requests(samples)
-        #expect(Set(requests.map(Self.kind)).count == 18, "every kind of request is sent")
+        #expect(Set(requests.map(Self.kind)).count == 22, "every kind of request is sent")
         for (index, request) in requests.enumerated() {
             let frame = try SessionProtocol.encode(request, id: index + 7)
             let (id, decoded) = SessionProtocol.decodeRequest(frame)
@@ -171,7 +207,7 @@ struct SessionMessageTests {
             #expect(try decoded.get() == request, "\(Self.kind(request))")
         }
         let responses = Self.responses(samples)
-        #expect(Set(responses.map(Self.kind)).count == 13, "every kind of answer is sent")
+        #expect(Set(responses.map(Self.kind)).count == 15, "every kind of answer is sent")
         for response in responses {
             let frame = SessionProtocol.encode(response, id: 3)
             let decoded = try SessionProtocol.decodeResponse(frame)
