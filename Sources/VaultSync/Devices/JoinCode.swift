@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 import _KeyhavenSupport
 
 /// The code a person carries from a new device to one already in sync (`keyhaven sync join`, then
