@@ -171,6 +171,9 @@ struct FailingStore: SyncStore {
     func takeChallenge(hash: [UInt8]) async throws -> (device: String, expires: Date)? { throw Failure() }
     func saveToken(hash: [UInt8], device: String, expires: Date, purgeBefore: Date?) async throws { throw Failure() }
     func tokenHolder(hash: [UInt8], now: Date) async throws -> EnrolledDevice? { throw Failure() }
+    func saveJoinRequest(_ request: JoinRequest, now: Date, maxPending: Int) async throws { throw Failure() }
+    func joinRequest(lookup: String, now: Date) async throws -> JoinRequest? { throw Failure() }
+    func saveJoinGrant(_ grant: [UInt8], lookup: String, now: Date) async throws { throw Failure() }
     func push(_ mutation: Mutation, account: String) async throws -> PushResponse { throw Failure() }
     func changes(account: String, since cursor: UInt64, limit: Int, maxBytes: Int) async throws -> ChangeBatch {
         throw Failure()

@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import KeyhavenTesting
 import Testing
 import VaultSync
