@@ -107,8 +107,8 @@ struct DeviceCommandTests {
         #expect(text.stdout.contains("(this device)") && text.stdout.contains("approved by \(laptop.id)"))
 
         // Revoking: not this device; asks first; --yes does not.
-        let own = try await keyhaven.runDetached(["device", "revoke", laptop.id, "--yes"])
-        #expect(own.status == 1 && own.stderr.contains("sync disable"), "\(own.stderr)")
+        let itself = try await keyhaven.runDetached(["device", "revoke", laptop.id, "--yes"])
+        #expect(itself.status == 1 && itself.stderr.contains("sync disable"), "\(itself.stderr)")
         let declined = try await keyhaven.runDetached(["device", "revoke", approval.deviceID])
         #expect(declined.status == 1 && declined.stderr.contains("pass --yes"), "\(declined.stderr)")
         let revoked = try await keyhaven.runDetached(["device", "revoke", approval.deviceID, "--yes", "--json"])

@@ -29,13 +29,21 @@ struct SessionJoinTests {
     /// Approves `code` on `laptop` as soon as the phone's request is on the server.
     static func approve(_ laptop: KeyhavenSession, code: String) async throws -> SyncApproval {
         for _ in 0..<100 {
-            do {
-                return try await laptop.approveDevice(code: code)
-            } catch let error where error.code == .notFound {
-                try await Task.sleep(for: .milliseconds(50))
+            switch await attempt(laptop, code: code) {
+            case .success(let approval): return approval
+            case .failure(let error) where error.code == .notFound: try await Task.sleep(for: .milliseconds(50))
+            case .failure(let error): throw error
             }
         }
         throw TestFailure("the join request never reached the server")
+    }
+
+    static func attempt(_ laptop: KeyhavenSession, code: String) async -> Result<SyncApproval, SyncError> {
+        do {
+            return .success(try await laptop.approveDevice(code: code))
+        } catch {
+            return .failure(error)
+        }
     }
 
     static func joinCode() throws -> JoinCode { try JoinCode(parsing: KeyhavenSession.makeJoinCode()) }
@@ -97,14 +105,14 @@ struct SessionJoinTests {
             do {
                 _ = try await phone.revokeDevice(approval.deviceID)
                 Issue.record("a device does not revoke itself")
-            } catch {
+            } catch let error as SyncError {
                 #expect(error.code == .invalidInput && error.message.contains("sync disable"))
             }
             // The code was used once.
             do {
                 _ = try await laptop.approveDevice(code: code.description)
                 Issue.record("a code is approved once")
-            } catch {
+            } catch let error as SyncError {
                 #expect(error.code == .refused)
             }
 
@@ -170,13 +178,13 @@ struct SessionJoinTests {
             do {
                 _ = try await laptop.approveDevice(code: nobodys.description)
                 Issue.record("a code nobody made is not found")
-            } catch {
+            } catch let error as SyncError {
                 #expect(error.code == .notFound && error.message.contains("no join request for this code"))
             }
             do {
                 _ = try await laptop.approveDevice(code: "K7QM-2XPA-9FRT")
                 Issue.record("a short code is refused")
-            } catch {
+            } catch let error as SyncError {
                 #expect(error.code == .invalidInput && error.message.contains("16 letters and digits"))
             }
 
@@ -192,7 +200,7 @@ struct SessionJoinTests {
                     poll: .milliseconds(100)
                 )
                 Issue.record("nobody approved the phone")
-            } catch {
+            } catch let error as SyncError {
                 #expect(error.code == .notApproved)
                 #expect(error.message.contains("sync stays off"))
             }
