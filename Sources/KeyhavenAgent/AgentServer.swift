@@ -121,6 +121,7 @@ public final class AgentServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
                     try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
+                    try channel.pipeline.syncOperations.addHandler(InputWatcher())
                     let connection = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
                         wrappingChannelSynchronously: channel
                     )
@@ -213,6 +214,7 @@ public final class AgentServer: Sendable {
             try? await connection.executeThenClose { _, _ in }
             return
         }
+        let watcher = try? await connection.channel.pipeline.handler(type: InputWatcher.self).get()
         try? await connection.executeThenClose { inbound, outbound in
             var frames = inbound.makeAsyncIterator()
             // The first frame says who calls (``AgentFrame``): the browser's host, or the CLI.
@@ -252,7 +254,7 @@ public final class AgentServer: Sendable {
                             request.append(Data(buffer: part))
                         }
                     }
-                    for part in SessionProtocol.frames(await answerSession(request), limit: Frames.maximumLength) {
+                    for part in SessionProtocol.frames(await answerSession(request, watching: watcher), limit: Frames.maximumLength) {
                         try await outbound.write(ByteBuffer(bytes: part))
                     }
                 case .command(let id, let command):
@@ -353,14 +355,72 @@ public final class AgentServer: Sendable {
 
     /// A vault command's typed request (``SessionProtocol``), answered by the session (sync's
     /// requests by its sync: ``KeyhavenSync``); a request of another protocol version is refused.
-    func answerSession(_ frame: Data) async -> Data {
+    func answerSession(_ frame: Data, watching watcher: InputWatcher? = nil) async -> Data {
         let (id, decoded) = SessionProtocol.decodeRequest(frame)
         let response: SessionResponse
         switch decoded {
-        case .success(let request): response = await agent.session.answerWithSync(request)
+        case .success(let request):
+            if case .syncJoin = request, let watcher {
+                // `sync join` waits minutes for an approval: when its CLI goes away (Ctrl-C), the
+                // join stops here too, before it enrols (docs/sync.md "A device joins").
+                let session = agent.session
+                let task = Task { await session.answerWithSync(request) }
+                watcher.onClose { task.cancel() }
+                response = await task.value
+                watcher.onClose(nil)
+            } else {
+                response = await agent.session.answerWithSync(request)
+            }
         case .failure(let error): response = .failure(error)
         }
         return SessionProtocol.encode(response, id: id)
+    }
+}
+
+/// Notes the end of a connection's input: the client closed its side or its process ended (the
+/// socket allows half-closure, so the channel itself stays open). A long request whose client is
+/// gone (`sync join` waiting for an approval) is cancelled rather than finished unseen.
+final class InputWatcher: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private struct State {
+        var closed = false
+        var onClose: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.fireChannelRead(data)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed { closed() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closed()
+        context.fireChannelInactive()
+    }
+
+    /// Runs `body` once the input ends, at once when it has already; nil forgets it.
+    func onClose(_ body: (@Sendable () -> Void)?) {
+        let now = state.withLock { state -> Bool in
+            state.onClose = state.closed ? nil : body
+            return state.closed
+        }
+        if now { body?() }
+    }
+
+    private func closed() {
+        let body = state.withLock { state -> (@Sendable () -> Void)? in
+            state.closed = true
+            defer { state.onClose = nil }
+            return state.onClose
+        }
+        body?()
     }
 }
 

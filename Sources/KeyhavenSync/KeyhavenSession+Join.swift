@@ -57,8 +57,9 @@ extension KeyhavenSession {
             agreementKey: Array(agreement.publicKey.rawRepresentation),
             name: name
         )
+        let expires: Date
         do {
-            _ = try await client.postJoinRequest(fields, tag: DeviceJoin.tag(fields, code: code))
+            expires = try await client.postJoinRequest(fields, tag: DeviceJoin.tag(fields, code: code))
         } catch let error as SyncClientError where error.code == .alreadyExists {
             throw SyncError(
                 .refused,
@@ -67,7 +68,17 @@ extension KeyhavenSession {
         } catch {
             throw Self.syncError(error, pending: nil, doing: "asking to join")
         }
-        let sealed = try await waitForGrant(client, lookup: code.lookup, timeout: timeout, poll: poll)
+        // The server drops the request at `expires`: waiting longer would only end in "not
+        // approved" for an approval nobody can make any more (a margin for the last round trip).
+        let lifetime = expires.timeIntervalSince(configuration.now()) - Self.joinMargin
+        let capped = lifetime > 0 && lifetime < Double(timeout.components.seconds)
+        let sealed = try await waitForGrant(
+            client,
+            lookup: code.lookup,
+            timeout: capped ? .seconds(lifetime) : timeout,
+            cappedByServer: capped,
+            poll: poll
+        )
         let grant: JoinGrant
         do {
             grant = try DeviceJoin.open(sealed, for: fields, agreementKey: agreement, code: code)
@@ -77,16 +88,19 @@ extension KeyhavenSession {
                 "\(error.message). Nothing changed on this device; run `keyhaven sync join` again for a new code"
             )
         }
-        do {
-            _ = try await client.enrol(
-                account: grant.account,
-                name: name,
-                approver: grant.approver,
-                approval: grant.approval
+        // Last checks before the server learns of this device: the wait may have been long (the
+        // vault locked, sync turned on by another process, the join stopped); once enrolled, a
+        // failure here leaves a device on the server that only a revoke removes (docs/sync.md).
+        guard isUnlocked else { throw Self.lockedDuringJoin }
+        if Task.isCancelled { throw Self.joinStopped }
+        if try loadSyncState() != nil {
+            throw SyncError(
+                .alreadyEnabled,
+                "sync was turned on for this vault meanwhile (another process); this device was not enrolled"
             )
-        } catch {
-            throw Self.syncError(error, pending: nil, doing: "enrolling this device")
         }
+        let enrolled = try await enrol(client, grant: grant, name: name, key: key)
+        guard enrolled else { throw Self.joinStopped }
         var random = SystemRandomNumberGenerator()
         let initial = SyncDeviceState(
             server: await client.server,
@@ -99,56 +113,162 @@ extension KeyhavenSession {
             lastSync: nil
         )
         let now = milliseconds
-        _ = try syncVault { transaction in
-            var state = initial
-            guard try SyncDeviceState.load(transaction) == nil else {
-                throw SyncError(.alreadyEnabled, "sync was turned on meanwhile (another process)")
+        do {
+            _ = try syncVault { transaction in
+                var state = initial
+                guard try SyncDeviceState.load(transaction) == nil else {
+                    throw SyncError(.alreadyEnabled, "sync was turned on meanwhile (another process)")
+                }
+                // This vault's credentials become new items of the account; the first sync below
+                // pulls everything else from the start and merges (the path `enableSync` takes).
+                try VaultReplicaFold.fold(transaction, into: &state.replica, base: [:], unreadable: [], now: now)
+                try state.save(transaction, replica: true)
+                return true
             }
-            // This vault's credentials become new items of the account; the first sync below pulls
-            // everything else from the start and merges (the path `enableSync` takes).
-            try VaultReplicaFold.fold(transaction, into: &state.replica, base: [:], unreadable: [], now: now)
-            try state.save(transaction, replica: true)
-            return true
+        } catch {
+            // Enrolled on the server, nothing saved here: the key is gone with this process, so
+            // the way back is a revoke from a device already in, then a new join.
+            throw SyncError(
+                error.code,
+                "\(error.message). This device was enrolled on the server (device \(key.id)) but could not be "
+                    + "saved here: revoke it from a device already in (`keyhaven device revoke \(key.id)`), then "
+                    + "run `keyhaven sync join` again"
+            )
         }
-        return try await run(client: client).status
+        let signedIn = try Self.client(server: initial.server, key: key, account: grant.account, now: configuration.now)
+        return try await run(client: signedIn).status
     }
 
-    /// Asks the server for the grant every `poll` until it arrives or `timeout` has passed.
+    /// Asks the server for the grant every `poll` until it arrives or `timeout` has passed. Each
+    /// round counts as activity (the idle lock does not fire in the middle of a join); a vault
+    /// locked meanwhile (`keyhaven lock`) stops the wait. A failed round (no connection, a 5xx, a
+    /// busy server) is retried after a short back-off until the deadline: one lost answer among
+    /// hundreds does not waste the approval.
     private func waitForGrant(
         _ client: SyncHTTPClient,
         lookup: String,
         timeout: Duration,
+        cappedByServer: Bool,
         poll: Duration
     ) async throws(SyncError) -> [UInt8] {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
-        let minutes = timeout.components.seconds / 60
+        let seconds = timeout.components.seconds
+        let minutes = seconds / 60
         let shown =
-            minutes >= 1 && timeout.components.seconds % 60 == 0
+            minutes >= 1 && seconds % 60 == 0
             ? "\(minutes) minute\(minutes == 1 ? "" : "s")"
-            : "\(timeout.components.seconds) seconds"
+            : "\(seconds) seconds"
         let notApproved = SyncError(
             .notApproved,
-            "no device approved this one within \(shown); nothing changed on this device (sync stays off). Run "
-                + "`keyhaven sync join` again for a new code, and `keyhaven device approve CODE` on a device already in sync"
+            "no device approved this one within \(shown)"
+                + (cappedByServer ? " (the server keeps a join request no longer)" : "")
+                + "; nothing changed on this device (sync stays off). Run `keyhaven sync join` again for a "
+                + "new code, and `keyhaven device approve` on a device already in sync"
         )
+        var failure: SyncError?
+        var backOff = poll
         while true {
+            guard isUnlocked else { throw Self.lockedDuringJoin }
+            touch()
             do {
                 if let grant = try await client.joinGrant(lookup: lookup) { return grant }
+                failure = nil
+                backOff = poll
             } catch let error as SyncClientError where error.code == .notFound {
                 throw notApproved
             } catch is CancellationError {
-                throw SyncError(.notApproved, "the wait for approval was stopped; nothing changed on this device")
+                throw Self.joinStopped
+            } catch let error as SyncClientError where Self.retryable(error) {
+                failure = Self.syncError(error, pending: nil, doing: "waiting for the approval")
+                backOff = min(backOff * 2, .seconds(5))
             } catch {
                 throw Self.syncError(error, pending: nil, doing: "waiting for the approval")
             }
-            guard clock.now + poll < deadline else { throw notApproved }
+            let pause = failure == nil ? poll : backOff
+            guard clock.now + pause < deadline else {
+                if let failure {
+                    throw SyncError(failure.code, failure.message + " Nothing changed on this device (sync stays off).")
+                }
+                throw notApproved
+            }
             do {
-                try await Task.sleep(for: poll)
+                try await Task.sleep(for: pause)
             } catch {
-                throw SyncError(.notApproved, "the wait for approval was stopped; nothing changed on this device")
+                throw Self.joinStopped
             }
         }
+    }
+
+    /// Enrols `key` in the grant's account. An answer lost on the way (no answer, a broken
+    /// connection, a 5xx, a busy server) is asked again a few times; `alreadyEnrolled` after such
+    /// a loss is this device's own earlier attempt (the key is brand new), so it counts as done.
+    /// The server's answer must name the grant's account and this key. Returns false when the
+    /// join was stopped before the first attempt.
+    private func enrol(
+        _ client: SyncHTTPClient,
+        grant: JoinGrant,
+        name: String,
+        key: SyncDeviceKey
+    ) async throws(SyncError) -> Bool {
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                let device = try await client.enrol(
+                    account: grant.account,
+                    name: name,
+                    approver: grant.approver,
+                    approval: grant.approval
+                )
+                guard device.account == grant.account, device.id == key.id else {
+                    throw SyncError(
+                        .mismatch,
+                        "the server's answer names another account or device than the approval; nothing was saved "
+                            + "on this device. Revoke device \(key.id) from a device already in"
+                    )
+                }
+                return true
+            } catch let error as SyncClientError where error.code == .alreadyEnrolled && attempts > 1 {
+                return true
+            } catch let error as SyncClientError where attempts < Self.enrolAttempts && Self.retryable(error) {
+                try? await Task.sleep(for: .milliseconds(250 * attempts))
+            } catch let error as SyncError {
+                throw error
+            } catch is CancellationError {
+                if attempts == 1 { return false }
+                throw SyncError(
+                    .unreachable,
+                    "the join was stopped while enrolling: device \(key.id) may be enrolled on the server with "
+                        + "nothing saved here; revoke it from a device already in"
+                )
+            } catch {
+                let failed = Self.syncError(error, pending: nil, doing: "enrolling this device")
+                throw SyncError(
+                    failed.code,
+                    failed.message + " Nothing was saved on this device; if the server enrolled it anyway, "
+                        + "`keyhaven device list` on a device already in shows it (device \(key.id)) to revoke"
+                )
+            }
+        }
+    }
+
+    static let enrolAttempts = 4
+
+    /// A failure worth asking again: no connection, no answer, a 5xx, a busy server.
+    static func retryable(_ error: SyncClientError) -> Bool {
+        let codes: [SyncClientError.Code] = [.unreachable, .noAnswer, .serverFailure, .busy]
+        return codes.contains(error.code)
+    }
+    /// How long before the server's expiry of a join request the wait gives up.
+    static let joinMargin: TimeInterval = 5
+
+    static var lockedDuringJoin: SyncError {
+        SyncError(.locked, "the vault was locked while waiting for the approval; nothing changed on this device")
+    }
+
+    static var joinStopped: SyncError {
+        SyncError(.notApproved, "the wait for approval was stopped; nothing changed on this device (sync stays off)")
     }
 
     /// Approves the device waiting with join code `code` (as the person typed it): fetches its

@@ -521,6 +521,66 @@ import Glibc
             for connection in connections { #expect((try? connection.receive()) == nil) }
         }
     }
+
+    /// Ctrl-C of `keyhaven sync join` ends its connection: the agent stops the join too, rather
+    /// than wait on and enrol unseen (its claim on the vault's sync is released at once). The sync
+    /// server here accepts connections and never answers.
+    @Test func aJoinWhoseCLIHasGoneIsStopped() async throws {
+        let running = try Running()
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        #expect(bound == 0 && listen(listener, 8) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        let server = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+
+        let cli = try running.connect()
+        let unlocked = try running.ask(
+            cli,
+            ["v": 1, "id": 1, "type": "agent.unlock", "masterPassword": .string(running.testVault.masterPassword)]
+        )
+        #expect(unlocked["ok"]?["state"]?.string == "unlocked")
+        let join = SessionRequest.syncJoin(
+            server: server,
+            deviceName: "phone",
+            code: "K7QM-2XPA-9FRT-4HNW",
+            timeoutSeconds: 600
+        )
+        let joining = try running.connect()
+        for frame in SessionProtocol.frames(try SessionProtocol.encode(join), limit: Frames.maximumLength) {
+            try joining.send(frame)
+        }
+        // The join holds the vault's sync while it waits: a second one is `busy`.
+        try await Task.sleep(for: .milliseconds(300))
+        let second = SessionRequest.syncJoin(
+            server: server,
+            deviceName: " ",
+            code: "K7QM-2XPA-9FRT-4HNW",
+            timeoutSeconds: 60
+        )
+        #expect(try running.session(cli, second).failureCode?.name == "busy")
+        // Ctrl-C: the connection ends; the join stops, and a new one gets past the claim.
+        shutdown(joining.input, Int32(SHUT_RDWR))
+        var answer: SessionResponse?
+        // (Without the stop, the claim is held until the client's 10-second timeout.)
+        for _ in 0..<30 {
+            try await Task.sleep(for: .milliseconds(100))
+            answer = try running.session(cli, second)
+            if answer?.failureCode?.name != "busy" { break }
+        }
+        #expect(answer?.failureCode?.name == "invalidInput", "the stopped join released the claim, not \(String(describing: answer))")
+    }
 }
 
 extension SessionResponse {

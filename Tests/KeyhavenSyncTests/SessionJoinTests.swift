@@ -7,6 +7,7 @@ import KeyhavenTesting
 import SyncClient
 import SyncServer
 import SyncServerHTTP
+import Synchronization
 import Testing
 import Vault
 import VaultSync
@@ -210,6 +211,94 @@ struct SessionJoinTests {
             #expect(try await phone.savedSyncState() == nil)
         }
     }
+
+    @Test func aLostAnswerToTheEnrolmentIsAskedAgainAndCountsAsEnrolled() async throws {
+        let clock = TestClock()
+        let laptopVault = try TestVault(now: { clock.now })
+        _ = try laptopVault.vault.add(CredentialContent(title: "Mail", user: "ada", password: "pw"))
+        let phoneVault = try TestVault(now: { clock.now })
+        try await withSyncServer(clock: clock, swappingAgreementKeyFor: nil, losingEnrolments: 1) { server in
+            let laptop = try await syncingLaptop(laptopVault, server: server, clock: clock)
+            let phone = try await unlockedSession(phoneVault, clock: clock)
+            let code = try Self.joinCode()
+            let joining = Task {
+                try await phone.joinSync(
+                    server: server,
+                    deviceName: "phone",
+                    code: code,
+                    timeout: .seconds(20),
+                    poll: .milliseconds(50)
+                )
+            }
+            _ = try await Self.approve(laptop, code: code.description)
+            let status = try await joining.value
+            #expect(status.enabled && status.pending == 0)
+            #expect(try await Self.titles(phone) == ["Mail"])
+            #expect(try await laptop.syncDevices().map(\.name).sorted() == ["laptop", "phone"])
+        }
+    }
+
+    @Test func lockingDuringTheWaitStopsTheJoinBeforeEnrolling() async throws {
+        let clock = TestClock()
+        let laptopVault = try TestVault(now: { clock.now })
+        let phoneVault = try TestVault(now: { clock.now })
+        try await withSyncServer(clock: clock) { server in
+            let laptop = try await syncingLaptop(laptopVault, server: server, clock: clock)
+            let phone = try await unlockedSession(phoneVault, clock: clock)
+            let code = try Self.joinCode()
+            let joining = Task {
+                try await phone.joinSync(
+                    server: server,
+                    deviceName: "phone",
+                    code: code,
+                    timeout: .seconds(20),
+                    poll: .seconds(2)
+                )
+            }
+            // Approved while the phone sleeps between two polls, then locked before the next.
+            _ = try await Self.approve(laptop, code: code.description)
+            await phone.lock()
+            do {
+                _ = try await joining.value
+                Issue.record("a locked vault does not join")
+            } catch let error as SyncError {
+                #expect(error.code == .locked && error.message.contains("nothing changed on this device"))
+            }
+            #expect(try await laptop.syncDevices().count == 1)
+            try await phone.unlock(masterPassword: phoneVault.masterPassword)
+            #expect(try await phone.savedSyncState() == nil)
+        }
+    }
+
+    @Test func theIdleLockDoesNotFireWhileWaitingForTheApproval() async throws {
+        let clock = TestClock()
+        let laptopVault = try TestVault(now: { clock.now })
+        let phoneVault = try TestVault(now: { clock.now })
+        try await withSyncServer(clock: clock) { server in
+            let laptop = try await syncingLaptop(laptopVault, server: server, clock: clock)
+            let phone = try await unlockedSession(phoneVault, clock: clock)
+            try await phone.setIdleLock(60)
+            let code = try Self.joinCode()
+            let joining = Task {
+                try await phone.joinSync(
+                    server: server,
+                    deviceName: "phone",
+                    code: code,
+                    timeout: .seconds(20),
+                    poll: .milliseconds(20)
+                )
+            }
+            // Five minutes pass, in steps shorter than the idle lock; the agent's timer ticks.
+            for _ in 0..<10 {
+                clock.advance(30)
+                try await Task.sleep(for: .milliseconds(150))
+                await phone.tick()
+            }
+            #expect(await phone.isUnlocked)
+            _ = try await Self.approve(laptop, code: code.description)
+            #expect(try await joining.value.enabled)
+        }
+    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {
@@ -219,15 +308,19 @@ struct TestFailure: Error, CustomStringConvertible {
 
 /// A sync store that hands out every join request with `agreementKey` in place of the new
 /// device's: a server substituting its own key to open the grant.
+/// With `loseEnrolments`, that many enrolments are stored and then answered with a failure: a
+/// `201` lost on the way back.
 struct SwappingStore: SyncStore {
     let store: SQLiteSyncStore
-    let agreementKey: [UInt8]
+    let agreementKey: [UInt8]?
+    var loseEnrolments = LostAnswers(0)
 
     func createAccount(_ account: String, firstDevice: EnrolledDevice) async throws {
         try await store.createAccount(account, firstDevice: firstDevice)
     }
     func addDevice(_ device: EnrolledDevice, approvedBy approver: String) async throws {
         try await store.addDevice(device, approvedBy: approver)
+        if loseEnrolments.take() { throw LostAnswer() }
     }
     func device(_ id: String) async throws -> EnrolledDevice? { try await store.device(id) }
     func devices(of account: String) async throws -> [EnrolledDevice] { try await store.devices(of: account) }
@@ -257,7 +350,7 @@ struct SwappingStore: SyncStore {
     }
     func joinRequest(lookup: String, now: Date) async throws -> JoinRequest? {
         guard var request = try await store.joinRequest(lookup: lookup, now: now) else { return nil }
-        request.agreementKey = agreementKey
+        if let agreementKey { request.agreementKey = agreementKey }
         return request
     }
     func saveJoinGrant(_ grant: [UInt8], lookup: String, now: Date) async throws {
@@ -271,13 +364,34 @@ struct SwappingStore: SyncStore {
     }
 }
 
-/// ``withSyncServer(clock:_:)`` on a server whose store swaps every join request's agreement key.
+struct LostAnswer: Error {}
+
+/// How many more answers to lose.
+final class LostAnswers: Sendable {
+    let left: Mutex<Int>
+    init(_ count: Int) { left = Mutex(count) }
+    func take() -> Bool {
+        left.withLock { left in
+            guard left > 0 else { return false }
+            left -= 1
+            return true
+        }
+    }
+}
+
+/// ``withSyncServer(clock:_:)`` on a server whose store swaps every join request's agreement key
+/// (when given), and loses the answer to the first `losingEnrolments` enrolments.
 func withSyncServer<T: Sendable>(
     clock: TestClock,
-    swappingAgreementKeyFor agreementKey: [UInt8],
+    swappingAgreementKeyFor agreementKey: [UInt8]?,
+    losingEnrolments: Int = 0,
     _ body: @escaping @Sendable (String) async throws -> T
 ) async throws -> T {
-    let store = SwappingStore(store: try SQLiteSyncStore(path: nil), agreementKey: agreementKey)
+    let store = SwappingStore(
+        store: try SQLiteSyncStore(path: nil),
+        agreementKey: agreementKey,
+        loseEnrolments: LostAnswers(losingEnrolments)
+    )
     var configuration = SyncServerConfiguration()
     configuration.now = { clock.now }
     let service = SyncService(store: store, configuration: configuration)
