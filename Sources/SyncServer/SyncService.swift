@@ -43,6 +43,15 @@ public struct SyncServerConfiguration: Sendable {
     /// The most join requests pending at once on this server (more are answered `busy`, 429): the
     /// route is open to anyone, as account creation is.
     public var maxJoinRequests = 1_000
+    /// The most join requests pending at once from one client address (an IPv6 address counts by
+    /// its /64): one client cannot fill ``maxJoinRequests`` and block every join. Counted by each
+    /// instance on its own (``maxJoinRequests`` is the backstop shared by all).
+    public var maxJoinRequestsPerAddress = 5
+    /// The header a reverse proxy sets to the client's address (`X-Forwarded-For`), believed only
+    /// from ``trustedProxies``; nil: the connection's peer is the client.
+    public var clientAddressHeader: String?
+    /// The proxies whose ``clientAddressHeader`` is believed (exact addresses; loopback by default).
+    public var trustedProxies: Set<String> = ["127.0.0.1", "::1"]
     /// The largest grant accepted (a grant holds an account id, a device id, a signature and two
     /// keys: about 250 bytes).
     public var maxGrantBytes = 1_024
@@ -88,6 +97,8 @@ public final class SyncService: Sendable {
     /// Long polls waiting now: per device, and in all.
     private let longPolls = Mutex<(perDevice: [String: Int], total: Int)>(([:], 0))
     /// When expired challenges and tokens were last deleted.
+    /// The expiries of the join requests this instance filed, per client address (``addressKey(_:)``).
+    private let joinsByAddress = Mutex<[String: [Date]]>([:])
     private let lastPurge = Mutex<(challenges: Date, tokens: Date)>((.distantPast, .distantPast))
     /// The origin devices sign for: the configuration's, else the one ``serving(at:)`` set.
     private let origin: Mutex<ServiceOrigin?>
@@ -249,14 +260,16 @@ public final class SyncService: Sendable {
     /// - Returns: when the request expires.
     /// - Throws: `invalidRequest` for keys or a tag of the wrong length or a bad name,
     ///   `wrongServer`, `alreadyExists` for a lookup pending already, `busy` when the server has
-    ///   ``SyncServerConfiguration/maxJoinRequests`` pending.
+    ///   ``SyncServerConfiguration/maxJoinRequests`` pending, or `client` (its address, nil when
+    ///   unknown) has ``SyncServerConfiguration/maxJoinRequestsPerAddress``.
     public func createJoinRequest(
         lookup: String,
         publicKey: [UInt8],
         agreementKey: [UInt8],
         name: String,
         tag: [UInt8],
-        signedFor: ServiceOrigin
+        signedFor: ServiceOrigin,
+        from client: String? = nil
     ) async throws -> Date {
         try Self.check(publicKey: publicKey, name: name)
         guard agreementKey.count == 32 else {
@@ -266,7 +279,10 @@ public final class SyncService: Sendable {
         _ = try checkOrigin(signedFor)
         let now = configuration.now()
         let expires = now.addingTimeInterval(configuration.joinRequestLifetime)
-        try await store.saveJoinRequest(
+        let address = client.map(Self.addressKey)
+        if let address { try reserveJoin(for: address, until: expires, now: now) }
+        do {
+            try await store.saveJoinRequest(
             JoinRequest(
                 lookup: lookup,
                 publicKey: publicKey,
@@ -278,7 +294,58 @@ public final class SyncService: Sendable {
             now: now,
             maxPending: configuration.maxJoinRequests
         )
+        } catch {
+            if let address { releaseJoin(for: address, until: expires) }
+            throw error
+        }
         return expires
+    }
+
+    /// Counts a join request of `address` in until `expires`, or throws `busy` when that address
+    /// has ``SyncServerConfiguration/maxJoinRequestsPerAddress`` pending. Expired entries of every
+    /// address go first (the map holds at most the pending requests of this instance).
+    private func reserveJoin(for address: String, until expires: Date, now: Date) throws {
+        let cap = configuration.maxJoinRequestsPerAddress
+        let admitted = joinsByAddress.withLock { pending -> Bool in
+            for (key, expiries) in pending {
+                let left = expiries.filter { $0 > now }
+                pending[key] = left.isEmpty ? nil : left
+            }
+            guard pending[address, default: []].count < cap else { return false }
+            pending[address, default: []].append(expires)
+            return true
+        }
+        guard admitted else {
+            throw SyncServerError(
+                .busy,
+                "too many join requests are pending from this address (\(cap)); retry when one has expired"
+            )
+        }
+    }
+
+    private func releaseJoin(for address: String, until expires: Date) {
+        joinsByAddress.withLock { pending in
+            guard var expiries = pending[address], let index = expiries.firstIndex(of: expires) else { return }
+            expiries.remove(at: index)
+            pending[address] = expiries.isEmpty ? nil : expiries
+        }
+    }
+
+    /// The key one client address counts under: an IPv4 address as it is (an IPv4-mapped IPv6
+    /// one included), an IPv6 address by its /64 prefix (one host usually has the whole /64).
+    static func addressKey(_ address: String) -> String {
+        let address = address.lowercased()
+        guard address.contains(":") else { return address }
+        if address.contains("."), let last = address.split(separator: ":").last { return String(last) }
+        let halves = address.components(separatedBy: "::")
+        let head = halves[0].split(separator: ":", omittingEmptySubsequences: true).map(String.init)
+        let tail = halves.count > 1 ? halves[1].split(separator: ":").map(String.init) : []
+        let zeros = Array(repeating: "0", count: max(0, 8 - head.count - tail.count))
+        let groups = (head + (halves.count > 1 ? zeros : []) + tail).map { group -> String in
+            let trimmed = group.drop { $0 == "0" }
+            return trimmed.isEmpty ? "0" : String(trimmed)
+        }
+        return groups.prefix(4).joined(separator: ":") + "::/64"
     }
 
     /// The pending join request with `lookup`, for an enrolled device (`caller`) to approve.

@@ -44,6 +44,25 @@ public struct SyncHTTPServer: Sendable {
     /// The largest push body: the payload cap in base64url, plus room for the other fields.
     var pushBodyLimit: Int { (service.configuration.maxItemBytes + 2) / 3 * 4 + 1024 }
 
+    /// The client's address, for the per-address cap of join requests: the connection's peer,
+    /// unless the peer is one of the trusted proxies and a client-address header is set: then the
+    /// header's entries are read from the right (the one the nearest proxy appended), skipping
+    /// trusted proxies. Entries further left are whatever the client claimed, never used.
+    static func clientAddress(
+        _ request: Request,
+        _ context: WebRequestContext,
+        _ configuration: SyncServerConfiguration
+    ) -> String? {
+        let peer = context.remoteAddress?.ipAddress
+        let proxies = configuration.trustedProxies
+        guard let header = configuration.clientAddressHeader, let name = HTTPField.Name(header), let peer,
+            proxies.contains(peer)
+        else { return peer }
+        let entries = request.headers[values: name].joined(separator: ",").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        return entries.reversed().first { !$0.isEmpty && !proxies.contains($0) } ?? peer
+    }
+
     public func router() -> Router<WebRequestContext> {
         let router = Router(context: WebRequestContext.self, securityHeaders: Self.securityHeaders)
         let service = self.service
@@ -132,7 +151,8 @@ public struct SyncHTTPServer: Sendable {
                     agreementKey: agreementKey,
                     name: body.name,
                     tag: tag,
-                    signedFor: try Self.origin(body.origin)
+                    signedFor: try Self.origin(body.origin),
+                    from: Self.clientAddress(request, context, service.configuration)
                 )
                 return try JSONResponse(
                     PendingJoinJSON(

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HummingbirdTesting
 import KeyhavenTesting
 import SyncServer
 import SyncServerPostgres
@@ -168,6 +169,58 @@ struct SyncJoinRequestTests {
             clock.advance(600)
             #expect(
                 try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(3))).status == .created
+            )
+        }
+    }
+
+    /// One client cannot fill the server's cap: 5 pending per address (an IPv6 /64), counted by
+    /// the connection's peer, or behind a trusted proxy by the address the proxy appended.
+    @Test func oneAddressHasAtMostFivePendingRequests() async throws {
+        let clock = TestClock()
+        let direct = SyncService.testing(store: try SQLiteSyncStore(path: nil), clock: clock)
+        try await withSyncServer(direct, .live) { api in
+            for n in 1...5 {
+                let created = try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(n)))
+                #expect(created.status == .created)
+            }
+            // A header is not believed without --client-address-header: still the same peer.
+            let sixth = try await api.call(
+                .post,
+                "/v1/join-requests",
+                body: Self.joinBody(Self.lookup(6)),
+                headers: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.9"]
+            )
+            #expect(sixth.status == .tooManyRequests && sixth.string("error") == "busy")
+            #expect(sixth.string("message")?.contains("from this address") == true)
+            clock.advance(600)
+            #expect(
+                try await api.call(.post, "/v1/join-requests", body: Self.joinBody(Self.lookup(6))).status == .created
+            )
+        }
+
+        var configuration = direct.configuration
+        configuration.clientAddressHeader = "X-Forwarded-For"
+        let proxied = SyncService(store: try SQLiteSyncStore(path: nil), configuration: configuration)
+        try await withSyncServer(proxied, .live) { api in
+            var statuses: [HTTPResponse.Status] = []
+            let addresses =
+                Array(repeating: "203.0.113.7", count: 6) + ["203.0.113.8"]
+                + Array(repeating: "2001:db8:1:2::5", count: 4) + ["2001:DB8:1:2:ffff:0:0:9", "2001:db8:1:2:abcd::1"]
+                + ["2001:db8:1:3::1"]
+            for (n, address) in addresses.enumerated() {
+                let answer = try await api.call(
+                    .post,
+                    "/v1/join-requests",
+                    body: Self.joinBody(Self.lookup(100 + n)),
+                    // The client's own claim on the left is ignored; the proxy appended the last.
+                    headers: [HTTPField.Name("X-Forwarded-For")!: "198.51.100.1, \(address)"]
+                )
+                statuses.append(answer.status)
+            }
+            let (created, busy) = (HTTPResponse.Status.created, HTTPResponse.Status.tooManyRequests)
+            #expect(
+                statuses == Array(repeating: created, count: 5) + [busy, created]
+                    + Array(repeating: created, count: 5) + [busy, created]
             )
         }
     }

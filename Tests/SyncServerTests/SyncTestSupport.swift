@@ -84,9 +84,11 @@ struct SyncAPI {
         _ uri: String,
         token: String? = nil,
         body: [String: Any]? = nil,
-        raw: [UInt8]? = nil
+        raw: [UInt8]? = nil,
+        headers extra: HTTPFields = [:]
     ) async throws -> Answer {
         var headers: HTTPFields = [.contentType: "application/json"]
+        headers.append(contentsOf: extra)
         if let token { headers[.authorization] = "Bearer \(token)" }
         let bytes = try raw ?? body.map { Array(try JSONSerialization.data(withJSONObject: $0)) }
         return try await client.execute(

@@ -348,6 +348,11 @@ struct SyncServe: AsyncParsableCommand {
             another server. --max-wait 0 disables long polls. Ctrl-C (SIGINT) or SIGTERM stops it \
             gracefully.
 
+            Join requests (`keyhaven sync join`, open to anyone) are capped at 5 pending per client \
+            address (an IPv6 /64) and 1,000 per server. Behind a reverse proxy every client has the \
+            proxy's address: pass --client-address-header X-Forwarded-For (and --trusted-proxy \
+            ADDRESS unless the proxy runs on this machine) so the address your proxy saw is counted.
+
             Examples:
               keyhaven sync serve --port 8095
               keyhaven sync serve --host 0.0.0.0 --port 8095 --public-url https://sync.example.org
@@ -382,8 +387,28 @@ struct SyncServe: AsyncParsableCommand {
         help: "The longest a long poll (GET /v1/changes?wait=S) waits, in seconds (0 disables long polls)."
     )
     var maxWait = 60
+    @Option(
+        name: .customLong("client-address-header"),
+        help:
+            "Header your reverse proxy sets to the client's address (X-Forwarded-For), believed only from trusted proxies."
+    )
+    var clientAddressHeader: String?
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "Address of a reverse proxy whose --client-address-header is believed (repeatable; default loopback)."
+    )
+    var trustedProxies: [String] = []
 
     func validate() throws {
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        if let clientAddressHeader,
+            clientAddressHeader.isEmpty || !clientAddressHeader.allSatisfy(tokenCharacters.contains)
+        {
+            throw ValidationError("--client-address-header: '\(clientAddressHeader)' is not a header name")
+        }
+        if !trustedProxies.isEmpty && clientAddressHeader == nil {
+            throw ValidationError("--trusted-proxy needs --client-address-header")
+        }
         let page = SyncServerConfiguration().changesMaxBytes
         guard (1024..<page).contains(maxItemBytes) else {
             throw ValidationError("--max-item-bytes: from 1024 to \(page - 1) (an item must fit in a changes page)")
@@ -449,6 +474,8 @@ struct SyncServe: AsyncParsableCommand {
         configuration.maxItemBytes = maxItemBytes
         configuration.maxWait = .seconds(maxWait)
         configuration.publicOrigin = try publicOrigin
+        configuration.clientAddressHeader = clientAddressHeader
+        if !trustedProxies.isEmpty { configuration.trustedProxies = Set(trustedProxies) }
         var logger = Logger(label: "keyhaven.sync")
         // Notices and errors (a failing database is logged at .error) go to standard error.
         logger.logLevel = .notice
