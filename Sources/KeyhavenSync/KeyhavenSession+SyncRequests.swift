@@ -9,6 +9,10 @@ extension KeyhavenSession {
     public func answerWithSync(_ request: SessionRequest) async -> SessionResponse {
         do throws(SyncError) {
             switch request {
+            case .syncConflicts(let reveal):
+                return .syncConflicts(try syncConflicts(reveal: reveal))
+            case .syncResolve(let id, let field, let keep):
+                return .syncStatus(try resolveSyncConflict(id, field: field, keeping: keep))
             case .syncEnable(let server, let deviceName):
                 return .syncStatus(try await enableSync(server: server, deviceName: deviceName))
             case .syncNow:

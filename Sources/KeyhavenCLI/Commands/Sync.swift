@@ -24,9 +24,13 @@ extension Keyhaven {
                   keyhaven sync enable --server https://sync.example.org --name laptop
                   keyhaven sync now
                   keyhaven sync status --json
+                  keyhaven list --conflicts
+                  keyhaven sync resolve github.com --field password --keep other
                   keyhaven sync disable --yes
                 """,
-            subcommands: [SyncEnable.self, SyncNow.self, SyncStatusCommand.self, SyncDisable.self, SyncServe.self]
+            subcommands: [
+                SyncEnable.self, SyncNow.self, SyncStatusCommand.self, SyncResolve.self, SyncDisable.self, SyncServe.self,
+            ]
         )
 
         @ParentCommand var root: Keyhaven
