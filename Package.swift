@@ -537,7 +537,7 @@ let package = Package(
         .testTarget(
             name: "KeyhavenSyncTests",
             dependencies: [
-                "KeyhavenSync", "KeyhavenApp", "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync",
+                "KeyhavenSync", "KeyhavenApp", "AutoFill", "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync",
                 "VaultSyncBridge", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto, grdb, hummingbird,
                 hummingbirdTesting,
             ],
