@@ -100,7 +100,9 @@ extension Keyhaven {
                 let location = AgentClient.location(socket)
                 let path = location.socketPath
                 // `keyhaven ui`: the web app, started on the first request for it.
-                let web = WebApp(agent: agent, services: .http(environment: CommandIO.current.environment))
+                var services = WebApp.Services.http(environment: CommandIO.current.environment)
+                services.sync = { await session.answerWithSync($0) }
+                let web = WebApp(agent: agent, services: services)
                 let server = AgentServer(
                     agent: agent,
                     runtimeDirectory: location,
