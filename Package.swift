@@ -537,9 +537,9 @@ let package = Package(
         .testTarget(
             name: "KeyhavenSyncTests",
             dependencies: [
-                "KeyhavenSync", "KeyhavenApp", "AutoFill", "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync",
-                "VaultSyncBridge", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto, grdb, hummingbird,
-                hummingbirdTesting,
+                "KeyhavenSync", "KeyhavenApp", "AutoFill", "KeyhavenWebApp", "AccountModification", "SyncClient",
+                "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault", "KeyhavenTesting",
+                "_KeyhavenSupport", crypto, grdb, hummingbird, hummingbirdTesting, httpTypes, nioCore,
             ],
             swiftSettings: swiftSettings
         ),
