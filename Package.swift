@@ -488,7 +488,7 @@ let package = Package(
         .testTarget(
             name: "KeyhavenAgentTests",
             dependencies: [
-                "KeyhavenAgent", "AutoFill", "KeyhavenApp", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto,
+                "KeyhavenAgent", "KeyhavenSync", "AutoFill", "KeyhavenApp", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto,
             ],
             swiftSettings: swiftSettings
         ),

@@ -184,7 +184,7 @@ public final class BackgroundSync: Sendable {
             let state: SyncDeviceState?
             do {
                 state = try await KeyhavenSession.$backgroundWork.withValue(true) {
-                    try await session.syncVault(readOnly: true) { try SyncDeviceState.load($0) }
+                    try await session.savedSyncStateInBackground()
                 }
             } catch {
                 failures += 1
@@ -364,5 +364,12 @@ extension KeyhavenSession {
             }
         }
         return try await syncNow()
+    }
+}
+
+extension KeyhavenSession {
+    /// The saved sync state (what the long poll needs: the server, the key, the replica's cursor).
+    func savedSyncStateInBackground() throws(SyncError) -> SyncDeviceState? {
+        try syncVault(readOnly: true) { snapshot in try SyncDeviceState.load(snapshot) }
     }
 }
