@@ -186,14 +186,13 @@ extension Keyhaven {
                     }
                 }
                 print(line + " (vault \(session.vault)).")
-                if let sync = status.sync, sync.phase != "locked" { print(Self.describe(sync)) }
+                if let sync = status.sync, !["locked", "off"].contains(sync.phase) { print(Self.describe(sync)) }
             }
 
             /// The background sync's line.
             static func describe(_ sync: BackgroundSync.State) -> String {
                 var line = "Background sync: "
                 switch sync.phase {
-                case "off": line += "sync is off for this vault"
                 case "waiting": line += "waiting for changes"
                 case "syncing": line += "syncing"
                 case "backingOff": line += "the last attempt failed"
