@@ -144,6 +144,21 @@ public final class BackgroundSync: Sendable {
         var repeats = 0
         var client: (key: String, client: SyncHTTPClient)?
         loop: while !Task.isCancelled {
+            // Off: nothing to do until sync is turned on (a nudge, a change, or the next look).
+            let on: Bool
+            do {
+                on = try await KeyhavenSession.$backgroundWork.withValue(true) {
+                    try await session.savedSyncStateInBackground()
+                } != nil
+            } catch {
+                on = true  // the sync below says what is wrong
+            }
+            if !on {
+                failures = 0
+                update { ($0.phase, $0.failures, $0.nextAttempt) = ("off", 0, nil) }
+                guard await waitWhileOff(signal: signal, &iterator) else { break loop }
+                continue loop
+            }
             // Sync.
             update { $0.phase = "syncing" }
             do {
