@@ -35,7 +35,7 @@ extension WebAppPages {
             )
         }
         let formatter = dateFormatter
-        let rows = conflicts.flatMap { item in
+        let rows = conflicts.flatMap { item -> [HTML] in
             let several = Dictionary(grouping: item.conflicts, by: \.field).filter { $0.value.count > 1 }
             return item.conflicts.map { conflict -> HTML in
                 let keepOther = "other:\(conflict.option)"
