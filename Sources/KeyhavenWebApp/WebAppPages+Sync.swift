@@ -62,7 +62,7 @@ extension WebAppPages {
             <dt>Server</dt><dd id="sync-server"><code>\(status.server ?? "")</code></dd>
             <dt>Account</dt><dd id="sync-account"><code>\(status.account ?? "")</code></dd>
             <dt>This device</dt><dd id="sync-device">\(status.deviceName ?? "")</dd>
-            <dt>Pending</dt><dd id="sync-pending">\(status.pending == 0 ? "Nothing waits to be sent" : "\(status.pending) item\(status.pending == 1 ? "" : "s") wait to be sent")</dd>
+            <dt>Pending</dt><dd id="sync-pending">\(status.pending == 0 ? "Nothing waits to be sent" : "\(status.pending) item\(status.pending == 1 ? " waits" : "s wait") to be sent")</dd>
             <dt>Last sync</dt><dd id="sync-last">\(status.lastSync.map { formatter.string(from: $0) } ?? "Not yet")</dd>
             <dt>Conflicts</dt><dd id="sync-conflicts">\(status.conflicts)</dd>
             </dl>

@@ -102,6 +102,7 @@ struct BackgroundSyncTests {
                 changes.notes = "from the laptop"
                 guard case .credential = await laptop.answerWithSync(.update(id: mail, changes: changes)) else {
                     Issue.record("the edit is answered")
+                    group.cancelAll()
                     return
                 }
                 #expect(
@@ -159,6 +160,7 @@ struct BackgroundSyncTests {
             let started = ContinuousClock.now
             guard case .listing(let listing) = await laptop.answerWithSync(.list(deleted: false)) else {
                 Issue.record("the list is answered")
+                group.cancelAll()
                 return
             }
             #expect(listing.credentials.map(\.id) == [mail])

@@ -177,7 +177,7 @@ struct WebAppSyncTests {
             let page = try await browser.get("/sync")
             #expect(ContinuousClock.now - started < .seconds(3))
             #expect(page.body.contains("Server unreachable"), "\(page.body)")
-            #expect(page.body.contains(#"id="sync-pending">1 item wait"#))
+            #expect(page.body.contains(#"id="sync-pending">1 item waits"#))
         }
     }
 }
