@@ -1,4 +1,5 @@
 import Foundation
+import Passkeys
 public import KeyhavenApp
 public import Vault
 import VaultSync

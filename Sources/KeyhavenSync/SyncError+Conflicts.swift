@@ -1,4 +1,4 @@
-import _KeyhavenSupport
+public import _KeyhavenSupport
 
 extension SyncError.Code {
     /// The credential named has no conflict (on the field named): nothing to resolve.
