@@ -1,5 +1,6 @@
 import Foundation
 import KeyhavenApp
+import Vault
 import _KeyhavenSupport
 import _KeyhavenWeb
 
