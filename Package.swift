@@ -537,7 +537,8 @@ let package = Package(
         .testTarget(
             name: "KeyhavenSyncTests",
             dependencies: [
-                "KeyhavenSync", "KeyhavenApp", "AutoFill", "KeyhavenWebApp", "AccountModification", "SyncClient",
+                "KeyhavenSync", "KeyhavenApp", "AutoFill", "KeyhavenWebApp", "AccountModification",
+                "SecurityRecommendations", "SyncClient",
                 "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault", "KeyhavenTesting",
                 "_KeyhavenSupport", crypto, grdb, hummingbird, hummingbirdTesting, httpTypes, nioCore,
             ],
