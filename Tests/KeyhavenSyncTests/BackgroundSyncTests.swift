@@ -143,7 +143,7 @@ struct BackgroundSyncTests {
 
         let recording = RecordingSleep()
         let background = BackgroundSync(session: laptop, timing: Self.timing(recording))
-        await withTaskGroup(of: Void.self) { group in
+        try await withThrowingTaskGroup(of: Void.self) { group throws -> Void in
             group.addTask { await background.run() }
             let schedule: [Duration] = [1, 2, 4, 8, 16, 32, 64, 128].map { .seconds($0) }
             #expect(
