@@ -488,7 +488,8 @@ let package = Package(
         .testTarget(
             name: "KeyhavenAgentTests",
             dependencies: [
-                "KeyhavenAgent", "KeyhavenSync", "AutoFill", "KeyhavenApp", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto,
+                "KeyhavenAgent", "KeyhavenSync", "AutoFill", "KeyhavenApp", "Vault", "KeyhavenTesting",
+                "_KeyhavenSupport", crypto,
             ],
             swiftSettings: swiftSettings
         ),

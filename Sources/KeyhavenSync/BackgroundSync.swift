@@ -147,9 +147,10 @@ public final class BackgroundSync: Sendable {
             // Off: nothing to do until sync is turned on (a nudge, a change, or the next look).
             let on: Bool
             do {
-                on = try await KeyhavenSession.$backgroundWork.withValue(true) {
-                    try await session.savedSyncStateInBackground()
-                } != nil
+                on =
+                    try await KeyhavenSession.$backgroundWork.withValue(true) {
+                        try await session.savedSyncStateInBackground()
+                    } != nil
             } catch {
                 on = true  // the sync below says what is wrong
             }
@@ -239,7 +240,10 @@ public final class BackgroundSync: Sendable {
         await session.stopObserving(observer)
     }
 
-    enum Work { case sync, stop, failed(SyncError) }
+    enum Work {
+        case sync, stop
+        case failed(SyncError)
+    }
 
     /// Waits until another device writes (a long poll, in a child task), this vault has changes
     /// pending (after a change event and the pause, or at the next look), or a nudge.

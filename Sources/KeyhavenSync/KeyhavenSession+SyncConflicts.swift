@@ -1,6 +1,6 @@
 import Foundation
-import Passkeys
 public import KeyhavenApp
+import Passkeys
 public import Vault
 import VaultSync
 import VaultSyncBridge
@@ -46,8 +46,8 @@ extension KeyhavenSession {
         keeping choice: SyncConflictChoice
     ) throws(SyncError) -> SyncStatus {
         let now = CredentialRecordMapping.milliseconds(configuration.now())
-        let result = try syncVault(changedCredentials: { $0.changed }) {
-            transaction -> (status: SyncStatus, changed: Bool) in
+        let resolve: @Sendable (VaultSyncTransaction) throws -> (status: SyncStatus, changed: Bool) = {
+            transaction in
             guard var state = try SyncDeviceState.load(transaction) else { throw Self.notEnabled }
             let (known, unreadable) = VaultReplicaFold.credentials(of: state.replica)
             try VaultReplicaFold.fold(transaction, into: &state.replica, base: known, unreadable: unreadable, now: now)
@@ -81,7 +81,9 @@ extension KeyhavenSession {
                     throw SyncError(
                         .invalidInput,
                         "the field \(key.name) of credential \(id.short) has "
-                            + (ofField.count == 1 ? "one other value (--keep other)" : "other values 1 to \(ofField.count) (--keep other:N)")
+                            + (ofField.count == 1
+                                ? "one other value (--keep other)"
+                                : "other values 1 to \(ofField.count) (--keep other:N)")
                     )
                 }
                 value = ofField[option - 1].other.value
@@ -91,7 +93,7 @@ extension KeyhavenSession {
             try state.save(transaction, replica: true)
             return (state.status, written.changed)
         }
-        return result.status
+        return try syncVault(changedCredentials: { $0.changed }, resolve).status
     }
 }
 

@@ -40,7 +40,8 @@ extension WebAppPages {
             let several = Dictionary(grouping: item.conflicts, by: \.field).filter { $0.value.count > 1 }
             return item.conflicts.map { conflict -> HTML in
                 let keepOther = "other:\(conflict.option)"
-                let key = "\(item.id.rawValue)-\(conflict.field.replacingOccurrences(of: "/", with: "-"))-\(conflict.option)"
+                let key =
+                    "\(item.id.rawValue)-\(conflict.field.replacingOccurrences(of: "/", with: "-"))-\(conflict.option)"
                 return """
                     <tr id="conflict-\(key)"><td><a href="\(session.path("/items/\(item.id.rawValue)"))">\(item.title)</a>\(item.user.isEmpty ? "" : HTML("<br><span class=\"muted\">\(item.user)</span>"))</td>
                     <td>\(fieldName(conflict.field))\(several[conflict.field] == nil ? "" : HTML(" (\(conflict.option))"))</td>
@@ -129,13 +130,15 @@ extension WebAppPages {
     static func value(_ conflict: SyncFieldConflict, current: Bool, item: SyncConflictItem, id: String) -> HTML {
         if conflict.secret {
             let keep = current ? "current" : "other:\(conflict.option)"
-            let url = "/api/sync/conflicts/\(item.id.rawValue)/value?\(queryString([("field", conflict.field), ("keep", keep)]))"
+            let url =
+                "/api/sync/conflicts/\(item.id.rawValue)/value?\(queryString([("field", conflict.field), ("keep", keep)]))"
             return """
                 <span class="secret" id="\(id)">••••••••••••</span> <button type="button" class="link" data-reveal-url="\(url)" data-target="\(id)">Reveal</button>
                 """
         }
         let shown = current ? conflict.current : conflict.other
-        return shown.map { HTML("<span id=\"\(id)\">\($0)</span>") } ?? HTML("<span class=\"muted\" id=\"\(id)\">(none)</span>")
+        return shown.map { HTML("<span id=\"\(id)\">\($0)</span>") }
+            ?? HTML("<span class=\"muted\" id=\"\(id)\">(none)</span>")
     }
 
     static func query(_ item: SyncConflictItem, _ conflict: SyncFieldConflict, _ keep: String) -> String {

@@ -49,7 +49,9 @@ import _KeyhavenSupport
         var background = BackgroundSync.State()
         (background.phase, background.lastError, background.lastErrorMessage) = ("backingOff", "unreachable", "gone")
         (background.failures, background.syncs) = (3, 7)
-        (background.lastSync, background.nextAttempt) = (Date(timeIntervalSince1970: 1_800_000_000), Date(timeIntervalSince1970: 1_800_000_004))
+        (background.lastSync, background.nextAttempt) = (
+            Date(timeIntervalSince1970: 1_800_000_000), Date(timeIntervalSince1970: 1_800_000_004)
+        )
         syncing.sync = background
         let kinds = [
             roundTrip(.status, Self.status),

@@ -158,11 +158,21 @@ struct SessionMessageTests {
                     user: "ada",
                     conflicts: [
                         SyncFieldConflict(
-                            field: "password", option: 1, secret: true, masked: true, current: nil, other: nil,
+                            field: "password",
+                            option: 1,
+                            secret: true,
+                            masked: true,
+                            current: nil,
+                            other: nil,
                             otherWritten: Date(timeIntervalSince1970: 1_800_000_000.125)
                         ),
                         SyncFieldConflict(
-                            field: "title", option: 1, secret: false, masked: false, current: "Mail", other: nil,
+                            field: "title",
+                            option: 1,
+                            secret: false,
+                            masked: false,
+                            current: "Mail",
+                            other: nil,
                             otherWritten: Date(timeIntervalSince1970: 1_800_000_001)
                         ),
                     ]

@@ -172,7 +172,9 @@ struct SyncCommandTests {
         #expect(try JSONDecoder().decode(Status.self, from: Data(status.stdout.utf8)).pending == 0)
 
         // The agent syncs in the background: an edit leaves without `sync now`.
-        #expect(try await keyhaven.runDetached(["edit", "mail.example/ada", "--notes", "in the background"]).status == 0)
+        #expect(
+            try await keyhaven.runDetached(["edit", "mail.example/ada", "--notes", "in the background"]).status == 0
+        )
         let deadline = ContinuousClock.now + .seconds(20)
         var pending = 1
         while pending > 0, ContinuousClock.now < deadline {

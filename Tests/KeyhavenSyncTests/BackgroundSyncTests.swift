@@ -53,7 +53,10 @@ struct BackgroundSyncTests {
 
     @Test func theBackoffDoublesFromOneSecondToFiveMinutes() {
         let timing = BackgroundSync.Timing()
-        #expect((1...11).map { timing.backoff(after: $0) } == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300].map { Duration.seconds($0) })
+        #expect(
+            (1...11).map { timing.backoff(after: $0) }
+                == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300].map { Duration.seconds($0) }
+        )
         #expect(timing.backoff(after: 1000) == .seconds(300))
     }
 
@@ -184,7 +187,12 @@ struct BrowserPairing {
 
     func pair() async throws -> String {
         let clientNonce = Self.random(16)
-        let offer = try await agent.beginPairing(clientNonce: clientNonce, request: nil, caller: "test", browser: "chromium")
+        let offer = try await agent.beginPairing(
+            clientNonce: clientNonce,
+            request: nil,
+            caller: "test",
+            browser: "chromium"
+        )
         let shown = try #require(await agent.waitForPairingCode(timeout: 1))
         let client = try PairingExchange(
             role: .extensionSide,

@@ -167,14 +167,24 @@ extension SessionSyncTests {
             #expect(open.first?.conflicts.first?.other == "phone password")
             #expect(open.first?.conflicts.first?.current == "laptop password")
             let text = try await keyhaven.runDetached(["list", "--conflicts"])
-            #expect(text.stdout.contains("Mail") && text.stdout.contains("password: current ••••••••"), "\(text.stdout)")
+            #expect(
+                text.stdout.contains("Mail") && text.stdout.contains("password: current ••••••••"),
+                "\(text.stdout)"
+            )
             #expect(text.stdout.contains("keyhaven sync resolve"))
 
             let short = String(mail.rawValue.prefix(8))
-            let unknown = try await keyhaven.runDetached(["sync", "resolve", short, "--field", "colour", "--keep", "other"])
-            #expect(unknown.status == 1 && unknown.stderr.contains("no conflict on the field colour"), "\(unknown.stderr)")
+            let unknown = try await keyhaven.runDetached([
+                "sync", "resolve", short, "--field", "colour", "--keep", "other",
+            ])
+            #expect(
+                unknown.status == 1 && unknown.stderr.contains("no conflict on the field colour"),
+                "\(unknown.stderr)"
+            )
             #expect(unknown.stderr.contains("password"), "names the field that has one")
-            let badKeep = try await keyhaven.runDetached(["sync", "resolve", short, "--field", "password", "--keep", "mine"])
+            let badKeep = try await keyhaven.runDetached([
+                "sync", "resolve", short, "--field", "password", "--keep", "mine",
+            ])
             #expect(badKeep.status != 0 && badKeep.stderr.contains("current, other or other:N"), "\(badKeep.stderr)")
             let quiet = try test.vault.add(CredentialContent(title: "Quiet", user: "bob", password: "q"))
             _ = try await session.syncNow()

@@ -64,7 +64,10 @@ struct WebAppSyncTests {
 
         var headers: HTTPFields { [.cookie: cookie, .origin: "http://127.0.0.1:\(WebAppSyncTests.port)"] }
 
-        func get(_ path: String, extra: HTTPFields = [:]) async throws -> (status: HTTPResponse.Status, body: String, location: String?) {
+        func get(
+            _ path: String,
+            extra: HTTPFields = [:]
+        ) async throws -> (status: HTTPResponse.Status, body: String, location: String?) {
             var fields = headers
             fields.append(contentsOf: extra)
             return try await client.execute(uri: base + path, method: .get, headers: fields, body: nil) {
@@ -72,7 +75,10 @@ struct WebAppSyncTests {
             }
         }
 
-        func post(_ path: String, _ fields: [(String, String)]) async throws -> (status: HTTPResponse.Status, body: String, location: String?) {
+        func post(
+            _ path: String,
+            _ fields: [(String, String)]
+        ) async throws -> (status: HTTPResponse.Status, body: String, location: String?) {
             var all = headers
             all[.contentType] = "application/x-www-form-urlencoded"
             return try await client.execute(
@@ -116,7 +122,10 @@ struct WebAppSyncTests {
                 #expect(page.status == .ok)
                 #expect(page.body.contains(#"id="sync-state">Sync is <strong>on</strong>"#))
                 #expect(page.body.contains(server) && page.body.contains(#"id="sync-device">laptop<"#))
-                #expect(page.body.contains(#"id="sync-conflicts">1<"#) && page.body.contains(#"id="sync-pending">Nothing waits"#))
+                #expect(
+                    page.body.contains(#"id="sync-conflicts">1<"#)
+                        && page.body.contains(#"id="sync-pending">Nothing waits"#)
+                )
                 #expect(page.body.contains(#"id="nav-sync""#) && page.body.contains(#"id="sync-now""#))
                 #expect(page.body.contains("conflict-\(mail.rawValue)-password-1"), "the conflict's row")
                 #expect(!page.body.contains("phone password") && !page.body.contains("laptop password"), "masked")
@@ -146,7 +155,10 @@ struct WebAppSyncTests {
                 #expect(after.body.contains("Kept the other password of Mail"), "\(after.body)")
                 #expect(after.body.contains(#"id="conflicts-none""#) && after.body.contains(#"id="sync-conflicts">0<"#))
                 #expect(try test.vault.credential(mail).password == "phone password")
-                #expect(try await browser.get("/sync/resolve?item=\(mail.rawValue)&field=password&keep=current").status == .notFound)
+                #expect(
+                    try await browser.get("/sync/resolve?item=\(mail.rawValue)&field=password&keep=current").status
+                        == .notFound
+                )
 
                 // Sync now sends it.
                 let synced = try await browser.post("/sync/now", [("csrf", browser.csrf)])

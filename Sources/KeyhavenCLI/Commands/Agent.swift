@@ -159,7 +159,8 @@ extension Keyhaven {
             @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
             @Flag(
                 name: .long,
-                help: "Print JSON: {running, state, vault, socket, identities, lockInSeconds, sync: {phase, lastSync, lastError, nextAttempt, …}, …}."
+                help:
+                    "Print JSON: {running, state, vault, socket, identities, lockInSeconds, sync: {phase, lastSync, lastError, nextAttempt, …}, …}."
             )
             var json = false
 

@@ -28,7 +28,9 @@ enum ConflictListing {
             let place = TerminalText.neutralised(
                 [item.service, item.user.isEmpty ? nil : item.user].compactMap { $0 }.joined(separator: "/")
             )
-            Swift.print("\(item.id.short)  \(TerminalText.neutralised(item.title))\(place.isEmpty ? "" : "  (\(place))")")
+            Swift.print(
+                "\(item.id.short)  \(TerminalText.neutralised(item.title))\(place.isEmpty ? "" : "  (\(place))")"
+            )
             let several = Dictionary(grouping: item.conflicts, by: \.field).filter { $0.value.count > 1 }
             for conflict in item.conflicts {
                 let other = several[conflict.field] == nil ? "other" : "other:\(conflict.option)"

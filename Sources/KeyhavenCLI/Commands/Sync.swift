@@ -29,7 +29,8 @@ extension Keyhaven {
                   keyhaven sync disable --yes
                 """,
             subcommands: [
-                SyncEnable.self, SyncNow.self, SyncStatusCommand.self, SyncResolve.self, SyncDisable.self, SyncServe.self,
+                SyncEnable.self, SyncNow.self, SyncStatusCommand.self, SyncResolve.self, SyncDisable.self,
+                SyncServe.self,
             ]
         )
 

@@ -156,7 +156,9 @@ extension Keyhaven {
 
         func validate() throws {
             if conflicts && deleted { throw ValidationError("use either --conflicts or --deleted") }
-            if reveal && !conflicts { throw ValidationError("--reveal goes with --conflicts (`keyhaven show --reveal` shows one credential)") }
+            if reveal && !conflicts {
+                throw ValidationError("--reveal goes with --conflicts (`keyhaven show --reveal` shows one credential)")
+            }
         }
 
         func run() async throws {
