@@ -117,9 +117,9 @@ struct BackgroundSyncTests {
                 #expect(try await Self.eventually { try await laptop.syncStatus().pending == 0 })
 
                 // Locked: the loop stops; the phone's next edit stays on the server.
-                let syncs = background.state.syncs
                 await laptop.lock()
                 #expect(try await Self.eventually { background.state.phase == "locked" })
+                let syncs = background.state.syncs
                 try await SessionSyncTests.phoneEdits(&phone, mail, clock: clock) { $0.user = "ada.byron" }
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(background.state.syncs == syncs)
@@ -128,7 +128,12 @@ struct BackgroundSyncTests {
                 // Unlocked again: it syncs at once and brings the edit.
                 try await laptop.unlock(masterPassword: test.masterPassword)
                 #expect(try await Self.eventually { try test.vault.credential(mail).user == "ada.byron" })
+                #expect(try await Self.eventually { background.state.phase == "waiting" })
+                // The agent stopping: the loop ends at once, its long poll with it.
+                let stopping = ContinuousClock.now
                 group.cancelAll()
+                try await group.waitForAll()
+                #expect(ContinuousClock.now - stopping < .seconds(5), "\(ContinuousClock.now - stopping)")
             }
             #expect(background.state.phase == "stopped")
         }
