@@ -9,6 +9,8 @@ nor Marionette's content scripts can read it. The tests click its rows the way a
 real pointer click at the row's place (every row is 40 px high, under a 5 px frame edge) — and
 check what happened in the page and the vault."""
 import json
+import os
+import signal
 import socket
 import subprocess
 import threading
@@ -50,7 +52,11 @@ class Firefox:
         self.process = subprocess.Popen(
             ["firefox-esr", "--headless", "--marionette", "--no-remote", "--remote-allow-system-access",
              "--profile", str(profile)],
-            env=h.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            env=h.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            # A group of its own, ended whole in close(): a Firefox that relaunched itself (its pid
+            # no longer Popen's) was left running after a failed scenario on a loaded machine, three
+            # browsers slowing every later test.
+            start_new_session=True)
 
         def listening():
             with socket.socket() as probe:
@@ -66,11 +72,27 @@ class Firefox:
             self.client.delete_session()
         except Exception:
             pass
-        self.process.terminate()
+        group = self.process.pid  # its own session: the group id is its pid
+        for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(group, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.time() + grace
+            while time.time() < deadline and self._group_alive(group):
+                self.process.poll()  # reaps the leader, so the group empties once it exits
+                time.sleep(0.1)
+            if not self._group_alive(group):
+                break
+        self.process.poll()
+
+    @staticmethod
+    def _group_alive(group):
         try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+            os.killpg(group, 0)
+            return True
+        except ProcessLookupError:
+            return False
 
     def pair(self):
         client, h = self.client, self.h

@@ -245,7 +245,7 @@ def covered_sheet(h):
         "k.style.setProperty('opacity', '0.02', 'important');")
     time.sleep(0.6)
     ada = next(b for b in A.sheet_buttons(h) if b.text.split("\n")[0] == "ada")
-    ada.click()
+    ada.click_once()
     time.sleep(1.2)
     assert h.driver.execute_script("return window.outcome") is None, "a click on a faded sheet signed"
     h.driver.execute_script("document.querySelector('keyhaven-ui').setAttribute('style', window.__style)")
@@ -258,7 +258,7 @@ def covered_sheet(h):
         "document.body.append(d); d.showPopover();")
     ada = next(b for b in A.sheet_buttons(h) if b.text.split("\n")[0] == "ada")
     ada.shown["rendered"] = time.time() * 1000 - 1000  # the test clicks at once (no wait)
-    ada.click()
+    ada.click_once()
     time.sleep(1.0)
     assert h.driver.execute_script("return window.outcome") is None, "a click right after a top-layer decoy signed"
     next(b for b in A.sheet_buttons(h) if b.text.split("\n")[0] == "ada").click()
