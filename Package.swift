@@ -369,7 +369,8 @@ let package = Package(
         ),
         // The device side of sync on the session (docs/sync.md "On the device"): `enableSync`,
         // `syncNow` and `syncStatus` as methods of KeyhavenSession, the device's state sealed in the
-        // vault, the vault's edits into the replica and merged records back through the vault's writes.
+        // vault, the vault's edits into the replica and merged records back through the vault's writes;
+        // conflicts listed and resolved; the agent's background sync (long polls, backing off).
         .target(
             name: "KeyhavenSync",
             dependencies: [
@@ -488,7 +489,8 @@ let package = Package(
         .testTarget(
             name: "KeyhavenAgentTests",
             dependencies: [
-                "KeyhavenAgent", "AutoFill", "KeyhavenApp", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto,
+                "KeyhavenAgent", "KeyhavenSync", "AutoFill", "KeyhavenApp", "Vault", "KeyhavenTesting",
+                "_KeyhavenSupport", crypto,
             ],
             swiftSettings: swiftSettings
         ),
@@ -537,9 +539,10 @@ let package = Package(
         .testTarget(
             name: "KeyhavenSyncTests",
             dependencies: [
-                "KeyhavenSync", "KeyhavenApp", "SyncClient", "SyncServer", "SyncServerHTTP", "VaultSync",
-                "VaultSyncBridge", "Vault", "KeyhavenTesting", "_KeyhavenSupport", crypto, grdb, hummingbird,
-                hummingbirdTesting,
+                "KeyhavenSync", "KeyhavenApp", "AutoFill", "KeyhavenWebApp", "AccountModification",
+                "SecurityRecommendations", "SyncClient",
+                "SyncServer", "SyncServerHTTP", "VaultSync", "VaultSyncBridge", "Vault", "KeyhavenTesting",
+                "_KeyhavenSupport", crypto, grdb, hummingbird, hummingbirdTesting, httpTypes, nioCore,
             ],
             swiftSettings: swiftSettings
         ),

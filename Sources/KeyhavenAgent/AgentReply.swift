@@ -1,5 +1,6 @@
 public import AutoFill
 public import Foundation
+public import KeyhavenSync
 public import _KeyhavenSupport
 
 /// What the agent answers an ``AgentCommand`` in a reply's `ok`, one type per command:
@@ -24,12 +25,14 @@ public enum AgentReply {
         public var agentVersion: String
         public var socket: String
         public var pid: Int
+        /// The background sync's state (absent from an agent without it).
+        public var sync: BackgroundSync.State?
 
         public init(session: AutoFillAgent.Status, agentVersion: String, socket: String, pid: Int) {
             (self.session, self.agentVersion, self.socket, self.pid) = (session, agentVersion, socket, pid)
         }
 
-        enum CodingKeys: String, CodingKey { case agentVersion, socket, pid }
+        enum CodingKeys: String, CodingKey { case agentVersion, socket, pid, sync }
 
         /// One flat object: the session's members and the process's.
         public init(from decoder: any Decoder) throws {
@@ -38,6 +41,7 @@ public enum AgentReply {
             agentVersion = try container.decode(String.self, forKey: .agentVersion)
             socket = try container.decode(String.self, forKey: .socket)
             pid = try container.decode(Int.self, forKey: .pid)
+            sync = try container.decodeIfPresent(BackgroundSync.State.self, forKey: .sync)
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -46,6 +50,7 @@ public enum AgentReply {
             try container.encode(agentVersion, forKey: .agentVersion)
             try container.encode(socket, forKey: .socket)
             try container.encode(pid, forKey: .pid)
+            try container.encodeIfPresent(sync, forKey: .sync)
         }
     }
 

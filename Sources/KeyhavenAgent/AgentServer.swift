@@ -1,7 +1,7 @@
 public import AutoFill
 import Foundation
 import KeyhavenApp
-import KeyhavenSync
+public import KeyhavenSync
 import NIOCore
 import NIOFoundationCompat
 import NIOPosix
@@ -39,6 +39,8 @@ public final class AgentServer: Sendable {
     public var socketPath: String { runtimeDirectory.socketPath }
     let launchWebApp: WebAppLauncher?
     let version: String
+    /// Syncs while the session is unlocked and sync is on (runs while the server serves).
+    public let backgroundSync: BackgroundSync
     /// The listening descriptor and the inode of the socket file it made.
     let listener = Mutex<(descriptor: Int32, inode: ino_t)>((-1, 0))
     /// Stopped, the listening channel while it serves, and the connections accepted but not yet
@@ -61,12 +63,14 @@ public final class AgentServer: Sendable {
         agent: AutoFillAgent,
         runtimeDirectory: AgentRuntimeDirectory,
         version: String,
-        launchWebApp: WebAppLauncher? = nil
+        launchWebApp: WebAppLauncher? = nil,
+        backgroundSync: BackgroundSync? = nil
     ) {
         self.agent = agent
         self.runtimeDirectory = runtimeDirectory
         self.version = version
         self.launchWebApp = launchWebApp
+        self.backgroundSync = backgroundSync ?? BackgroundSync(session: agent.session)
     }
 
     /// An agent on a socket path chosen by its caller (``AgentRuntimeDirectory/Kind/chosen``).
@@ -140,7 +144,10 @@ public final class AgentServer: Sendable {
         }
         if alreadyStopped { try? await server.channel.close() }
         let session = agent.session
+        let backgroundSync = self.backgroundSync
         try await withThrowingDiscardingTaskGroup { group in
+            // Ends at the cancelAll below, when the server stops.
+            group.addTask { await backgroundSync.run() }
             group.addTask {
                 while !self.running.withLock({ $0.stopped }) {
                     try? await Task.sleep(for: .seconds(1))
@@ -306,12 +313,14 @@ public final class AgentServer: Sendable {
     func cliAnswer(_ command: AgentCommand) async throws(AutoFillError) -> any Codable & Sendable {
         switch command {
         case .status:
-            return AgentReply.Status(
+            var status = AgentReply.Status(
                 session: await agent.status(),
                 agentVersion: version,
                 socket: socketPath,
                 pid: Int(getpid())
             )
+            status.sync = backgroundSync.state
+            return status
         case .unlock(let password):
             try await agent.unlock(masterPassword: password)
             return AgentReply.State(.unlocked)

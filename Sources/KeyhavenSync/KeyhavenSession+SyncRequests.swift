@@ -12,10 +12,19 @@ extension KeyhavenSession {
     public func answerWithSync(_ request: SessionRequest) async -> SessionResponse {
         do throws(SyncError) {
             switch request {
+            case .syncConflicts(let reveal):
+                return .syncConflicts(try syncConflicts(reveal: reveal))
+            case .syncResolve(let id, let field, let keep):
+                let status = try resolveSyncConflict(id, field: field, keeping: keep)
+                SyncNudges.nudge(self)
+                return .syncStatus(status)
             case .syncEnable(let server, let deviceName):
-                return .syncStatus(try await enableSync(server: server, deviceName: deviceName))
+                let status = try await enableSync(server: server, deviceName: deviceName)
+                SyncNudges.nudge(self)
+                return .syncStatus(status)
             case .syncNow:
-                return .syncReport(try await syncNow())
+                // After a background sync that runs, rather than `busy`.
+                return .syncReport(try await syncNowWhenFree())
             case .syncStatus:
                 return .syncStatus(try syncStatus())
             case .syncDisable:

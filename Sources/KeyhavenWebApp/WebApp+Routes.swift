@@ -24,6 +24,7 @@ extension WebApp {
         addVaultRoutes(to: router)
         addRecommendationRoutes(to: router)
         addToolRoutes(to: router)
+        addSyncRoutes(to: router)
         addAPIRoutes(to: router)
         return router
     }

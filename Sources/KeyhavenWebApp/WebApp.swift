@@ -41,6 +41,10 @@ public final class WebApp: Sendable {
         public var auditNetwork: @Sendable (WebSettings) -> AuditService.Network
         /// Upgrades' manifests and transports.
         public var upgradeEnvironment: any UpgradeEnvironment
+        /// Sync's requests (`SessionRequest.syncStatus`, `.syncConflicts`, `.syncResolve`,
+        /// `.syncNow`), answered by the agent's session with sync (`answerWithSync`); nil: the sync
+        /// page says sync is not available here.
+        public var sync: (@Sendable (SessionRequest) async -> SessionResponse)?
 
         public init(
             breachSource: @escaping @Sendable (WebSettings, URL) throws -> SecurityAudit.BreachSource,

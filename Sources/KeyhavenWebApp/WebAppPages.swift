@@ -19,7 +19,7 @@ enum WebAppPages {
     }
 
     enum Section: String, CaseIterable {
-        case overview, vault, recommendations, generator, transfer, pairing, settings
+        case overview, vault, recommendations, generator, transfer, pairing, sync, settings
 
         var title: String {
             switch self {
@@ -29,6 +29,7 @@ enum WebAppPages {
             case .generator: "Generator"
             case .transfer: "Import & export"
             case .pairing: "Browsers"
+            case .sync: "Sync"
             case .settings: "Settings"
             }
         }
@@ -41,6 +42,7 @@ enum WebAppPages {
             case .generator: "/generator"
             case .transfer: "/import"
             case .pairing: "/pairing"
+            case .sync: "/sync"
             case .settings: "/settings"
             }
         }

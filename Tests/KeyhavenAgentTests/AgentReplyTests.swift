@@ -1,5 +1,6 @@
 import AutoFill
 import Foundation
+import KeyhavenSync
 import Testing
 import _KeyhavenSupport
 
@@ -44,8 +45,17 @@ import _KeyhavenSupport
     }
 
     @Test func everyCommandsReplyRoundTripsThroughItsType() {
+        var syncing = Self.status
+        var background = BackgroundSync.State()
+        (background.phase, background.lastError, background.lastErrorMessage) = ("backingOff", "unreachable", "gone")
+        (background.failures, background.syncs) = (3, 7)
+        (background.lastSync, background.nextAttempt) = (
+            Date(timeIntervalSince1970: 1_800_000_000), Date(timeIntervalSince1970: 1_800_000_004)
+        )
+        syncing.sync = background
         let kinds = [
             roundTrip(.status, Self.status),
+            roundTrip(.status, syncing),
             roundTrip(
                 .status,
                 AgentReply.Status(

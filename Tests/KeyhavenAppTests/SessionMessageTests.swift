@@ -73,6 +73,8 @@ struct SessionMessageTests {
         case .passkeys: "passkeys"
         case .importItems: "importItems"
         case .pendingUpgrades: "pendingUpgrades"
+        case .syncConflicts: "syncConflicts"
+        case .syncResolve: "syncResolve"
         case .syncEnable: "syncEnable"
         case .syncNow: "syncNow"
         case .syncStatus: "syncStatus"
@@ -95,6 +97,7 @@ struct SessionMessageTests {
         case .passkeys: "passkeys"
         case .importReport: "importReport"
         case .count: "count"
+        case .syncConflicts: "syncConflicts"
         case .syncStatus: "syncStatus"
         case .syncReport: "syncReport"
         case .syncDevices: "syncDevices"
@@ -119,6 +122,9 @@ struct SessionMessageTests {
             .update(id: id, changes: CredentialChanges()), .remove(id: id), .restore(id: id),
             .resolve(prefix: String(id.rawValue.prefix(6))), .passkeys(withKeys: true),
             .passkeys(withKeys: false), .importItems(samples.parsed, dryRun: true), .pendingUpgrades,
+            .syncConflicts(reveal: true), .syncConflicts(reveal: false),
+            .syncResolve(id: id, field: "password", keep: .current),
+            .syncResolve(id: id, field: "passkey/0123456789abcdef", keep: .other(option: 2)),
             .syncEnable(server: "https://sync.example", deviceName: "laptop"), .syncNow, .syncStatus,
             .syncDisable,
             .syncJoin(
@@ -157,7 +163,35 @@ struct SessionMessageTests {
                 samples.credential.id: [PasswordHistoryEntry(password: "o", replaced: Date())], samples.other.id: [],
             ]),
             .id(samples.other.id), .passkeys([PasskeyEntry(id: "pk-1", passkey: samples.passkey)]),
-            .importReport(samples.report), .count(3), .syncStatus(.disabled),
+            .importReport(samples.report), .count(3), .syncStatus(.disabled), .syncConflicts([]),
+            .syncConflicts([
+                SyncConflictItem(
+                    id: samples.credential.id,
+                    title: "Mail",
+                    service: "mail.example",
+                    user: "ada",
+                    conflicts: [
+                        SyncFieldConflict(
+                            field: "password",
+                            option: 1,
+                            secret: true,
+                            masked: true,
+                            current: nil,
+                            other: nil,
+                            otherWritten: Date(timeIntervalSince1970: 1_800_000_000.125)
+                        ),
+                        SyncFieldConflict(
+                            field: "title",
+                            option: 1,
+                            secret: false,
+                            masked: false,
+                            current: "Mail",
+                            other: nil,
+                            otherWritten: Date(timeIntervalSince1970: 1_800_000_001)
+                        ),
+                    ]
+                )
+            ]),
             .syncStatus(
                 SyncStatus(
                     server: "https://sync.example",
@@ -199,7 +233,7 @@ struct SessionMessageTests {
     @Test func everyRequestAndAnswerSurvivesTheSocketUnchanged() throws {
         let samples = try Self.samples()
         let requests = Self.requests(samples)
-        #expect(Set(requests.map(Self.kind)).count == 22, "every kind of request is sent")
+        #expect(Set(requests.map(Self.kind)).count == 24, "every kind of request is sent")
         for (index, request) in requests.enumerated() {
             let frame = try SessionProtocol.encode(request, id: index + 7)
             let (id, decoded) = SessionProtocol.decodeRequest(frame)
@@ -207,7 +241,7 @@ struct SessionMessageTests {
             #expect(try decoded.get() == request, "\(Self.kind(request))")
         }
         let responses = Self.responses(samples)
-        #expect(Set(responses.map(Self.kind)).count == 15, "every kind of answer is sent")
+        #expect(Set(responses.map(Self.kind)).count == 16, "every kind of answer is sent")
         for response in responses {
             let frame = SessionProtocol.encode(response, id: 3)
             let decoded = try SessionProtocol.decodeResponse(frame)

@@ -111,9 +111,10 @@ struct AgentCommandTests {
         #expect(
             Set(members.keys) == [
                 "agentVersion", "identities", "idleLockSeconds", "lockInSeconds", "pairings", "pid", "revision",
-                "running", "socket", "state", "vault",
+                "running", "socket", "state", "sync", "vault",
             ]
         )
+        #expect(members["sync"]?["phase"]?.string == "off", "sync is not on for this vault")
         #expect(members["running"] == true && members["idleLockSeconds"] == 3600 && members["pairings"] == 0)
         let line = try run(["agent", "status"]).stdout
         let pid = try #require(members["pid"]?.integer)

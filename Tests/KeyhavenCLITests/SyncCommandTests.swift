@@ -163,11 +163,39 @@ struct SyncCommandTests {
         #expect(enabled.status == 0, "\(enabled.stderr)")
         #expect(try JSONDecoder().decode(Status.self, from: Data(enabled.stdout.utf8)).deviceName == "agent")
         #expect(try await keyhaven.runDetached(["edit", "mail.example/ada", "--notes", "via the agent"]).status == 0)
+        // A manual sync waits for the background one that may run, rather than failing `busy`;
+        // the background sync may have sent the edit already.
         let synced = try await keyhaven.runDetached(["sync", "now", "--json"])
         #expect(synced.status == 0, "\(synced.stderr)")
-        #expect(try JSONDecoder().decode(Report.self, from: Data(synced.stdout.utf8)).pushed == 1)
+        #expect(try JSONDecoder().decode(Report.self, from: Data(synced.stdout.utf8)).pushed <= 1)
         let status = try await keyhaven.runDetached(["sync", "status", "--json"])
         #expect(try JSONDecoder().decode(Status.self, from: Data(status.stdout.utf8)).pending == 0)
+
+        // The agent syncs in the background: an edit leaves without `sync now`.
+        #expect(
+            try await keyhaven.runDetached(["edit", "mail.example/ada", "--notes", "in the background"]).status == 0
+        )
+        let deadline = ContinuousClock.now + .seconds(20)
+        var pending = 1
+        while pending > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            let polled = try await keyhaven.runDetached(["sync", "status", "--json"])
+            pending = try JSONDecoder().decode(Status.self, from: Data(polled.stdout.utf8)).pending
+        }
+        #expect(pending == 0, "the background sync sent the edit")
+        struct AgentStatus: Decodable {
+            struct Sync: Decodable {
+                var phase: String
+                var lastSync: String?
+                var lastError: String?
+            }
+            var sync: Sync?
+        }
+        let agentStatus = try await keyhaven.runDetached(["agent", "status", "--json"])
+        let background = try JSONDecoder().decode(AgentStatus.self, from: Data(agentStatus.stdout.utf8)).sync
+        #expect(background?.phase == "waiting" && background?.lastSync != nil && background?.lastError == nil)
+        let agentText = try await keyhaven.runDetached(["agent", "status"])
+        #expect(agentText.stdout.contains("Background sync: waiting for changes"), "\(agentText.stdout)")
         // Without the agent, the vault needs the password: the answers above were the agent's.
         let local = try await keyhaven.runDetached(["sync", "status"], extraEnvironment: ["KEYHAVEN_NO_AGENT": "1"])
         #expect(local.status != 0)

@@ -222,12 +222,17 @@ public actor KeyhavenSession {
 
     // MARK: The vault
 
+    /// Whether the running task does work no front end asked for (the agent's background sync):
+    /// its vault calls then do not count as the person's activity, so the idle lock still locks an
+    /// agent nobody uses while its sync goes on.
+    @TaskLocal public static var backgroundWork = false
+
     /// Runs `body` with the unlocked vault on the session's thread (the one place synchronous vault
     /// work runs) and counts as activity. A change of the vault's files — made by `body`, or found
     /// made by another process before it — raises the revision and is published.
     public func withVault<T: Sendable>(_ body: @Sendable (Vault) throws -> T) throws -> T {
         guard let vault else { throw SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.") }
-        lastActivity = now
+        if !Self.backgroundWork { lastActivity = now }
         noticeChanges()
         defer { noticeChanges() }
         return try body(vault)
@@ -250,7 +255,7 @@ public actor KeyhavenSession {
         changedCredentials: (T) -> Bool
     ) throws -> T {
         guard let vault else { throw SessionError(.locked, "Keyhaven is locked: run `keyhaven unlock`.") }
-        lastActivity = now
+        if !Self.backgroundWork { lastActivity = now }
         noticeChanges()
         let result = try write(vault)
         if changedCredentials(result) {

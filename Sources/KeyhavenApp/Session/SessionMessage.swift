@@ -41,6 +41,12 @@ public enum SessionRequest: Hashable, Sendable, Codable {
     case importItems(ParsedImport, dryRun: Bool)
     /// How many upgrades a previous run left unconfirmed: ``SessionResponse/count(_:)``.
     case pendingUpgrades
+    /// `keyhaven list --conflicts`: the credentials with sync conflict marks, secret values only
+    /// when `reveal`: ``SessionResponse/syncConflicts(_:)``. Answered by a session with sync.
+    case syncConflicts(reveal: Bool)
+    /// `keyhaven sync resolve`: keeps one value of `field`'s conflict in credential `id`, written as
+    /// a new edit the next sync sends: ``SessionResponse/syncStatus(_:)``.
+    case syncResolve(id: CredentialID, field: String, keep: SyncConflictChoice)
     /// `keyhaven sync enable`: turns sync on with a new account on `server`, this device named
     /// `deviceName`: ``SessionResponse/syncStatus(_:)``. Answered by a session with sync (the
     /// `KeyhavenSync` target's `answerWithSync`), as the agent's and the CLI's are.
@@ -75,6 +81,7 @@ public enum SessionResponse: Hashable, Sendable, Codable {
     case passkeys([PasskeyEntry])
     case importReport(ImportReport)
     case count(Int)
+    case syncConflicts([SyncConflictItem])
     case syncStatus(SyncStatus)
     case syncReport(SyncReport)
     case syncDevices([SyncDeviceEntry])

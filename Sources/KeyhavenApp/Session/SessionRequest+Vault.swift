@@ -56,7 +56,8 @@ extension SessionRequest {
             return .importReport(dryRun ? try service.preview(parsed) : try service.run(parsed))
         case .pendingUpgrades:
             return .count(try vault.pendingUpgrades().count)
-        case .syncEnable, .syncNow, .syncStatus, .syncDisable, .syncJoin, .deviceApprove, .deviceList, .deviceRevoke:
+        case .syncConflicts, .syncResolve, .syncEnable, .syncNow, .syncStatus, .syncDisable, .syncJoin,
+            .deviceApprove, .deviceList, .deviceRevoke:
             // Sync talks to a server: a session with sync answers it (`answerWithSync`), never a
             // vault on its own.
             throw VaultError(

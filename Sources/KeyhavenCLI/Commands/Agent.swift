@@ -3,6 +3,7 @@ import AutoFill
 import Foundation
 import KeyhavenAgent
 import KeyhavenApp
+import KeyhavenSync
 import KeyhavenWebApp
 import Vault
 import _KeyhavenSupport
@@ -29,6 +30,12 @@ extension Keyhaven {
                 need instead of opening the vault, so no master password is asked; they prompt and \
                 print here as always. `init`, `passwd`, the other commands, and any command given \
                 --password-stdin or KEYHAVEN_NO_AGENT=1 open the vault themselves.
+
+                With sync on (`keyhaven sync enable`), the unlocked agent syncs in the background: \
+                it waits on the server for the other devices' changes (a long poll) and sends this \
+                vault's edits about a second after they are made; a server out of reach is tried \
+                again after 1 s, 2 s, 4 s … up to 5 minutes. It stops at lock. `keyhaven agent \
+                status` shows the last sync, the last error and the next attempt.
 
                 Examples:
                   keyhaven agent --idle-lock 5m &
@@ -93,7 +100,9 @@ extension Keyhaven {
                 let location = AgentClient.location(socket)
                 let path = location.socketPath
                 // `keyhaven ui`: the web app, started on the first request for it.
-                let web = WebApp(agent: agent, services: .http(environment: CommandIO.current.environment))
+                var services = WebApp.Services.http(environment: CommandIO.current.environment)
+                services.sync = { await session.answerWithSync($0) }
+                let web = WebApp(agent: agent, services: services)
                 let server = AgentServer(
                     agent: agent,
                     runtimeDirectory: location,
@@ -148,7 +157,11 @@ extension Keyhaven {
         struct Status: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Whether an agent runs, and locked or not.")
             @Option(name: .long, help: ArgumentHelp("The agent's socket.", valueName: "path")) var socket: String?
-            @Flag(name: .long, help: "Print JSON: {running, state, vault, socket, identities, lockInSeconds, …}.")
+            @Flag(
+                name: .long,
+                help:
+                    "Print JSON: {running, state, vault, socket, identities, lockInSeconds, sync: {phase, lastSync, lastError, nextAttempt, …}, …}."
+            )
             var json = false
 
             func run() async throws {
@@ -174,6 +187,24 @@ extension Keyhaven {
                     }
                 }
                 print(line + " (vault \(session.vault)).")
+                if let sync = status.sync, !["locked", "off"].contains(sync.phase) { print(Self.describe(sync)) }
+            }
+
+            /// The background sync's line.
+            static func describe(_ sync: BackgroundSync.State) -> String {
+                var line = "Background sync: "
+                switch sync.phase {
+                case "waiting": line += "waiting for changes"
+                case "syncing": line += "syncing"
+                case "backingOff": line += "the last attempt failed"
+                default: line += sync.phase
+                }
+                if let last = sync.lastSync { line += "; last sync \(last.formatted(.iso8601))" }
+                if let error = sync.lastError {
+                    line += "; last error \(error): \(TerminalText.neutralised(sync.lastErrorMessage ?? ""))"
+                }
+                if let next = sync.nextAttempt { line += "; next attempt \(next.formatted(.iso8601))" }
+                return line + "."
             }
 
             /// `--json`: the agent's status and `running: true`, in one object.

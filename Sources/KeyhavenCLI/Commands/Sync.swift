@@ -26,10 +26,13 @@ extension Keyhaven {
                   keyhaven sync join --server https://sync.example.org --name phone
                   keyhaven sync now
                   keyhaven sync status --json
+                  keyhaven list --conflicts
+                  keyhaven sync resolve github.com --field password --keep other
                   keyhaven sync disable --yes
                 """,
             subcommands: [
-                SyncEnable.self, SyncJoin.self, SyncNow.self, SyncStatusCommand.self, SyncDisable.self, SyncServe.self,
+                SyncEnable.self, SyncJoin.self, SyncNow.self, SyncStatusCommand.self, SyncResolve.self,
+                SyncDisable.self, SyncServe.self,
             ]
         )
 

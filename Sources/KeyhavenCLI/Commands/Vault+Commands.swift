@@ -130,19 +130,44 @@ extension Keyhaven {
                 and each account's passkeys (same site or a parent, same user; never their keys); \
                 accounts that have only passkeys come last, without a password.
 
+                --conflicts lists only the credentials sync left with two values of a field (written \
+                on two devices without one seeing the other), each conflicting field with its current \
+                value, the other value and when that was written; passwords, notes and TOTP secrets \
+                stay hidden without --reveal. `keyhaven sync resolve` keeps one. Its --json is an \
+                array of {id, title, service, user, conflicts: [{field, option, secret, masked, \
+                current, other, otherWritten}]}.
+
                 Examples:
                   keyhaven list
                   keyhaven list --deleted
                   keyhaven list --json | jq -r '.[].services[0]'
+                  keyhaven list --conflicts
+                  keyhaven list --conflicts --reveal --json
                 """
         )
         @OptionGroup var options: VaultOptions
         @ParentCommand var root: Keyhaven
         @Flag(name: .long, help: "Print JSON.") var json = false
         @Flag(name: .long, help: "List recently deleted credentials instead.") var deleted = false
+        @Flag(name: .long, help: "List only the credentials with sync conflicts, with their conflicting fields.")
+        var conflicts = false
+        @Flag(name: .long, help: "With --conflicts: show the conflicting passwords, notes and TOTP secrets.")
+        var reveal = false
+
+        func validate() throws {
+            if conflicts && deleted { throw ValidationError("use either --conflicts or --deleted") }
+            if reveal && !conflicts {
+                throw ValidationError("--reveal goes with --conflicts (`keyhaven show --reveal` shows one credential)")
+            }
+        }
 
         func run() async throws {
             let store = try await openStore()
+            if conflicts {
+                let items = try await store.syncConflicts(reveal: reveal)
+                if json { print(try Output.json(items)) } else { ConflictListing.print(items) }
+                return
+            }
             let listing = try await store.list(deleted: deleted)
             if json {
                 if deleted {

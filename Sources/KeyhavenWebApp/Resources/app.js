@@ -34,8 +34,9 @@ function acknowledge(button, text) {
 
 const itemPath = (id) => `/api/items/${encodeURIComponent(id)}`;
 
-// Reveal: the password (or a history entry) only on request; Hide masks it again.
-for (const button of document.querySelectorAll("[data-reveal]")) {
+// Reveal: the password (or a history entry, or a sync conflict's value: `data-reveal-url`) only on
+// request; Hide masks it again.
+for (const button of document.querySelectorAll("[data-reveal], [data-reveal-url]")) {
   button.addEventListener("click", async () => {
     const target = document.getElementById(button.dataset.target);
     if (button.dataset.shown === "1") {
@@ -47,7 +48,7 @@ for (const button of document.querySelectorAll("[data-reveal]")) {
     const history = button.dataset.history;
     const query = history === undefined ? "" : `?history=${encodeURIComponent(history)}`;
     try {
-      const body = await api(`${itemPath(button.dataset.reveal)}/password${query}`);
+      const body = await api(button.dataset.revealUrl ?? `${itemPath(button.dataset.reveal)}/password${query}`);
       target.textContent = body.password;
       button.textContent = "Hide";
       button.dataset.shown = "1";
