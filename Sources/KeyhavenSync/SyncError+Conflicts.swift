@@ -3,6 +3,4 @@ public import _KeyhavenSupport
 extension SyncError.Code {
     /// The credential named has no conflict (on the field named): nothing to resolve.
     public static var noConflict: Self { Self(#function) }
-    /// No credential of this vault has the id named.
-    public static var notFound: Self { Self(#function) }
 }

@@ -40,6 +40,7 @@ extension SyncError.Code {
     /// substituting its own key), or the two devices use different URLs for the server. Nothing
     /// was approved or used.
     public static var mismatch: Self { Self(#function) }
-    /// The server has no such join request (a mistyped or expired code) or device.
+    /// Not found: the server has no such join request (a mistyped or expired code) or device, or
+    /// no credential of this vault has the id named.
     public static var notFound: Self { Self(#function) }
 }
