@@ -12,7 +12,7 @@ extension KeyhavenSession {
             case .syncConflicts(let reveal):
                 return .syncConflicts(try syncConflicts(reveal: reveal))
             case .syncResolve(let id, let field, let keep):
-                let status = try resolveSyncConflict(id, field: field, keeping: keep)
+                let status = try await resolveSyncConflict(id, field: field, keeping: keep)
                 SyncNudges.nudge(self)
                 return .syncStatus(status)
             case .syncEnable(let server, let deviceName):
@@ -25,7 +25,10 @@ extension KeyhavenSession {
             case .syncStatus:
                 return .syncStatus(try syncStatus())
             case .syncDisable:
-                return .syncStatus(try disableSync())
+                let status = try await disableSync()
+                // The background sync stops at once (and stops asking the server with this key).
+                SyncNudges.nudge(self)
+                return .syncStatus(status)
             default:
                 return answer(request)
             }
