@@ -196,7 +196,7 @@ extension BackgroundSyncTests {
     @Test func disablingSyncStopsTheLoopAtOnceWithoutBusy() async throws {
         let clock = TestClock()
         let test = try TestVault(now: { clock.now })
-        try await withSyncServer(clock: clock) { server in
+        let stopping = try await withSyncServer(clock: clock) { server in
             let laptop = try await syncingLaptop(test, server: server, clock: clock)
             let recording = RecordingSleep()
             let background = BackgroundSync(session: laptop, timing: Self.timing(recording))
@@ -216,7 +216,10 @@ extension BackgroundSyncTests {
                 #expect(try await Self.eventually(within: 5) { background.state.phase == "off" }, "\(background.state)")
                 group.cancelAll()
             }
+            return ContinuousClock.now
         }
+        // The server's stop ends the long poll the loop left open (it does not wait out its 25 s).
+        #expect(ContinuousClock.now - stopping < .seconds(10), "\(ContinuousClock.now - stopping)")
     }
 
     @Test func aLongPollThatKeepsFailingBacksOffThoughSyncWorks() async throws {
