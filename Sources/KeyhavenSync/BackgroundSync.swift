@@ -135,8 +135,13 @@ public final class BackgroundSync: Sendable {
     /// Syncs at unlock, then waits for work and syncs, until cancelled (at lock).
     func whileUnlocked() async {
         let (signals, signal) = AsyncStream.makeStream(of: Signal.self, bufferingPolicy: .unbounded)
+        // At most one `.changed` waits in the queue: a burst of edits made while a sync runs is
+        // one pause and one look, not one each.
+        let queued = ChangeQueued()
         let observer = await session.observe { event in
-            if case .changed = event { signal.yield(.changed) }
+            if case .changed = event, !queued.flag.exchange(true, ordering: .acquiringAndReleasing) {
+                signal.yield(.changed)
+            }
         }
         let nudge = SyncNudges.register(session) { signal.yield(.nudged) }
         var iterator = signals.makeAsyncIterator()
@@ -164,6 +169,7 @@ public final class BackgroundSync: Sendable {
                 (failures, pollFailures, client) = (0, 0, nil)
                 update { ($0.phase, $0.failures, $0.nextAttempt) = ("off", 0, nil) }
                 guard await waitWhileOff(signal: signal, &iterator) else { break loop }
+                queued.flag.store(false, ordering: .releasing)
                 continue loop
             }
             // Sync.
@@ -194,6 +200,7 @@ public final class BackgroundSync: Sendable {
                     (failures, pollFailures, client) = (0, 0, nil)
                     // Off: wait for sync to be turned on (a nudge, or the next look).
                     guard await waitWhileOff(signal: signal, &iterator) else { break loop }
+                    queued.flag.store(false, ordering: .releasing)
                     continue loop
                 case .locked:
                     break loop
@@ -234,7 +241,14 @@ public final class BackgroundSync: Sendable {
                     continue loop
                 }
             }
-            switch await waitForWork(state, client: client!.client, refused: refused, signal: signal, &iterator) {
+            switch await waitForWork(
+                state,
+                client: client!.client,
+                refused: refused,
+                queued: queued,
+                signal: signal,
+                &iterator
+            ) {
             case .sync: continue loop
             case .remote:
                 pollFailures = 0
@@ -250,6 +264,11 @@ public final class BackgroundSync: Sendable {
         await session.stopObserving(observer)
     }
 
+    /// Whether a `.changed` waits in the loop's queue.
+    final class ChangeQueued: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
+
     enum Work {
         /// Sync: the long poll answered with another device's writes.
         case remote
@@ -263,6 +282,7 @@ public final class BackgroundSync: Sendable {
         _ state: SyncDeviceState,
         client: SyncHTTPClient,
         refused: Int,
+        queued: ChangeQueued,
         signal: AsyncStream<Signal>.Continuation,
         _ iterator: inout AsyncStream<Signal>.Iterator
     ) async -> Work {
@@ -305,6 +325,8 @@ public final class BackgroundSync: Sendable {
                 case .changed:
                     // A pause, so that a burst of edits (an import, a script) is one sync.
                     guard (try? await timing.sleep(timing.debounce)) != nil else { return .stop }
+                    // The look below sees every edit made until now: a later one queues anew.
+                    queued.flag.store(false, ordering: .releasing)
                     if await hasPending(beyond: 0) { return .sync }
                 case .recheck:
                     if await hasPending(beyond: refused) { return .sync }
