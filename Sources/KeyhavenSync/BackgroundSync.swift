@@ -135,13 +135,24 @@ public final class BackgroundSync: Sendable {
     /// Syncs at unlock, then waits for work and syncs, until cancelled (at lock).
     func whileUnlocked() async {
         let (signals, signal) = AsyncStream.makeStream(of: Signal.self, bufferingPolicy: .unbounded)
+        // At most one `.changed` waits in the queue: a burst of edits made while a sync runs is
+        // one pause and one look, not one each.
+        let queued = ChangeQueued()
         let observer = await session.observe { event in
-            if case .changed = event { signal.yield(.changed) }
+            if case .changed = event, !queued.flag.exchange(true, ordering: .acquiringAndReleasing) {
+                signal.yield(.changed)
+            }
         }
         let nudge = SyncNudges.register(session) { signal.yield(.nudged) }
         var iterator = signals.makeAsyncIterator()
         var failures = 0
+        // The long poll's failures in a row, apart: a sync that works does not reset them (a
+        // proxy that cuts long requests must not cost a sync and a poll every second).
+        var pollFailures = 0
         var repeats = 0
+        // Items the server refused in the last sync: they stay pending, but only an edit here sends
+        // them again, not every look (they would go out every 30 s forever).
+        var refused = 0
         var client: (key: String, client: SyncHTTPClient)?
         loop: while !Task.isCancelled {
             // Off: nothing to do until sync is turned on (a nudge, a change, or the next look).
@@ -155,9 +166,10 @@ public final class BackgroundSync: Sendable {
                 on = true  // the sync below says what is wrong
             }
             if !on {
-                failures = 0
+                (failures, pollFailures, client) = (0, 0, nil)
                 update { ($0.phase, $0.failures, $0.nextAttempt) = ("off", 0, nil) }
                 guard await waitWhileOff(signal: signal, &iterator) else { break loop }
+                queued.flag.store(false, ordering: .releasing)
                 continue loop
             }
             // Sync.
@@ -179,14 +191,16 @@ public final class BackgroundSync: Sendable {
                     continue loop
                 }
                 repeats = 0
+                refused = report.rejections.count
             } catch {
                 let failure = error as? SyncError ?? SyncError(.storage, "\(error)")
                 switch failure.code {
                 case .notEnabled:
                     update { ($0.phase, $0.failures, $0.nextAttempt) = ("off", 0, nil) }
-                    failures = 0
+                    (failures, pollFailures, client) = (0, 0, nil)
                     // Off: wait for sync to be turned on (a nudge, or the next look).
                     guard await waitWhileOff(signal: signal, &iterator) else { break loop }
+                    queued.flag.store(false, ordering: .releasing)
                     continue loop
                 case .locked:
                     break loop
@@ -227,12 +241,22 @@ public final class BackgroundSync: Sendable {
                     continue loop
                 }
             }
-            switch await waitForWork(state, client: client!.client, signal: signal, &iterator) {
+            switch await waitForWork(
+                state,
+                client: client!.client,
+                refused: refused,
+                queued: queued,
+                signal: signal,
+                &iterator
+            ) {
             case .sync: continue loop
+            case .remote:
+                pollFailures = 0
+                continue loop
             case .stop: break loop
             case .failed(let error):
-                failures += 1
-                guard await backOff(after: error, failures: failures) else { break loop }
+                pollFailures += 1
+                guard await backOff(after: error, failures: pollFailures) else { break loop }
             }
         }
         signal.finish()
@@ -240,7 +264,14 @@ public final class BackgroundSync: Sendable {
         await session.stopObserving(observer)
     }
 
+    /// Whether a `.changed` waits in the loop's queue.
+    final class ChangeQueued: Sendable {
+        let flag = Atomic<Bool>(false)
+    }
+
     enum Work {
+        /// Sync: the long poll answered with another device's writes.
+        case remote
         case sync, stop
         case failed(SyncError)
     }
@@ -250,6 +281,8 @@ public final class BackgroundSync: Sendable {
     func waitForWork(
         _ state: SyncDeviceState,
         client: SyncHTTPClient,
+        refused: Int,
+        queued: ChangeQueued,
         signal: AsyncStream<Signal>.Continuation,
         _ iterator: inout AsyncStream<Signal>.Iterator
     ) async -> Work {
@@ -265,7 +298,14 @@ public final class BackgroundSync: Sendable {
                     sleep: timing.sleep
                 )
                 do {
-                    try await remote.waitForChanges(wait: timing.longPoll)
+                    // This device's own pushes come back in the long poll (the server does not
+                    // filter them): an answer that changes no record here is that echo, so the
+                    // poll goes on from the cursor past it instead of a second sync.
+                    while true {
+                        let before = remote.replica.records
+                        try await remote.waitForChanges(wait: timing.longPoll)
+                        if remote.replica.records != before { break }
+                    }
                     signal.yield(.remote)
                 } catch {
                     guard !Task.isCancelled, !(error is CancellationError) else { return }
@@ -276,16 +316,20 @@ public final class BackgroundSync: Sendable {
             defer { group.cancelAll() }
             while let next = await iterator.next() {
                 switch next {
-                case .remote, .nudged:
+                case .remote:
+                    return .remote
+                case .nudged:
                     return .sync
                 case .failed(let error):
                     return .failed(error)
                 case .changed:
                     // A pause, so that a burst of edits (an import, a script) is one sync.
                     guard (try? await timing.sleep(timing.debounce)) != nil else { return .stop }
-                    if await hasPending() { return .sync }
+                    // The look below sees every edit made until now: a later one queues anew.
+                    queued.flag.store(false, ordering: .releasing)
+                    if await hasPending(beyond: 0) { return .sync }
                 case .recheck:
-                    if await hasPending() { return .sync }
+                    if await hasPending(beyond: refused) { return .sync }
                 }
             }
             return .stop
@@ -339,10 +383,10 @@ public final class BackgroundSync: Sendable {
         }
     }
 
-    /// Whether the vault has changes the server has not confirmed.
-    func hasPending() async -> Bool {
+    /// Whether the vault has more than `count` changes the server has not confirmed.
+    func hasPending(beyond count: Int) async -> Bool {
         let status = try? await KeyhavenSession.$backgroundWork.withValue(true) { try await session.syncStatus() }
-        return (status?.pending ?? 0) > 0
+        return (status?.pending ?? 0) > count
     }
 }
 
@@ -373,16 +417,9 @@ extension KeyhavenSession {
     /// ``syncNow()``, after the sync of this session that runs (the background one, or a manual
     /// one) ends, rather than refused with `busy`; waits at most 30 s for it.
     func syncNowWhenFree() async throws(SyncError) -> SyncReport {
-        for _ in 0..<600 {
-            do {
-                let claim = try SyncGate.claim(self)
-                claim.release()
-                break
-            } catch {
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        return try await syncNow()
+        let claim = try await SyncGate.claim(self, waitingUpTo: .seconds(30))
+        defer { claim.release() }
+        return try await syncNowHoldingGate()
     }
 }
 

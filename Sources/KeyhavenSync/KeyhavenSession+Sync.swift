@@ -77,6 +77,11 @@ extension KeyhavenSession {
     public func syncNow() async throws(SyncError) -> SyncReport {
         let claim = try SyncGate.claim(self)
         defer { claim.release() }
+        return try await syncNowHoldingGate()
+    }
+
+    /// ``syncNow()`` for a caller that holds the ``SyncGate``.
+    func syncNowHoldingGate() async throws(SyncError) -> SyncReport {
         guard let state = try loadSyncState() else { throw Self.notEnabled }
         let client = try Self.client(
             server: state.server,
@@ -109,12 +114,13 @@ extension KeyhavenSession {
     /// replica with whatever was still pending) is removed from the vault, in one transaction; the
     /// credentials stay as they are. The server keeps the account and this device's entry (the
     /// person's other devices go on syncing); removing it there is a revocation from another device
-    /// (`keyhaven device revoke`, not in this version yet). Refused while a sync of this session runs.
+    /// (`keyhaven device revoke`, not in this version yet). A sync of this session that runs (the
+    /// background one) ends first: it waits for it, up to 30 s.
     ///
     /// - Returns: the status sync had (the server and account this device leaves).
-    /// - Throws: ``SyncError`` `notEnabled`, `busy`, `locked`, `storage`.
-    public func disableSync() throws(SyncError) -> SyncStatus {
-        let claim = try SyncGate.claim(self)
+    /// - Throws: ``SyncError`` `notEnabled`, `busy` (a sync still ran after 30 s), `locked`, `storage`.
+    public func disableSync() async throws(SyncError) -> SyncStatus {
+        let claim = try await SyncGate.claim(self, waitingUpTo: .seconds(30))
         defer { claim.release() }
         return try syncVault { transaction in
             guard let state = try SyncDeviceState.load(transaction) else { throw Self.notEnabled }
@@ -306,6 +312,24 @@ struct SyncGate {
             throw SyncError(.busy, "a sync of this vault is already running; wait for it to end")
         }
         return SyncGate(id: id)
+    }
+
+    /// ``claim(_:)``, after the sync of this session that runs ends, rather than `busy`: polls
+    /// every 50 ms, up to `limit`; `busy` after it, or at once when the task is cancelled.
+    static func claim(_ session: KeyhavenSession, waitingUpTo limit: Duration) async throws(SyncError) -> SyncGate {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            do throws(SyncError) {
+                return try claim(session)
+            } catch {
+                guard ContinuousClock.now < deadline, !Task.isCancelled else { throw error }
+                do {
+                    try await Task.sleep(for: .milliseconds(50))
+                } catch {
+                    throw SyncError(.busy, "a sync of this vault is already running; wait for it to end")
+                }
+            }
+        }
     }
 
     func release() {

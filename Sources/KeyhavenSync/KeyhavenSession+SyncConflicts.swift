@@ -36,15 +36,20 @@ extension KeyhavenSession {
     /// history. The item is pending: the next sync sends the resolution, and once merged no device
     /// shows the mark.
     ///
+    /// It runs under the sync gate, after a sync of this session that runs (waiting up to 30 s), so
+    /// that sync does not find the sync state changed under it and fail with `busy`.
+    ///
     /// - Returns: the status after it (pending and conflicts counts).
-    /// - Throws: ``SyncError`` `notEnabled`, `notFound`, `noConflict` (the credential has none, or
+    /// - Throws: ``SyncError`` `busy` (a sync still ran after 30 s), `notEnabled`, `notFound`, `noConflict` (the credential has none, or
     ///   none on `field`, named with the fields that have one), `invalidInput` (an option that is
     ///   not there), `locked`, `damaged`, `storage`.
     public func resolveSyncConflict(
         _ id: CredentialID,
         field: String,
         keeping choice: SyncConflictChoice
-    ) throws(SyncError) -> SyncStatus {
+    ) async throws(SyncError) -> SyncStatus {
+        let claim = try await SyncGate.claim(self, waitingUpTo: .seconds(30))
+        defer { claim.release() }
         let now = CredentialRecordMapping.milliseconds(configuration.now())
         let resolve: @Sendable (VaultSyncTransaction) throws -> (status: SyncStatus, changed: Bool) = {
             transaction in

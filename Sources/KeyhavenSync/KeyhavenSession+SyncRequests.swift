@@ -15,7 +15,7 @@ extension KeyhavenSession {
             case .syncConflicts(let reveal):
                 return .syncConflicts(try syncConflicts(reveal: reveal))
             case .syncResolve(let id, let field, let keep):
-                let status = try resolveSyncConflict(id, field: field, keeping: keep)
+                let status = try await resolveSyncConflict(id, field: field, keeping: keep)
                 SyncNudges.nudge(self)
                 return .syncStatus(status)
             case .syncEnable(let server, let deviceName):
@@ -28,7 +28,10 @@ extension KeyhavenSession {
             case .syncStatus:
                 return .syncStatus(try syncStatus())
             case .syncDisable:
-                return .syncStatus(try disableSync())
+                let status = try await disableSync()
+                // The background sync stops at once (and stops asking the server with this key).
+                SyncNudges.nudge(self)
+                return .syncStatus(status)
             case .syncJoin(let server, let deviceName, let code, let timeoutSeconds):
                 let parsed: JoinCode
                 do {
@@ -36,14 +39,15 @@ extension KeyhavenSession {
                 } catch {
                     throw SyncError(.invalidInput, error.message)
                 }
-                return .syncStatus(
-                    try await joinSync(
-                        server: server,
-                        deviceName: deviceName,
-                        code: parsed,
-                        timeout: .seconds(max(timeoutSeconds, 1))
-                    )
+                let status = try await joinSync(
+                    server: server,
+                    deviceName: deviceName,
+                    code: parsed,
+                    timeout: .seconds(max(timeoutSeconds, 1))
                 )
+                // The agent's background sync starts for the device that just joined.
+                SyncNudges.nudge(self)
+                return .syncStatus(status)
             case .deviceApprove(let code):
                 return .syncApproval(try await approveDevice(code: code))
             case .deviceList:

@@ -472,7 +472,8 @@ public final class SyncService: Sendable {
     /// did, waits up to `wait` (at most ``SyncServerConfiguration/maxWait``) for a write and answers
     /// as soon as one lands (or with nothing when the time is up). A write through this service
     /// wakes the poll at once; one through another instance on the same database is seen at the
-    /// next re-check (``SyncServerConfiguration/recheck``).
+    /// next re-check (``SyncServerConfiguration/recheck``). Cancelled while it waits, it answers
+    /// with nothing new at once.
     public func changes(
         since cursor: UInt64,
         by caller: EnrolledDevice,
@@ -513,7 +514,9 @@ public final class SyncService: Sendable {
                 await group.next()
                 group.cancelAll()
             }
-            try Task.checkCancellation()
+            // Cancelled (the server stopping): answered with nothing new at once, rather than
+            // holding the shutdown for the rest of the wait; the device asks again.
+            if Task.isCancelled { return batch }
         }
     }
 

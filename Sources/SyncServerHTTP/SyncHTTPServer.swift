@@ -244,7 +244,11 @@ public struct SyncHTTPServer: Sendable {
                     }
                     return .seconds(seconds)
                 }
-                let batch = try await service.changes(since: since ?? 0, by: caller, wait: wait)
+                // A long poll ends (answered empty) when the server stops, so a stop does not wait
+                // out every open poll.
+                let batch = try await cancelWhenGracefulShutdown {
+                    try await service.changes(since: since ?? 0, by: caller, wait: wait)
+                }
                 return try JSONResponse(
                     ChangesResponse(items: batch.items.map(ItemJSON.init), sequence: batch.sequence)
                 ).response

@@ -259,6 +259,33 @@ struct SessionMessageTests {
     /// The version is `v`; for one release each message also carries `version`, the name it had,
     /// and a message with `version` alone (from the release before) is read: an agent left
     /// running across an update and the new CLI still understand each other.
+    @Test func aMaskedConflictsJSONHasEveryKeyWithNull() throws {
+        let item = SyncConflictItem(
+            id: CredentialID(),
+            title: "Mail",
+            service: nil,
+            user: "ada",
+            conflicts: [
+                SyncFieldConflict(
+                    field: "password",
+                    option: 1,
+                    secret: true,
+                    masked: true,
+                    current: nil,
+                    other: nil,
+                    otherWritten: Date(timeIntervalSince1970: 0)
+                )
+            ]
+        )
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(item)) as? [String: Any]
+        )
+        #expect(json["service"] is NSNull)
+        let conflict = try #require((json["conflicts"] as? [[String: Any]])?.first)
+        #expect(conflict["current"] is NSNull && conflict["other"] is NSNull)
+        #expect(try JSONDecoder().decode(SyncConflictItem.self, from: JSONEncoder().encode(item)) == item)
+    }
+
     @Test func theVersionIsVAndTheOldNameIsReadForOneRelease() throws {
         func members(_ frame: Data) throws -> [String: Any] {
             try #require(try JSONSerialization.jsonObject(with: frame) as? [String: Any])

@@ -191,8 +191,15 @@ struct SyncCommandTests {
             }
             var sync: Sync?
         }
-        let agentStatus = try await keyhaven.runDetached(["agent", "status", "--json"])
-        let background = try JSONDecoder().decode(AgentStatus.self, from: Data(agentStatus.stdout.utf8)).sync
+        // The loop may still be ending its sync (its state is set after the vault's): poll.
+        var background: AgentStatus.Sync?
+        let waiting = ContinuousClock.now + .seconds(20)
+        repeat {
+            let agentStatus = try await keyhaven.runDetached(["agent", "status", "--json"])
+            background = try JSONDecoder().decode(AgentStatus.self, from: Data(agentStatus.stdout.utf8)).sync
+            if background?.phase == "waiting" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        } while ContinuousClock.now < waiting
         #expect(background?.phase == "waiting" && background?.lastSync != nil && background?.lastError == nil)
         let agentText = try await keyhaven.runDetached(["agent", "status"])
         #expect(agentText.stdout.contains("Background sync: waiting for changes"), "\(agentText.stdout)")

@@ -115,6 +115,14 @@ struct BackgroundSyncTests {
                     }
                 )
                 #expect(try await Self.eventually { try await laptop.syncStatus().pending == 0 })
+                // One sync for the edit: the long poll that comes back with the laptop's own push
+                // is not another one.
+                #expect(try await Self.eventually { background.state.phase == "waiting" })
+                let afterEdit = background.state.syncs
+                #expect(
+                    try await !Self.eventually(within: 2) { background.state.syncs > afterEdit },
+                    "the echo of the push made another sync"
+                )
 
                 // Locked: the loop stops; the phone's next edit stays on the server.
                 await laptop.lock()
@@ -180,6 +188,62 @@ struct BackgroundSyncTests {
             #expect(try await Self.eventually(within: 5) { background.state.phase == "locked" })
             #expect(background.state.nextAttempt == nil)
             group.cancelAll()
+        }
+    }
+}
+
+extension BackgroundSyncTests {
+    @Test func disablingSyncStopsTheLoopAtOnceWithoutBusy() async throws {
+        let clock = TestClock()
+        let test = try TestVault(now: { clock.now })
+        let stopping = try await withSyncServer(clock: clock) { server in
+            let laptop = try await syncingLaptop(test, server: server, clock: clock)
+            let recording = RecordingSleep()
+            let background = BackgroundSync(session: laptop, timing: Self.timing(recording))
+            try await withThrowingTaskGroup(of: Void.self) { group throws -> Void in
+                group.addTask { await background.run() }
+                #expect(try await Self.eventually { background.state.phase == "waiting" }, "\(background.state)")
+                // A sync of this session runs meanwhile: disable waits for it rather than `busy`.
+                let syncing = Task { await laptop.answerWithSync(.syncNow) }
+                let answer = await laptop.answerWithSync(.syncDisable)
+                guard case .syncStatus = answer else {
+                    Issue.record("disable is answered: \(answer)")
+                    group.cancelAll()
+                    return
+                }
+                _ = await syncing.value
+                // The loop leaves its long poll (the old key) at once: off, with no 30 s look needed.
+                #expect(try await Self.eventually(within: 5) { background.state.phase == "off" }, "\(background.state)")
+                group.cancelAll()
+            }
+            return ContinuousClock.now
+        }
+        // The server's stop ends the long poll the loop left open (it does not wait out its 25 s).
+        #expect(ContinuousClock.now - stopping < .seconds(10), "\(ContinuousClock.now - stopping)")
+    }
+
+    @Test func aLongPollThatKeepsFailingBacksOffThoughSyncWorks() async throws {
+        let clock = TestClock()
+        let test = try TestVault(now: { clock.now })
+        try await withSyncServer(clock: clock) { server in
+            let laptop = try await syncingLaptop(test, server: server, clock: clock)
+            let recording = RecordingSleep()
+            var timing = Self.timing(recording)
+            // Refused by the client at once (a poll of less than 1 s), while every sync works.
+            timing.longPoll = .milliseconds(10)
+            let background = BackgroundSync(session: laptop, timing: timing)
+            try await withThrowingTaskGroup(of: Void.self) { group throws -> Void in
+                group.addTask { await background.run() }
+                #expect(
+                    try await Self.eventually { background.state.failures >= 4 },
+                    "\(background.state) \(recording.durations)"
+                )
+                // The back-offs (the hour-long looks left out) grow though every sync in between works.
+                let backoffs = recording.durations.filter { $0 < .seconds(3600) }
+                #expect(Array(backoffs.prefix(4)) == [1, 2, 4, 8].map { Duration.seconds($0) }, "\(backoffs)")
+                #expect(background.state.syncs >= 4)
+                group.cancelAll()
+            }
         }
     }
 }

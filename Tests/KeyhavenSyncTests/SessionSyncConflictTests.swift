@@ -2,6 +2,7 @@ import Foundation
 import KeyhavenApp
 import KeyhavenTesting
 import SyncClient
+import Synchronization
 import Testing
 import Vault
 import VaultSync
@@ -115,6 +116,30 @@ extension SessionSyncTests {
             try await device.session.pull()
             let there = try device.session.replica.credential(ItemID(mail))
             #expect(there.content.password == "laptop password" && there.conflicts.isEmpty)
+        }
+    }
+
+    @Test func aResolutionDuringASyncWaitsForItRatherThanMakingItBusy() async throws {
+        let clock = TestClock()
+        let test = try TestVault(now: { clock.now })
+        try await withSyncServer(clock: clock) { server in
+            let (session, _, mail) = try await Self.passwordConflict(test, server: server, clock: clock)
+            let resolved = Mutex<Task<SyncStatus, any Error>?>(nil)
+            // While the sync is between the network and its last vault write, the person resolves.
+            let report = try await Self.syncNow(session) {
+                let task = Task { try await session.resolveSyncConflict(mail, field: "password", keeping: .current) }
+                resolved.withLock { $0 = task }
+                // Without the gate it would save the sync state now (the sync then fails `busy`);
+                // with it, it waits for the sync to end.
+                let deadline = ContinuousClock.now + .seconds(1)
+                while ContinuousClock.now < deadline {
+                    if (try? await session.syncStatus().conflicts) == 0 { break }
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(report.status.conflicts == 1, "the sync ended first")
+            let status = try await #require(resolved.withLock { $0 }).value
+            #expect(status.conflicts == 0 && status.pending == 1)
         }
     }
 

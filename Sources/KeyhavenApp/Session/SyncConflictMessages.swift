@@ -15,6 +15,15 @@ public struct SyncConflictItem: Hashable, Sendable, Codable {
     public init(id: CredentialID, title: String, service: String?, user: String, conflicts: [SyncFieldConflict]) {
         (self.id, self.title, self.service, self.user, self.conflicts) = (id, title, service, user, conflicts)
     }
+    /// Every key, `service` as `null` when there is none (as docs/sync.md shows the JSON).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(service, forKey: .service)
+        try container.encode(user, forKey: .user)
+        try container.encode(conflicts, forKey: .conflicts)
+    }
 }
 
 /// One value that lost a conflict, beside the field's current value.
@@ -48,6 +57,18 @@ public struct SyncFieldConflict: Hashable, Sendable, Codable {
     ) {
         (self.field, self.option, self.secret, self.masked) = (field, option, secret, masked)
         (self.current, self.other, self.otherWritten) = (current, other, otherWritten)
+    }
+    /// Every key, `current` and `other` as `null` when masked or empty (as docs/sync.md shows the
+    /// JSON), not left out.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(field, forKey: .field)
+        try container.encode(option, forKey: .option)
+        try container.encode(secret, forKey: .secret)
+        try container.encode(masked, forKey: .masked)
+        try container.encode(current, forKey: .current)
+        try container.encode(other, forKey: .other)
+        try container.encode(otherWritten, forKey: .otherWritten)
     }
 }
 
