@@ -19,7 +19,7 @@ extension KeyhavenSession {
 
     /// Turns sync on for this vault as a new device of an existing account: makes this device's key
     /// and an ephemeral X25519 key, posts a join request for `code` (which the person carries to a
-    /// device already in: `keyhaven device approve CODE`), waits up to `timeout` for the grant
+    /// device already in: `keyhaven device approve`), waits up to `timeout` for the grant
     /// (asking every `poll`), checks its MAC and opens it, enrols with the approval inside, saves
     /// the sync state (the received sync vault key, a new replica holding every credential of this
     /// vault) in one vault transaction, then syncs: everything on the server comes in and is merged

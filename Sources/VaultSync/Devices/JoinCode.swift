@@ -2,7 +2,7 @@ import Crypto
 import _KeyhavenSupport
 
 /// The code a person carries from a new device to one already in sync (`keyhaven sync join`, then
-/// `keyhaven device approve CODE`): 80 random bits, shown as 16 Crockford base32 characters in
+/// `keyhaven device approve`): 80 random bits, shown as 16 Crockford base32 characters in
 /// four groups (`K7QM-2XPA-9FRT-4HDW`). It never goes to the server: from it both devices derive
 /// the join request's ``lookup`` (what the server files the request under) and a MAC key with which
 /// each proves to the other that it knows the code (``DeviceJoin``), so a server that relays the
