@@ -52,7 +52,7 @@ struct DeviceJoinTests {
             ("K7QM-2XPA-9FRT-4HD", "this one has 15"),
             ("K7QM-2XPA-9FRT-4HDWX", "this one has 17"),
             ("", "this one has 0"),
-            ("K7QM-2XPA-9FRT-4HDU", "character 16 is not"),
+            ("K7QM-2XPA-9FRT-4HDU", "character 16 is not a letter or digit of a join code (U is never one)"),
             ("K7QM-2XPA-9FRT-4HD!", "character 16 is not"),
             ("K7QM-2XPÄ-9FRT-4HDW", "character 8 is not"),
         ] {
@@ -62,6 +62,8 @@ struct DeviceJoinTests {
             } catch {
                 #expect(error.code == .invalidJoinCode)
                 #expect(error.message.contains(says), "\(error.message)")
+                // Only a U is told that U is never one.
+                #expect(error.message.contains("U is never one") == text.hasSuffix("U"), "\(error.message)")
                 #expect(error.message.contains("type the code the new device shows"))
             }
         }
@@ -159,6 +161,9 @@ struct DeviceJoinTests {
         refusals.append(changed)
         changed = fields
         changed.publicKey[5] ^= 1
+        refusals.append(changed)
+        changed = fields
+        changed.agreementKey = Array(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation)
         refusals.append(changed)
         for fields in refusals {
             do {

@@ -52,7 +52,8 @@ public struct JoinCode: Hashable, Sendable, CustomStringConvertible {
             default: break
             }
             guard let value = Self.alphabet.firstIndex(of: byte) else {
-                throw Self.invalid("character \(position) is not a letter or digit of a join code (U is never one)")
+                let never = byte == UInt8(ascii: "U") ? " (U is never one)" : ""
+                throw Self.invalid("character \(position) is not a letter or digit of a join code\(never)")
             }
             values.append(UInt8(value))
         }
