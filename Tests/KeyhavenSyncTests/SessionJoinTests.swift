@@ -299,6 +299,35 @@ struct SessionJoinTests {
             #expect(try await joining.value.enabled)
         }
     }
+
+    @Test func aJoinWhileSyncIsOnPostsNothingAndALockedLaptopApprovesNothing() async throws {
+        let clock = TestClock()
+        let laptopVault = try TestVault(now: { clock.now })
+        try await withSyncServer(clock: clock) { server in
+            let laptop = try await syncingLaptop(laptopVault, server: server, clock: clock)
+            let code = try Self.joinCode()
+            do {
+                _ = try await laptop.joinSync(server: server, deviceName: "again", code: code, timeout: .seconds(5))
+                Issue.record("a vault with sync on does not join")
+            } catch let error as SyncError {
+                #expect(error.code == .alreadyEnabled && error.message.contains("sync disable"))
+            }
+            // Nothing was posted: the code finds no request.
+            do {
+                _ = try await laptop.approveDevice(code: code.description)
+                Issue.record("no request was posted")
+            } catch let error as SyncError {
+                #expect(error.code == .notFound)
+            }
+            await laptop.lock()
+            do {
+                _ = try await laptop.approveDevice(code: code.description)
+                Issue.record("a locked vault approves nothing")
+            } catch let error as SyncError {
+                #expect(error.code == .locked)
+            }
+        }
+    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {
