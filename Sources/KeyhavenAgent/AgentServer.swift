@@ -254,7 +254,10 @@ public final class AgentServer: Sendable {
                             request.append(Data(buffer: part))
                         }
                     }
-                    for part in SessionProtocol.frames(await answerSession(request, watching: watcher), limit: Frames.maximumLength) {
+                    for part in SessionProtocol.frames(
+                        await answerSession(request, watching: watcher),
+                        limit: Frames.maximumLength
+                    ) {
                         try await outbound.write(ByteBuffer(bytes: part))
                     }
                 case .command(let id, let command):

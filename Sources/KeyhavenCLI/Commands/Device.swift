@@ -72,7 +72,9 @@ struct DeviceApprove: DeviceVaultCommand {
     @Flag(name: .long, help: "Print JSON.") var json = false
 
     func validate() throws {
-        if code != nil && codeStdin { throw ValidationError("give the code either as an argument or with --code-stdin") }
+        if code != nil && codeStdin {
+            throw ValidationError("give the code either as an argument or with --code-stdin")
+        }
     }
 
     /// The code: the argument, the first line of standard input (--code-stdin), or a prompt.
