@@ -14,7 +14,7 @@ extension KeyhavenSession {
     /// `keyhaven sync join` shows and passes in ``KeyhavenApp/SessionRequest/syncJoin(server:deviceName:code:timeoutSeconds:)``.
     public static func makeJoinCode() -> String {
         var random = SystemRandomNumberGenerator()
-        return JoinCode(using: &random).description
+        return JoinCode(using: &random).text
     }
 
     /// Turns sync on for this vault as a new device of an existing account: makes this device's key

@@ -71,7 +71,7 @@ struct SessionJoinTests {
                 )
             }
             // The person types the code as they read it: lowercase, spaces for dashes.
-            let typed = code.description.lowercased().replacingOccurrences(of: "-", with: " ")
+            let typed = code.text.lowercased().replacingOccurrences(of: "-", with: " ")
             let approval = try await Self.approve(laptop, code: typed)
             #expect(approval.deviceName == "phone")
             let status = try await joining.value
@@ -111,7 +111,7 @@ struct SessionJoinTests {
             }
             // The code was used once.
             do {
-                _ = try await laptop.approveDevice(code: code.description)
+                _ = try await laptop.approveDevice(code: code.text)
                 Issue.record("a code is approved once")
             } catch let error as SyncError {
                 #expect(error.code == .refused)
@@ -146,7 +146,7 @@ struct SessionJoinTests {
                 )
             }
             do {
-                _ = try await Self.approve(laptop, code: code.description)
+                _ = try await Self.approve(laptop, code: code.text)
                 Issue.record("a request whose key was swapped is refused")
             } catch let error as SyncError {
                 #expect(error.code == .mismatch)
@@ -177,7 +177,7 @@ struct SessionJoinTests {
             let laptop = try await syncingLaptop(laptopVault, server: server, clock: clock)
             let nobodys = try Self.joinCode()
             do {
-                _ = try await laptop.approveDevice(code: nobodys.description)
+                _ = try await laptop.approveDevice(code: nobodys.text)
                 Issue.record("a code nobody made is not found")
             } catch let error as SyncError {
                 #expect(error.code == .notFound && error.message.contains("no join request for this code"))
@@ -230,7 +230,7 @@ struct SessionJoinTests {
                     poll: .milliseconds(50)
                 )
             }
-            _ = try await Self.approve(laptop, code: code.description)
+            _ = try await Self.approve(laptop, code: code.text)
             let status = try await joining.value
             #expect(status.enabled && status.pending == 0)
             #expect(try await Self.titles(phone) == ["Mail"])
@@ -256,7 +256,7 @@ struct SessionJoinTests {
                 )
             }
             // Approved while the phone sleeps between two polls, then locked before the next.
-            _ = try await Self.approve(laptop, code: code.description)
+            _ = try await Self.approve(laptop, code: code.text)
             await phone.lock()
             do {
                 _ = try await joining.value
@@ -295,7 +295,7 @@ struct SessionJoinTests {
                 await phone.tick()
             }
             #expect(await phone.isUnlocked)
-            _ = try await Self.approve(laptop, code: code.description)
+            _ = try await Self.approve(laptop, code: code.text)
             #expect(try await joining.value.enabled)
         }
     }
@@ -314,14 +314,14 @@ struct SessionJoinTests {
             }
             // Nothing was posted: the code finds no request.
             do {
-                _ = try await laptop.approveDevice(code: code.description)
+                _ = try await laptop.approveDevice(code: code.text)
                 Issue.record("no request was posted")
             } catch let error as SyncError {
                 #expect(error.code == .notFound)
             }
             await laptop.lock()
             do {
-                _ = try await laptop.approveDevice(code: code.description)
+                _ = try await laptop.approveDevice(code: code.text)
                 Issue.record("a locked vault approves nothing")
             } catch let error as SyncError {
                 #expect(error.code == .locked)

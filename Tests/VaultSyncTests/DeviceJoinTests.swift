@@ -36,7 +36,7 @@ struct DeviceJoinTests {
         var generator = SeededRandomNumberGenerator(seed: 28)
         for _ in 0..<200 {
             let code = JoinCode(using: &generator)
-            let text = code.description
+            let text = code.text
             #expect(text.count == 19 && text.split(separator: "-").map(\.count) == [4, 4, 4, 4])
             #expect(try JoinCode(parsing: text) == code)
             #expect(try JoinCode(parsing: text.lowercased()) == code)
@@ -73,7 +73,9 @@ struct DeviceJoinTests {
     /// and a tag must never change, or devices of two versions would not find each other.
     @Test func derivationsAreStable() throws {
         let code = try #require(JoinCode(bytes: (0..<10).map { UInt8($0) }))
-        #expect(code.description == "000G-40R4-0M30-E209")
+        #expect(code.text == "000G-40R4-0M30-E209")
+        // Interpolated into a log or an error, the code shows nothing.
+        #expect("\(code)" == "JoinCode(redacted)" && !String(describing: code).contains("000G"))
         #expect(code.lookup == "bde798fd81bf206ef782fd16a8f412a1")
         let fields = JoinRequestFields(
             origin: Self.origin,

@@ -11,9 +11,13 @@ import _KeyhavenSupport
 /// Reading is forgiving where people are: case does not matter, dashes and spaces are ignored, and
 /// the letters Crockford's alphabet leaves out for looking like digits are read as those digits
 /// (O as 0, I and L as 1).
-public struct JoinCode: Hashable, Sendable, CustomStringConvertible {
+///
+/// The code is a secret for its 10 minutes: ``text`` is what the person reads, ``description`` is
+/// redacted (a code interpolated into a log or an error shows nothing), and two codes compare in
+/// constant time.
+public struct JoinCode: Equatable, Sendable, CustomStringConvertible {
     /// The code's 10 bytes (80 bits).
-    public let bytes: [UInt8]
+    let bytes: [UInt8]
 
     /// The number of bytes in a code.
     public static let byteCount = 10
@@ -80,8 +84,14 @@ public struct JoinCode: Hashable, Sendable, CustomStringConvertible {
         VaultSyncError(.invalidJoinCode, "\(message); type the code the new device shows")
     }
 
-    /// `XXXX-XXXX-XXXX-XXXX` in Crockford base32.
-    public var description: String {
+    /// Redacted: the code is a secret (``text`` shows it).
+    public var description: String { "JoinCode(redacted)" }
+
+    /// Compares in constant time.
+    public static func == (a: JoinCode, b: JoinCode) -> Bool { constantTimeEqual(a.bytes, b.bytes) }
+
+    /// `XXXX-XXXX-XXXX-XXXX` in Crockford base32: what the person reads and types.
+    public var text: String {
         var symbols: [UInt8] = []
         var buffer: UInt32 = 0
         var bits = 0
