@@ -288,10 +288,14 @@ struct SessionJoinTests {
                     poll: .milliseconds(20)
                 )
             }
-            // Five minutes pass, in steps shorter than the idle lock; the agent's timer ticks.
+            // Five minutes pass, in steps shorter than the idle lock; after each, the agent's
+            // timer ticks once the wait has polled again (or after 3 seconds without a poll).
             for _ in 0..<10 {
                 clock.advance(30)
-                try await Task.sleep(for: .milliseconds(150))
+                for _ in 0..<150 {
+                    if let left = await phone.status().lockIn, left > 45 { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
                 await phone.tick()
             }
             #expect(await phone.isUnlocked)
