@@ -261,7 +261,10 @@ public final class AgentServer: Sendable {
                             request.append(Data(buffer: part))
                         }
                     }
-                    for part in SessionProtocol.frames(await answerSession(request, watching: watcher), limit: Frames.maximumLength) {
+                    for part in SessionProtocol.frames(
+                        await answerSession(request, watching: watcher),
+                        limit: Frames.maximumLength
+                    ) {
                         try await outbound.write(ByteBuffer(bytes: part))
                     }
                 case .command(let id, let command):
@@ -373,7 +376,9 @@ public final class AgentServer: Sendable {
                 // `sync join` waits minutes for an approval: when its CLI goes away (Ctrl-C), the
                 // join stops here too, before it enrols (docs/sync.md "A device joins").
                 let session = agent.session
-                let task = Task { await session.answerWithSync(request) }
+                // On the session's executor, as every request of the agent's: never waiting for
+                // a thread of the cooperative pool.
+                let task = Task(executorPreference: session.taskExecutor) { await session.answerWithSync(request) }
                 watcher.onClose { task.cancel() }
                 response = await task.value
                 watcher.onClose(nil)

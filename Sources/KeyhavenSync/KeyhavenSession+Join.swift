@@ -14,22 +14,28 @@ extension KeyhavenSession {
     /// `keyhaven sync join` shows and passes in ``KeyhavenApp/SessionRequest/syncJoin(server:deviceName:code:timeoutSeconds:)``.
     public static func makeJoinCode() -> String {
         var random = SystemRandomNumberGenerator()
-        return JoinCode(using: &random).description
+        return JoinCode(using: &random).text
     }
 
     /// Turns sync on for this vault as a new device of an existing account: makes this device's key
     /// and an ephemeral X25519 key, posts a join request for `code` (which the person carries to a
-    /// device already in: `keyhaven device approve CODE`), waits up to `timeout` for the grant
-    /// (asking every `poll`), checks its MAC and opens it, enrols with the approval inside, saves
+    /// device already in: `keyhaven device approve`), waits up to `timeout` for the grant (asking
+    /// every `poll`, no longer than the server keeps the request; each round is activity, so the
+    /// idle lock does not fire), checks its MAC and opens it, checks again that the vault is
+    /// unlocked and sync off, enrols with the approval inside (a lost answer asked again), saves
     /// the sync state (the received sync vault key, a new replica holding every credential of this
     /// vault) in one vault transaction, then syncs: everything on the server comes in and is merged
     /// with this vault's own credentials, which go out as new items. Nothing is written to the vault
-    /// before the grant is opened and the device enrolled.
+    /// before the grant is opened and the device enrolled; a task cancelled before enrolling (the
+    /// agent cancels it when the CLI's connection ends) changes nothing. A save that fails after
+    /// the enrolment names the device id to revoke (docs/sync.md "A device joins"); a failed first
+    /// sync leaves sync on with everything pending.
     ///
     /// - Returns: the status after the first sync.
     /// - Throws: ``SyncError`` `alreadyEnabled`, `invalidInput`, `invalidServer`, `unreachable`,
-    ///   `notApproved` (the time ran out, or the wait was cancelled: nothing changed here),
-    ///   `mismatch` (the grant does not match the code: nothing used), `refused`, `locked`,
+    ///   `notApproved` (the time ran out, or the wait was stopped: nothing changed here),
+    ///   `mismatch` (the grant does not match the code: nothing used; or the enrolment answer does
+    ///   not match the grant), `refused`, `locked` (locked during the wait: nothing changed here),
     ///   `storage`.
     public func joinSync(
         server: String,

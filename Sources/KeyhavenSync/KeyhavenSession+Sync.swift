@@ -345,12 +345,15 @@ enum SyncHooks {
 }
 
 extension KeyhavenSession {
-    /// A server's text as it may be printed: control characters (a terminal's escapes, line
-    /// breaks that forge output) replaced by U+FFFD.
+    /// A server's text as it may be printed: control and format characters (a terminal's escapes,
+    /// line breaks that forge output, bidi overrides that reorder it) and line or paragraph
+    /// separators replaced by U+FFFD — what the server refuses in a device name, in case a server
+    /// returns one anyway.
     static func printable(_ text: String) -> String {
-        String(
+        let refused: Set<Unicode.GeneralCategory> = [.control, .format, .lineSeparator, .paragraphSeparator]
+        return String(
             String.UnicodeScalarView(
-                text.unicodeScalars.map { $0.properties.generalCategory == .control ? "\u{FFFD}" : $0 }
+                text.unicodeScalars.map { refused.contains($0.properties.generalCategory) ? "\u{FFFD}" : $0 }
             )
         )
     }

@@ -283,17 +283,17 @@ public final class SyncService: Sendable {
         if let address { try reserveJoin(for: address, until: expires, now: now) }
         do {
             try await store.saveJoinRequest(
-            JoinRequest(
-                lookup: lookup,
-                publicKey: publicKey,
-                agreementKey: agreementKey,
-                name: name,
-                tag: tag,
-                expires: expires
-            ),
-            now: now,
-            maxPending: configuration.maxJoinRequests
-        )
+                JoinRequest(
+                    lookup: lookup,
+                    publicKey: publicKey,
+                    agreementKey: agreementKey,
+                    name: name,
+                    tag: tag,
+                    expires: expires
+                ),
+                now: now,
+                maxPending: configuration.maxJoinRequests
+            )
         } catch {
             if let address { releaseJoin(for: address, until: expires) }
             throw error

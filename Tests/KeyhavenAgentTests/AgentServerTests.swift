@@ -579,7 +579,10 @@ import Glibc
             answer = try running.session(cli, second)
             if answer?.failureCode?.name != "busy" { break }
         }
-        #expect(answer?.failureCode?.name == "invalidInput", "the stopped join released the claim, not \(String(describing: answer))")
+        #expect(
+            answer?.failureCode?.name == "invalidInput",
+            "the stopped join released the claim, not \(String(describing: answer))"
+        )
     }
 }
 

@@ -74,9 +74,17 @@ struct DeviceCommandTests {
             "sync join shows its code: \(shown)"
         )
         let code = String(shown[range])
-        #expect(shown.contains("on a device already in sync run: keyhaven device approve \(code)"))
+        #expect(shown.contains("on a device already in sync run `keyhaven device approve` and type this code"))
 
-        let approved = try await keyhaven.runDetached(["device", "approve", code.lowercased(), "--json"])
+        // The code goes in on standard input, never on the command line (`ps`, shell history).
+        let both = try await keyhaven.runDetached(["device", "approve", code, "--code-stdin"])
+        #expect(both.status != 0 && both.stderr.contains("either as an argument or with --code-stdin"))
+        let empty = try await keyhaven.runDetached(["device", "approve", "--code-stdin"], stdin: "")
+        #expect(empty.status == 1 && empty.stderr.contains("standard input has no code line"), "\(empty.stderr)")
+        let approved = try await keyhaven.runDetached(
+            ["device", "approve", "--code-stdin", "--json"],
+            stdin: code.lowercased() + "\n"
+        )
         #expect(approved.status == 0, "\(approved.stderr)")
         let approval = try JSONDecoder().decode(Approval.self, from: Data(approved.stdout.utf8))
         #expect(approval.deviceName == "phone" && approval.deviceID.count == 32)
@@ -134,12 +142,13 @@ struct DeviceCommandTests {
         let device = try await help(["device"])
         for subcommand in ["approve", "list", "revoke"] { #expect(device.contains(subcommand)) }
         let join = try await help(["sync", "join"])
-        #expect(join.contains("keyhaven device approve CODE") && join.contains("--timeout"), "\(join)")
-        #expect(join.contains("sync stays off"))
+        #expect(join.contains("keyhaven device approve") && join.contains("--timeout"), "\(join)")
+        #expect(join.contains("sync stays off") && join.contains("with or without the agent"))
         let revoke = try await help(["device", "revoke"])
         #expect(revoke.contains("rotating the account's sync key") && revoke.contains("still holds the sync key"))
         let approve = try await help(["device", "approve"])
         #expect(approve.contains("it never goes to the server") && approve.contains("Examples:"), "\(approve)")
+        #expect(approve.contains("--code-stdin") && approve.contains("visible to other users of this machine (ps)"))
         let list = try await help(["device", "list"])
         #expect(list.contains("{id, name, created, approvedBy, revoked, current}"))
         #expect(try await help(["sync"]).contains("keyhaven sync join --server"))

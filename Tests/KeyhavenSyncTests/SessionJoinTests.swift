@@ -71,7 +71,7 @@ struct SessionJoinTests {
                 )
             }
             // The person types the code as they read it: lowercase, spaces for dashes.
-            let typed = code.description.lowercased().replacingOccurrences(of: "-", with: " ")
+            let typed = code.text.lowercased().replacingOccurrences(of: "-", with: " ")
             let approval = try await Self.approve(laptop, code: typed)
             #expect(approval.deviceName == "phone")
             let status = try await joining.value
@@ -111,7 +111,7 @@ struct SessionJoinTests {
             }
             // The code was used once.
             do {
-                _ = try await laptop.approveDevice(code: code.description)
+                _ = try await laptop.approveDevice(code: code.text)
                 Issue.record("a code is approved once")
             } catch let error as SyncError {
                 #expect(error.code == .refused)
@@ -146,7 +146,7 @@ struct SessionJoinTests {
                 )
             }
             do {
-                _ = try await Self.approve(laptop, code: code.description)
+                _ = try await Self.approve(laptop, code: code.text)
                 Issue.record("a request whose key was swapped is refused")
             } catch let error as SyncError {
                 #expect(error.code == .mismatch)
@@ -177,7 +177,7 @@ struct SessionJoinTests {
             let laptop = try await syncingLaptop(laptopVault, server: server, clock: clock)
             let nobodys = try Self.joinCode()
             do {
-                _ = try await laptop.approveDevice(code: nobodys.description)
+                _ = try await laptop.approveDevice(code: nobodys.text)
                 Issue.record("a code nobody made is not found")
             } catch let error as SyncError {
                 #expect(error.code == .notFound && error.message.contains("no join request for this code"))
@@ -230,7 +230,7 @@ struct SessionJoinTests {
                     poll: .milliseconds(50)
                 )
             }
-            _ = try await Self.approve(laptop, code: code.description)
+            _ = try await Self.approve(laptop, code: code.text)
             let status = try await joining.value
             #expect(status.enabled && status.pending == 0)
             #expect(try await Self.titles(phone) == ["Mail"])
@@ -256,7 +256,7 @@ struct SessionJoinTests {
                 )
             }
             // Approved while the phone sleeps between two polls, then locked before the next.
-            _ = try await Self.approve(laptop, code: code.description)
+            _ = try await Self.approve(laptop, code: code.text)
             await phone.lock()
             do {
                 _ = try await joining.value
@@ -288,15 +288,48 @@ struct SessionJoinTests {
                     poll: .milliseconds(20)
                 )
             }
-            // Five minutes pass, in steps shorter than the idle lock; the agent's timer ticks.
+            // Five minutes pass, in steps shorter than the idle lock; after each, the agent's
+            // timer ticks once the wait has polled again (or after 3 seconds without a poll).
             for _ in 0..<10 {
                 clock.advance(30)
-                try await Task.sleep(for: .milliseconds(150))
+                for _ in 0..<150 {
+                    if let left = await phone.status().lockIn, left > 45 { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
                 await phone.tick()
             }
             #expect(await phone.isUnlocked)
-            _ = try await Self.approve(laptop, code: code.description)
+            _ = try await Self.approve(laptop, code: code.text)
             #expect(try await joining.value.enabled)
+        }
+    }
+
+    @Test func aJoinWhileSyncIsOnPostsNothingAndALockedLaptopApprovesNothing() async throws {
+        let clock = TestClock()
+        let laptopVault = try TestVault(now: { clock.now })
+        try await withSyncServer(clock: clock) { server in
+            let laptop = try await syncingLaptop(laptopVault, server: server, clock: clock)
+            let code = try Self.joinCode()
+            do {
+                _ = try await laptop.joinSync(server: server, deviceName: "again", code: code, timeout: .seconds(5))
+                Issue.record("a vault with sync on does not join")
+            } catch let error as SyncError {
+                #expect(error.code == .alreadyEnabled && error.message.contains("sync disable"))
+            }
+            // Nothing was posted: the code finds no request.
+            do {
+                _ = try await laptop.approveDevice(code: code.text)
+                Issue.record("no request was posted")
+            } catch let error as SyncError {
+                #expect(error.code == .notFound)
+            }
+            await laptop.lock()
+            do {
+                _ = try await laptop.approveDevice(code: code.text)
+                Issue.record("a locked vault approves nothing")
+            } catch let error as SyncError {
+                #expect(error.code == .locked)
+            }
         }
     }
 }

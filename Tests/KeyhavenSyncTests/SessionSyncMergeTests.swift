@@ -292,5 +292,7 @@ extension SessionSyncTests {
         let printed = KeyhavenSession.printable("too large\u{1B}[2J\nkeyhaven: fake\u{7}")
         #expect(printed == "too large\u{FFFD}[2J\u{FFFD}keyhaven: fake\u{FFFD}")
         #expect(KeyhavenSession.printable("plain — ünïcode") == "plain — ünïcode")
+        // Bidi overrides and line separators (a device name from the server) too.
+        #expect(KeyhavenSession.printable("phone\u{202E}txt.exe\u{2028}x") == "phone\u{FFFD}txt.exe\u{FFFD}x")
     }
 }

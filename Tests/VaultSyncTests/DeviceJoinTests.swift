@@ -36,7 +36,7 @@ struct DeviceJoinTests {
         var generator = SeededRandomNumberGenerator(seed: 28)
         for _ in 0..<200 {
             let code = JoinCode(using: &generator)
-            let text = code.description
+            let text = code.text
             #expect(text.count == 19 && text.split(separator: "-").map(\.count) == [4, 4, 4, 4])
             #expect(try JoinCode(parsing: text) == code)
             #expect(try JoinCode(parsing: text.lowercased()) == code)
@@ -52,7 +52,7 @@ struct DeviceJoinTests {
             ("K7QM-2XPA-9FRT-4HD", "this one has 15"),
             ("K7QM-2XPA-9FRT-4HDWX", "this one has 17"),
             ("", "this one has 0"),
-            ("K7QM-2XPA-9FRT-4HDU", "character 16 is not"),
+            ("K7QM-2XPA-9FRT-4HDU", "character 16 is not a letter or digit of a join code (U is never one)"),
             ("K7QM-2XPA-9FRT-4HD!", "character 16 is not"),
             ("K7QM-2XPÄ-9FRT-4HDW", "character 8 is not"),
         ] {
@@ -62,6 +62,8 @@ struct DeviceJoinTests {
             } catch {
                 #expect(error.code == .invalidJoinCode)
                 #expect(error.message.contains(says), "\(error.message)")
+                // Only a U is told that U is never one.
+                #expect(error.message.contains("U is never one") == text.hasSuffix("U"), "\(error.message)")
                 #expect(error.message.contains("type the code the new device shows"))
             }
         }
@@ -71,7 +73,9 @@ struct DeviceJoinTests {
     /// and a tag must never change, or devices of two versions would not find each other.
     @Test func derivationsAreStable() throws {
         let code = try #require(JoinCode(bytes: (0..<10).map { UInt8($0) }))
-        #expect(code.description == "000G-40R4-0M30-E209")
+        #expect(code.text == "000G-40R4-0M30-E209")
+        // Interpolated into a log or an error, the code shows nothing.
+        #expect("\(code)" == "JoinCode(redacted)" && !String(describing: code).contains("000G"))
         #expect(code.lookup == "bde798fd81bf206ef782fd16a8f412a1")
         let fields = JoinRequestFields(
             origin: Self.origin,
@@ -159,6 +163,9 @@ struct DeviceJoinTests {
         refusals.append(changed)
         changed = fields
         changed.publicKey[5] ^= 1
+        refusals.append(changed)
+        changed = fields
+        changed.agreementKey = Array(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation)
         refusals.append(changed)
         for fields in refusals {
             do {

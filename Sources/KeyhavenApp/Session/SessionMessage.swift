@@ -62,7 +62,7 @@ public enum SessionRequest: Hashable, Sendable, Codable {
     /// join code the command made and showed) within `timeoutSeconds`:
     /// ``SessionResponse/syncStatus(_:)`` after the first sync.
     case syncJoin(server: String, deviceName: String, code: String, timeoutSeconds: Int)
-    /// `keyhaven device approve CODE`: ``SessionResponse/syncApproval(_:)``.
+    /// `keyhaven device approve`: ``SessionResponse/syncApproval(_:)``.
     case deviceApprove(code: String)
     /// `keyhaven device list`: ``SessionResponse/syncDevices(_:)``.
     case deviceList

@@ -14,7 +14,7 @@ extension Keyhaven {
                 docs/sync.md.
 
                 Examples:
-                  keyhaven device approve K7QM-2XPA-9FRT-4HDW
+                  keyhaven device approve
                   keyhaven device list --json
                   keyhaven device revoke 0123456789abcdef0123456789abcdef --yes
                 """,
@@ -39,26 +39,61 @@ struct DeviceApprove: DeviceVaultCommand {
         commandName: "approve",
         abstract: "Let a new device into this vault's sync account with the code it shows.",
         discussion: """
-            CODE is what `keyhaven sync join` shows on the new device (16 letters and digits; case, \
-            dashes and spaces do not matter, O reads as 0, I and L as 1). This device fetches the \
-            request from the server, checks with the code that it is the new device's own (a server \
-            that swapped its key is refused: "the join request does not match this code"), signs the \
-            approval of its key and sends it the account's sync key sealed to a key only the new \
-            device holds. The code is good for 10 minutes and one approval; it never goes to the \
-            server. Approve only a code you read on your own device. --json prints {deviceID, \
+            Asks for the code `keyhaven sync join` shows on the new device (16 letters and digits; \
+            case, dashes and spaces do not matter, O reads as 0, I and L as 1), on the terminal, or as \
+            the first line of standard input with --code-stdin (before the master password's line with \
+            --password-stdin). This device fetches the request from the server, checks with the code \
+            that it is the new device's own (a server that swapped its key is refused: "the join \
+            request does not match this code"), signs the approval of its key and sends it the \
+            account's sync key sealed to a key only the new device holds. The code is good for 10 \
+            minutes and one approval; it never goes to the server. Approve only a code you read on \
+            your own device, just now: whoever else learns the code in time can use it to pull the \
+            new device into an account of their own. The code may also be given as an argument, for \
+            scripts, but a command line is visible to other users of this machine (ps) and kept in \
+            the shell's history: prefer the prompt or --code-stdin. --json prints {deviceID, \
             deviceName, account}.
 
             Examples:
-              keyhaven device approve K7QM-2XPA-9FRT-4HDW
-              keyhaven device approve k7qm2xpa9frt4hdw --json
+              keyhaven device approve
+              echo K7QM-2XPA-9FRT-4HDW | keyhaven device approve --code-stdin --json
             """
     )
     @OptionGroup var options: VaultOptions
     @ParentCommand var device: Keyhaven.Device
-    @Argument(help: ArgumentHelp("The code the new device shows.", valueName: "code")) var code: String
+    @Argument(
+        help: ArgumentHelp(
+            "The code the new device shows (visible to other users in `ps`: prefer the prompt or --code-stdin).",
+            valueName: "code"
+        )
+    )
+    var code: String?
+    @Flag(name: .customLong("code-stdin"), help: "Read the code from the first line of standard input.")
+    var codeStdin = false
     @Flag(name: .long, help: "Print JSON.") var json = false
 
+    func validate() throws {
+        if code != nil && codeStdin {
+            throw ValidationError("give the code either as an argument or with --code-stdin")
+        }
+    }
+
+    /// The code: the argument, the first line of standard input (--code-stdin), or a prompt.
+    func readCode() throws -> String {
+        if let code { return code }
+        if codeStdin {
+            guard let line = Terminal.standardInputLine(), !line.isEmpty else {
+                throw Output.failure("--code-stdin: standard input has no code line")
+            }
+            return line
+        }
+        guard let typed = Terminal.ask("Code shown on the new device: ") else {
+            throw Output.failure("no terminal to ask for the code: use --code-stdin")
+        }
+        return typed
+    }
+
     func run() async throws {
+        let code = try readCode()
         let approval = try await openStore().approveDevice(code: code)
         if json {
             print(try Output.json(approval))

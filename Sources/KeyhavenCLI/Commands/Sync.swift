@@ -132,15 +132,20 @@ struct SyncJoin: SyncVaultCommand {
         abstract: "Turn sync on as a further device of an account: a device already in approves it with a code.",
         discussion: """
             Shows a join code (16 letters and digits, like K7QM-2XPA-9FRT-4HDW) and waits. On a device \
-            already in sync, run `keyhaven device approve CODE` within the time given (10 minutes by \
-            default). This device then receives the account's sync key, sealed to a key it made for the \
+            already in sync, run `keyhaven device approve` and type the code within the time given (10 \
+            minutes by default, and never longer than the server keeps the request: 10 minutes unless \
+            it is set otherwise). Keep the code to yourself: whoever approves it first brings this \
+            device into their account. This device then receives the account's sync key, sealed to a key it made for the \
             purpose, enrols its own device key, and syncs: every credential of the account comes in, and \
             this vault's own credentials are kept and sent as new items (nothing here is lost). \
             The code never goes to the server: both devices prove with it that the request and the \
             approval are the ones the other made, so the server cannot put its own key in between. Both \
             devices must use the same server URL. Nothing is written to this vault before the approval \
-            arrives: when the time runs out, or on Ctrl-C, sync stays off (run join again for a new \
-            code). Refused when sync is already on. --json prints the status after the first sync: \
+            arrives: when the time runs out, on Ctrl-C (with or without the agent), or when the vault is \
+            locked meanwhile, sync stays off (run join again for a new code). Once enrolled, a failure \
+            to save here names the device id to revoke from another device; a failed first sync leaves \
+            sync on with everything pending (`keyhaven sync now` retries). Once joined it says which \
+            account, and which device approved it. Refused when sync is already on. --json prints the status after the first sync: \
             {enabled, server, account, deviceID, deviceName, pending, conflicts, lastSync}.
 
             Examples:
@@ -160,7 +165,13 @@ struct SyncJoin: SyncVaultCommand {
         )
     )
     var name: String?
-    @Option(name: .long, help: ArgumentHelp("How long to wait for the approval, in seconds.", valueName: "seconds"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How long to wait for the approval, in seconds (at most as long as the server keeps the request).",
+            valueName: "seconds"
+        )
+    )
     var timeout = 600
     @Flag(name: .long, help: "Print the status as JSON once joined.") var json = false
 
@@ -173,7 +184,7 @@ struct SyncJoin: SyncVaultCommand {
         let code = KeyhavenSession.makeJoinCode()
         Output.error("keyhaven: join code: \(code)")
         Output.error(
-            "Waiting for approval — on a device already in sync run: keyhaven device approve \(code)"
+            "Waiting for approval — on a device already in sync run `keyhaven device approve` and type this code"
                 + " (within \(timeout >= 60 && timeout % 60 == 0 ? "\(timeout / 60) minutes" : "\(timeout) seconds"))"
         )
         let status = try await store.joinSync(
@@ -188,6 +199,14 @@ struct SyncJoin: SyncVaultCommand {
             print(
                 "Sync is on: this device (\(status.deviceName ?? "")) joined account \(status.account ?? "") on \(status.server ?? "")."
             )
+            // Which device let it in, as the server lists it: a surprise here means the code was
+            // used by someone else (revoke, `sync disable`, and join again).
+            if let devices = try? await store.syncDevices(), let this = devices.first(where: \.current),
+                let approverID = this.approvedBy
+            {
+                let approver = devices.first { $0.id == approverID }
+                print("Approved by device '\(approver?.name ?? "?")' (\(approverID)).")
+            }
             SyncStatusCommand.describe(status)
         }
     }

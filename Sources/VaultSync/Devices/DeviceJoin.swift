@@ -80,8 +80,18 @@ public enum DeviceJoin {
     public static func seal(
         _ grant: JoinGrant,
         for fields: JoinRequestFields,
+        code: JoinCode
+    ) throws(VaultSyncError) -> [UInt8] {
+        try seal(grant, for: fields, code: code, ephemeral: Curve25519.KeyAgreement.PrivateKey())
+    }
+
+    /// ``seal(_:for:code:)`` with a given ephemeral key (internal: a fresh one for every grant is
+    /// what keeps two grants apart).
+    static func seal(
+        _ grant: JoinGrant,
+        for fields: JoinRequestFields,
         code: JoinCode,
-        ephemeral: Curve25519.KeyAgreement.PrivateKey = Curve25519.KeyAgreement.PrivateKey()
+        ephemeral: Curve25519.KeyAgreement.PrivateKey
     ) throws(VaultSyncError) -> [UInt8] {
         let ephemeralPublic = Array(ephemeral.publicKey.rawRepresentation)
         let sealed: [UInt8]

@@ -2,7 +2,7 @@ import Crypto
 import _KeyhavenSupport
 
 /// The code a person carries from a new device to one already in sync (`keyhaven sync join`, then
-/// `keyhaven device approve CODE`): 80 random bits, shown as 16 Crockford base32 characters in
+/// `keyhaven device approve`): 80 random bits, shown as 16 Crockford base32 characters in
 /// four groups (`K7QM-2XPA-9FRT-4HDW`). It never goes to the server: from it both devices derive
 /// the join request's ``lookup`` (what the server files the request under) and a MAC key with which
 /// each proves to the other that it knows the code (``DeviceJoin``), so a server that relays the
@@ -11,9 +11,13 @@ import _KeyhavenSupport
 /// Reading is forgiving where people are: case does not matter, dashes and spaces are ignored, and
 /// the letters Crockford's alphabet leaves out for looking like digits are read as those digits
 /// (O as 0, I and L as 1).
-public struct JoinCode: Hashable, Sendable, CustomStringConvertible {
+///
+/// The code is a secret for its 10 minutes: ``text`` is what the person reads, ``description`` is
+/// redacted (a code interpolated into a log or an error shows nothing), and two codes compare in
+/// constant time.
+public struct JoinCode: Equatable, Sendable, CustomStringConvertible {
     /// The code's 10 bytes (80 bits).
-    public let bytes: [UInt8]
+    let bytes: [UInt8]
 
     /// The number of bytes in a code.
     public static let byteCount = 10
@@ -52,7 +56,8 @@ public struct JoinCode: Hashable, Sendable, CustomStringConvertible {
             default: break
             }
             guard let value = Self.alphabet.firstIndex(of: byte) else {
-                throw Self.invalid("character \(position) is not a letter or digit of a join code (U is never one)")
+                let never = byte == UInt8(ascii: "U") ? " (U is never one)" : ""
+                throw Self.invalid("character \(position) is not a letter or digit of a join code\(never)")
             }
             values.append(UInt8(value))
         }
@@ -79,8 +84,14 @@ public struct JoinCode: Hashable, Sendable, CustomStringConvertible {
         VaultSyncError(.invalidJoinCode, "\(message); type the code the new device shows")
     }
 
-    /// `XXXX-XXXX-XXXX-XXXX` in Crockford base32.
-    public var description: String {
+    /// Redacted: the code is a secret (``text`` shows it).
+    public var description: String { "JoinCode(redacted)" }
+
+    /// Compares in constant time.
+    public static func == (a: JoinCode, b: JoinCode) -> Bool { constantTimeEqual(a.bytes, b.bytes) }
+
+    /// `XXXX-XXXX-XXXX-XXXX` in Crockford base32: what the person reads and types.
+    public var text: String {
         var symbols: [UInt8] = []
         var buffer: UInt32 = 0
         var bits = 0
