@@ -46,15 +46,10 @@ extension KeyhavenSession {
     ) async throws(SyncError) -> SyncStatus {
         let claim = try SyncGate.claim(self)
         defer { claim.release() }
-        if let state = try loadSyncState() {
-            throw SyncError(
-                .alreadyEnabled,
-                "sync is already on for this vault (server \(state.server), account \(state.account)); "
-                    + "`keyhaven sync disable` first to join another account"
-            )
-        }
-        let name = deviceName.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty else { throw SyncError(.invalidInput, "give this device a name (--name NAME)") }
+        let name = try checkSyncOff(
+            deviceName: deviceName,
+            advice: "`keyhaven sync disable` first to join another account"
+        )
         let key = SyncDeviceKey()
         let agreement = Curve25519.KeyAgreement.PrivateKey()
         let client = try Self.client(server: server, key: key, account: nil, now: configuration.now)
@@ -293,13 +288,7 @@ extension KeyhavenSession {
         } catch {
             throw SyncError(.invalidInput, error.message)
         }
-        guard let state = try loadSyncState() else { throw Self.notEnabled }
-        let client = try Self.client(
-            server: state.server,
-            key: state.deviceKey,
-            account: state.account,
-            now: configuration.now
-        )
+        let (state, client) = try enabledSync()
         let pending: (fields: JoinRequestFields, tag: [UInt8])
         do {
             pending = try await client.joinRequest(lookup: code.lookup)
@@ -345,13 +334,7 @@ extension KeyhavenSession {
     ///
     /// - Throws: ``SyncError`` `notEnabled`, `unreachable`, `refused`, `locked`.
     public func syncDevices() async throws(SyncError) -> [SyncDeviceEntry] {
-        guard let state = try loadSyncState() else { throw Self.notEnabled }
-        let client = try Self.client(
-            server: state.server,
-            key: state.deviceKey,
-            account: state.account,
-            now: configuration.now
-        )
+        let (state, client) = try enabledSync()
         do {
             return try await client.devices().map { Self.entry($0, this: state.deviceKey.id) }
         } catch {
@@ -370,7 +353,7 @@ extension KeyhavenSession {
         guard id.utf8.count == 32, id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
             throw SyncError(.invalidInput, "a device id is 32 hex digits (`keyhaven device list` shows them)")
         }
-        guard let state = try loadSyncState() else { throw Self.notEnabled }
+        let (state, client) = try enabledSync()
         guard id != state.deviceKey.id else {
             throw SyncError(
                 .invalidInput,
@@ -378,12 +361,6 @@ extension KeyhavenSession {
                     + "another device"
             )
         }
-        let client = try Self.client(
-            server: state.server,
-            key: state.deviceKey,
-            account: state.account,
-            now: configuration.now
-        )
         do {
             return Self.entry(try await client.revoke(id), this: state.deviceKey.id)
         } catch let error as SyncClientError where error.code == .notFound {

@@ -26,15 +26,7 @@ extension KeyhavenSession {
     public func enableSync(server: String, deviceName: String) async throws(SyncError) -> SyncStatus {
         let claim = try SyncGate.claim(self)
         defer { claim.release() }
-        if let state = try loadSyncState() {
-            throw SyncError(
-                .alreadyEnabled,
-                "sync is already on for this vault (server \(state.server), account \(state.account)); "
-                    + "`keyhaven sync status` shows it"
-            )
-        }
-        let name = deviceName.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty else { throw SyncError(.invalidInput, "give this device a name (--name NAME)") }
+        let name = try checkSyncOff(deviceName: deviceName, advice: "`keyhaven sync status` shows it")
         let key = SyncDeviceKey()
         let client = try Self.client(server: server, key: key, account: nil, now: configuration.now)
         let account: String
@@ -82,13 +74,7 @@ extension KeyhavenSession {
 
     /// ``syncNow()`` for a caller that holds the ``SyncGate``.
     func syncNowHoldingGate() async throws(SyncError) -> SyncReport {
-        guard let state = try loadSyncState() else { throw Self.notEnabled }
-        let client = try Self.client(
-            server: state.server,
-            key: state.deviceKey,
-            account: state.account,
-            now: configuration.now
-        )
+        let (_, client) = try enabledSync()
         return try await run(client: client)
     }
 
@@ -262,6 +248,36 @@ extension KeyhavenSession {
         } catch {
             throw SyncError(.storage, "the vault could not be read or written: \(error)")
         }
+    }
+
+    /// The saved sync state and a client for its server, account and device key.
+    ///
+    /// - Throws: ``SyncError`` `notEnabled` while sync is off, `invalidServer`, `damaged`, `locked`.
+    func enabledSync() throws(SyncError) -> (state: SyncDeviceState, client: SyncHTTPClient) {
+        guard let state = try loadSyncState() else { throw Self.notEnabled }
+        let client = try Self.client(
+            server: state.server,
+            key: state.deviceKey,
+            account: state.account,
+            now: configuration.now
+        )
+        return (state, client)
+    }
+
+    /// Refuses a vault with sync on already (`advice`: what the person may do instead) and returns
+    /// the device name given, trimmed and not empty. The caller holds the ``SyncGate``.
+    ///
+    /// - Throws: ``SyncError`` `alreadyEnabled`, `invalidInput`, `damaged`, `locked`.
+    func checkSyncOff(deviceName: String, advice: String) throws(SyncError) -> String {
+        if let state = try loadSyncState() {
+            throw SyncError(
+                .alreadyEnabled,
+                "sync is already on for this vault (server \(state.server), account \(state.account)); \(advice)"
+            )
+        }
+        let name = deviceName.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty else { throw SyncError(.invalidInput, "give this device a name (--name NAME)") }
+        return name
     }
 
     static func client(

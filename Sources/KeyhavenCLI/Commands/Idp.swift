@@ -196,28 +196,9 @@ struct ProviderServe: AsyncParsableCommand {
             "Compatibility test switch: email_verified/is_private_email as \"true\" strings, as Apple sent until 2024."
     )
     var stringBooleans = false
-    @Option(
-        name: .customLong("client-address-header"),
-        help:
-            "Header your reverse proxy sets to the client's address (X-Forwarded-For), believed only from trusted proxies."
-    )
-    var clientAddressHeader: String?
-    @Option(
-        name: .customLong("trusted-proxy"),
-        help: "Address of a reverse proxy whose --client-address-header is believed (repeatable; default loopback)."
-    )
-    var trustedProxies: [String] = []
+    @OptionGroup var proxy: ReverseProxyOptions
 
     func validate() throws {
-        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-        if let clientAddressHeader,
-            clientAddressHeader.isEmpty || !clientAddressHeader.allSatisfy(tokenCharacters.contains)
-        {
-            throw ValidationError("--client-address-header: '\(clientAddressHeader)' is not a header name")
-        }
-        if !trustedProxies.isEmpty && clientAddressHeader == nil {
-            throw ValidationError("--trusted-proxy needs --client-address-header")
-        }
         // The issuer is in every token and must be known before the port is: with a port picked at
         // start, the default issuer would name port 0 (found by an independent client, issue 13).
         if port == 0 && provider.issuer == nil {
@@ -252,8 +233,8 @@ struct ProviderServe: AsyncParsableCommand {
         do {
             try await ProviderServer(
                 provider: opened,
-                clientAddressHeader: clientAddressHeader,
-                trustedProxies: trustedProxies.isEmpty ? ["127.0.0.1", "::1"] : Set(trustedProxies)
+                clientAddressHeader: proxy.clientAddressHeader,
+                trustedProxies: proxy.trusted
             ).run(
                 host: host,
                 port: port,

@@ -79,14 +79,7 @@ struct SyncEnable: SyncVaultCommand {
     @ParentCommand var sync: Keyhaven.Sync
     @Option(name: .long, help: ArgumentHelp("The sync server's URL (`keyhaven sync serve`).", valueName: "url"))
     var server: String
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "This device's name, shown to the person's other devices (default: the host name).",
-            valueName: "name"
-        )
-    )
-    var name: String?
+    @OptionGroup var device: DeviceNameOption
     @Flag(
         name: .long,
         help:
@@ -96,7 +89,7 @@ struct SyncEnable: SyncVaultCommand {
 
     func run() async throws {
         let store = try await openStore()
-        let status = try await store.enableSync(server: server, deviceName: name ?? Self.hostName())
+        let status = try await store.enableSync(server: server, deviceName: device.name)
         if json {
             print(try Output.json(status))
         } else {
@@ -106,6 +99,21 @@ struct SyncEnable: SyncVaultCommand {
             SyncStatusCommand.describe(status)
         }
     }
+}
+
+/// `--name`: this device's name for the person's other devices (`sync enable`, `sync join`).
+struct DeviceNameOption: ParsableArguments {
+    @Option(
+        name: .customLong("name"),
+        help: ArgumentHelp(
+            "This device's name, shown to the person's other devices (default: the host name).",
+            valueName: "name"
+        )
+    )
+    var given: String?
+
+    /// The name given, or this machine's.
+    var name: String { given ?? SyncEnable.hostName() }
 }
 
 extension SyncEnable {
@@ -157,14 +165,7 @@ struct SyncJoin: SyncVaultCommand {
     @ParentCommand var sync: Keyhaven.Sync
     @Option(name: .long, help: ArgumentHelp("The sync server's URL, as the other devices use it.", valueName: "url"))
     var server: String
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "This device's name, shown to the person's other devices (default: the host name).",
-            valueName: "name"
-        )
-    )
-    var name: String?
+    @OptionGroup var device: DeviceNameOption
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -189,7 +190,7 @@ struct SyncJoin: SyncVaultCommand {
         )
         let status = try await store.joinSync(
             server: server,
-            deviceName: name ?? SyncEnable.hostName(),
+            deviceName: device.name,
             code: code,
             timeoutSeconds: timeout
         )
@@ -409,28 +410,9 @@ struct SyncServe: AsyncParsableCommand {
         help: "The longest a long poll (GET /v1/changes?wait=S) waits, in seconds (0 disables long polls)."
     )
     var maxWait = 60
-    @Option(
-        name: .customLong("client-address-header"),
-        help:
-            "Header your reverse proxy sets to the client's address (X-Forwarded-For), believed only from trusted proxies."
-    )
-    var clientAddressHeader: String?
-    @Option(
-        name: .customLong("trusted-proxy"),
-        help: "Address of a reverse proxy whose --client-address-header is believed (repeatable; default loopback)."
-    )
-    var trustedProxies: [String] = []
+    @OptionGroup var proxy: ReverseProxyOptions
 
     func validate() throws {
-        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-        if let clientAddressHeader,
-            clientAddressHeader.isEmpty || !clientAddressHeader.allSatisfy(tokenCharacters.contains)
-        {
-            throw ValidationError("--client-address-header: '\(clientAddressHeader)' is not a header name")
-        }
-        if !trustedProxies.isEmpty && clientAddressHeader == nil {
-            throw ValidationError("--trusted-proxy needs --client-address-header")
-        }
         let page = SyncServerConfiguration().changesMaxBytes
         guard (1024..<page).contains(maxItemBytes) else {
             throw ValidationError("--max-item-bytes: from 1024 to \(page - 1) (an item must fit in a changes page)")
@@ -496,8 +478,8 @@ struct SyncServe: AsyncParsableCommand {
         configuration.maxItemBytes = maxItemBytes
         configuration.maxWait = .seconds(maxWait)
         configuration.publicOrigin = try publicOrigin
-        configuration.clientAddressHeader = clientAddressHeader
-        if !trustedProxies.isEmpty { configuration.trustedProxies = Set(trustedProxies) }
+        configuration.clientAddressHeader = proxy.clientAddressHeader
+        if !proxy.trustedProxies.isEmpty { configuration.trustedProxies = Set(proxy.trustedProxies) }
         var logger = Logger(label: "keyhaven.sync")
         // Notices and errors (a failing database is logged at .error) go to standard error.
         logger.logLevel = .notice
